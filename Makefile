@@ -1,0 +1,87 @@
+# gaudi_nic top-level Makefile.
+#
+# On the host every target re-runs itself inside the Debian 13 test root
+# (tools/testenv/inroot.sh creates or reuses it); inside the root it does the
+# real work.  The checkout is /src there and the build directory /build.
+#
+#   make          build kernel modules (Kbuild, W=1) and userspace (Meson)
+#   make check    host tests in the root + VM tests in one guest boot
+#   make demo     boot the VM, load the drivers, show what the stack does
+#   make sparse   kernel build with C=1 (sparse)
+#   make root     only create/refresh the cached test root
+#   make clean    remove the build directory
+
+SHELL := /bin/bash
+.DEFAULT_GOAL := all
+
+ifeq ($(wildcard /.gaudi_nic_root_ok),)
+# ---------------------------------------------------------------- host side
+INROOT := tools/testenv/inroot.sh
+
+root:
+	@tools/testenv/mkroot.sh >/dev/null
+
+clean:
+	rm -rf build
+
+all check demo sparse kmod user bench:
+	@$(INROOT) $(MAKE) --no-print-directory -C /src $@ V=$(V)
+
+.PHONY: root clean all check demo sparse kmod user bench
+else
+# ---------------------------------------------------------------- root side
+KVER ?= $(GAUDI_NIC_KVER)
+KDIR ?= /lib/modules/$(KVER)/build
+B := /build
+KMOD := $(B)/kmod
+MESON_COMPONENTS := hl-thunk
+# Kernel sources copied into the build directory: Kbuild writes its objects
+# next to the sources, and the checkout must stay clean.
+KSRC := Kbuild drivers include tests/kmod
+
+all: kmod user
+
+kmod-sync:
+	@mkdir -p $(KMOD)
+	@rsync -a --delete --exclude '*.o' --exclude '*.ko' --exclude '.*.cmd' \
+		--exclude '*.mod*' --exclude modules.order --exclude Module.symvers \
+		--relative $(wildcard $(KSRC)) $(KMOD)/
+
+kmod: kmod-sync
+	@echo "  KBUILD  modules for $(KVER) (W=1, -Werror)"
+	@$(MAKE) --no-print-directory -C $(KDIR) M=$(KMOD) W=1 KCFLAGS=-Werror modules
+
+sparse: kmod-sync
+	@echo "  SPARSE  modules for $(KVER) (C=2)"
+	@set -o pipefail; $(MAKE) --no-print-directory -C $(KDIR) M=$(KMOD) W=1 C=2 \
+		KCFLAGS=-Werror modules 2>&1 | tee $(B)/sparse.log
+	@if grep -E '(warning|error):' $(B)/sparse.log; then \
+		echo "sparse: the lines above need fixing (log: build/sparse.log)"; exit 1; fi
+
+# Each userspace component is its own Meson project, built twice: with ASan
+# and UBSan for the unit tests (<c>), and optimised for benchmarks, the demo
+# and the VM (<c>-rel, installed into $(B)/prefix).
+user:
+	@set -e; for c in $(MESON_COMPONENTS); do \
+		echo "  MESON   $$c (ASan+UBSan: build/$$c; release: build/$$c-rel)"; \
+		[ -f $(B)/$$c/build.ninja ] || meson setup $(B)/$$c $$c \
+			--buildtype=debugoptimized -Dwerror=true -Dwarning_level=2 \
+			-Db_sanitize=address,undefined -Db_lundef=false \
+			>$(B)/$$c.setup.log 2>&1 || { cat $(B)/$$c.setup.log; exit 1; }; \
+		ninja -C $(B)/$$c >$(B)/$$c.ninja.log 2>&1 || { cat $(B)/$$c.ninja.log; exit 1; }; \
+		[ -f $(B)/$$c-rel/build.ninja ] || meson setup $(B)/$$c-rel $$c \
+			--buildtype=release -Dwerror=true -Dwarning_level=2 \
+			--prefix=$(B)/prefix --libdir=lib \
+			>$(B)/$$c-rel.setup.log 2>&1 || { cat $(B)/$$c-rel.setup.log; exit 1; }; \
+		ninja -C $(B)/$$c-rel install >$(B)/$$c-rel.ninja.log 2>&1 || \
+			{ cat $(B)/$$c-rel.ninja.log; exit 1; }; \
+	done
+
+check: all
+	@tools/testenv/check.sh
+
+demo: all
+	@tools/testenv/vm.sh --demo tools/testenv/demo.sh
+
+.PHONY: all kmod kmod-sync sparse user check demo
+endif

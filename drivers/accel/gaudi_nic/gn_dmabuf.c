@@ -1,0 +1,167 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * gaudi_nic dma-buf exporter.  Non-dynamic and pinned: an export pins its
+ * allocation (FREE and UNMAP fail with -EBUSY while it lives) and holds a
+ * reference on the exporting context.  Scatter lists carry HBM bus
+ * addresses only (no struct page): importers must be gaudi_nic devices,
+ * which reach every HBM bus window, and must accept peer-to-peer memory.
+ */
+#include <linux/dma-buf.h>
+#include <linux/dma-mapping.h>
+#include <linux/scatterlist.h>
+#include <linux/slab.h>
+
+#include "gn_internal.h"
+
+struct gn_export {
+	struct gn_ctx *ctx;
+	struct gn_alloc *alloc;
+	u64 offset;
+	u64 size;
+};
+
+static int gn_dmabuf_attach(struct dma_buf *dmabuf,
+			    struct dma_buf_attachment *attach)
+{
+	/* Only our devices can reach the emulated HBM bus windows. */
+	if (!gaudi_nic_is_device(attach->dev))
+		return -EOPNOTSUPP;
+	return 0;
+}
+
+static struct sg_table *gn_dmabuf_map(struct dma_buf_attachment *attach,
+				      enum dma_data_direction dir)
+{
+	struct gn_export *exp = attach->dmabuf->priv;
+	u64 max_seg, off, end = exp->offset + exp->size;
+	u64 bus, seg_start = 0, seg_len = 0;
+	struct scatterlist *sg;
+	struct sg_table *sgt;
+	unsigned int nents;
+	int pass, ret;
+
+	/* Bus addresses are not pages: the importer must accept P2P. */
+	if (!attach->peer2peer)
+		return ERR_PTR(-EPERM);
+
+	max_seg = round_down(dma_get_max_seg_size(attach->dev), PAGE_SIZE);
+	if (!max_seg)
+		max_seg = PAGE_SIZE;
+
+	sgt = kzalloc(sizeof(*sgt), GFP_KERNEL);
+	if (!sgt)
+		return ERR_PTR(-ENOMEM);
+
+	/* Pass 0 counts merged segments, pass 1 fills them in. */
+	sg = NULL;
+	nents = 0;
+	for (pass = 0; pass < 2; pass++) {
+		seg_len = 0;
+		for (off = exp->offset; off < end; off += PAGE_SIZE) {
+			bus = gn_alloc_frame_bus(exp->alloc, off);
+			if (seg_len && bus == seg_start + seg_len &&
+			    seg_len + PAGE_SIZE <= max_seg) {
+				seg_len += PAGE_SIZE;
+				continue;
+			}
+			if (seg_len && pass) {
+				sg_set_page(sg, NULL, seg_len, 0);
+				sg_dma_address(sg) = seg_start;
+				sg_dma_len(sg) = seg_len;
+				sg = sg_next(sg);
+			}
+			if (!pass)
+				nents++;
+			seg_start = bus;
+			seg_len = PAGE_SIZE;
+		}
+		if (!pass) {
+			ret = sg_alloc_table(sgt, nents, GFP_KERNEL);
+			if (ret) {
+				kfree(sgt);
+				return ERR_PTR(ret);
+			}
+			sg = sgt->sgl;
+		} else {
+			sg_set_page(sg, NULL, seg_len, 0);
+			sg_dma_address(sg) = seg_start;
+			sg_dma_len(sg) = seg_len;
+		}
+	}
+	return sgt;
+}
+
+static void gn_dmabuf_unmap(struct dma_buf_attachment *attach,
+			    struct sg_table *sgt, enum dma_data_direction dir)
+{
+	sg_free_table(sgt);
+	kfree(sgt);
+}
+
+static void gn_dmabuf_release(struct dma_buf *dmabuf)
+{
+	struct gn_export *exp = dmabuf->priv;
+	struct gn_ctx *ctx = exp->ctx;
+	struct gn_mem *mem = ctx->gdev->mem;
+
+	atomic_dec(&exp->alloc->exports);
+	atomic64_sub(exp->size, &ctx->mem_shared);
+	atomic64_sub(exp->size, &mem->exported_bytes);
+	atomic64_dec(&mem->exports);
+	gn_alloc_put(exp->alloc);
+	kfree(exp);
+	gn_ctx_put(ctx);
+}
+
+static const struct dma_buf_ops gn_dmabuf_ops = {
+	.attach = gn_dmabuf_attach,
+	.map_dma_buf = gn_dmabuf_map,
+	.unmap_dma_buf = gn_dmabuf_unmap,
+	.release = gn_dmabuf_release,
+};
+
+/*
+ * Export [@offset, @offset + @size) of @alloc; the caller holds ctx->lock
+ * and validated the range.  Returns the new fd or a negative errno.
+ */
+int gn_dmabuf_export(struct gn_ctx *ctx, struct gn_alloc *alloc, u64 offset,
+		     u64 size, u32 fd_flags)
+{
+	DEFINE_DMA_BUF_EXPORT_INFO(info);
+	struct gn_mem *mem = ctx->gdev->mem;
+	struct gn_export *exp;
+	struct dma_buf *dmabuf;
+	int fd;
+
+	lockdep_assert_held(&ctx->lock);
+	exp = kzalloc(sizeof(*exp), GFP_KERNEL);
+	if (!exp)
+		return -ENOMEM;
+	exp->ctx = ctx;
+	exp->alloc = alloc;
+	exp->offset = offset;
+	exp->size = size;
+
+	info.ops = &gn_dmabuf_ops;
+	info.size = size;
+	info.flags = fd_flags;
+	info.priv = exp;
+	dmabuf = dma_buf_export(&info);
+	if (IS_ERR(dmabuf)) {
+		kfree(exp);
+		return PTR_ERR(dmabuf);
+	}
+	/* From here on the dma-buf release undoes all of this. */
+	gn_ctx_get(ctx);
+	gn_alloc_get(alloc);
+	atomic_inc(&alloc->exports);
+	atomic64_add(size, &ctx->mem_shared);
+	atomic64_add(size, &mem->exported_bytes);
+	atomic64_inc(&mem->exports);
+	atomic64_inc(&mem->total_exports);
+
+	fd = dma_buf_fd(dmabuf, fd_flags);
+	if (fd < 0)
+		dma_buf_put(dmabuf);
+	return fd;
+}

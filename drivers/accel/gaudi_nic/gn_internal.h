@@ -1,0 +1,107 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/* gaudi_nic core: private structures of the accel part of the driver. */
+#ifndef _GAUDI_NIC_INTERNAL_H
+#define _GAUDI_NIC_INTERNAL_H
+
+#include <linux/atomic.h>
+#include <linux/kref.h>
+#include <linux/maple_tree.h>
+#include <linux/mutex.h>
+#include <linux/xarray.h>
+#include <linux/gaudi_nic/core.h>
+
+struct drm_file;
+struct dma_buf;
+struct platform_driver;
+
+#define GN_DRV_MAJOR		1
+#define GN_DRV_MINOR		0
+#define GN_DRV_PATCH		0
+#define GN_DRV_VERSION		((GN_DRV_MAJOR << 16) | (GN_DRV_MINOR << 8) | \
+				 GN_DRV_PATCH)
+
+#define GN_MAX_PAGE_SIZE	SZ_2M
+/* Device virtual addresses of each context. */
+#define GN_VA_BASE		0x1000000000000ULL
+#define GN_VA_SIZE		0x100000000000ULL
+#define GN_MAX_HANDLE		0x7fffffff
+
+/* Memory manager of one device. */
+struct gn_mem {
+	/* protects bitmap and free_frames */
+	struct mutex lock;
+	unsigned long *bitmap;
+	unsigned long nframes;
+	unsigned long free_frames;
+	/* statistics (sysfs) */
+	atomic64_t allocs;		/* live allocations */
+	atomic64_t exports;		/* live dma-bufs */
+	atomic64_t exported_bytes;
+	atomic64_t mmaps;		/* live CPU mapping VMAs */
+	atomic64_t contexts;		/* live contexts */
+	atomic64_t total_allocs;	/* since creation */
+	atomic64_t total_exports;
+};
+
+/* Per-open context: private handles and device address space. */
+struct gn_ctx {
+	struct kref ref;
+	struct gaudi_nic_dev *gdev;	/* holds a drm_dev reference */
+	/* protects handles, va, and the state of this context's allocations */
+	struct mutex lock;
+	struct xarray handles;		/* handle -> struct gn_alloc */
+	struct maple_tree va;		/* device VA -> struct gn_mapping */
+	u32 client_id;
+	atomic64_t mem_total;		/* bytes of live allocations */
+	atomic64_t mem_shared;		/* bytes exported as dma-buf */
+};
+
+/* One device memory allocation. */
+struct gn_alloc {
+	struct kref ref;
+	struct gn_ctx *ctx;		/* owner; outlives the allocation */
+	u64 size;
+	u64 page_size;
+	u32 handle;			/* 0 once freed */
+	unsigned long mmap_pgoff;	/* CPU mapping offset, in pages */
+	bool contiguous;
+	struct gn_mapping *mapping;	/* device VA mapping, under ctx->lock */
+	atomic_t exports;		/* live dma-bufs */
+	atomic_t mmaps;			/* live CPU VMAs */
+	unsigned long frames_per_chunk;
+	unsigned long nchunks;
+	unsigned long chunks[];		/* first frame of each chunk */
+};
+
+struct gn_mapping {
+	u64 va;
+	u64 range_start;
+	u64 range_len;
+	struct gn_alloc *alloc;
+};
+
+/* gn_drv.c */
+extern struct platform_driver gn_platform_driver;
+bool gn_dev_enter(struct gaudi_nic_dev *gdev, int *idx);
+void gn_dev_exit(int idx);
+
+/* gn_mem.c */
+int gn_mem_init(struct gaudi_nic_dev *gdev);
+void gn_mem_fini(struct gaudi_nic_dev *gdev);
+int gn_ctx_open(struct gaudi_nic_dev *gdev, struct drm_file *file);
+void gn_ctx_close(struct drm_file *file);
+void gn_ctx_get(struct gn_ctx *ctx);
+void gn_ctx_put(struct gn_ctx *ctx);
+void gn_alloc_get(struct gn_alloc *alloc);
+void gn_alloc_put(struct gn_alloc *alloc);
+u64 gn_alloc_frame_bus(struct gn_alloc *alloc, u64 offset);
+unsigned long gn_alloc_frame(struct gn_alloc *alloc, u64 offset);
+int gn_ioctl_info(struct drm_device *drm, void *data, struct drm_file *file);
+int gn_ioctl_memory(struct drm_device *drm, void *data, struct drm_file *file);
+struct gn_alloc *gn_ctx_mmap_lookup(struct gn_ctx *ctx, u64 handle, u64 len);
+
+/* gn_dmabuf.c */
+int gn_dmabuf_export(struct gn_ctx *ctx, struct gn_alloc *alloc, u64 offset,
+		     u64 size, u32 fd_flags);
+
+#endif /* _GAUDI_NIC_INTERNAL_H */

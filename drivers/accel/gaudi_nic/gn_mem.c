@@ -1,0 +1,564 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * gaudi_nic memory manager: HBM frame allocator, per-open contexts with
+ * private handles and device virtual addresses, and the MEMORY and INFO
+ * ioctls.
+ *
+ * Lifetimes: a context holds a reference on the DRM device; an allocation
+ * is owned by a context and referenced by its handle, by each dma-buf that
+ * exports it and by each CPU mapping (VMA) of it.  A dma-buf also holds a
+ * reference on the context, so the context (and the device) outlive every
+ * allocation.
+ */
+#include <linux/bitmap.h>
+#include <linux/fcntl.h>
+#include <linux/log2.h>
+#include <linux/overflow.h>
+#include <linux/slab.h>
+#include <linux/string.h>
+#include <linux/uaccess.h>
+#include <drm/drm_device.h>
+#include <drm/drm_drv.h>
+#include <drm/drm_file.h>
+#include <uapi/drm/gaudi_nic_accel.h>
+
+#include "gn_internal.h"
+#include "sim/sim.h"
+
+int gn_mem_init(struct gaudi_nic_dev *gdev)
+{
+	struct gn_mem *mem;
+
+	mem = kzalloc(sizeof(*mem), GFP_KERNEL);
+	if (!mem)
+		return -ENOMEM;
+	mutex_init(&mem->lock);
+	mem->nframes = gdev->hbm_size >> PAGE_SHIFT;
+	mem->free_frames = mem->nframes;
+	mem->bitmap = kvcalloc(BITS_TO_LONGS(mem->nframes), sizeof(long),
+			       GFP_KERNEL);
+	if (!mem->bitmap) {
+		kfree(mem);
+		return -ENOMEM;
+	}
+	gdev->mem = mem;
+	return 0;
+}
+
+/* Runs when the DRM device is released: every allocation is gone. */
+void gn_mem_fini(struct gaudi_nic_dev *gdev)
+{
+	struct gn_mem *mem = gdev->mem;
+
+	if (!mem)
+		return;
+	WARN_ON(mem->free_frames != mem->nframes);
+	kvfree(mem->bitmap);
+	mutex_destroy(&mem->lock);
+	kfree(mem);
+	gdev->mem = NULL;
+}
+
+static int gn_mem_reserve(struct gn_mem *mem, struct gn_alloc *alloc,
+			  unsigned long align_mask)
+{
+	unsigned long fpc = alloc->frames_per_chunk;
+	unsigned long start = 0, i, f;
+	int ret = 0;
+
+	mutex_lock(&mem->lock);
+	if (alloc->nchunks * fpc > mem->free_frames) {
+		ret = -ENOMEM;
+		goto out;
+	}
+	for (i = 0; i < alloc->nchunks; i++) {
+		f = bitmap_find_next_zero_area(mem->bitmap, mem->nframes,
+					       start, fpc, align_mask);
+		if (f >= mem->nframes) {
+			while (i--)
+				bitmap_clear(mem->bitmap, alloc->chunks[i], fpc);
+			ret = -ENOMEM;
+			goto out;
+		}
+		bitmap_set(mem->bitmap, f, fpc);
+		alloc->chunks[i] = f;
+		start = f + fpc;
+	}
+	mem->free_frames -= alloc->nchunks * fpc;
+out:
+	mutex_unlock(&mem->lock);
+	return ret;
+}
+
+static void gn_mem_unreserve(struct gn_mem *mem, struct gn_alloc *alloc,
+			     unsigned long nchunks)
+{
+	unsigned long fpc = alloc->frames_per_chunk, i;
+
+	mutex_lock(&mem->lock);
+	for (i = 0; i < nchunks; i++)
+		bitmap_clear(mem->bitmap, alloc->chunks[i], fpc);
+	mem->free_frames += nchunks * fpc;
+	mutex_unlock(&mem->lock);
+}
+
+unsigned long gn_alloc_frame(struct gn_alloc *alloc, u64 offset)
+{
+	u64 chunk_bytes = (u64)alloc->frames_per_chunk << PAGE_SHIFT;
+
+	return alloc->chunks[div64_u64(offset, chunk_bytes)] +
+	       ((offset % chunk_bytes) >> PAGE_SHIFT);
+}
+
+/* Bus address of byte @offset of @alloc. */
+u64 gn_alloc_frame_bus(struct gn_alloc *alloc, u64 offset)
+{
+	return alloc->ctx->gdev->bus_base +
+	       ((u64)gn_alloc_frame(alloc, offset) << PAGE_SHIFT) +
+	       offset_in_page(offset);
+}
+
+void gn_alloc_get(struct gn_alloc *alloc)
+{
+	kref_get(&alloc->ref);
+}
+
+static void gn_alloc_release(struct kref *ref)
+{
+	struct gn_alloc *alloc = container_of(ref, struct gn_alloc, ref);
+	struct gn_ctx *ctx = alloc->ctx;
+	struct gaudi_nic_dev *gdev = ctx->gdev;
+	unsigned long i;
+
+	/* Scrub: the next owner of these frames starts from zeroes. */
+	for (i = 0; i < alloc->nchunks; i++)
+		gn_sim_hbm_discard(gdev->sim, alloc->chunks[i],
+				   alloc->frames_per_chunk);
+	gn_mem_unreserve(gdev->mem, alloc, alloc->nchunks);
+	atomic64_sub(alloc->size, &ctx->mem_total);
+	atomic64_dec(&gdev->mem->allocs);
+	kvfree(alloc);
+}
+
+void gn_alloc_put(struct gn_alloc *alloc)
+{
+	kref_put(&alloc->ref, gn_alloc_release);
+}
+
+/* ---------------------------------------------------------- contexts */
+
+int gn_ctx_open(struct gaudi_nic_dev *gdev, struct drm_file *file)
+{
+	struct gn_ctx *ctx;
+
+	ctx = kzalloc(sizeof(*ctx), GFP_KERNEL);
+	if (!ctx)
+		return -ENOMEM;
+	kref_init(&ctx->ref);
+	mutex_init(&ctx->lock);
+	xa_init_flags(&ctx->handles, XA_FLAGS_ALLOC1);
+	mt_init_flags(&ctx->va, MT_FLAGS_ALLOC_RANGE);
+	drm_dev_get(&gdev->drm);
+	ctx->gdev = gdev;
+	atomic64_inc(&gdev->mem->contexts);
+	file->driver_priv = ctx;
+	return 0;
+}
+
+void gn_ctx_get(struct gn_ctx *ctx)
+{
+	kref_get(&ctx->ref);
+}
+
+static void gn_ctx_release(struct kref *ref)
+{
+	struct gn_ctx *ctx = container_of(ref, struct gn_ctx, ref);
+	struct gaudi_nic_dev *gdev = ctx->gdev;
+
+	WARN_ON(atomic64_read(&ctx->mem_total));
+	atomic64_dec(&gdev->mem->contexts);
+	xa_destroy(&ctx->handles);
+	mutex_destroy(&ctx->lock);
+	kfree(ctx);
+	drm_dev_put(&gdev->drm);
+}
+
+void gn_ctx_put(struct gn_ctx *ctx)
+{
+	kref_put(&ctx->ref, gn_ctx_release);
+}
+
+static void gn_unmap_locked(struct gn_ctx *ctx, struct gn_mapping *m)
+{
+	lockdep_assert_held(&ctx->lock);
+	mtree_erase(&ctx->va, m->range_start);
+	m->alloc->mapping = NULL;
+	kfree(m);
+}
+
+/*
+ * The file is closed: drop every handle and mapping.  Allocations that are
+ * exported stay alive until their dma-bufs are released.
+ */
+void gn_ctx_close(struct drm_file *file)
+{
+	struct gn_ctx *ctx = file->driver_priv;
+	struct gn_alloc *alloc;
+	unsigned long handle;
+
+	mutex_lock(&ctx->lock);
+	xa_for_each(&ctx->handles, handle, alloc) {
+		if (alloc->mapping)
+			gn_unmap_locked(ctx, alloc->mapping);
+		xa_erase(&ctx->handles, handle);
+		alloc->handle = 0;
+		gn_alloc_put(alloc);
+	}
+	mtree_destroy(&ctx->va);
+	mutex_unlock(&ctx->lock);
+	file->driver_priv = NULL;
+	gn_ctx_put(ctx);
+}
+
+/* ------------------------------------------------------------- ioctls */
+
+int gn_ioctl_info(struct drm_device *drm, void *data, struct drm_file *file)
+{
+	struct gaudi_nic_dev *gdev = to_gaudi_nic_dev(drm);
+	struct drm_gaudi_nic_info *args = data;
+	struct gaudi_nic_info_device info = {};
+	u32 size;
+
+	if (args->reserved[0] || args->reserved[1])
+		return -EINVAL;
+	if (args->op != GAUDI_NIC_INFO_DEVICE || !args->return_size)
+		return -EINVAL;
+
+	info.device_id = gdev->id;
+	info.num_ports = gdev->num_ports;
+	info.hbm_size = gdev->hbm_size;
+	info.hbm_free = (u64)READ_ONCE(gdev->mem->free_frames) << PAGE_SHIFT;
+	info.page_size = PAGE_SIZE;
+	info.max_page_size = GN_MAX_PAGE_SIZE;
+	info.device_va_base = GN_VA_BASE;
+	info.device_va_size = GN_VA_SIZE;
+	info.driver_version = GN_DRV_VERSION;
+	strscpy(info.serial, gdev->serial, sizeof(info.serial));
+
+	size = min_t(u32, args->return_size, sizeof(info));
+	if (copy_to_user(u64_to_user_ptr(args->return_pointer), &info, size))
+		return -EFAULT;
+	return 0;
+}
+
+/* The bytes of @args->in past @used must be zero. */
+static bool gn_in_tail_zero(struct drm_gaudi_nic_memory *args, size_t used)
+{
+	return !memchr_inv((u8 *)&args->in + used, 0, sizeof(args->in) - used);
+}
+
+static int gn_mem_alloc(struct gn_ctx *ctx, struct drm_gaudi_nic_memory *args)
+{
+	struct gaudi_nic_dev *gdev = ctx->gdev;
+	u64 size = args->in.alloc.size;
+	u64 page_size = args->in.alloc.page_size;
+	bool contig = args->flags & GAUDI_NIC_MEM_CONTIGUOUS;
+	unsigned long nchunks, fpc, i;
+	struct gn_alloc *alloc;
+	u32 handle;
+	int ret;
+
+	if (args->flags & ~GAUDI_NIC_MEM_CONTIGUOUS ||
+	    !gn_in_tail_zero(args, sizeof(args->in.alloc)))
+		return -EINVAL;
+	if (!page_size)
+		page_size = PAGE_SIZE;
+	if (!is_power_of_2(page_size) || page_size < PAGE_SIZE ||
+	    page_size > GN_MAX_PAGE_SIZE)
+		return -EINVAL;
+	if (!size || !IS_ALIGNED(size, page_size))
+		return -EINVAL;
+	if (size > gdev->hbm_size)
+		return -ENOMEM;
+
+	nchunks = contig ? 1 : size / page_size;
+	fpc = contig ? size >> PAGE_SHIFT : page_size >> PAGE_SHIFT;
+	alloc = kvzalloc(struct_size(alloc, chunks, nchunks), GFP_KERNEL);
+	if (!alloc)
+		return -ENOMEM;
+	kref_init(&alloc->ref);
+	alloc->ctx = ctx;
+	alloc->size = size;
+	alloc->page_size = page_size;
+	alloc->contiguous = contig;
+	alloc->nchunks = nchunks;
+	alloc->frames_per_chunk = fpc;
+
+	ret = gn_mem_reserve(gdev->mem, alloc, (page_size >> PAGE_SHIFT) - 1);
+	if (ret)
+		goto err_free;
+	for (i = 0; i < nchunks; i++) {
+		ret = gn_sim_hbm_populate(gdev->sim, alloc->chunks[i], fpc);
+		if (ret) {
+			while (i--)
+				gn_sim_hbm_discard(gdev->sim, alloc->chunks[i],
+						   fpc);
+			goto err_unreserve;
+		}
+	}
+
+	mutex_lock(&ctx->lock);
+	ret = xa_alloc(&ctx->handles, &handle, alloc,
+		       XA_LIMIT(1, GN_MAX_HANDLE), GFP_KERNEL);
+	if (!ret) {
+		alloc->handle = handle;
+		alloc->mmap_pgoff = (unsigned long)handle <<
+			(GAUDI_NIC_MMAP_HANDLE_SHIFT - PAGE_SHIFT);
+	}
+	mutex_unlock(&ctx->lock);
+	if (ret) {
+		ret = ret == -EBUSY ? -ENOSPC : ret;
+		goto err_discard;
+	}
+
+	atomic64_add(size, &ctx->mem_total);
+	atomic64_inc(&gdev->mem->allocs);
+	atomic64_inc(&gdev->mem->total_allocs);
+	memset(&args->out, 0, sizeof(args->out));
+	args->out.handle = handle;
+	return 0;
+
+err_discard:
+	for (i = 0; i < nchunks; i++)
+		gn_sim_hbm_discard(gdev->sim, alloc->chunks[i], fpc);
+err_unreserve:
+	gn_mem_unreserve(gdev->mem, alloc, nchunks);
+err_free:
+	kvfree(alloc);
+	return ret;
+}
+
+static bool gn_alloc_busy(struct gn_alloc *alloc)
+{
+	return atomic_read(&alloc->exports) || atomic_read(&alloc->mmaps);
+}
+
+static int gn_mem_free(struct gn_ctx *ctx, struct drm_gaudi_nic_memory *args)
+{
+	u64 handle = args->in.free.handle;
+	struct gn_alloc *alloc;
+	int ret = 0;
+
+	if (args->flags || !gn_in_tail_zero(args, sizeof(args->in.free)))
+		return -EINVAL;
+	if (!handle || handle > GN_MAX_HANDLE)
+		return -ENOENT;
+
+	mutex_lock(&ctx->lock);
+	alloc = xa_load(&ctx->handles, handle);
+	if (!alloc)
+		ret = -ENOENT;
+	else if (alloc->mapping || gn_alloc_busy(alloc))
+		ret = -EBUSY;
+	else
+		xa_erase(&ctx->handles, handle);
+	if (!ret)
+		alloc->handle = 0;
+	mutex_unlock(&ctx->lock);
+	if (!ret)
+		gn_alloc_put(alloc);
+	return ret;
+}
+
+static int gn_mem_map(struct gn_ctx *ctx, struct drm_gaudi_nic_memory *args)
+{
+	u64 handle = args->in.map.handle, hint = args->in.map.hint_addr;
+	unsigned long start;
+	struct gn_mapping *m;
+	struct gn_alloc *alloc;
+	u64 len;
+	int ret;
+
+	if (args->flags || !gn_in_tail_zero(args, sizeof(args->in.map)))
+		return -EINVAL;
+	if (!IS_ALIGNED(hint, PAGE_SIZE))
+		return -EINVAL;
+	if (!handle || handle > GN_MAX_HANDLE)
+		return -ENOENT;
+
+	m = kzalloc(sizeof(*m), GFP_KERNEL);
+	if (!m)
+		return -ENOMEM;
+
+	mutex_lock(&ctx->lock);
+	alloc = xa_load(&ctx->handles, handle);
+	if (!alloc) {
+		ret = -ENOENT;
+		goto err_unlock;
+	}
+	if (alloc->mapping) {
+		ret = -EBUSY;
+		goto err_unlock;
+	}
+	m->alloc = alloc;
+
+	ret = -EBUSY;
+	/* The hint is honoured when it is free and suitably aligned. */
+	if (hint && IS_ALIGNED(hint, alloc->page_size) && hint >= GN_VA_BASE &&
+	    hint - GN_VA_BASE < GN_VA_SIZE &&
+	    alloc->size <= GN_VA_SIZE - (hint - GN_VA_BASE)) {
+		ret = mtree_insert_range(&ctx->va, hint, hint + alloc->size - 1,
+					 m, GFP_KERNEL);
+		if (!ret) {
+			m->va = hint;
+			m->range_start = hint;
+			m->range_len = alloc->size;
+		}
+	}
+	if (ret) {
+		len = alloc->size + alloc->page_size - PAGE_SIZE;
+		ret = mtree_alloc_range(&ctx->va, &start, m, len, GN_VA_BASE,
+					GN_VA_BASE + GN_VA_SIZE - 1,
+					GFP_KERNEL);
+		if (ret) {
+			ret = ret == -EBUSY ? -ENOSPC : ret;
+			goto err_unlock;
+		}
+		m->range_start = start;
+		m->range_len = len;
+		m->va = round_up((u64)start, alloc->page_size);
+	}
+	alloc->mapping = m;
+	memset(&args->out, 0, sizeof(args->out));
+	args->out.device_virt_addr = m->va;
+	mutex_unlock(&ctx->lock);
+	return 0;
+
+err_unlock:
+	mutex_unlock(&ctx->lock);
+	kfree(m);
+	return ret;
+}
+
+/* The mapping that starts at @va, or NULL. */
+static struct gn_mapping *gn_mapping_find(struct gn_ctx *ctx, u64 va)
+{
+	struct gn_mapping *m;
+
+	lockdep_assert_held(&ctx->lock);
+	if (va < GN_VA_BASE || va - GN_VA_BASE >= GN_VA_SIZE)
+		return NULL;
+	m = mtree_load(&ctx->va, va);
+	return m && m->va == va ? m : NULL;
+}
+
+static int gn_mem_unmap(struct gn_ctx *ctx, struct drm_gaudi_nic_memory *args)
+{
+	u64 va = args->in.unmap.device_virt_addr;
+	struct gn_mapping *m;
+	int ret = 0;
+
+	if (args->flags || !gn_in_tail_zero(args, sizeof(args->in.unmap)))
+		return -EINVAL;
+	if (!IS_ALIGNED(va, PAGE_SIZE))
+		return -EINVAL;
+
+	mutex_lock(&ctx->lock);
+	m = gn_mapping_find(ctx, va);
+	if (!m)
+		ret = -ENOENT;
+	else if (atomic_read(&m->alloc->exports))
+		ret = -EBUSY;
+	else
+		gn_unmap_locked(ctx, m);
+	mutex_unlock(&ctx->lock);
+	return ret;
+}
+
+static int gn_mem_export(struct gn_ctx *ctx, struct drm_gaudi_nic_memory *args)
+{
+	struct gaudi_nic_mem_in_export_dmabuf_fd *in = &args->in.export_dmabuf_fd;
+	u32 fd_flags = in->fd_flags;
+	struct gn_mapping *m;
+	u64 end;
+	int ret;
+
+	if (args->flags || in->pad ||
+	    !gn_in_tail_zero(args, sizeof(*in)))
+		return -EINVAL;
+	if (fd_flags & ~(O_CLOEXEC | O_ACCMODE) ||
+	    (fd_flags & O_ACCMODE) == O_ACCMODE)
+		return -EINVAL;
+	if (!in->size || !IS_ALIGNED(in->device_virt_addr, PAGE_SIZE) ||
+	    !IS_ALIGNED(in->size, PAGE_SIZE) ||
+	    !IS_ALIGNED(in->offset, PAGE_SIZE))
+		return -EINVAL;
+	if (check_add_overflow(in->offset, in->size, &end))
+		return -EINVAL;
+
+	mutex_lock(&ctx->lock);
+	m = gn_mapping_find(ctx, in->device_virt_addr);
+	if (!m) {
+		ret = -ENOENT;
+		goto out;
+	}
+	if (end > m->alloc->size) {
+		ret = -EINVAL;
+		goto out;
+	}
+	ret = gn_dmabuf_export(ctx, m->alloc, in->offset, in->size, fd_flags);
+	if (ret >= 0) {
+		memset(&args->out, 0, sizeof(args->out));
+		args->out.export_dmabuf_fd.fd = ret;
+		ret = 0;
+	}
+out:
+	mutex_unlock(&ctx->lock);
+	return ret;
+}
+
+int gn_ioctl_memory(struct drm_device *drm, void *data, struct drm_file *file)
+{
+	struct drm_gaudi_nic_memory *args = data;
+	struct gn_ctx *ctx = file->driver_priv;
+
+	if (args->reserved[0] || args->reserved[1])
+		return -EINVAL;
+
+	switch (args->op) {
+	case GAUDI_NIC_MEM_ALLOC:
+		return gn_mem_alloc(ctx, args);
+	case GAUDI_NIC_MEM_FREE:
+		return gn_mem_free(ctx, args);
+	case GAUDI_NIC_MEM_MAP:
+		return gn_mem_map(ctx, args);
+	case GAUDI_NIC_MEM_UNMAP:
+		return gn_mem_unmap(ctx, args);
+	case GAUDI_NIC_MEM_EXPORT_DMABUF_FD:
+		return gn_mem_export(ctx, args);
+	default:
+		return -EINVAL;
+	}
+}
+
+/* A new CPU mapping of @handle, @len bytes; counts as a user of it. */
+struct gn_alloc *gn_ctx_mmap_lookup(struct gn_ctx *ctx, u64 handle, u64 len)
+{
+	struct gn_alloc *alloc;
+
+	if (!handle || handle > GN_MAX_HANDLE)
+		return ERR_PTR(-ENOENT);
+	mutex_lock(&ctx->lock);
+	alloc = xa_load(&ctx->handles, handle);
+	if (!alloc) {
+		alloc = ERR_PTR(-ENOENT);
+	} else if (len > alloc->size) {
+		alloc = ERR_PTR(-EINVAL);
+	} else {
+		gn_alloc_get(alloc);
+		atomic_inc(&alloc->mmaps);
+		atomic64_inc(&ctx->gdev->mem->mmaps);
+	}
+	mutex_unlock(&ctx->lock);
+	return alloc;
+}

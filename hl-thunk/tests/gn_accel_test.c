@@ -1,0 +1,920 @@
+// SPDX-License-Identifier: MIT
+/*
+ * gn-accel-test: kselftest-style (TAP) tests of the gaudi_nic accel driver,
+ * run in the VM with gaudi_nic.ko loaded (num_devices >= 2) and, for the
+ * import tests, gaudi_nic_test_importer.ko.
+ *
+ *   gn-accel-test basic | errno | import | stress SECONDS NPROCS | teardown
+ *   gn-accel-test hold SECONDS   (helper: keeps a dma-buf without its fd)
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <setjmp.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/mman.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <xf86drm.h>
+#include <drm/gaudi_nic_accel.h>
+
+#include "hlthunk.h"
+
+#define SYSDEV "/sys/bus/platform/devices/gaudi_nic.%d/gaudi_nic/%s"
+#define SYSDRV "/sys/bus/platform/drivers/gaudi_nic/"
+#define IMPORTER "/sys/kernel/debug/gaudi_nic_test/import"
+#define PG 4096ULL
+
+static int tap_n, tap_fail;
+
+static void __attribute__((format(printf, 2, 3))) ok(int cond, const char *fmt, ...)
+{
+	va_list ap;
+
+	printf("%s %d - ", cond ? "ok" : "not ok", ++tap_n);
+	va_start(ap, fmt);
+	vprintf(fmt, ap);
+	va_end(ap);
+	printf("\n");
+	fflush(stdout);
+	tap_fail += !cond;
+}
+
+static void __attribute__((format(printf, 1, 2))) skip(const char *fmt, ...)
+{
+	va_list ap;
+
+	printf("ok %d - # SKIP ", ++tap_n);
+	va_start(ap, fmt);
+	vprintf(fmt, ap);
+	va_end(ap);
+	printf("\n");
+}
+
+static int done(void)
+{
+	printf("1..%d\n", tap_n);
+	return tap_fail ? 1 : 0;
+}
+
+static void bail(const char *what)
+{
+	printf("not ok %d - %s: %s\n", ++tap_n, what, strerror(errno));
+	exit(done() | 1);
+}
+
+/* ------------------------------------------------------------ helpers */
+
+static long long sys_read(int dev, const char *attr)
+{
+	char path[256], buf[64];
+	long long v = -1;
+	FILE *f;
+
+	snprintf(path, sizeof(path), SYSDEV, dev, attr);
+	f = fopen(path, "r");
+	if (!f)
+		return -1;
+	if (!fgets(buf, sizeof(buf), f) || sscanf(buf, "%lld", &v) != 1)
+		v = -1;
+	fclose(f);
+	return v;
+}
+
+/* write @s to a sysfs/debugfs file; 0 or -errno */
+static int file_write(const char *path, const char *s)
+{
+	int fd = open(path, O_WRONLY), ret = 0;
+
+	if (fd < 0)
+		return -errno;
+	if (write(fd, s, strlen(s)) < 0)
+		ret = -errno;
+	close(fd);
+	return ret;
+}
+
+static int mem(int fd, struct drm_gaudi_nic_memory *a)
+{
+	return ioctl(fd, DRM_IOCTL_GAUDI_NIC_MEMORY, a) ? -errno : 0;
+}
+
+static int raw_alloc(int fd, uint64_t size, uint64_t page, uint32_t flags,
+		     uint64_t *handle)
+{
+	struct drm_gaudi_nic_memory a = { .op = GAUDI_NIC_MEM_ALLOC,
+					  .flags = flags };
+	int ret;
+
+	a.in.alloc.size = size;
+	a.in.alloc.page_size = page;
+	ret = mem(fd, &a);
+	if (!ret && handle)
+		*handle = a.out.handle;
+	return ret;
+}
+
+static int raw_free(int fd, uint64_t handle)
+{
+	struct drm_gaudi_nic_memory a = { .op = GAUDI_NIC_MEM_FREE };
+
+	a.in.free.handle = handle;
+	return mem(fd, &a);
+}
+
+static int raw_map(int fd, uint64_t handle, uint64_t hint, uint64_t *va)
+{
+	struct drm_gaudi_nic_memory a = { .op = GAUDI_NIC_MEM_MAP };
+	int ret;
+
+	a.in.map.handle = handle;
+	a.in.map.hint_addr = hint;
+	ret = mem(fd, &a);
+	if (!ret && va)
+		*va = a.out.device_virt_addr;
+	return ret;
+}
+
+static int raw_unmap(int fd, uint64_t va)
+{
+	struct drm_gaudi_nic_memory a = { .op = GAUDI_NIC_MEM_UNMAP };
+
+	a.in.unmap.device_virt_addr = va;
+	return mem(fd, &a);
+}
+
+static int raw_export(int fd, uint64_t va, uint64_t size, uint64_t off,
+		      uint32_t flags)
+{
+	struct drm_gaudi_nic_memory a = { .op = GAUDI_NIC_MEM_EXPORT_DMABUF_FD };
+	int ret;
+
+	a.in.export_dmabuf_fd.device_virt_addr = va;
+	a.in.export_dmabuf_fd.size = size;
+	a.in.export_dmabuf_fd.offset = off;
+	a.in.export_dmabuf_fd.fd_flags = flags;
+	ret = mem(fd, &a);
+	return ret ? ret : (int)a.out.export_dmabuf_fd.fd;
+}
+
+static uint64_t fnv(const uint8_t *p, uint64_t len)
+{
+	uint64_t h = 0xcbf29ce484222325ULL;
+
+	while (len--) {
+		h ^= *p++;
+		h *= 0x100000001b3ULL;
+	}
+	return h;
+}
+
+static void pattern(uint8_t *p, uint64_t len, uint32_t seed)
+{
+	for (uint64_t i = 0; i < len; i++)
+		p[i] = (uint8_t)(seed + i * 131);
+}
+
+struct import_res {
+	unsigned int nents, maxseg;
+	unsigned long long len, lo, hi, fnv;
+};
+
+/* Ask the test importer to import @dmabuf with device @dev. */
+static int import(int dmabuf, const char *dev, const char *extra,
+		  struct import_res *r)
+{
+	char cmd[128], out[256];
+	int fd, ret = 0;
+	ssize_t n;
+
+	fd = open(IMPORTER, O_RDWR);
+	if (fd < 0)
+		return -errno;
+	snprintf(cmd, sizeof(cmd), "%s %d %s%s%s",
+		 extra && !strcmp(extra, "nop2p") ? "import-nop2p" : "import",
+		 dmabuf, dev, extra && strcmp(extra, "nop2p") ? " " : "",
+		 extra && strcmp(extra, "nop2p") ? extra : "");
+	if (write(fd, cmd, strlen(cmd)) < 0) {
+		ret = -errno;
+		goto out;
+	}
+	n = pread(fd, out, sizeof(out) - 1, 0);
+	if (n <= 0) {
+		ret = -EIO;
+		goto out;
+	}
+	out[n] = '\0';
+	if (r && sscanf(out, "nents=%u len=%llu maxseg=%u bus_lo=%llx bus_hi=%llx fnv=%llx",
+			&r->nents, &r->len, &r->maxseg, &r->lo, &r->hi,
+			&r->fnv) != 6)
+		ret = -EPROTO;
+out:
+	close(fd);
+	return ret;
+}
+
+/* fdinfo value of @key in bytes (KiB/MiB units resolved), or -1 */
+static long long fdinfo(int fd, const char *key)
+{
+	char path[64], line[256], unit[8];
+	long long v = -1, x;
+	size_t kl = strlen(key);
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/self/fdinfo/%d", fd);
+	f = fopen(path, "r");
+	if (!f)
+		return -1;
+	while (fgets(line, sizeof(line), f)) {
+		if (strncmp(line, key, kl) || line[kl] != ':')
+			continue;
+		unit[0] = '\0';
+		if (sscanf(line + kl + 1, "%lld %7s", &x, unit) >= 1) {
+			v = x;
+			if (!strcmp(unit, "KiB"))
+				v <<= 10;
+			else if (!strcmp(unit, "MiB"))
+				v <<= 20;
+			else if (!strcmp(unit, "GiB"))
+				v <<= 30;
+		} else {
+			v = 0;	/* non-numeric value: present */
+		}
+	}
+	fclose(f);
+	return v;
+}
+
+static int fdinfo_has(int fd, const char *key, const char *val)
+{
+	char path[64], line[256];
+	int found = 0;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/self/fdinfo/%d", fd);
+	f = fopen(path, "r");
+	if (!f)
+		return 0;
+	while (fgets(line, sizeof(line), f))
+		if (!strncmp(line, key, strlen(key)) &&
+		    (!val || strstr(line, val)))
+			found = 1;
+	fclose(f);
+	return found;
+}
+
+static sigjmp_buf sigbus_jmp;
+
+static void on_sigbus(int sig)
+{
+	(void)sig;
+	siglongjmp(sigbus_jmp, 1);
+}
+
+/* 1 if reading *p raises SIGBUS */
+static int touch_sigbus(volatile uint8_t *p)
+{
+	struct sigaction sa = { .sa_handler = on_sigbus }, old;
+	int got = 0;
+
+	sigaction(SIGBUS, &sa, &old);
+	if (sigsetjmp(sigbus_jmp, 1))
+		got = 1;
+	else
+		(void)*p;
+	sigaction(SIGBUS, &old, NULL);
+	return got;
+}
+
+/* ---------------------------------------------------------------- basic */
+
+static int t_basic(void)
+{
+	struct gaudi_nic_info_device info;
+	struct drm_gaudi_nic_info ia = { 0 };
+	struct hlthunk_hw_ip_info hw;
+	uint64_t h, h2, h3, va, va2, va3, size = 1 << 20;
+	long long used0, allocs0;
+	int fd, fd2, dbuf;
+	uint8_t *p, *zero;
+	drmVersionPtr v;
+
+	fd = hlthunk_open(HLTHUNK_DEVICE_GAUDI_NIC, "gaudi_nic.0");
+	ok(fd >= 0, "hlthunk_open(gaudi_nic.0)");
+	if (fd < 0)
+		return done();
+	fd2 = hlthunk_open_by_index(1);
+	ok(fd2 >= 0, "hlthunk_open_by_index(1)");
+	ok(hlthunk_get_device_name_from_fd(fd) == HLTHUNK_DEVICE_GAUDI_NIC,
+	   "device name from fd");
+	v = drmGetVersion(fd);
+	ok(v && !strcmp(v->name, "gaudi_nic"), "DRM driver name is gaudi_nic");
+	drmFreeVersion(v);
+
+	memset(&info, 0xa5, sizeof(info));
+	ia.op = GAUDI_NIC_INFO_DEVICE;
+	ia.return_pointer = (uintptr_t)&info;
+	ia.return_size = sizeof(info);
+	ok(!ioctl(fd, DRM_IOCTL_GAUDI_NIC_INFO, &ia), "INFO ioctl");
+	ok(info.device_id == 0 && info.num_ports == 2 &&
+	   info.hbm_size == 64ULL << 20 && info.page_size == PG &&
+	   info.max_page_size == 2ULL << 20 && info.hbm_free <= info.hbm_size &&
+	   info.driver_version == 0x10000 && info.pad == 0 &&
+	   !strncmp(info.serial, "GNSIM0000", 9) && !info.reserved[0] &&
+	   !info.reserved[3],
+	   "INFO: id %u ports %u hbm %llu free %llu page %llu serial %.32s ver %#x",
+	   info.device_id, info.num_ports, (unsigned long long)info.hbm_size,
+	   (unsigned long long)info.hbm_free, (unsigned long long)info.page_size,
+	   info.serial, info.driver_version);
+	ok(!hlthunk_get_hw_ip_info(fd, &hw) && hw.dram_size == info.hbm_size &&
+	   hw.num_nic_ports == 2 && hw.device_id == 0 &&
+	   !strcmp(hw.serial, info.serial), "hlthunk_get_hw_ip_info");
+	ok(sys_read(0, "hbm_size") == (long long)info.hbm_size &&
+	   sys_read(0, "num_ports") == 2, "sysfs hbm_size / num_ports");
+
+	used0 = sys_read(0, "hbm_used");
+	allocs0 = sys_read(0, "mem_allocs");
+	h = hlthunk_device_memory_alloc(fd, size, 0, false, false);
+	ok(h != 0, "alloc 1 MiB non-contiguous -> handle %" PRIu64, h);
+	ok(sys_read(0, "hbm_used") == used0 + (long long)size &&
+	   sys_read(0, "mem_allocs") == allocs0 + 1, "sysfs accounting follows alloc");
+	ok(fdinfo_has(fd, "drm-driver:", "gaudi_nic") &&
+	   fdinfo_has(fd, "drm-client-id:", NULL), "fdinfo drm-driver / drm-client-id");
+	ok(fdinfo(fd, "drm-total-hbm") == (long long)size &&
+	   fdinfo(fd, "drm-resident-hbm") == (long long)size &&
+	   fdinfo(fd2, "drm-total-hbm") == 0, "fdinfo drm-total-hbm / drm-resident-hbm per client");
+
+	p = hlthunk_device_memory_mmap(fd, h, size);
+	ok(p != NULL, "CPU mmap of the allocation");
+	zero = calloc(1, size);
+	ok(p && zero && !memcmp(p, zero, size), "fresh device memory reads as zeroes");
+	free(zero);
+	if (p) {
+		pattern(p, size, 7);
+		ok(sys_read(0, "mem_mmaps") >= 1, "sysfs counts the CPU mapping");
+	}
+	va = hlthunk_device_memory_map(fd, h, 0);
+	ok(va >= info.device_va_base && va % PG == 0, "map -> device VA %#" PRIx64, va);
+	dbuf = hlthunk_device_mapped_memory_export_dmabuf_fd(fd, va, size, 0,
+							     O_RDWR | O_CLOEXEC);
+	ok(dbuf >= 0, "export dma-buf (whole mapping)");
+	ok(fdinfo(fd, "drm-shared-hbm") == (long long)size, "fdinfo drm-shared-hbm counts the export");
+	ok(sys_read(0, "mem_exports") >= 1, "sysfs counts the export");
+	ok(fcntl(dbuf, F_GETFD) & FD_CLOEXEC, "O_CLOEXEC honoured on the dma-buf fd");
+	ok(lseek(dbuf, 0, SEEK_END) == (off_t)size, "dma-buf size is the exported size");
+	close(dbuf);
+	dbuf = hlthunk_device_mapped_memory_export_dmabuf_fd(fd, va, 2 * PG, size - 2 * PG, O_RDWR);
+	ok(dbuf >= 0 && lseek(dbuf, 0, SEEK_END) == 2 * PG &&
+	   !(fcntl(dbuf, F_GETFD) & FD_CLOEXEC), "export with an offset, no O_CLOEXEC");
+	close(dbuf);
+	ok(!hlthunk_memory_unmap(fd, va), "unmap");
+	ok(hlthunk_device_memory_free(fd, h) == -1 && errno == EBUSY,
+	   "free while CPU-mapped -> EBUSY");
+	munmap(p, size);
+	ok(!hlthunk_device_memory_free(fd, h), "free");
+	ok(sys_read(0, "hbm_used") == used0 && sys_read(0, "mem_allocs") == allocs0 &&
+	   fdinfo(fd, "drm-total-hbm") == 0, "accounting back to start");
+
+	/* contiguous, 2 MiB pages, hint */
+	h = hlthunk_device_memory_alloc(fd, 4 << 20, 2 << 20, true, false);
+	ok(h != 0, "alloc 4 MiB contiguous, 2 MiB pages");
+	va = hlthunk_device_memory_map(fd, h, 0);
+	ok(va && va % (2 << 20) == 0, "map of 2 MiB pages is 2 MiB aligned (%#" PRIx64 ")", va);
+	h2 = hlthunk_device_memory_alloc(fd, 8 * PG, 0, false, false);
+	va2 = hlthunk_device_memory_map(fd, h2, info.device_va_base + (1ULL << 40));
+	ok(va2 == info.device_va_base + (1ULL << 40), "map honours a free hint");
+	h3 = hlthunk_device_memory_alloc(fd, 8 * PG, 0, false, false);
+	va3 = hlthunk_device_memory_map(fd, h3, va2);
+	ok(va3 && va3 != va2, "map with a busy hint picks another address");
+	ok(!hlthunk_memory_unmap(fd, va) && !hlthunk_memory_unmap(fd, va2) &&
+	   !hlthunk_memory_unmap(fd, va3), "unmap all");
+	ok(!hlthunk_device_memory_free(fd, h) && !hlthunk_device_memory_free(fd, h2) &&
+	   !hlthunk_device_memory_free(fd, h3), "free all");
+
+	/* isolation between two opens of the same device */
+	{
+		int fa = hlthunk_open_by_index(0), fb = hlthunk_open_by_index(0);
+		uint64_t ha = hlthunk_device_memory_alloc(fa, 16 * PG, 0, false, false);
+		uint64_t hb;
+		uint8_t *pa = hlthunk_device_memory_mmap(fa, ha, 16 * PG);
+
+		ok(fa >= 0 && fb >= 0 && ha && pa, "two contexts on one device");
+		if (pa)
+			memset(pa, 0x5a, 16 * PG);
+		ok(hlthunk_device_memory_free(fb, ha) == -1 && errno == ENOENT,
+		   "a context cannot free another's handle (ENOENT)");
+		ok(hlthunk_device_memory_map(fb, ha, 0) == 0 && errno == ENOENT,
+		   "a context cannot map another's handle (ENOENT)");
+		ok(hlthunk_device_memory_mmap(fb, ha, PG) == NULL && errno == ENOENT,
+		   "a context cannot mmap another's handle (ENOENT)");
+		if (pa)
+			munmap(pa, 16 * PG);
+		hlthunk_device_memory_free(fa, ha);
+		hb = hlthunk_device_memory_alloc(fb, 16 * PG, 0, false, false);
+		pa = hlthunk_device_memory_mmap(fb, hb, 16 * PG);
+		ok(pa && !memchr(pa, 0x5a, 16 * PG), "memory freed by one context reads as zeroes in the next");
+		if (pa)
+			munmap(pa, 16 * PG);
+		hlthunk_device_memory_free(fb, hb);
+		hlthunk_close(fa);
+		hlthunk_close(fb);
+	}
+	{
+		char buf[64];
+
+		snprintf(buf, sizeof(buf), "/sys/bus/platform/devices/gaudi_nic.0/gaudi_nic/serial");
+		FILE *f = fopen(buf, "r");
+
+		ok(f && fgets(buf, sizeof(buf), f) && !strncmp(buf, info.serial, strlen(info.serial)),
+		   "sysfs serial matches INFO");
+		if (f)
+			fclose(f);
+	}
+	/* the fd was closed with live allocations: all freed */
+	h = hlthunk_device_memory_alloc(fd2, size, 0, false, false);
+	hlthunk_close(fd2);
+	ok(sys_read(1, "hbm_used") == 0, "closing an fd frees its allocations");
+	hlthunk_close(fd);
+	return done();
+}
+
+/* ---------------------------------------------------------------- errno */
+
+static int t_errno(void)
+{
+	struct drm_gaudi_nic_memory a;
+	struct drm_gaudi_nic_info ia;
+	struct gaudi_nic_info_device info;
+	uint64_t h, hc, va, hu, vu;
+	int fd, d;
+
+	fd = hlthunk_open_by_index(0);
+	if (fd < 0)
+		bail("open");
+
+	memset(&ia, 0, sizeof(ia));
+	ia.op = 77;
+	ia.return_pointer = (uintptr_t)&info;
+	ia.return_size = sizeof(info);
+	ok(ioctl(fd, DRM_IOCTL_GAUDI_NIC_INFO, &ia) && errno == EINVAL, "INFO unknown op -> EINVAL");
+	ia.op = GAUDI_NIC_INFO_DEVICE;
+	ia.reserved[1] = 1;
+	ok(ioctl(fd, DRM_IOCTL_GAUDI_NIC_INFO, &ia) && errno == EINVAL, "INFO reserved != 0 -> EINVAL");
+	ia.reserved[1] = 0;
+	ia.return_pointer = 8;
+	ok(ioctl(fd, DRM_IOCTL_GAUDI_NIC_INFO, &ia) && errno == EFAULT, "INFO bad pointer -> EFAULT");
+	ia.return_pointer = (uintptr_t)&info;
+	ia.return_size = 0;
+	ok(ioctl(fd, DRM_IOCTL_GAUDI_NIC_INFO, &ia) && errno == EINVAL, "INFO size 0 -> EINVAL");
+	ia.return_size = 8;
+	memset(&info, 0xff, sizeof(info));
+	ok(!ioctl(fd, DRM_IOCTL_GAUDI_NIC_INFO, &ia) && info.device_id == 0 &&
+	   info.hbm_free == ~0ULL, "INFO short buffer: only return_size bytes written");
+
+	memset(&a, 0, sizeof(a));
+	a.op = 99;
+	ok(mem(fd, &a) == -EINVAL, "MEMORY unknown op -> EINVAL");
+	ok(raw_alloc(fd, 0, 0, 0, NULL) == -EINVAL, "alloc size 0 -> EINVAL");
+	ok(raw_alloc(fd, 1ULL << 40, 0, 0, NULL) == -ENOMEM, "alloc larger than HBM -> ENOMEM");
+	ok(raw_alloc(fd, ~0ULL & ~(PG - 1), 0, 0, NULL) == -ENOMEM, "alloc of 2^64-4096 -> ENOMEM");
+	ok(raw_alloc(fd, 65 << 20, 0, 0, NULL) == -ENOMEM, "alloc above free HBM -> ENOMEM");
+	ok(raw_alloc(fd, PG + 1, 0, 0, NULL) == -EINVAL, "alloc unaligned size -> EINVAL");
+	ok(raw_alloc(fd, PG, 3 * PG, 0, NULL) == -EINVAL, "alloc page size not a power of 2 -> EINVAL");
+	ok(raw_alloc(fd, 4 << 20, 4 << 20, 0, NULL) == -EINVAL, "alloc page size above max -> EINVAL");
+	ok(raw_alloc(fd, 2 << 20, 1024, 0, NULL) == -EINVAL, "alloc page size below min -> EINVAL");
+	ok(raw_alloc(fd, 3 * PG, 2 << 20, 0, NULL) == -EINVAL, "alloc size not multiple of page size -> EINVAL");
+	ok(raw_alloc(fd, PG, 0, 0x80, NULL) == -EINVAL, "alloc unknown flag -> EINVAL");
+	memset(&a, 0, sizeof(a));
+	a.op = GAUDI_NIC_MEM_ALLOC;
+	a.in.alloc.size = PG;
+	a.in.raw[3] = 1;
+	ok(mem(fd, &a) == -EINVAL, "alloc non-zero unused input -> EINVAL");
+	a.in.raw[3] = 0;
+	a.reserved[0] = 1;
+	ok(mem(fd, &a) == -EINVAL, "alloc reserved != 0 -> EINVAL");
+	a.reserved[0] = 0;
+	ok(mem(fd, &a) == 0, "the same args with reserved cleared succeed");
+	raw_free(fd, a.out.handle);
+
+	ok(raw_free(fd, 0) == -ENOENT, "free handle 0 -> ENOENT");
+	ok(raw_free(fd, 12345) == -ENOENT, "free unknown handle -> ENOENT");
+	ok(raw_free(fd, 1ULL << 40) == -ENOENT, "free huge handle -> ENOENT");
+	ok(raw_alloc(fd, 8 * PG, 0, 0, &h) == 0, "alloc");
+	memset(&a, 0, sizeof(a));
+	a.op = GAUDI_NIC_MEM_FREE;
+	a.in.free.handle = h;
+	a.flags = 1;
+	ok(mem(fd, &a) == -EINVAL, "free with flags -> EINVAL");
+	a.flags = 0;
+	a.in.raw[1] = 5;
+	ok(mem(fd, &a) == -EINVAL, "free non-zero unused input -> EINVAL");
+	ok(raw_map(fd, 999999, 0, NULL) == -ENOENT, "map bad handle -> ENOENT");
+	ok(raw_map(fd, h, 0x1000000000123ULL, NULL) == -EINVAL, "map unaligned hint -> EINVAL");
+	ok(raw_map(fd, h, 0, &va) == 0, "map");
+	ok(raw_map(fd, h, 0, NULL) == -EBUSY, "map twice -> EBUSY");
+	ok(raw_free(fd, h) == -EBUSY, "free while mapped -> EBUSY");
+	ok(raw_unmap(fd, va + 1) == -EINVAL, "unmap unaligned -> EINVAL");
+	ok(raw_unmap(fd, va + PG) == -ENOENT, "unmap inside a mapping -> ENOENT");
+	ok(raw_unmap(fd, 0x1000) == -ENOENT, "unmap unknown address -> ENOENT");
+
+	ok(raw_export(fd, va, 0, 0, O_RDWR) == -EINVAL, "export size 0 -> EINVAL");
+	ok(raw_export(fd, va + 8, PG, 0, O_RDWR) == -EINVAL, "export unaligned address -> EINVAL");
+	ok(raw_export(fd, va, PG + 8, 0, O_RDWR) == -EINVAL, "export unaligned size -> EINVAL");
+	ok(raw_export(fd, va, PG, 8, O_RDWR) == -EINVAL, "export unaligned offset -> EINVAL");
+	ok(raw_export(fd, va, 8 * PG, PG, O_RDWR) == -EINVAL, "export offset+size past the end -> EINVAL");
+	ok(raw_export(fd, va, 16 * PG, 0, O_RDWR) == -EINVAL, "export size past the end -> EINVAL");
+	ok(raw_export(fd, va, PG, ~0ULL & ~(PG - 1), O_RDWR) == -EINVAL, "export offset+size overflow -> EINVAL");
+	ok(raw_export(fd, va, ~0ULL & ~(PG - 1), 2 * PG, O_RDWR) == -EINVAL, "export size+offset overflow (huge size) -> EINVAL");
+	ok(raw_export(fd, va, PG, 0, O_RDWR | O_NONBLOCK) == -EINVAL, "export bad fd flags -> EINVAL");
+	ok(raw_export(fd, va, PG, 0, O_ACCMODE) == -EINVAL, "export invalid access mode -> EINVAL");
+	ok(raw_export(fd, va + 64 * PG, PG, 0, O_RDWR) == -ENOENT, "export unmapped address -> ENOENT");
+	memset(&a, 0, sizeof(a));
+	a.op = GAUDI_NIC_MEM_EXPORT_DMABUF_FD;
+	a.in.export_dmabuf_fd.device_virt_addr = va;
+	a.in.export_dmabuf_fd.size = PG;
+	a.in.export_dmabuf_fd.pad = 1;
+	ok(mem(fd, &a) == -EINVAL, "export pad != 0 -> EINVAL");
+	a.in.export_dmabuf_fd.pad = 0;
+	a.flags = GAUDI_NIC_MEM_CONTIGUOUS;
+	ok(mem(fd, &a) == -EINVAL, "export with flags -> EINVAL");
+
+	d = raw_export(fd, va, 8 * PG, 0, O_RDWR | O_CLOEXEC);
+	ok(d >= 0, "export");
+	ok(raw_unmap(fd, va) == -EBUSY, "unmap while exported -> EBUSY");
+	ok(raw_free(fd, h) == -EBUSY, "free while exported (and mapped) -> EBUSY");
+	close(d);
+	ok(raw_unmap(fd, va) == 0, "unmap after the dma-buf is closed");
+	ok(raw_export(fd, va, PG, 0, O_RDWR) == -ENOENT, "export of unmapped memory -> ENOENT");
+	ok(raw_free(fd, h) == 0, "free");
+	ok(raw_free(fd, h) == -ENOENT, "double free -> ENOENT");
+	ok(raw_map(fd, h, 0, NULL) == -ENOENT, "map of freed handle -> ENOENT");
+	ok(raw_export(fd, va, PG, 0, O_RDWR) == -ENOENT, "export of freed memory -> ENOENT");
+
+	/* free while exported when the mapping is gone is impossible: export
+	 * pins the mapping; a dma-buf outliving the fd is tested in teardown
+	 */
+	ok(raw_alloc(fd, 4 * PG, 0, 0, &hu) == 0 && raw_map(fd, hu, 0, &vu) == 0, "alloc+map");
+	ok(mmap(NULL, PG, PROT_READ, MAP_PRIVATE, fd, hu << GAUDI_NIC_MMAP_HANDLE_SHIFT) == MAP_FAILED &&
+	   errno == EINVAL, "mmap MAP_PRIVATE -> EINVAL");
+	ok(mmap(NULL, 8 * PG, PROT_READ, MAP_SHARED, fd, hu << GAUDI_NIC_MMAP_HANDLE_SHIFT) == MAP_FAILED &&
+	   errno == EINVAL, "mmap longer than the allocation -> EINVAL");
+	ok(mmap(NULL, PG, PROT_READ, MAP_SHARED, fd, (hu << GAUDI_NIC_MMAP_HANDLE_SHIFT) + PG) == MAP_FAILED &&
+	   errno == EINVAL, "mmap at an offset that is not a handle -> EINVAL");
+	ok(mmap(NULL, PG, PROT_READ, MAP_SHARED, fd, 4242ULL << GAUDI_NIC_MMAP_HANDLE_SHIFT) == MAP_FAILED &&
+	   errno == ENOENT, "mmap of an unknown handle -> ENOENT");
+	raw_unmap(fd, vu);
+	raw_free(fd, hu);
+
+	/* contiguous allocation of more than is free in one piece fails cleanly */
+	ok(raw_alloc(fd, 64 << 20, 0, GAUDI_NIC_MEM_CONTIGUOUS, &hc) == 0, "contiguous alloc of all HBM");
+	ok(raw_alloc(fd, PG, 0, 0, NULL) == -ENOMEM, "HBM exhausted -> ENOMEM");
+	ok(raw_free(fd, hc) == 0, "free it");
+	ok(sys_read(0, "hbm_used") == 0, "HBM fully free again");
+
+	hlthunk_close(fd);
+	return done();
+}
+
+/* --------------------------------------------------------------- import */
+
+static int t_import(void)
+{
+	uint64_t size = 256 * PG, h, va, hc, vac, bus0;
+	struct import_res r;
+	int fd, d, dc, ret;
+	uint8_t *p, *pc;
+
+	if (access(IMPORTER, W_OK)) {
+		skip("test importer not loaded");
+		return done();
+	}
+	fd = hlthunk_open_by_index(0);
+	if (fd < 0)
+		bail("open");
+	bus0 = (uint64_t)sys_read(0, "bus_base");
+
+	h = hlthunk_device_memory_alloc(fd, size, 0, false, false);
+	p = hlthunk_device_memory_mmap(fd, h, size);
+	va = hlthunk_device_memory_map(fd, h, 0);
+	if (!h || !p || !va)
+		bail("alloc/mmap/map");
+	pattern(p, size, 3);
+	d = hlthunk_device_mapped_memory_export_dmabuf_fd(fd, va, size, 0, O_RDWR);
+	ok(d >= 0, "export non-contiguous 1 MiB");
+	ret = import(d, "gaudi_nic.1", NULL, &r);
+	ok(ret == 0, "gaudi_nic.1 imports the dma-buf (dynamic P2P attach + map): %d", ret);
+	ok(!ret && r.len == size, "sg table covers the export (%llu bytes, %u segments, max %u)",
+	   r.len, r.nents, r.maxseg);
+	ok(!ret && r.lo >= bus0 && r.hi <= bus0 + (64ULL << 20),
+	   "bus addresses are inside gaudi_nic.0's window [%#llx, %#llx)", r.lo, r.hi);
+	ok(!ret && r.fnv == fnv(p, size), "bytes read through the bus addresses match the CPU mapping");
+	ok(import(d, "gaudi_nic.0", NULL, &r) == 0 && r.fnv == fnv(p, size), "the exporting device may import too");
+	ret = import(d, "foreign", NULL, NULL);
+	ok(ret == -EOPNOTSUPP, "attach from a foreign (non-gaudi) device refused: %d", ret);
+	ret = import(d, "gaudi_nic.1", "nop2p", NULL);
+	ok(ret == -EPERM, "map for an importer without peer-to-peer refused (EPERM): %d", ret);
+	ret = import(d, "gaudi_nic.1", "fill 77", &r);
+	ok(ret == 0, "importer writes a pattern through the bus addresses");
+	{
+		uint8_t *expect = malloc(size);
+
+		pattern(expect, size, 77);
+		ok(!ret && !memcmp(p, expect, size) && r.fnv == fnv(expect, size),
+		   "the CPU mapping sees the bytes written by the importer");
+		free(expect);
+	}
+	close(d);
+
+	d = hlthunk_device_mapped_memory_export_dmabuf_fd(fd, va, 16 * PG, 100 * PG, O_RDWR);
+	ret = import(d, "gaudi_nic.1", NULL, &r);
+	ok(d >= 0 && !ret && r.len == 16 * PG && r.fnv == fnv(p + 100 * PG, 16 * PG),
+	   "export at an offset: the importer sees exactly that window");
+	close(d);
+
+	hc = hlthunk_device_memory_alloc(fd, 2 << 20, 0, true, false);
+	pc = hlthunk_device_memory_mmap(fd, hc, 2 << 20);
+	vac = hlthunk_device_memory_map(fd, hc, 0);
+	if (!hc || !pc || !vac)
+		bail("contiguous alloc");
+	pattern(pc, 2 << 20, 9);
+	dc = hlthunk_device_mapped_memory_export_dmabuf_fd(fd, vac, 2 << 20, 0, O_RDWR);
+	ret = import(dc, "gaudi_nic.1", NULL, &r);
+	ok(!ret && r.nents == 1 && r.maxseg == 2 << 20 && r.fnv == fnv(pc, 2 << 20),
+	   "contiguous 2 MiB export is one merged segment (%u)", r.nents);
+	ret = import(dc, "gaudi_nic.1", "maxseg 65536", &r);
+	ok(!ret && r.nents == 32 && r.maxseg == 65536 && r.fnv == fnv(pc, 2 << 20),
+	   "importer max segment 64 KiB: 32 segments of 64 KiB (%u, max %u)", r.nents, r.maxseg);
+	ret = import(dc, "gaudi_nic.1", "maxseg 6000", &r);
+	ok(!ret && r.nents == 512 && r.maxseg == 4096,
+	   "importer max segment 6000 bytes: page-sized segments (%u)", r.nents);
+	close(dc);
+
+	ok(!hlthunk_memory_unmap(fd, va) && !hlthunk_memory_unmap(fd, vac), "unmap");
+	munmap(p, size);
+	munmap(pc, 2 << 20);
+	ok(!hlthunk_device_memory_free(fd, h) && !hlthunk_device_memory_free(fd, hc), "free");
+	ok(sys_read(0, "mem_exports") == 0 && sys_read(0, "hbm_used") == 0, "no export or memory left");
+	hlthunk_close(fd);
+	return done();
+}
+
+/* --------------------------------------------------------------- stress */
+
+static int stress_child(int dev, double secs, unsigned int seed)
+{
+	struct timespec t0, t;
+	int fd = hlthunk_open_by_index(dev), errors = 0;
+	unsigned long cycles = 0;
+
+	if (fd < 0)
+		return 1;
+	srand(seed);
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	do {
+		uint64_t pages = 1 + rand() % 64, size = pages * PG, h, va;
+		bool contig = rand() % 4 == 0;
+		int d;
+
+		h = hlthunk_device_memory_alloc(fd, size, 0, contig, false);
+		if (!h) {
+			errors += errno != ENOMEM;
+			continue;
+		}
+		va = hlthunk_device_memory_map(fd, h, 0);
+		if (!va) {
+			errors++;
+			hlthunk_device_memory_free(fd, h);
+			continue;
+		}
+		d = hlthunk_device_mapped_memory_export_dmabuf_fd(fd, va, size, 0, O_RDWR);
+		if (d < 0)
+			errors++;
+		if (d >= 0 && hlthunk_device_memory_free(fd, h) == 0)
+			errors++;	/* must be EBUSY */
+		if (d >= 0)
+			close(d);
+		errors += hlthunk_memory_unmap(fd, va) != 0;
+		errors += hlthunk_device_memory_free(fd, h) != 0;
+		cycles++;
+		clock_gettime(CLOCK_MONOTONIC, &t);
+	} while (t.tv_sec - t0.tv_sec + (t.tv_nsec - t0.tv_nsec) / 1e9 < secs);
+	/* leave something behind for close() to clean up */
+	hlthunk_device_memory_alloc(fd, 4 * PG, 0, false, false);
+	hlthunk_close(fd);
+	fprintf(stderr, "child %u: %lu cycles, %d errors\n", seed, cycles, errors);
+	return errors ? 1 : 0;
+}
+
+static int t_stress(double secs, int nproc)
+{
+	long long used0[2], allocs0[2], exp0[2];
+	int i, status, bad = 0;
+
+	for (i = 0; i < 2; i++) {
+		used0[i] = sys_read(i, "hbm_used");
+		allocs0[i] = sys_read(i, "mem_allocs");
+		exp0[i] = sys_read(i, "mem_exports");
+	}
+	for (i = 0; i < nproc; i++) {
+		pid_t pid = fork();
+
+		if (pid == 0)
+			_exit(stress_child(i % 2, secs, i + 1));
+	}
+	for (i = 0; i < nproc; i++) {
+		if (wait(&status) < 0 || !WIFEXITED(status) || WEXITSTATUS(status))
+			bad++;
+	}
+	ok(!bad, "%d processes on 2 devices ran alloc/map/export/free for %.0f s without errors", nproc, secs);
+	for (i = 0; i < 2; i++)
+		ok(sys_read(i, "hbm_used") == used0[i] &&
+		   sys_read(i, "mem_allocs") == allocs0[i] &&
+		   sys_read(i, "mem_exports") == exp0[i] &&
+		   sys_read(i, "mem_contexts") == 0,
+		   "gaudi_nic.%d accounting back to its start (used %lld allocs %lld)", i,
+		   sys_read(i, "hbm_used"), sys_read(i, "mem_allocs"));
+	return done();
+}
+
+/* ------------------------------------------------------------- teardown */
+
+static int t_teardown(void)
+{
+	uint64_t size = 64 * PG, h, va, h2, va2;
+	struct drm_gaudi_nic_info ia = { 0 };
+	struct gaudi_nic_info_device info;
+	struct import_res r;
+	uint64_t want;
+	int fd, d, d2, ret, dev = 7;
+	uint8_t *p, *p2;
+	char path[128];
+
+	/* 1. accel fd closed before its dma-buf */
+	fd = hlthunk_open_by_index(0);
+	h = hlthunk_device_memory_alloc(fd, size, 0, false, false);
+	p = hlthunk_device_memory_mmap(fd, h, size);
+	va = hlthunk_device_memory_map(fd, h, 0);
+	if (fd < 0 || !h || !p || !va)
+		bail("setup");
+	pattern(p, size, 11);
+	want = fnv(p, size);
+	d = hlthunk_device_mapped_memory_export_dmabuf_fd(fd, va, size, 0, O_RDWR);
+	munmap(p, size);
+	ok(!hlthunk_close(fd), "accel fd closed while its dma-buf lives");
+	ok(sys_read(0, "hbm_used") == (long long)size && sys_read(0, "mem_exports") == 1,
+	   "the exported memory stays allocated");
+	if (!access(IMPORTER, W_OK))
+		ok(import(d, "gaudi_nic.1", NULL, &r) == 0 && r.fnv == want,
+		   "the dma-buf still imports and holds the data");
+	close(d);
+	ok(sys_read(0, "hbm_used") == 0 && sys_read(0, "mem_exports") == 0 &&
+	   sys_read(0, "mem_contexts") == 0, "closing the dma-buf frees the memory and the context");
+
+	/* 2. del_device with live fd, mmap and dma-buf */
+	snprintf(path, sizeof(path), "%d 1 16", dev);
+	ret = file_write(SYSDRV "new_device", path);
+	ok(ret == 0, "new_device \"%s\"", path);
+	ok(file_write(SYSDRV "new_device", path) == -EEXIST, "new_device of an existing id -> EEXIST");
+	ok(file_write(SYSDRV "new_device", "300") == -EINVAL, "new_device id out of range -> EINVAL");
+	ok(file_write(SYSDRV "new_device", "8 99") == -EINVAL, "new_device too many ports -> EINVAL");
+	ok(file_write(SYSDRV "new_device", "bogus") == -EINVAL, "new_device garbage -> EINVAL");
+	ok(file_write(SYSDRV "del_device", "123") == -ENOENT, "del_device unknown id -> ENOENT");
+	ok(sys_read(dev, "hbm_size") == 16 << 20 && sys_read(dev, "num_ports") == 1,
+	   "new device has 16 MiB HBM and 1 port");
+	snprintf(path, sizeof(path), "gaudi_nic.%d", dev);
+	fd = hlthunk_open(HLTHUNK_DEVICE_GAUDI_NIC, path);
+	ok(fd >= 0, "open gaudi_nic.%d by bus id", dev);
+	h = hlthunk_device_memory_alloc(fd, size, 0, false, false);
+	p = hlthunk_device_memory_mmap(fd, h, size);
+	va = hlthunk_device_memory_map(fd, h, 0);
+	h2 = hlthunk_device_memory_alloc(fd, 2 * PG, 0, false, false);
+	p2 = hlthunk_device_memory_mmap(fd, h2, 2 * PG);
+	va2 = hlthunk_device_memory_map(fd, h2, 0);
+	if (fd < 0 || !h || !p || !va || !h2 || !p2 || !va2)
+		bail("setup on the new device");
+	pattern(p, size, 21);
+	want = fnv(p, size);
+	d = hlthunk_device_mapped_memory_export_dmabuf_fd(fd, va, size, 0, O_RDWR);
+	d2 = hlthunk_device_mapped_memory_export_dmabuf_fd(fd, va2, PG, 0, O_RDWR);
+	ok(d >= 0 && d2 >= 0, "exports on the new device");
+
+	snprintf(path, sizeof(path), "%d", dev);
+	ok(file_write(SYSDRV "del_device", path) == 0, "del_device with a live fd, mmaps and dma-bufs");
+	snprintf(path, sizeof(path), "/sys/bus/platform/devices/gaudi_nic.%d", dev);
+	ok(access(path, F_OK) && errno == ENOENT, "the platform device is gone");
+	ia.op = GAUDI_NIC_INFO_DEVICE;
+	ia.return_pointer = (uintptr_t)&info;
+	ia.return_size = sizeof(info);
+	ok(ioctl(fd, DRM_IOCTL_GAUDI_NIC_INFO, &ia) && errno == ENODEV, "INFO after removal -> ENODEV");
+	ok(hlthunk_device_memory_alloc(fd, PG, 0, false, false) == 0 && errno == ENODEV,
+	   "ALLOC after removal -> ENODEV");
+	ok(hlthunk_device_memory_free(fd, h) == -1 && errno == ENODEV, "FREE after removal -> ENODEV");
+	ok(touch_sigbus(p) && touch_sigbus(p + size - 1) && touch_sigbus(p2),
+	   "CPU mappings are zapped: access raises SIGBUS");
+	ok(mmap(NULL, PG, PROT_READ, MAP_SHARED, fd, h << GAUDI_NIC_MMAP_HANDLE_SHIFT) == MAP_FAILED &&
+	   errno == ENODEV, "new mmap after removal -> ENODEV");
+	if (!access(IMPORTER, W_OK)) {
+		ret = import(d, "gaudi_nic.1", NULL, &r);
+		ok(ret == 0 && r.fnv == want,
+		   "a live dma-buf of the removed device keeps its memory and data (%d)", ret);
+	}
+	snprintf(path, sizeof(path), "%d", dev);
+	ok(file_write(SYSDRV "new_device", path) == -EBUSY,
+	   "new_device of the id while its memory is still referenced -> EBUSY");
+	ok(munmap(p, size) == 0 && munmap(p2, 2 * PG) == 0, "munmap the zapped mappings");
+	ok(close(fd) == 0, "close the accel fd of the removed device");
+	ok(file_write(SYSDRV "new_device", path) == -EBUSY, "still EBUSY while dma-bufs live");
+	close(d);
+	close(d2);
+	ok(file_write(SYSDRV "new_device", path) == 0,
+	   "after the last dma-buf, the id can be created again");
+	ok(sys_read(dev, "hbm_used") == 0, "the new instance starts with free HBM");
+	ok(file_write(SYSDRV "del_device", path) == 0, "del_device of the idle device");
+
+	/* 3. del_device while a process sits in a loop of ioctls */
+	snprintf(path, sizeof(path), "%d", dev);
+	ok(file_write(SYSDRV "new_device", path) == 0, "new_device again");
+	{
+		pid_t pid = fork();
+		int status;
+
+		if (pid == 0) {
+			char bus[32];
+			int f, e = 0;
+
+			snprintf(bus, sizeof(bus), "gaudi_nic.%d", dev);
+			f = hlthunk_open(HLTHUNK_DEVICE_GAUDI_NIC, bus);
+			if (f < 0)
+				_exit(2);
+			for (int i = 0; i < 100000; i++) {
+				uint64_t hh = hlthunk_device_memory_alloc(f, PG, 0, false, false);
+				uint64_t vv = hh ? hlthunk_device_memory_map(f, hh, 0) : 0;
+				int dd = vv ? hlthunk_device_mapped_memory_export_dmabuf_fd(f, vv, PG, 0, 0) : -1;
+
+				if (dd >= 0)
+					close(dd);
+				if (vv)
+					hlthunk_memory_unmap(f, vv);
+				if (hh)
+					hlthunk_device_memory_free(f, hh);
+				if (!hh && errno == ENODEV && ++e > 3)
+					break;
+			}
+			_exit(e ? 0 : 3);
+		}
+		usleep(300000);
+		ok(file_write(SYSDRV "del_device", path) == 0, "del_device while another process is busy in ioctls");
+		ok(waitpid(pid, &status, 0) == pid && WIFEXITED(status) && WEXITSTATUS(status) == 0,
+		   "that process sees ENODEV and exits cleanly");
+	}
+	return done();
+}
+
+/* Export a dma-buf, close the accel fd, report "ready", keep the dma-buf. */
+static int t_hold(double secs)
+{
+	uint64_t h, va;
+	int fd, d;
+
+	fd = hlthunk_open_by_index(0);
+	h = fd >= 0 ? hlthunk_device_memory_alloc(fd, 4 * PG, 0, false, false) : 0;
+	va = h ? hlthunk_device_memory_map(fd, h, 0) : 0;
+	d = va ? hlthunk_device_mapped_memory_export_dmabuf_fd(fd, va, 4 * PG, 0, 0) : -1;
+	if (d < 0)
+		return 1;
+	hlthunk_close(fd);
+	printf("ready\n");
+	fflush(stdout);
+	usleep((useconds_t)(secs * 1e6));
+	close(d);
+	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	setvbuf(stdout, NULL, _IOLBF, 0);
+	if (argc < 2)
+		goto usage;
+	if (!strcmp(argv[1], "basic"))
+		return t_basic();
+	if (!strcmp(argv[1], "errno"))
+		return t_errno();
+	if (!strcmp(argv[1], "import"))
+		return t_import();
+	if (!strcmp(argv[1], "stress") && argc == 4)
+		return t_stress(atof(argv[2]), atoi(argv[3]));
+	if (!strcmp(argv[1], "teardown"))
+		return t_teardown();
+	if (!strcmp(argv[1], "hold") && argc == 3)
+		return t_hold(atof(argv[2]));
+usage:
+	fprintf(stderr, "usage: %s basic|errno|import|stress SECS NPROC|teardown|hold SECS\n", argv[0]);
+	return 2;
+}

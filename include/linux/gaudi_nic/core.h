@@ -1,0 +1,87 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * gaudi_nic core contract: what gaudi_nic.ko's core offers to the rest of
+ * the module (NIC core, Ethernet auxiliary driver) and, through symbols
+ * exported in the GAUDI_NIC namespace, to other modules (gaudi_ib, tests).
+ */
+#ifndef _LINUX_GAUDI_NIC_CORE_H
+#define _LINUX_GAUDI_NIC_CORE_H
+
+#include <linux/bits.h>
+#include <linux/types.h>
+#include <drm/drm_device.h>
+
+#define GAUDI_NIC_DRV_NAME		"gaudi_nic"
+#define GAUDI_NIC_MAX_DEVICES		256
+#define GAUDI_NIC_MAX_PORTS		24
+#define GAUDI_NIC_DEFAULT_PORTS		2
+#define GAUDI_NIC_DEFAULT_HBM_MB	64
+#define GAUDI_NIC_MAX_HBM_MB		4096
+#define GAUDI_NIC_SERIAL_MAX		32
+
+/*
+ * Emulated bus addresses: device N's HBM is visible at
+ * GAUDI_NIC_BUS_BASE + N * GAUDI_NIC_BUS_WINDOW (a fake BAR per device).
+ * Every gaudi_nic device can reach every window (peer-to-peer).
+ */
+#define GAUDI_NIC_BUS_BASE		0x0000400000000000ULL
+#define GAUDI_NIC_BUS_WINDOW		BIT_ULL(40)
+
+struct gn_sim_dev;
+struct gn_mem;
+struct platform_device;
+
+/**
+ * struct gaudi_nic_dev - one gaudi_nic device, as the core driver sees it
+ * @drm: the DRM accel device (/dev/accel/accelN); its refcount is the
+ *	lifetime of this structure
+ * @pdev: the platform device; &pdev->dev is also the DMA device (64-bit
+ *	mask, dma_parms) to use for dma-buf attachments and ib_device
+ * @id: device index N (platform device gaudi_nic.N)
+ * @num_ports: NIC ports of this device
+ * @serial: serial number, NUL-terminated
+ * @hbm_size: HBM bytes
+ * @bus_base: first bus address of this device's HBM window
+ * @sim: the emulated ASIC behind this device (private to the core)
+ * @mem: the memory manager (private to the core)
+ * @nic: reserved for the NIC core (ports, auxiliary devices)
+ */
+struct gaudi_nic_dev {
+	struct drm_device drm;
+	struct platform_device *pdev;
+	u32 id;
+	u32 num_ports;
+	char serial[GAUDI_NIC_SERIAL_MAX];
+	u64 hbm_size;
+	u64 bus_base;
+	struct gn_sim_dev *sim;
+	struct gn_mem *mem;
+	void *nic;
+};
+
+static inline struct gaudi_nic_dev *to_gaudi_nic_dev(struct drm_device *drm)
+{
+	return container_of(drm, struct gaudi_nic_dev, drm);
+}
+
+/* True if @dev is a gaudi_nic platform device bound to the core driver. */
+bool gaudi_nic_is_device(struct device *dev);
+
+/*
+ * Bus address translation (the emulated PCIe fabric).  Any address inside
+ * any live device's HBM window resolves, whether or not the pages are
+ * allocated; callers own the right to touch it (e.g. through a dma-buf
+ * attachment, which pins the allocation).
+ *
+ * gaudi_nic_bus_get_page() returns the backing page of @bus_addr with a
+ * reference (put_page() it) and the offset of @bus_addr in it, or an
+ * ERR_PTR: -EFAULT if no window covers the address, -ENOMEM if backing
+ * memory could not be allocated.
+ * gaudi_nic_bus_read()/gaudi_nic_bus_write() copy @len bytes; 0 or the
+ * same errors.
+ */
+struct page *gaudi_nic_bus_get_page(u64 bus_addr, unsigned int *offset);
+int gaudi_nic_bus_read(u64 bus_addr, void *dst, size_t len);
+int gaudi_nic_bus_write(u64 bus_addr, const void *src, size_t len);
+
+#endif /* _LINUX_GAUDI_NIC_CORE_H */

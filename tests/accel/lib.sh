@@ -1,0 +1,23 @@
+# SPDX-License-Identifier: GPL-2.0
+# Helpers for the accel VM tests (sourced).
+KO=/build/kmod/drivers/accel/gaudi_nic/gaudi_nic.ko
+IMP_KO=/build/kmod/tests/kmod/gaudi_nic_test_importer.ko
+BIN=/build/hl-thunk-rel
+MARK=/tmp/gaudi_nic_dmesg_mark
+
+n=0
+ok() { n=$((n + 1)); if eval "$2"; then echo "ok $n - $1"; else echo "not ok $n - $1"; fi; }
+
+# Load both modules once per boot; remember where the kernel log starts.
+ensure_loaded() {
+	[ -f $MARK ] || dmesg | wc -l > $MARK
+	# insmod does not resolve dependencies (drm is a module)
+	for dep in $(modinfo -F depends $KO | tr , ' '); do
+		modprobe -q "$dep" || return 1
+	done
+	grep -q '^gaudi_nic ' /proc/modules || insmod $KO num_devices=2 || return 1
+	grep -q '^gaudi_nic_test_importer ' /proc/modules || insmod $IMP_KO || return 1
+	mountpoint -q /sys/kernel/debug || mount -t debugfs none /sys/kernel/debug
+}
+
+new_dmesg() { tail -n +$(( $(cat $MARK 2>/dev/null || echo 0) + 1 )) < <(dmesg); }

@@ -1,0 +1,9 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+# run.sh ARGS... - load the modules if needed, then run gn-accel-test ARGS.
+. "$(dirname "$0")/lib.sh"
+if ! ensure_loaded; then
+	echo "not ok 1 - loading gaudi_nic.ko and the test importer"
+	exit 1
+fi
+exec $BIN/gn-accel-test "$@"

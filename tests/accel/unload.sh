@@ -1,0 +1,22 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+# Final test: unload while a dma-buf outlives its accel fd (refused), then
+# unload, reload, unload; the kernel log of the whole run must be free of
+# warnings.
+. "$(dirname "$0")/lib.sh"
+ensure_loaded
+ok "rmmod gaudi_nic_test_importer" "rmmod gaudi_nic_test_importer"
+coproc HOLD { exec $BIN/gn-accel-test hold 30; }
+read -r -t 60 line <&"${HOLD[0]}"
+ok "a process holds a dma-buf after closing its accel fd" "[ \"$line\" = ready ]"
+ok "rmmod gaudi_nic is refused while the dma-buf lives" "! rmmod gaudi_nic 2>/dev/null"
+ok "the exported memory is still accounted" "[ \"\$(cat /sys/bus/platform/devices/gaudi_nic.0/gaudi_nic/mem_exports)\" = 1 ]"
+kill "$HOLD_PID"; wait "$HOLD_PID" 2>/dev/null
+ok "rmmod gaudi_nic once the dma-buf is released" "rmmod gaudi_nic"
+ok "no gaudi_nic platform device left" "! ls /sys/bus/platform/devices | grep -q '^gaudi_nic'"
+ok "reload with num_devices=3" "insmod $KO num_devices=3 && [ -c /dev/accel/accel2 ]"
+ok "unload again" "rmmod gaudi_nic"
+bad=$(new_dmesg | grep -E 'WARNING|BUG|Oops|refcount|leak|UBSAN|general protection|Call Trace|list_del corruption|KASAN' | head -20)
+ok "kernel log free of WARNING/BUG/Oops/refcount/leak ($(new_dmesg | wc -l) lines checked)" "[ -z \"\$bad\" ]"
+[ -z "$bad" ] || echo "$bad" | sed 's/^/# /'
+echo "1..$n"

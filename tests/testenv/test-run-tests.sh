@@ -1,0 +1,30 @@
+#!/usr/bin/env bash
+# test-run-tests.sh - checks that the test runner counts honestly: passes,
+# failures, skips, a crash after passing points, a timeout, a test that
+# prints nothing, and a whole-file skip.  Output: TAP.
+set -u
+t=$(mktemp -d)
+trap 'rm -rf "$t"' EXIT
+n=0 bad=0
+check() { # DESC EXPECTED ACTUAL
+	n=$((n + 1))
+	if [ "$2" = "$3" ]; then echo "ok $n - $1"; else echo "not ok $n - $1: expected '$2', got '$3'"; bad=1; fi
+}
+run() { # LISTTEXT -> counts
+	printf '%s\n' "$1" > "$t/l.list"
+	tools/testenv/run-tests.sh "$t/l.list" "$t/out" > "$t/tap" 2>&1
+	cat "$t/out/counts"
+}
+echo "TAP version 13"
+echo "1..9"
+check "passes and skips counted"      "2 0 1" "$(run 'a 5 echo ok 1; echo ok 2; echo "ok 3 - x # SKIP no device"')"
+check "not ok counted"                "1 1 0" "$(run 'a 5 echo ok 1; echo not ok 2')"
+check "non-zero exit after passes"    "1 1 0" "$(run 'a 5 echo ok 1; exit 3')"
+check "timeout is a failure"          "1 1 0" "$(run 'a 1 echo ok 1; sleep 30')"
+check "silent test is a failure"      "0 1 0" "$(run 'a 5 true')"
+check "whole-file skip"               "0 0 1" "$(run 'a 5 echo "1..0 # SKIP needs hardware"')"
+check "indented subtests not counted" "1 0 0" "$(run 'a 5 echo "  ok 1 - sub"; echo ok 1 - top')"
+check "several tests and comments"    "2 1 0" "$(run $'# c\na 5 echo ok 1\n\nb 5 echo ok 1; echo not ok 2')"
+run 'a 5 echo ok 1; exit 3' >/dev/null
+check "failure says why" "1" "$(grep -c 'not ok 1 a .*exited with status 3' "$t/tap")"
+exit $bad

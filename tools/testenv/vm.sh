@@ -1,0 +1,82 @@
+#!/usr/bin/env bash
+# vm.sh - boot the test root's kernel under virtme-ng (TCG, no KVM) and run
+# work in the guest.  Runs inside the root (see inroot.sh); the guest sees
+# the root as its filesystem, the checkout at /src and /build writable.
+#
+#   vm.sh LIST RESULTDIR    run the tests of LIST (file or directory, see
+#                           run-tests.sh); the guest writes TAP, per-test
+#                           logs and counts into RESULTDIR (under /build)
+#   vm.sh --demo SCRIPT     run SCRIPT in the guest, output on the terminal
+#
+# The guest console goes to RESULTDIR.console.log (demo: /build/demo.log).
+# The exit status is the guest's own: run-tests.sh's (non-zero if a test
+# failed), or 1 if the guest never finished.
+# qemu runs in the PID namespace made by inroot.sh, so it cannot outlive us;
+# on a timeout we also kill it here.
+set -uo pipefail
+kver=${GAUDI_NIC_KVER:?run inside the test root}
+kernel=/boot/vmlinuz-$kver
+mem=${GAUDI_NIC_VM_MEM:-3G}
+
+vng_run() { # TIMEOUT GUEST_COMMAND
+	timeout --kill-after=20 "$1" vng --verbose --run "$kernel" --disable-kvm --force-9p \
+		--cpus "$(nproc)" --memory "$mem" --rwdir /build \
+		--append "panic_on_warn=0 oops=panic" \
+		--exec "$2"
+}
+
+if [ "${1:-}" = --demo ]; then
+	script=$2
+	vng_run 1800 "bash /src/$script" 2>&1 | tee /build/demo.log
+	exit "${PIPESTATUS[0]}"
+fi
+
+list=$1 out=$2
+case "$list" in /*) ;; *) list=/src/$list ;; esac
+case "$out" in /build/*) ;; *) echo "vm.sh: RESULTDIR must be under /build (the guest writes there)" >&2; exit 2 ;; esac
+console=$out.console.log
+rm -rf "$out"; mkdir -p "$out"
+if [ -d "$list" ]; then lists=("$list"/*.list); else lists=("$list"); fi
+# Give the guest the sum of the tests' own timeouts plus time to boot, but
+# never more than GAUDI_NIC_VM_LIMIT (default 40 min): a guest whose kernel
+# deadlocks must not eat CI's whole 90 minutes.
+limit=${GAUDI_NIC_VM_LIMIT:-2400}
+total=$(cat "${lists[@]}" | awk -v max="$limit" '!/^[[:space:]]*(#|$)/ { t += $2 }
+	END { t += 300; print (t > max ? max : t) }')
+ntests=$(cat "${lists[@]}" | grep -cv '^[[:space:]]*\(#\|$\)')
+echo "# booting $kernel under TCG for $ntests VM tests (limit ${total}s)"
+start=$(date +%s)
+vng_run "$total" "/src/tools/testenv/run-tests.sh $list $out; echo \$? > $out/finished; dmesg > $out/dmesg.log" \
+	</dev/null >"$console" 2>&1 &
+vpid=$!
+# Progress: each test's result line, as the guest prints it.
+pat='^(1\.\.[0-9]+|(not )?ok [0-9]+ )'
+shown=0
+progress() {
+	local now
+	now=$(grep -a -cE "$pat" "$console" 2>/dev/null)
+	if [ "${now:-0}" -gt "$shown" ]; then
+		grep -a -E "$pat" "$console" | tail -n +$((shown + 1)) | head -n $((now - shown))
+		shown=$now
+	fi
+}
+while kill -0 "$vpid" 2>/dev/null; do
+	sleep 2
+	progress
+done
+wait "$vpid"
+rc=$?
+progress
+# Then the whole output of every failed test (also in $out/NAME.log).
+grep -a -E '^not ok [0-9]+ ' "$console" | awk '{ print $4 }' | while read -r name; do
+	echo "# ---- output of failed test $name (build/results/${out#/build/results/}/$name.log):"
+	head -n 200 "$out/$name.log" 2>/dev/null | sed 's/^/#   /'
+done
+echo "# guest ran for $(( $(date +%s) - start ))s"
+if [ ! -f "$out/finished" ]; then
+	echo "not ok - the guest did not finish (vng exit $rc: crash, hang or timeout)"
+	echo "# guest console log: ${console#/}; its last lines:"
+	tail -n 40 "$console" | sed 's/^/#   /'
+	exit 1
+fi
+exit "$(cat "$out/finished")"	# the guest's own status: 0 only if all passed
