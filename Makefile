@@ -34,7 +34,7 @@ KVER ?= $(GAUDI_NIC_KVER)
 KDIR ?= /lib/modules/$(KVER)/build
 B := /build
 KMOD := $(B)/kmod
-MESON_COMPONENTS := hl-thunk
+MESON_COMPONENTS := hl-thunk collectives
 # Kernel sources copied into the build directory: Kbuild writes its objects
 # next to the sources, and the checkout must stay clean.
 KSRC := Kbuild drivers include tests/kmod
@@ -83,5 +83,8 @@ check: all
 demo: all
 	@tools/testenv/vm.sh --demo tools/testenv/demo.sh
 
-.PHONY: all kmod kmod-sync sparse user check demo
+bench: all
+	@tools/testenv/bench.sh
+
+.PHONY: all kmod kmod-sync sparse user check demo bench
 endif

@@ -1,0 +1,303 @@
+/* SPDX-License-Identifier: MIT */
+/* Internal definitions of libgcoll. */
+#ifndef GC_INTERNAL_H
+#define GC_INTERNAL_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <rdma/fabric.h>
+#include <rdma/fi_domain.h>
+#include <rdma/fi_endpoint.h>
+
+#include "gcoll.h"
+
+#define GC_API __attribute__((visibility("default")))
+#define GC_MAX_RAILS 8
+#define GC_ADDR_MAX 256
+#define GC_MAX_RANKS 4096          /* 12 bits of the tag */
+#define GC_RXPOOL 64               /* receives kept posted for FI_RX_CQ_DATA */
+#define GC_NSLOTS 65536            /* rendezvous slots (16 bits of imm) */
+
+/* ---- logging (log.c) ---- */
+enum { GC_LOG_NONE = 0, GC_LOG_ERR = 1, GC_LOG_INFO = 2, GC_LOG_TRACE = 3 };
+extern int gc_log_level;
+void gc_log_init(void);
+void gc_log(int level, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* Log an error (always recorded for gcoll_get_last_error) and return r. */
+gcoll_result_t gc_err(gcoll_result_t r, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+#define GC_TRACE(...) do { if (gc_log_level >= GC_LOG_TRACE) gc_log(GC_LOG_TRACE, __VA_ARGS__); } while (0)
+#define GC_INFO(...) do { if (gc_log_level >= GC_LOG_INFO) gc_log(GC_LOG_INFO, __VA_ARGS__); } while (0)
+
+uint64_t gc_now_ms(void);
+uint64_t gc_env_u64(const char *name, uint64_t def);
+
+/* ---- reduction kernels (reduce.c) ---- */
+size_t gc_type_size(gcoll_datatype_t t);
+/* dst = a op b; dst may be exactly a or b (never a partial overlap). */
+void gc_reduce(void *dst, const void *a, const void *b, size_t count,
+	       gcoll_datatype_t t, gcoll_redop_t op);
+/* buf /= n (for GCOLL_AVG). */
+void gc_scale_avg(void *buf, size_t count, gcoll_datatype_t t, int n);
+
+/* ---- bootstrap (bootstrap.c) ---- */
+struct gc_boot;
+/* Connect to the root, send hello; fails with MISMATCH/VERSION/BOOTSTRAP. */
+gcoll_result_t gc_boot_connect(const gcoll_unique_id *id, int rank, int nranks,
+			       uint64_t timeout_ms, struct gc_boot **out);
+/* All ranks contribute len bytes; out receives nranks*len bytes. */
+gcoll_result_t gc_boot_allgather(struct gc_boot *b, const void *in, size_t len,
+				 void *out);
+void gc_boot_close(struct gc_boot *b);
+uint64_t gc_host_id(void);
+
+/* ---- transport (transport.c) ---- */
+struct gc_mr {
+	struct gc_mr *next;
+	uintptr_t base;
+	size_t len;
+	struct fid_mr *mr;
+	void *desc;
+	uint64_t key;
+	int pinned;        /* user registration: never evicted */
+	int users;         /* in-flight transfers using it */
+	uint64_t last_use;
+};
+
+struct gc_rxbuf {
+	int type;          /* GC_CTX_RXPOOL */
+	int rail;
+	char data[8];
+};
+
+struct gc_rail {
+	struct fid_ep *ep;
+	struct fid_cq *cq;
+	struct fid_av *av;
+	fi_addr_t *peers;
+	struct gc_rxbuf pool[GC_RXPOOL];
+};
+
+struct gc_transport {
+	int refcnt;
+	struct fi_info *info;
+	struct fid_fabric *fabric;
+	struct fid_domain *domain;
+	int nrails;
+	struct gc_rail rails[GC_MAX_RAILS];
+	size_t addrlen;
+	char addr[GC_MAX_RAILS][GC_ADDR_MAX];
+	int npeers;
+	int myrank;           /* rank in the world communicator */
+	bool rx_cq_data;      /* FI_RX_CQ_DATA: writes consume a posted receive */
+	bool mr_local, mr_virt, mr_prov_key, dmabuf_native;
+	uint64_t next_key;
+	char prov_name[32];
+	size_t max_msg;
+	/* registration cache */
+	struct gc_mr *cache;
+	int cache_n, cache_max;
+	/* rendezvous slots (receiver side) */
+	struct gc_xfer **slots;
+	uint32_t slot_hint;
+	uint32_t slots_used;
+	/* contexts whose owners died with operations still posted */
+	struct gc_xfer *zombies;
+	uint16_t next_ctx;
+	gcoll_result_t fatal;
+	struct gcoll_comm *comms;   /* communicators sharing this transport */
+	int yield_every;            /* idle polls between sched_yield() calls */
+};
+
+enum gc_ctx_type {
+	GC_CTX_EAGER_SEND = 1,
+	GC_CTX_EAGER_RECV,
+	GC_CTX_CTRL_SEND,
+	GC_CTX_CTRL_RECV,
+	GC_CTX_WRITE,
+	GC_CTX_RXPOOL,
+};
+
+struct gc_xfer;
+struct gc_ctx {
+	int type;
+	struct gc_xfer *x;
+};
+
+/* Control entry the receiver puts in the sender's mailbox. */
+struct gc_ctrl {
+	uint64_t addr;     /* remote address (or offset without FI_MR_VIRT_ADDR) */
+	uint64_t key;
+	uint64_t len;
+	uint32_t seq;      /* sequence of the message it answers */
+	uint32_t slot;     /* receiver's rendezvous slot, echoed in the imm */
+	uint32_t wsize;    /* bytes per RDMA write segment */
+	uint32_t ctx8;     /* receiver's communicator id, low 8 bits */
+};
+
+enum gc_xstate { GX_IDLE = 0, GX_ACTIVE, GX_DONE, GX_FAILED };
+
+struct gc_xfer {
+	int kind;            /* 0 = send, 1 = recv */
+	int peer;            /* comm rank */
+	void *buf;
+	size_t len;
+	uint32_t seq;
+	int rail;            /* rail of eager/control traffic */
+	bool rndv;
+	int state;
+	gcoll_result_t err;
+	struct gc_mr *mr;    /* registration in use (users++), or NULL */
+	struct gc_mr *own_mr;/* preset registration (scratch) */
+	int inflight;        /* provider operations still holding our contexts */
+	bool posted;         /* eager op / ctrl op posted */
+	bool ctrl_ready;     /* sender: control entry arrived */
+	struct gc_ctrl ctrl;
+	uint32_t slot;
+	bool has_slot;
+	size_t nseg, seg_posted, seg_done;
+	struct gc_ctx c_main, c_write;
+	struct gc_xfer *znext;
+	struct gcoll_comm *comm;
+};
+
+/* tags: [61:60] kind, [59:44] comm ctx, [43:32] src rank, [31:0] seq */
+#define GC_TAG_DATA 1ULL
+#define GC_TAG_CTRL 2ULL
+static inline uint64_t gc_tag(uint64_t kind, uint16_t ctx, int src, uint32_t seq)
+{
+	return (kind << 60) | ((uint64_t)ctx << 44) |
+	       ((uint64_t)(src & 0xfff) << 32) | seq;
+}
+/* immediate data of a rendezvous write: [31:24] ctx8, [23:8] slot, [7:0]
+ * segment index modulo 256 */
+static inline uint32_t gc_imm(uint32_t ctx8, uint32_t slot, size_t seg)
+{
+	return ((ctx8 & 0xff) << 24) | ((slot & 0xffff) << 8) | (seg & 0xff);
+}
+
+gcoll_result_t gc_tp_open(int nrails_req, const char *prov, struct gc_transport **out);
+gcoll_result_t gc_tp_set_peers(struct gc_transport *tp, int npeers, int myrank,
+			       const char *addrs /* npeers * nrails * addrlen */);
+void gc_tp_put(struct gc_transport *tp);
+/* Poll every rail's CQ once; returns number of completions handled. */
+int gc_tp_progress(struct gc_transport *tp);
+/* Start a transfer (posts what can be posted).  Returns error on failure. */
+gcoll_result_t gc_xfer_start(struct gcoll_comm *c, struct gc_xfer *x);
+/* Advance a started transfer (post pending writes / ctrl). */
+gcoll_result_t gc_xfer_advance(struct gcoll_comm *c, struct gc_xfer *x);
+/* Give up on a transfer: cancel posted receives; keep it alive while the
+ * provider holds contexts (it becomes a zombie owned by the transport). */
+void gc_xfer_cancel(struct gcoll_comm *c, struct gc_xfer *x);
+/* Release a finished transfer's resources; returns true if x may be freed. */
+bool gc_xfer_release(struct gc_transport *tp, struct gc_xfer *x);
+void gc_tp_adopt_zombie(struct gc_transport *tp, struct gc_xfer *x);
+
+gcoll_result_t gc_mr_lookup(struct gc_transport *tp, const void *buf, size_t len,
+			    struct gc_mr **out);
+gcoll_result_t gc_mr_reg(struct gc_transport *tp, void *buf, size_t len,
+			 int dmabuf_fd, uint64_t dmabuf_off, struct gc_mr **out);
+void gc_mr_free(struct gc_transport *tp, struct gc_mr *m);
+void gc_mr_unpin(struct gc_transport *tp, struct gc_mr *m);
+void gc_mr_pin(struct gc_transport *tp, struct gc_mr *m);
+gcoll_result_t gc_fi_err(int ret, const char *what);
+
+/* ---- schedules (coll.c) ---- */
+enum gc_act_kind { GC_ACT_REDUCE = 1, GC_ACT_COPY, GC_ACT_AVG };
+struct gc_action {
+	int kind;
+	void *dst;
+	const void *a, *b;
+	size_t count;      /* elements (bytes for COPY) */
+};
+
+struct gc_phase {
+	int x0, nx;        /* range in sched->xfers */
+	int a0, na;        /* range in sched->acts */
+};
+
+struct gc_sched {
+	struct gc_sched *next;      /* in the comm's active list */
+	struct gcoll_request *req;
+	int nphase, cur;
+	int nx, capx, na, capa, capp;
+	struct gc_phase *phases;
+	struct gc_xfer **xfers;
+	struct gc_action *acts;
+	gcoll_datatype_t type;
+	gcoll_redop_t op;
+	void *scratch;
+	size_t scratch_len;
+	int arena_slot;             /* -1: private scratch */
+	struct gc_mr *scratch_mr;
+	bool started, done;
+	gcoll_result_t rc;
+};
+
+/* A user registration (mem.c).  Staged dma-bufs keep a registered host
+ * bounce buffer; operations on addresses inside [va, va+len) run on the
+ * bounce buffer with copies before (inputs) and after (outputs). */
+struct gcoll_mem {
+	struct gcoll_comm *comm;
+	struct gc_mr *mr;
+	int dmabuf;
+	bool staged;
+	void *va, *host;
+	size_t len;
+	struct gcoll_mem *next;     /* comm's list of staged regions */
+};
+
+struct gc_copy {
+	void *dst;
+	const void *src;
+	size_t len;
+};
+
+struct gcoll_request {
+	struct gcoll_comm *comm;
+	struct gc_copy *pre, *post; /* dma-buf staging copies */
+	int npre, npost;
+	struct gc_sched **s;
+	int ns, next_start, ndone, depth;
+	uint64_t deadline;
+	gcoll_result_t rc;
+	bool user;                  /* the user holds a handle */
+	bool in_group;              /* waiting for group_end to start */
+	struct gcoll_request *gnext;
+	struct gcoll_request *cnext; /* comm's list of live requests */
+};
+
+struct gcoll_comm {
+	uint32_t magic;
+	int rank, nranks;
+	struct gc_transport *tp;
+	int *tpeer;                 /* comm rank -> transport peer */
+	uint16_t ctx;
+	uint32_t *send_seq, *recv_seq;
+	uint64_t timeout_ms;
+	gcoll_result_t async_err;
+	bool aborted;
+	struct gcoll_request *reqs;
+	/* scratch arena */
+	void *arena;
+	size_t arena_slot_len;
+	int arena_nslots;
+	uint32_t arena_busy;
+	struct gc_mr *arena_mr;
+	/* tunables */
+	int algo;
+	size_t ring_thr, segsize, eager_max, wsize;
+	int depth;
+	uint32_t split_count;
+	struct gcoll_comm *tp_next;
+	struct gcoll_comm *reg_next;
+	struct gcoll_mem *staged;
+};
+
+struct gcoll_mem *gc_stage_find(struct gcoll_comm *c, const void *p, size_t len);
+
+#define GC_COMM_MAGIC 0x67636f6dU
+enum { GC_ALGO_AUTO = 0, GC_ALGO_RING, GC_ALGO_RD, GC_ALGO_TREE };
+
+#endif

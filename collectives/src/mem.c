@@ -1,0 +1,162 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * User memory registration.  dma-buf: fi_mr_regattr(FI_MR_DMABUF) when the
+ * provider accepted it at init (probed with a memfd).  Otherwise the
+ * fallback registers the caller's CPU mapping of the dma-buf (va) as ordinary
+ * host memory, and if the provider refuses that too (device memory mapped
+ * with VM_PFNMAP cannot be pinned by verbs), stages it: operations on the
+ * region run on a registered host bounce buffer, with the inputs copied in
+ * before and the outputs copied back after (see stage() in coll.c).
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+
+#include "gc_internal.h"
+
+struct gcoll_mem *gc_stage_find(struct gcoll_comm *c, const void *p, size_t len)
+{
+	uintptr_t a = (uintptr_t)p;
+
+	for (struct gcoll_mem *m = c->staged; m; m = m->next)
+		if (a >= (uintptr_t)m->va && a + len <= (uintptr_t)m->va + m->len)
+			return m;
+	return NULL;
+}
+
+static gcoll_result_t check(gcoll_comm_t c, const char *fn)
+{
+	int n;
+
+	/* gcoll_comm_count validates the handle */
+	if (!c)
+		return gc_err(GCOLL_ERR_INVALID_ARGUMENT, "%s: comm is NULL", fn);
+	return gcoll_comm_count(c, &n);
+}
+
+GC_API gcoll_result_t gcoll_mem_register(gcoll_comm_t c, void *buf, size_t len, gcoll_mem_t *h)
+{
+	static const char fn[] = "gcoll_mem_register";
+	struct gcoll_mem *m;
+	gcoll_result_t rc;
+
+	if ((rc = check(c, fn)))
+		return rc;
+	if (!buf)
+		return gc_err(GCOLL_ERR_INVALID_ARGUMENT, "%s: buf is NULL", fn);
+	if (!len)
+		return gc_err(GCOLL_ERR_INVALID_ARGUMENT, "%s: len is 0", fn);
+	if (!h)
+		return gc_err(GCOLL_ERR_INVALID_ARGUMENT, "%s: handle is NULL", fn);
+	m = calloc(1, sizeof(*m));
+	if (!m)
+		return GCOLL_ERR_NOMEM;
+	rc = gc_mr_reg(c->tp, buf, len, -1, 0, &m->mr);
+	if (rc) {
+		free(m);
+		return rc;
+	}
+	gc_mr_pin(c->tp, m->mr);
+	m->comm = c;
+	*h = m;
+	return GCOLL_SUCCESS;
+}
+
+GC_API gcoll_result_t gcoll_mem_register_dmabuf(gcoll_comm_t c, int fd, uint64_t offset,
+						size_t len, void *va, gcoll_mem_t *h)
+{
+	static const char fn[] = "gcoll_mem_register_dmabuf";
+	struct gcoll_mem *m;
+	gcoll_result_t rc;
+
+	if ((rc = check(c, fn)))
+		return rc;
+	if (fd < 0)
+		return gc_err(GCOLL_ERR_INVALID_ARGUMENT, "%s: fd %d is not a file descriptor", fn, fd);
+	if (!len)
+		return gc_err(GCOLL_ERR_INVALID_ARGUMENT, "%s: len is 0", fn);
+	if (!h)
+		return gc_err(GCOLL_ERR_INVALID_ARGUMENT, "%s: handle is NULL", fn);
+	if (!va)
+		return gc_err(GCOLL_ERR_INVALID_ARGUMENT,
+			      "%s: va is NULL (the address collectives will use for this buffer)", fn);
+	m = calloc(1, sizeof(*m));
+	if (!m)
+		return GCOLL_ERR_NOMEM;
+	m->comm = c;
+	if (c->tp->dmabuf_native) {
+		rc = gc_mr_reg(c->tp, va, len, fd, offset, &m->mr);
+		if (!rc) {
+			m->dmabuf = 1;
+			goto ok;
+		}
+		GC_INFO("%s: FI_MR_DMABUF failed, using the fallback", fn);
+	}
+	/* fallback 1: the CPU mapping is ordinary memory the provider can
+	 * register; fallback 2 (or GCOLL_DMABUF_STAGE=1): stage through a
+	 * registered host bounce buffer */
+	rc = gc_env_u64("GCOLL_DMABUF_STAGE", 0) ? GCOLL_ERR_UNSUPPORTED
+						  : gc_mr_reg(c->tp, va, len, -1, 0, &m->mr);
+	if (rc) {
+		m->host = aligned_alloc(4096, (len + 4095) & ~(size_t)4095);
+		if (!m->host) {
+			free(m);
+			return GCOLL_ERR_NOMEM;
+		}
+		rc = gc_mr_reg(c->tp, m->host, len, -1, 0, &m->mr);
+		if (rc) {
+			free(m->host);
+			free(m);
+			return rc;
+		}
+		m->staged = true;
+		m->va = va;
+		m->len = len;
+		m->next = c->staged;
+		c->staged = m;
+		GC_INFO("%s: dma-buf fd %d staged through a host bounce buffer", fn, fd);
+	}
+ok:
+	gc_mr_pin(c->tp, m->mr);
+	*h = m;
+	return GCOLL_SUCCESS;
+}
+
+GC_API int gcoll_mem_is_staged(gcoll_mem_t h)
+{
+	return h ? h->staged : 0;
+}
+
+GC_API int gcoll_mem_is_dmabuf(gcoll_mem_t h)
+{
+	return h ? h->dmabuf : 0;
+}
+
+GC_API gcoll_result_t gcoll_mem_deregister(gcoll_comm_t c, gcoll_mem_t h)
+{
+	static const char fn[] = "gcoll_mem_deregister";
+	gcoll_result_t rc;
+
+	if ((rc = check(c, fn)))
+		return rc;
+	if (!h)
+		return gc_err(GCOLL_ERR_INVALID_ARGUMENT, "%s: handle is NULL", fn);
+	if (h->comm != c)
+		return gc_err(GCOLL_ERR_INVALID_ARGUMENT, "%s: handle belongs to another communicator", fn);
+	if (h->mr->users)
+		return gc_err(GCOLL_ERR_INVALID_USAGE, "%s: memory is in use by %d transfers", fn,
+			      h->mr->users);
+	if (h->staged) {
+		for (struct gcoll_mem **pp = &c->staged; *pp; pp = &(*pp)->next)
+			if (*pp == h) {
+				*pp = h->next;
+				break;
+			}
+	}
+	gc_mr_unpin(c->tp, h->mr);
+	free(h->host);
+	free(h);
+	return GCOLL_SUCCESS;
+}

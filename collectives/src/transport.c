@@ -1,0 +1,864 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * libfabric transport: RDM endpoints (one per rail), registration cache,
+ * eager tagged messages and receiver-driven rendezvous writes.
+ *
+ * Rendezvous: the receiver registers its destination, takes a slot and
+ * injects a control entry (address, key, length, sequence, slot, segment
+ * size) into the sender's mailbox - a tagged receive the sender posted for
+ * exactly that (communicator, peer, sequence).  The sender then writes the
+ * data with fi_writedata(), one write per segment, striped over the rails;
+ * each write carries the 32-bit immediate gc_imm(ctx8, slot, segment).  The
+ * receiver counts remote-CQ-data completions for the slot.  When the
+ * provider runs in FI_RX_CQ_DATA mode (verbs), every such write consumes a
+ * posted receive: a pool of zero-length receives is kept posted per rail
+ * and reposted as they are consumed.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+#include <rdma/fi_cm.h>
+#include <rdma/fi_errno.h>
+#include <rdma/fi_rma.h>
+#include <rdma/fi_tagged.h>
+
+#include "gc_internal.h"
+
+#define GC_WRITE_WINDOW 16   /* outstanding writes per transfer */
+
+gcoll_result_t gc_fi_err(int ret, const char *what)
+{
+	return gc_err(GCOLL_ERR_FABRIC, "%s: %s (%d)", what, fi_strerror(-ret), ret);
+}
+
+static struct fi_info *make_hints(const char *prov)
+{
+	struct fi_info *h = fi_allocinfo();
+
+	if (!h)
+		return NULL;
+	h->ep_attr->type = FI_EP_RDM;
+	h->caps = FI_MSG | FI_TAGGED | FI_RMA | FI_WRITE | FI_REMOTE_WRITE |
+		  FI_SEND | FI_RECV;
+	h->mode = FI_RX_CQ_DATA;
+	h->domain_attr->mr_mode = FI_MR_LOCAL | FI_MR_VIRT_ADDR | FI_MR_ALLOCATED |
+				  FI_MR_PROV_KEY;
+	h->domain_attr->threading = FI_THREAD_DOMAIN;
+	h->tx_attr->msg_order = FI_ORDER_SAS;
+	h->rx_attr->msg_order = FI_ORDER_SAS;
+	if (prov && *prov)
+		h->fabric_attr->prov_name = strdup(prov);
+	return h;
+}
+
+static int post_pool(struct gc_rail *r, struct gc_rxbuf *b)
+{
+	return (int)fi_recv(r->ep, NULL, 0, NULL, FI_ADDR_UNSPEC, b);
+}
+
+/* Probe FI_MR_DMABUF with a memfd stand-in.  Accepting the registration is
+ * not enough (some providers take the flag and then treat the attribute as
+ * an iovec): the probe RDMA-writes a pattern into the region through our own
+ * endpoint and checks it arrived. */
+static bool probe_dmabuf(struct gc_transport *tp)
+{
+	struct fi_mr_dmabuf db = { 0 };
+	struct fi_mr_attr attr = { 0 };
+	struct fid_mr *mr = NULL, *smr = NULL;
+	struct gc_rail *r = &tp->rails[0];
+	long pg = sysconf(_SC_PAGESIZE);
+	char src[64];
+	fi_addr_t self;
+	bool ok = false;
+	void *va;
+	int fd, ret;
+
+	if (gc_env_u64("GCOLL_DMABUF", 1) == 0)
+		return false;
+	fd = memfd_create("gcoll-probe", MFD_CLOEXEC);
+	if (fd < 0)
+		return false;
+	if (ftruncate(fd, pg)) {
+		close(fd);
+		return false;
+	}
+	va = mmap(NULL, (size_t)pg, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	if (va == MAP_FAILED) {
+		close(fd);
+		return false;
+	}
+	memset(va, 0, (size_t)pg);
+	for (size_t i = 0; i < sizeof(src); i++)
+		src[i] = (char)(0xa5 ^ i);
+	db.fd = fd;
+	db.offset = 0;
+	db.len = (size_t)pg;
+	db.base_addr = va;
+	attr.dmabuf = &db;
+	attr.iov_count = 1;
+	attr.access = FI_WRITE | FI_REMOTE_WRITE | FI_SEND | FI_RECV;
+	attr.requested_key = tp->next_key++;
+	attr.iface = FI_HMEM_SYSTEM;
+	ret = fi_mr_regattr(tp->domain, &attr, FI_MR_DMABUF, &mr);
+	if (ret)
+		goto out;
+	if (tp->mr_local) {
+		struct iovec iov = { src, sizeof(src) };
+		struct fi_mr_attr a2 = { .mr_iov = &iov, .iov_count = 1,
+					 .access = FI_WRITE | FI_SEND,
+					 .requested_key = tp->next_key++ };
+
+		if (fi_mr_regattr(tp->domain, &a2, 0, &smr))
+			goto out;
+	}
+	if (fi_av_insert(r->av, tp->addr[0], 1, &self, 0, NULL) != 1)
+		goto out;
+	for (uint64_t end = gc_now_ms() + 2000;;) {
+		struct fi_cq_data_entry e;
+
+		ret = (int)fi_write(r->ep, src, sizeof(src), smr ? fi_mr_desc(smr) : NULL, self,
+				    tp->mr_virt ? (uint64_t)(uintptr_t)va : 0, fi_mr_key(mr), NULL);
+		if (ret != -FI_EAGAIN || gc_now_ms() > end)
+			break;
+		fi_cq_read(r->cq, &e, 0);
+	}
+	if (ret) {
+		GC_INFO("FI_MR_DMABUF probe: fi_write: %s", fi_strerror(-ret));
+		goto out;
+	}
+	for (uint64_t end = gc_now_ms() + 2000; gc_now_ms() < end;) {
+		struct fi_cq_data_entry e;
+		ssize_t n = fi_cq_read(r->cq, &e, 1);
+
+		if (n == -FI_EAVAIL) {
+			struct fi_cq_err_entry err = { 0 };
+
+			fi_cq_readerr(r->cq, &err, 0);
+			GC_INFO("FI_MR_DMABUF probe: write failed: %s", fi_strerror(err.err));
+			break;
+		}
+		if (n == 1 && !(e.flags & FI_REMOTE_CQ_DATA)) {
+			/* local completion; give the target side a moment */
+			for (uint64_t e2 = gc_now_ms() + 500; gc_now_ms() < e2;) {
+				fi_cq_read(r->cq, &e, 0);
+				if (!memcmp(va, src, sizeof(src)))
+					break;
+			}
+			ok = !memcmp(va, src, sizeof(src));
+			break;
+		}
+	}
+out:
+	if (smr)
+		fi_close(&smr->fid);
+	if (mr)
+		fi_close(&mr->fid);
+	munmap(va, (size_t)pg);
+	close(fd);
+	GC_INFO("FI_MR_DMABUF probe on %s: %s", tp->prov_name, ok ? "works" : "not supported");
+	return ok;
+}
+
+gcoll_result_t gc_tp_open(int nrails, const char *prov, struct gc_transport **out)
+{
+	struct fi_info *hints, *info = NULL, *pick;
+	const char *ifname = getenv("GCOLL_IFACE");
+	struct gc_transport *tp;
+	gcoll_result_t rc;
+	int ret;
+
+	hints = make_hints(prov);
+	if (!hints)
+		return GCOLL_ERR_NOMEM;
+	ret = fi_getinfo(FI_VERSION(1, 20), NULL, NULL, 0, hints, &info);
+	fi_freeinfo(hints);
+	if (ret || !info)
+		return gc_err(GCOLL_ERR_UNSUPPORTED,
+			      "transport: no RDM endpoint with tagged+RMA for provider '%s': %s",
+			      prov ? prov : "(any)", fi_strerror(-ret));
+	pick = info;
+	if (ifname) {
+		for (struct fi_info *i = info; i; i = i->next)
+			if (i->domain_attr->name && !strcmp(i->domain_attr->name, ifname)) {
+				pick = i;
+				break;
+			}
+	}
+	tp = calloc(1, sizeof(*tp));
+	if (!tp) {
+		fi_freeinfo(info);
+		return GCOLL_ERR_NOMEM;
+	}
+	tp->refcnt = 1;
+	tp->info = fi_dupinfo(pick);
+	fi_freeinfo(info);
+	if (!tp->info) {
+		free(tp);
+		return GCOLL_ERR_NOMEM;
+	}
+	info = tp->info;
+	snprintf(tp->prov_name, sizeof(tp->prov_name), "%s", info->fabric_attr->prov_name);
+	if (info->domain_attr->cq_data_size < 4) {
+		rc = gc_err(GCOLL_ERR_UNSUPPORTED, "transport: provider %s has %zu bytes of CQ data, need 4",
+			    tp->prov_name, info->domain_attr->cq_data_size);
+		goto fail;
+	}
+	if (info->tx_attr->inject_size < sizeof(struct gc_ctrl)) {
+		rc = gc_err(GCOLL_ERR_UNSUPPORTED, "transport: provider %s inject size %zu < %zu",
+			    tp->prov_name, info->tx_attr->inject_size, sizeof(struct gc_ctrl));
+		goto fail;
+	}
+	tp->rx_cq_data = (info->mode & FI_RX_CQ_DATA) || gc_env_u64("GCOLL_FORCE_RX_CQ_DATA", 0);
+	tp->mr_local = info->domain_attr->mr_mode & FI_MR_LOCAL;
+	tp->mr_virt = info->domain_attr->mr_mode & FI_MR_VIRT_ADDR;
+	tp->mr_prov_key = info->domain_attr->mr_mode & FI_MR_PROV_KEY;
+	tp->max_msg = info->ep_attr->max_msg_size;
+	tp->next_key = 1 + ((uint64_t)getpid() << 20);
+	tp->cache_max = (int)gc_env_u64("GCOLL_MR_CACHE_SIZE", 64);
+	tp->slots = calloc(GC_NSLOTS, sizeof(*tp->slots));
+	if (!tp->slots) {
+		rc = GCOLL_ERR_NOMEM;
+		goto fail;
+	}
+	ret = fi_fabric(info->fabric_attr, &tp->fabric, NULL);
+	if (ret) {
+		rc = gc_fi_err(ret, "fi_fabric");
+		goto fail;
+	}
+	ret = fi_domain(tp->fabric, info, &tp->domain, NULL);
+	if (ret) {
+		rc = gc_fi_err(ret, "fi_domain");
+		goto fail;
+	}
+	if (nrails < 1)
+		nrails = 1;
+	if (nrails > GC_MAX_RAILS)
+		nrails = GC_MAX_RAILS;
+	for (int i = 0; i < nrails; i++) {
+		struct gc_rail *r = &tp->rails[i];
+		struct fi_cq_attr cqa = { .format = FI_CQ_FORMAT_DATA, .size = 4096,
+					  .wait_obj = FI_WAIT_NONE };
+		struct fi_av_attr ava = { .type = FI_AV_TABLE };
+		size_t alen = GC_ADDR_MAX;
+
+		ret = fi_endpoint(tp->domain, info, &r->ep, NULL);
+		if (ret) {
+			if (i > 0)
+				break;   /* fewer rails than asked for */
+			rc = gc_fi_err(ret, "fi_endpoint");
+			goto fail;
+		}
+		ret = fi_cq_open(tp->domain, &cqa, &r->cq, NULL);
+		if (!ret)
+			ret = fi_av_open(tp->domain, &ava, &r->av, NULL);
+		if (!ret)
+			ret = fi_ep_bind(r->ep, &r->cq->fid, FI_TRANSMIT | FI_RECV);
+		if (!ret)
+			ret = fi_ep_bind(r->ep, &r->av->fid, 0);
+		if (!ret && !strcmp(tp->prov_name, "shm")) {
+			/* shm names its shared-memory region after the endpoint;
+			 * the default (pid based) collides with regions left by
+			 * killed processes when pids are reused (containers) */
+			char name[96];
+			uint64_t rnd = gc_now_ms() ^ ((uint64_t)getpid() << 32) ^ (uintptr_t)tp;
+			const char *pfx = getenv("GCOLL_SHM_PREFIX");
+
+			/* fixed width: every rank's address has the same length */
+			snprintf(name, sizeof(name), "%.40s_%010d_%016llx_%d", pfx && *pfx ? pfx : "gcoll",
+				 (int)getpid(),
+				 (unsigned long long)(rnd * 0x9e3779b97f4a7c15ull), i);
+			ret = fi_setname(&r->ep->fid, name, strlen(name) + 1);
+			if (ret)
+				GC_INFO("shm: fi_setname failed (%s), using the default name",
+					fi_strerror(-ret));
+			ret = 0;
+		}
+		if (!ret)
+			ret = fi_enable(r->ep);
+		if (!ret)
+			ret = fi_getname(&r->ep->fid, tp->addr[i], &alen);
+		if (ret) {
+			tp->nrails = i + 1;
+			rc = gc_fi_err(ret, "endpoint setup");
+			goto fail;
+		}
+		if (i == 0)
+			tp->addrlen = alen;
+		else if (alen != tp->addrlen) {
+			tp->nrails = i + 1;
+			rc = gc_err(GCOLL_ERR_FABRIC, "transport: rails have different address sizes");
+			goto fail;
+		}
+		tp->nrails = i + 1;
+		if (tp->rx_cq_data) {
+			for (int k = 0; k < GC_RXPOOL; k++) {
+				r->pool[k].type = GC_CTX_RXPOOL;
+				r->pool[k].rail = i;
+				ret = post_pool(r, &r->pool[k]);
+				if (ret) {
+					rc = gc_fi_err(ret, "fi_recv (remote CQ data pool)");
+					goto fail;
+				}
+			}
+		}
+	}
+	tp->dmabuf_native = probe_dmabuf(tp);
+	GC_INFO("transport: provider %s domain %s rails %d rx_cq_data %d mr_local %d virt %d dmabuf %d",
+		tp->prov_name, info->domain_attr->name, tp->nrails, tp->rx_cq_data,
+		tp->mr_local, tp->mr_virt, tp->dmabuf_native);
+	*out = tp;
+	return GCOLL_SUCCESS;
+fail:
+	gc_tp_put(tp);
+	return rc;
+}
+
+gcoll_result_t gc_tp_set_peers(struct gc_transport *tp, int npeers, int myrank,
+			       const char *addrs)
+{
+	tp->npeers = npeers;
+	tp->myrank = myrank;
+	for (int i = 0; i < tp->nrails; i++) {
+		struct gc_rail *r = &tp->rails[i];
+
+		r->peers = calloc((size_t)npeers, sizeof(fi_addr_t));
+		if (!r->peers)
+			return GCOLL_ERR_NOMEM;
+		for (int p = 0; p < npeers; p++) {
+			const char *a = addrs + ((size_t)p * (size_t)tp->nrails + (size_t)i) * tp->addrlen;
+			int ret = fi_av_insert(r->av, a, 1, &r->peers[p], 0, NULL);
+
+			if (ret != 1)
+				return gc_err(GCOLL_ERR_FABRIC, "fi_av_insert of rank %d rail %d failed (%d)",
+					      p, i, ret);
+		}
+	}
+	return GCOLL_SUCCESS;
+}
+
+static void free_zombie(struct gc_transport *tp, struct gc_xfer *x)
+{
+	struct gc_xfer **pp;
+
+	for (pp = &tp->zombies; *pp; pp = &(*pp)->znext)
+		if (*pp == x) {
+			*pp = x->znext;
+			break;
+		}
+	free(x);
+}
+
+void gc_tp_put(struct gc_transport *tp)
+{
+	if (!tp || --tp->refcnt > 0)
+		return;
+	/* closing the endpoints ends every operation still posted */
+	for (int i = 0; i < tp->nrails; i++) {
+		struct gc_rail *r = &tp->rails[i];
+
+		if (r->ep)
+			fi_close(&r->ep->fid);
+		if (r->av)
+			fi_close(&r->av->fid);
+		if (r->cq)
+			fi_close(&r->cq->fid);
+		free(r->peers);
+	}
+	while (tp->zombies)
+		free_zombie(tp, tp->zombies);
+	while (tp->cache) {
+		struct gc_mr *m = tp->cache;
+
+		tp->cache = m->next;
+		if (m->mr)
+			fi_close(&m->mr->fid);
+		free(m);
+	}
+	if (tp->domain)
+		fi_close(&tp->domain->fid);
+	if (tp->fabric)
+		fi_close(&tp->fabric->fid);
+	fi_freeinfo(tp->info);
+	free(tp->slots);
+	free(tp);
+}
+
+/* ------------------------------------------------------------ MR cache */
+
+gcoll_result_t gc_mr_reg(struct gc_transport *tp, void *buf, size_t len, int dmabuf_fd,
+			 uint64_t dmabuf_off, struct gc_mr **out)
+{
+	struct iovec iov = { .iov_base = buf, .iov_len = len };
+	struct fi_mr_dmabuf db = { 0 };
+	struct fi_mr_attr attr = { 0 };
+	uint64_t flags = 0;
+	struct gc_mr *m;
+	int ret;
+
+	m = calloc(1, sizeof(*m));
+	if (!m)
+		return GCOLL_ERR_NOMEM;
+	attr.access = FI_SEND | FI_RECV | FI_WRITE | FI_REMOTE_WRITE | FI_READ | FI_REMOTE_READ;
+	attr.requested_key = tp->next_key++;
+	attr.iface = FI_HMEM_SYSTEM;
+	attr.iov_count = 1;
+	if (dmabuf_fd >= 0) {
+		db.fd = dmabuf_fd;
+		db.offset = dmabuf_off;
+		db.len = len;
+		db.base_addr = (char *)buf - dmabuf_off;
+		attr.dmabuf = &db;
+		flags = FI_MR_DMABUF;
+	} else {
+		attr.mr_iov = &iov;
+	}
+	ret = fi_mr_regattr(tp->domain, &attr, flags, &m->mr);
+	if (ret) {
+		free(m);
+		return gc_fi_err(ret, dmabuf_fd >= 0 ? "fi_mr_regattr(FI_MR_DMABUF)" : "fi_mr_regattr");
+	}
+	m->base = (uintptr_t)buf;
+	m->len = len;
+	m->desc = fi_mr_desc(m->mr);
+	m->key = fi_mr_key(m->mr);
+	*out = m;
+	return GCOLL_SUCCESS;
+}
+
+void gc_mr_free(struct gc_transport *tp, struct gc_mr *m)
+{
+	(void)tp;
+	if (!m)
+		return;
+	if (m->mr)
+		fi_close(&m->mr->fid);
+	free(m);
+}
+
+static void cache_insert(struct gc_transport *tp, struct gc_mr *m)
+{
+	m->next = tp->cache;
+	tp->cache = m;
+	tp->cache_n++;
+	/* evict least recently used idle entries beyond the limit */
+	while (tp->cache_n > tp->cache_max) {
+		struct gc_mr **pp, **victim = NULL;
+
+		for (pp = &tp->cache; *pp; pp = &(*pp)->next)
+			if (!(*pp)->pinned && !(*pp)->users && *pp != m &&
+			    (!victim || (*pp)->last_use < (*victim)->last_use))
+				victim = pp;
+		if (!victim)
+			break;
+		struct gc_mr *v = *victim;
+
+		*victim = v->next;
+		tp->cache_n--;
+		gc_mr_free(tp, v);
+	}
+}
+
+/* Find (or create) a registration covering [buf, buf+len). */
+gcoll_result_t gc_mr_lookup(struct gc_transport *tp, const void *buf, size_t len,
+			    struct gc_mr **out)
+{
+	static uint64_t tick;
+	uintptr_t a = (uintptr_t)buf, pg = 4096, lo, hi;
+	struct gc_mr *m;
+	gcoll_result_t rc;
+
+	for (m = tp->cache; m; m = m->next)
+		if (a >= m->base && a + len <= m->base + m->len) {
+			m->users++;
+			m->last_use = ++tick;
+			*out = m;
+			return GCOLL_SUCCESS;
+		}
+	lo = a & ~(pg - 1);
+	hi = (a + len + pg - 1) & ~(pg - 1);
+	rc = gc_mr_reg(tp, (void *)lo, hi - lo, -1, 0, &m);
+	if (rc)
+		return rc;
+	m->users = 1;
+	m->last_use = ++tick;
+	cache_insert(tp, m);
+	*out = m;
+	return GCOLL_SUCCESS;
+}
+
+/* A pinned registration made by the user or the arena. */
+void gc_mr_unpin(struct gc_transport *tp, struct gc_mr *m)
+{
+	struct gc_mr **pp;
+
+	for (pp = &tp->cache; *pp; pp = &(*pp)->next)
+		if (*pp == m) {
+			*pp = m->next;
+			tp->cache_n--;
+			break;
+		}
+	gc_mr_free(tp, m);
+}
+
+static void mr_put(struct gc_xfer *x)
+{
+	if (x->mr) {
+		x->mr->users--;
+		x->mr = NULL;
+	}
+}
+
+static gcoll_result_t xfer_mr(struct gcoll_comm *c, struct gc_xfer *x, bool need)
+{
+	if (x->mr || !need)
+		return GCOLL_SUCCESS;
+	if (x->own_mr) {
+		x->mr = x->own_mr;
+		x->mr->users++;
+		return GCOLL_SUCCESS;
+	}
+	return gc_mr_lookup(c->tp, x->buf, x->len, &x->mr);
+}
+
+/* ----------------------------------------------------------- transfers */
+
+static fi_addr_t peer_addr(struct gcoll_comm *c, int rail, int peer)
+{
+	return c->tp->rails[rail].peers[c->tpeer[peer]];
+}
+
+static void xfer_done(struct gc_xfer *x)
+{
+	if (x->state == GX_ACTIVE)
+		x->state = GX_DONE;
+}
+
+static void xfer_fail(struct gc_xfer *x, gcoll_result_t e)
+{
+	if (x->state == GX_ACTIVE || x->state == GX_IDLE) {
+		x->state = GX_FAILED;
+		x->err = e;
+	}
+}
+
+static void slot_free(struct gc_transport *tp, struct gc_xfer *x)
+{
+	if (x->has_slot) {
+		tp->slots[x->slot] = NULL;
+		tp->slots_used--;
+		x->has_slot = false;
+	}
+}
+
+static gcoll_result_t slot_alloc(struct gc_transport *tp, struct gc_xfer *x)
+{
+	if (tp->slots_used >= GC_NSLOTS - 1)
+		return gc_err(GCOLL_ERR_NOMEM, "transport: out of rendezvous slots");
+	for (;;) {
+		uint32_t s = tp->slot_hint++ & (GC_NSLOTS - 1);
+
+		if (!tp->slots[s]) {
+			tp->slots[s] = x;
+			tp->slots_used++;
+			x->slot = s;
+			x->has_slot = true;
+			return GCOLL_SUCCESS;
+		}
+	}
+}
+
+/* Post what is pending for x.  -FI_EAGAIN leaves it for the next call. */
+gcoll_result_t gc_xfer_advance(struct gcoll_comm *c, struct gc_xfer *x)
+{
+	struct gc_transport *tp = c->tp;
+	struct gc_rail *r = &tp->rails[x->rail];
+	gcoll_result_t rc;
+	ssize_t ret;
+
+	if (x->state != GX_ACTIVE)
+		return GCOLL_SUCCESS;
+	if (!x->rndv) {
+		if (x->posted)
+			return GCOLL_SUCCESS;
+		rc = xfer_mr(c, x, tp->mr_local);
+		if (rc)
+			return rc;
+		if (x->kind == 0) {
+			x->c_main.type = GC_CTX_EAGER_SEND;
+			ret = fi_tsend(r->ep, x->buf, x->len, x->mr ? x->mr->desc : NULL,
+				       peer_addr(c, x->rail, x->peer),
+				       gc_tag(GC_TAG_DATA, c->ctx, c->rank, x->seq), &x->c_main);
+		} else {
+			x->c_main.type = GC_CTX_EAGER_RECV;
+			ret = fi_trecv(r->ep, x->buf, x->len, x->mr ? x->mr->desc : NULL,
+				       FI_ADDR_UNSPEC,
+				       gc_tag(GC_TAG_DATA, c->ctx, x->peer, x->seq), 0, &x->c_main);
+		}
+		if (ret == -FI_EAGAIN)
+			return GCOLL_SUCCESS;
+		if (ret)
+			return gc_fi_err((int)ret, x->kind == 0 ? "fi_tsend" : "fi_trecv");
+		x->posted = true;
+		x->inflight++;
+		return GCOLL_SUCCESS;
+	}
+	if (x->kind == 1) {
+		/* receiver: register, take a slot, inject the control entry */
+		if (x->posted)
+			return GCOLL_SUCCESS;
+		if (!x->has_slot) {
+			rc = xfer_mr(c, x, true);
+			if (rc)
+				return rc;
+			rc = slot_alloc(tp, x);
+			if (rc)
+				return rc;
+			x->ctrl.addr = tp->mr_virt ? (uint64_t)(uintptr_t)x->buf
+						   : (uint64_t)((uintptr_t)x->buf - x->mr->base);
+			x->ctrl.key = x->mr->key;
+			x->ctrl.len = x->len;
+			x->ctrl.seq = x->seq;
+			x->ctrl.slot = x->slot;
+			x->ctrl.wsize = (uint32_t)c->wsize;
+			x->ctrl.ctx8 = c->ctx & 0xff;
+			x->nseg = (x->len + c->wsize - 1) / c->wsize;
+		}
+		ret = fi_tinject(r->ep, &x->ctrl, sizeof(x->ctrl), peer_addr(c, x->rail, x->peer),
+				 gc_tag(GC_TAG_CTRL, c->ctx, c->rank, x->seq));
+		if (ret == -FI_EAGAIN)
+			return GCOLL_SUCCESS;
+		if (ret)
+			return gc_fi_err((int)ret, "fi_tinject (rendezvous control)");
+		x->posted = true;
+		return GCOLL_SUCCESS;
+	}
+	/* sender: wait for the control entry, then write segments */
+	if (!x->posted) {
+		struct gc_mr *cm = NULL;
+
+		if (tp->mr_local) {
+			rc = gc_mr_lookup(tp, &x->ctrl, sizeof(x->ctrl), &cm);
+			if (rc)
+				return rc;
+			cm->users--;   /* cached; the xfer lives in the heap page */
+		}
+		x->c_main.type = GC_CTX_CTRL_RECV;
+		ret = fi_trecv(r->ep, &x->ctrl, sizeof(x->ctrl), cm ? cm->desc : NULL,
+			       FI_ADDR_UNSPEC, gc_tag(GC_TAG_CTRL, c->ctx, x->peer, x->seq), 0,
+			       &x->c_main);
+		if (ret == -FI_EAGAIN)
+			return GCOLL_SUCCESS;
+		if (ret)
+			return gc_fi_err((int)ret, "fi_trecv (rendezvous mailbox)");
+		x->posted = true;
+		x->inflight++;
+		return GCOLL_SUCCESS;
+	}
+	if (!x->ctrl_ready)
+		return GCOLL_SUCCESS;
+	if (!x->nseg) {
+		if (x->ctrl.len != x->len || x->ctrl.seq != x->seq || !x->ctrl.wsize)
+			return gc_err(GCOLL_ERR_INVALID_USAGE,
+				      "send to rank %d: receiver expects %llu bytes, sender has %zu (seq %u)",
+				      x->peer, (unsigned long long)x->ctrl.len, x->len, x->seq);
+		x->nseg = (x->len + x->ctrl.wsize - 1) / x->ctrl.wsize;
+		rc = xfer_mr(c, x, tp->mr_local);
+		if (rc)
+			return rc;
+	}
+	x->c_write.type = GC_CTX_WRITE;
+	while (x->seg_posted < x->nseg &&
+	       x->seg_posted - x->seg_done < GC_WRITE_WINDOW) {
+		size_t off = x->seg_posted * x->ctrl.wsize;
+		size_t n = x->len - off < x->ctrl.wsize ? x->len - off : x->ctrl.wsize;
+		int rail = (int)((x->seg_posted + x->seq) % (size_t)tp->nrails);
+
+		ret = fi_writedata(tp->rails[rail].ep, (char *)x->buf + off, n,
+				   x->mr ? x->mr->desc : NULL,
+				   gc_imm(x->ctrl.ctx8, x->ctrl.slot, x->seg_posted),
+				   peer_addr(c, rail, x->peer), x->ctrl.addr + off, x->ctrl.key,
+				   &x->c_write);
+		if (ret == -FI_EAGAIN)
+			break;
+		if (ret)
+			return gc_fi_err((int)ret, "fi_writedata");
+		x->seg_posted++;
+		x->inflight++;
+	}
+	return GCOLL_SUCCESS;
+}
+
+gcoll_result_t gc_xfer_start(struct gcoll_comm *c, struct gc_xfer *x)
+{
+	x->state = GX_ACTIVE;
+	x->rail = (int)(x->seq % (uint32_t)c->tp->nrails);
+	x->rndv = x->len > c->eager_max;
+	x->c_main.x = x;
+	x->c_write.x = x;
+	x->comm = c;
+	return gc_xfer_advance(c, x);
+}
+
+void gc_xfer_cancel(struct gcoll_comm *c, struct gc_xfer *x)
+{
+	struct gc_transport *tp = c->tp;
+
+	slot_free(tp, x);
+	if (x->inflight && x->posted &&
+	    (x->c_main.type == GC_CTX_EAGER_RECV || x->c_main.type == GC_CTX_CTRL_RECV))
+		fi_cancel(&tp->rails[x->rail].ep->fid, &x->c_main);
+	xfer_fail(x, GCOLL_ERR_ABORTED);
+}
+
+bool gc_xfer_release(struct gc_transport *tp, struct gc_xfer *x)
+{
+	slot_free(tp, x);
+	mr_put(x);
+	return x->inflight == 0;
+}
+
+void gc_tp_adopt_zombie(struct gc_transport *tp, struct gc_xfer *x)
+{
+	x->comm = NULL;
+	x->znext = tp->zombies;
+	tp->zombies = x;
+}
+
+/* ------------------------------------------------------------ progress */
+
+static void ctx_finish(struct gc_transport *tp, struct gc_xfer *x)
+{
+	x->inflight--;
+	if (!x->comm && x->inflight == 0)
+		free_zombie(tp, x);
+}
+
+static void handle_cq_data(struct gc_transport *tp, uint64_t data)
+{
+	uint32_t imm = (uint32_t)data, slot = (imm >> 8) & 0xffff;
+	struct gc_xfer *x = tp->slots[slot];
+
+	if (!x || !x->comm || (x->comm->ctx & 0xff) != imm >> 24) {
+		GC_TRACE("stray rendezvous write imm 0x%08x", imm);
+		return;
+	}
+	x->seg_done++;
+	if (x->seg_done >= x->nseg) {
+		slot_free(tp, x);
+		xfer_done(x);
+	}
+}
+
+static void handle_entry(struct gc_transport *tp, struct fi_cq_data_entry *e)
+{
+	struct gc_ctx *ctx = e->op_context;
+	struct gc_xfer *x;
+
+	if (e->flags & FI_REMOTE_CQ_DATA) {
+		handle_cq_data(tp, e->data);
+		if (tp->rx_cq_data && ctx && ctx->type == GC_CTX_RXPOOL) {
+			struct gc_rxbuf *b = (struct gc_rxbuf *)ctx;
+
+			post_pool(&tp->rails[b->rail], b);
+		}
+		return;
+	}
+	if (!ctx)
+		return;
+	if (ctx->type == GC_CTX_RXPOOL) {   /* an unexpected untagged message */
+		struct gc_rxbuf *b = (struct gc_rxbuf *)ctx;
+
+		post_pool(&tp->rails[b->rail], b);
+		return;
+	}
+	x = ctx->x;
+	switch (ctx->type) {
+	case GC_CTX_EAGER_SEND:
+		xfer_done(x);
+		break;
+	case GC_CTX_EAGER_RECV:
+		if (e->len != x->len)
+			xfer_fail(x, GCOLL_ERR_INVALID_USAGE);
+		else
+			xfer_done(x);
+		break;
+	case GC_CTX_CTRL_RECV:
+		x->ctrl_ready = true;
+		break;
+	case GC_CTX_WRITE:
+		x->seg_done++;
+		if (x->seg_done >= x->nseg)
+			xfer_done(x);
+		break;
+	default:
+		return;
+	}
+	ctx_finish(tp, x);
+}
+
+static void handle_error(struct gc_transport *tp, struct fid_cq *cq)
+{
+	struct fi_cq_err_entry err = { 0 };
+	struct gc_ctx *ctx;
+
+	if (fi_cq_readerr(cq, &err, 0) != 1)
+		return;
+	ctx = err.op_context;
+	if (!ctx || ctx->type == GC_CTX_RXPOOL) {
+		if (err.err != FI_ECANCELED) {
+			gc_log(GC_LOG_ERR, "transport: completion error without owner: %s",
+			       fi_strerror(err.err));
+		}
+		return;
+	}
+	if (err.err == FI_ECANCELED) {
+		xfer_fail(ctx->x, GCOLL_ERR_ABORTED);
+	} else if (err.err == FI_ETRUNC) {
+		xfer_fail(ctx->x, GCOLL_ERR_INVALID_USAGE);
+		gc_log(GC_LOG_ERR, "transport: message from rank %d truncated (sizes differ)",
+		       ctx->x->peer);
+	} else {
+		gc_log(GC_LOG_ERR, "transport: operation with rank %d failed: %s (prov %d)",
+		       ctx->x->peer, fi_strerror(err.err), err.prov_errno);
+		xfer_fail(ctx->x, GCOLL_ERR_REMOTE);
+	}
+	ctx_finish(tp, ctx->x);
+}
+
+int gc_tp_progress(struct gc_transport *tp)
+{
+	struct fi_cq_data_entry e[16];
+	int total = 0;
+
+	for (int i = 0; i < tp->nrails; i++) {
+		for (;;) {
+			ssize_t n = fi_cq_read(tp->rails[i].cq, e, 16);
+
+			if (n == -FI_EAVAIL) {
+				handle_error(tp, tp->rails[i].cq);
+				total++;
+				continue;
+			}
+			if (n <= 0)
+				break;
+			for (ssize_t k = 0; k < n; k++)
+				handle_entry(tp, &e[k]);
+			total += (int)n;
+			if (n < 16)
+				break;
+		}
+	}
+	return total;
+}
+
+void gc_mr_pin(struct gc_transport *tp, struct gc_mr *m)
+{
+	m->pinned = 1;
+	m->next = tp->cache;
+	tp->cache = m;
+	tp->cache_n++;
+}

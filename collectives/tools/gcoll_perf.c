@@ -1,0 +1,384 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * gcoll-perf: nccl-tests shaped benchmark for libgcoll.
+ *
+ *   gcoll-perf [-C allreduce|allgather|reducescatter|broadcast|reduce|alltoall]
+ *              [-b 8] [-e 256M] [-f 2] [-o sum] [-d float] [-c 1] [-n 20]
+ *              [-w 5] [-g nranks] [-r root]
+ *
+ * Launch: with RANK/WORLD_SIZE (or OMPI_COMM_WORLD_RANK/SIZE) in the
+ * environment it is one rank of an externally launched job and bootstraps
+ * from MASTER_ADDR:MASTER_PORT (rank 0 serves); otherwise it forks -g ranks
+ * itself.  Rank 0 prints: size (B), count, type, redop, root, time (us),
+ * algbw and busbw (GB/s, nccl-tests factors) and #wrong (with -c 1).
+ */
+#define _GNU_SOURCE
+#include <math.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "gcoll.h"
+
+enum { C_AR, C_AG, C_RS, C_BC, C_RED, C_A2A };
+static const char *cname[] = { "allreduce", "allgather", "reducescatter", "broadcast", "reduce",
+			       "alltoall" };
+static const char *tname[] = { "int8", "uint8", "int32", "uint32", "int64", "uint64",
+			       "half", "bfloat16", "float", "double" };
+static const char *oname[] = { "sum", "prod", "min", "max", "avg" };
+
+static struct {
+	int coll;
+	size_t minb, maxb;
+	double factor;
+	gcoll_redop_t op;
+	gcoll_datatype_t type;
+	int check, iters, warmup, nranks, root;
+} o = { C_AR, 8, 256u << 20, 2, GCOLL_SUM, GCOLL_FLOAT32, 1, 20, 5, 2, 0 };
+
+static size_t parse_size(const char *s)
+{
+	char *e;
+	double v = strtod(s, &e);
+
+	if (*e == 'K' || *e == 'k')
+		v *= 1024;
+	else if (*e == 'M' || *e == 'm')
+		v *= 1024 * 1024;
+	else if (*e == 'G' || *e == 'g')
+		v *= 1024.0 * 1024 * 1024;
+	return (size_t)v;
+}
+
+static double now(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+/* exactly representable small integers in every type */
+static void fill(void *b, size_t n, gcoll_datatype_t t, int rank, size_t salt)
+{
+	for (size_t i = 0; i < n; i++) {
+		int v = (int)((i + salt + (size_t)rank * 3) % 5);
+
+		switch (t) {
+		case GCOLL_INT8: case GCOLL_UINT8: ((uint8_t *)b)[i] = (uint8_t)v; break;
+		case GCOLL_INT32: case GCOLL_UINT32: ((uint32_t *)b)[i] = (uint32_t)v; break;
+		case GCOLL_INT64: case GCOLL_UINT64: ((uint64_t *)b)[i] = (uint64_t)v; break;
+		case GCOLL_FLOAT16: ((uint16_t *)b)[i] = v ? (uint16_t)(0x3c00 + 0) : 0; break;
+		case GCOLL_BFLOAT16: ((uint16_t *)b)[i] = v ? 0x3f80 : 0; break;
+		case GCOLL_FLOAT32: ((float *)b)[i] = (float)v; break;
+		case GCOLL_FLOAT64: ((double *)b)[i] = v; break;
+		default: break;
+		}
+	}
+}
+
+static double val(const void *b, size_t i, gcoll_datatype_t t)
+{
+	switch (t) {
+	case GCOLL_INT8: case GCOLL_UINT8: return ((const uint8_t *)b)[i];
+	case GCOLL_INT32: case GCOLL_UINT32: return ((const uint32_t *)b)[i];
+	case GCOLL_INT64: case GCOLL_UINT64: return (double)((const uint64_t *)b)[i];
+	case GCOLL_FLOAT16: return ((const uint16_t *)b)[i] == 0x3c00 ? 1 : ((const uint16_t *)b)[i] ? -1 : 0;
+	case GCOLL_BFLOAT16: return ((const uint16_t *)b)[i] == 0x3f80 ? 1 : ((const uint16_t *)b)[i] ? -1 : 0;
+	case GCOLL_FLOAT32: return ((const float *)b)[i];
+	case GCOLL_FLOAT64: return ((const double *)b)[i];
+	default: return 0;
+	}
+}
+
+static double in_val(int rank, size_t i, size_t salt, gcoll_datatype_t t)
+{
+	int v = (int)((i + salt + (size_t)rank * 3) % 5);
+
+	if (t == GCOLL_FLOAT16 || t == GCOLL_BFLOAT16)
+		return v ? 1 : 0;
+	return v;
+}
+
+static gcoll_result_t run(gcoll_comm_t c, void *sb, void *rb, size_t count)
+{
+	switch (o.coll) {
+	case C_AR: return gcoll_allreduce(sb, rb, count, o.type, o.op, c, NULL);
+	case C_AG: return gcoll_allgather(sb, rb, count, o.type, c, NULL);
+	case C_RS: return gcoll_reduce_scatter(sb, rb, count, o.type, o.op, c, NULL);
+	case C_BC: return gcoll_broadcast(sb, rb, count, o.type, o.root, c, NULL);
+	case C_RED: return gcoll_reduce(sb, rb, count, o.type, o.op, o.root, c, NULL);
+	default: return gcoll_alltoall(sb, rb, count, o.type, c, NULL);
+	}
+}
+
+static double red_expect(int n, size_t idx, gcoll_datatype_t t)
+{
+	double acc = in_val(0, idx, 0, t);
+
+	for (int r = 1; r < n; r++) {
+		double v = in_val(r, idx, 0, t);
+
+		switch (o.op) {
+		case GCOLL_SUM: case GCOLL_AVG: acc += v; break;
+		case GCOLL_PROD: acc *= v; break;
+		case GCOLL_MIN: acc = v < acc ? v : acc; break;
+		default: acc = v > acc ? v : acc; break;
+		}
+	}
+	if (o.op == GCOLL_AVG)
+		acc = t >= GCOLL_FLOAT16 ? acc / n : (double)((long long)acc / n);
+	return acc;
+}
+
+static long long check(int rank, int n, const void *rb, size_t count)
+{
+	long long wrong = 0;
+	gcoll_datatype_t t = o.type;
+	bool halfish = t == GCOLL_FLOAT16 || t == GCOLL_BFLOAT16;
+
+	if (halfish && o.coll != C_AG && o.coll != C_BC && o.coll != C_A2A)
+		return 0;   /* the tiny encoder above only knows 0 and 1 */
+	for (size_t i = 0; i < count; i++) {
+		double want, got;
+
+		switch (o.coll) {
+		case C_AR: want = red_expect(n, i, t); break;
+		case C_RED: if (rank != o.root) return 0; want = red_expect(n, i, t); break;
+		case C_RS: want = red_expect(n, (size_t)rank * count + i, t); break;
+		case C_AG: want = in_val((int)(i / (count / (size_t)n)), i % (count / (size_t)n), 0, t); break;
+		case C_BC: want = in_val(o.root, i, 0, t); break;
+		default: {
+			size_t blk = count / (size_t)n;
+
+			want = in_val((int)(i / blk), (size_t)rank * blk + i % blk, 0, t);
+		}
+		}
+		got = val(rb, i, t);
+		if (got != want)
+			wrong++;
+	}
+	return wrong;
+}
+
+static int rank_main(int rank, int n, gcoll_unique_id id)
+{
+	size_t es = gcoll_type_size(o.type);
+	gcoll_comm_t c;
+	gcoll_result_t rc;
+	void *sb, *rb;
+	const char *prov = "?";
+	int rails = 0, dmab = 0, rxd = 0;
+	double sum_bw = 0;
+	int nsz = 0;
+	bool fail = false;
+
+	rc = gcoll_comm_init_rank(&c, n, id, rank);
+	if (rc) {
+		fprintf(stderr, "rank %d: init failed: %s\n", rank, gcoll_get_error_string(rc));
+		return 1;
+	}
+	gcoll_comm_transport_info(c, &prov, &rails, &dmab, &rxd);
+	sb = aligned_alloc(4096, (o.maxb + 4095) & ~(size_t)4095);
+	rb = aligned_alloc(4096, (o.maxb + 4095) & ~(size_t)4095);
+	if (!sb || !rb)
+		return 1;
+	memset(sb, 0, o.maxb);
+	memset(rb, 0, o.maxb);
+	if (rank == 0) {
+		printf("# gcoll-perf %s: nranks %d, provider %s, rails %d, dma-buf MR %s%s\n",
+		       cname[o.coll], n, prov, rails, dmab ? "native" : "fallback",
+		       rxd ? ", FI_RX_CQ_DATA" : "");
+		printf("#\n# %10s %12s %8s %6s %6s %10s %8s %8s %6s\n", "size", "count", "type", "redop",
+		       "root", "time", "algbw", "busbw", "#wrong");
+		printf("# %10s %12s %8s %6s %6s %10s %8s %8s %6s\n", "(B)", "(elements)", "", "", "", "(us)",
+		       "(GB/s)", "(GB/s)", "");
+		fflush(stdout);
+	}
+	for (size_t bytes = o.minb; bytes <= o.maxb && !fail; ) {
+		size_t count = bytes / es, arg = count, sbytes;
+		double t0, t, tmax, algbw, busbw, f;
+		long long wrong = 0, wsum = 0;
+
+		if (o.coll == C_AG || o.coll == C_RS || o.coll == C_A2A) {
+			count = count / (size_t)n * (size_t)n;
+			arg = o.coll == C_A2A ? count / (size_t)n : count / (size_t)n;
+		}
+		sbytes = count * es;
+		if (!count)
+			goto next;
+		for (int i = 0; i < o.warmup; i++)
+			if ((rc = run(c, sb, rb, arg)))
+				break;
+		if (!rc)
+			rc = gcoll_barrier(c, NULL);
+		t0 = now();
+		for (int i = 0; i < o.iters && !rc; i++)
+			rc = run(c, sb, rb, arg);
+		t = (now() - t0) / o.iters;
+		if (rc) {
+			fprintf(stderr, "rank %d: %s failed: %s\n", rank, cname[o.coll], gcoll_get_error_string(rc));
+			fail = true;
+			break;
+		}
+		if (o.check) {
+			size_t incount = o.coll == C_AR || o.coll == C_BC || o.coll == C_RED ? count
+					 : o.coll == C_AG ? count / (size_t)n : count;
+			fill(sb, incount, o.type, rank, 0);
+			memset(rb, 0, sbytes);
+			rc = run(c, sb, rb, arg);
+			if (!rc)
+				wrong = check(rank, n, rb, o.coll == C_RS ? count / (size_t)n : count);
+			else
+				wrong = -1;
+			memset(sb, 0, sbytes);
+		}
+		gcoll_allreduce(&t, &tmax, 1, GCOLL_FLOAT64, GCOLL_MAX, c, NULL);
+		gcoll_allreduce(&wrong, &wsum, 1, GCOLL_INT64, GCOLL_SUM, c, NULL);
+		switch (o.coll) {
+		case C_AR: f = 2.0 * (n - 1) / n; break;
+		case C_AG: case C_RS: case C_A2A: f = (double)(n - 1) / n; break;
+		default: f = 1;
+		}
+		algbw = (double)sbytes / tmax / 1e9;
+		busbw = algbw * f;
+		sum_bw += busbw;
+		nsz++;
+		if (rank == 0) {
+			printf("  %10zu %12zu %8s %6s %6d %10.2f %8.3f %8.3f %6lld\n", sbytes, count,
+			       tname[o.type], o.coll == C_AR || o.coll == C_RS || o.coll == C_RED ? oname[o.op] : "none",
+			       o.coll == C_BC || o.coll == C_RED ? o.root : -1, tmax * 1e6, algbw, busbw,
+			       o.check ? wsum : 0);
+			fflush(stdout);
+		}
+next:
+		{
+			size_t nb = (size_t)((double)bytes * (o.factor > 1 ? o.factor : 2));
+
+			bytes = nb > bytes ? nb : bytes + 1;
+		}
+	}
+	if (rank == 0)
+		printf("# Avg bus bandwidth    : %g\n#\n", nsz ? sum_bw / nsz : 0);
+	free(sb);
+	free(rb);
+	gcoll_comm_destroy(c);
+	return fail ? 1 : 0;
+}
+
+static int find(const char *s, const char *const *names, int n)
+{
+	for (int i = 0; i < n; i++)
+		if (!strcmp(s, names[i]))
+			return i;
+	return -1;
+}
+
+int main(int argc, char **argv)
+{
+	const char *er = getenv("RANK"), *ew = getenv("WORLD_SIZE");
+	int opt;
+
+	while ((opt = getopt(argc, argv, "C:b:e:f:o:d:c:n:w:g:r:h")) != -1) {
+		switch (opt) {
+		case 'C':
+			o.coll = find(optarg, cname, 6);
+			if (o.coll < 0 && !strcmp(optarg, "all_reduce"))
+				o.coll = C_AR;
+			break;
+		case 'b': o.minb = parse_size(optarg); break;
+		case 'e': o.maxb = parse_size(optarg); break;
+		case 'f': o.factor = atof(optarg); break;
+		case 'o': o.op = (gcoll_redop_t)find(optarg, oname, 5); break;
+		case 'd': {
+			int t = find(optarg, tname, 10);
+
+			if (t < 0 && !strcmp(optarg, "fp32")) t = GCOLL_FLOAT32;
+			if (t < 0 && !strcmp(optarg, "fp16")) t = GCOLL_FLOAT16;
+			if (t < 0 && !strcmp(optarg, "bf16")) t = GCOLL_BFLOAT16;
+			o.type = (gcoll_datatype_t)t;
+			break;
+		}
+		case 'c': o.check = atoi(optarg); break;
+		case 'n': o.iters = atoi(optarg); break;
+		case 'w': o.warmup = atoi(optarg); break;
+		case 'g': o.nranks = atoi(optarg); break;
+		case 'r': o.root = atoi(optarg); break;
+		default:
+			fprintf(stderr,
+				"usage: %s [-C coll] [-b minbytes] [-e maxbytes] [-f factor] [-o op] [-d type]\n"
+				"          [-c check] [-n iters] [-w warmup] [-g nranks] [-r root]\n", argv[0]);
+			return 2;
+		}
+	}
+	if (o.coll < 0 || (int)o.op < 0 || (int)o.type < 0 || o.iters < 1 || o.nranks < 1 ||
+	    o.maxb < o.minb || o.root < 0) {
+		fprintf(stderr, "gcoll-perf: bad option value\n");
+		return 2;
+	}
+	if (!er && getenv("OMPI_COMM_WORLD_RANK")) {
+		er = getenv("OMPI_COMM_WORLD_RANK");
+		ew = getenv("OMPI_COMM_WORLD_SIZE");
+	}
+	if (er && ew) {
+		int rank = atoi(er), n = atoi(ew);
+		const char *host = getenv("MASTER_ADDR");
+		const char *port = getenv("MASTER_PORT");
+		gcoll_unique_id id;
+
+		if (gcoll_unique_id_from_addr(&id, host ? host : "127.0.0.1", port ? atoi(port) : 29500,
+					      rank == 0)) {
+			fprintf(stderr, "gcoll-perf: bootstrap address: %s\n", gcoll_get_last_error());
+			return 1;
+		}
+		return rank_main(rank, n, id);
+	}
+	{
+		gcoll_unique_id id;
+		pid_t pids[256];
+		int bad = 0;
+
+		int pfd[256][2];
+
+		if (o.nranks > 256) {
+			fprintf(stderr, "gcoll-perf: at most 256 ranks in fork mode\n");
+			return 2;
+		}
+		fflush(stdout);
+		/* fork before the id exists: the id starts the bootstrap thread,
+		 * and children are never forked from a threaded parent */
+		for (int r = 0; r < o.nranks; r++) {
+			if (pipe(pfd[r]))
+				return 1;
+			pids[r] = fork();
+			if (pids[r] == 0) {
+				close(pfd[r][1]);
+				if (read(pfd[r][0], &id, sizeof(id)) != (ssize_t)sizeof(id))
+					_exit(1);
+				_exit(rank_main(r, o.nranks, id));
+			}
+			close(pfd[r][0]);
+		}
+		if (gcoll_get_unique_id(&id)) {
+			fprintf(stderr, "gcoll-perf: cannot create unique id\n");
+			memset(&id, 0, sizeof(id));
+		}
+		for (int r = 0; r < o.nranks; r++) {
+			if (write(pfd[r][1], &id, sizeof(id)) != (ssize_t)sizeof(id))
+				bad++;
+			close(pfd[r][1]);
+		}
+		for (int r = 0; r < o.nranks; r++) {
+			int st;
+
+			waitpid(pids[r], &st, 0);
+			if (!WIFEXITED(st) || WEXITSTATUS(st))
+				bad++;
+		}
+		return bad ? 1 : 0;
+	}
+}
