@@ -19,6 +19,7 @@
 
 #include "gn_internal.h"
 #include "sim/sim.h"
+#include "eth.h"
 
 static unsigned int num_devices = 1;
 module_param(num_devices, uint, 0444);
@@ -287,6 +288,9 @@ static int gn_probe(struct platform_device *pdev)
 	ret = gn_mem_init(gdev);
 	if (ret)
 		return ret;
+	ret = gaudi_nic_eth_init(gdev);
+	if (ret)
+		return ret;
 	platform_set_drvdata(pdev, gdev);
 
 	ret = drm_dev_register(&gdev->drm, 0);
@@ -343,9 +347,14 @@ static int __init gn_init(void)
 	unsigned int i;
 	int ret;
 
-	ret = platform_driver_register(&gn_platform_driver);
+	ret = gaudi_nic_eth_register();
 	if (ret)
 		return ret;
+	ret = platform_driver_register(&gn_platform_driver);
+	if (ret) {
+		gaudi_nic_eth_unregister();
+		return ret;
+	}
 	for (i = 0; i < num_devices; i++) {
 		ret = gn_sim_new_device(i, GAUDI_NIC_DEFAULT_PORTS,
 					GAUDI_NIC_DEFAULT_HBM_MB);
@@ -353,6 +362,7 @@ static int __init gn_init(void)
 			gn_sim_shutdown();
 			platform_driver_unregister(&gn_platform_driver);
 			gn_sim_exit();
+			gaudi_nic_eth_unregister();
 			return ret;
 		}
 	}
@@ -364,6 +374,7 @@ static void __exit gn_exit(void)
 	gn_sim_shutdown();
 	platform_driver_unregister(&gn_platform_driver);
 	gn_sim_exit();
+	gaudi_nic_eth_unregister();
 }
 
 module_init(gn_init);

@@ -15,6 +15,7 @@
 #include <linux/xarray.h>
 
 #include "sim.h"
+#include "mac.h"
 
 /* Device id -> struct gn_sim_dev, from creation until the last reference. */
 static DEFINE_XARRAY(gn_sim_windows);
@@ -316,6 +317,8 @@ static DRIVER_ATTR_WO(del_device);
 static struct attribute *gn_sim_driver_attrs[] = {
 	&driver_attr_new_device.attr,
 	&driver_attr_del_device.attr,
+	&driver_attr_link_device.attr,
+	&driver_attr_unlink_device.attr,
 	NULL,
 };
 

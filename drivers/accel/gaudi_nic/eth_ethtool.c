@@ -1,0 +1,250 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * gaudi_nic Ethernet: ethtool operations.
+ *
+ * The emulated cable has no bit rate, so the link reports an unknown speed
+ * and lane count (full duplex), rather than a made-up figure.
+ *
+ * Standard statistics groups: rmon (size histograms) and pause.  The
+ * IEEE 802.3 MAC group is not implemented: its CamelCase field names do
+ * not pass the project's checkpatch --strict rule; the same counters are in
+ * ethtool -S (mac_*).
+ */
+#include <linux/ethtool.h>
+#include <linux/log2.h>
+#include <linux/platform_device.h>
+#include <linux/rtnetlink.h>
+#include "eth.h"
+
+static const char gn_eth_q_strings[][ETH_GSTRING_LEN] = {
+	"rx%u_packets", "rx%u_bytes", "rx%u_dropped",
+	"tx%u_packets", "tx%u_bytes", "tx%u_stops", "tx%u_wakes",
+	"tx%u_dropped",
+};
+
+static const char gn_eth_mac_strings[][ETH_GSTRING_LEN] = {
+	"mac_tx_frames", "mac_tx_no_carrier", "mac_tx_errors", "mac_tx_paused",
+	"mac_rx_frames", "mac_rx_no_buffer", "mac_rx_too_long",
+	"mac_rx_pause_sent", "roce_rx_frames", "roce_tx_frames",
+};
+
+static void gn_eth_get_drvinfo(struct net_device *ndev,
+			       struct ethtool_drvinfo *info)
+{
+	struct gn_eth_port *port = netdev_priv(ndev);
+
+	strscpy(info->driver, GN_ETH_DRV_NAME, sizeof(info->driver));
+	strscpy(info->fw_version, GN_ETH_FW_VERSION, sizeof(info->fw_version));
+	strscpy(info->bus_info, dev_name(port->dma_dev),
+		sizeof(info->bus_info));
+}
+
+static int gn_eth_get_link_ksettings(struct net_device *ndev,
+				     struct ethtool_link_ksettings *ks)
+{
+	ethtool_link_ksettings_zero_link_mode(ks, supported);
+	ethtool_link_ksettings_zero_link_mode(ks, advertising);
+	ks->base.speed = SPEED_UNKNOWN;
+	ks->base.duplex = DUPLEX_FULL;
+	ks->base.port = PORT_OTHER;
+	ks->base.autoneg = AUTONEG_DISABLE;
+	ks->lanes = 0;
+	return 0;
+}
+
+static void gn_eth_get_ringparam(struct net_device *ndev,
+				 struct ethtool_ringparam *ring,
+				 struct kernel_ethtool_ringparam *kring,
+				 struct netlink_ext_ack *extack)
+{
+	struct gn_eth_port *port = netdev_priv(ndev);
+
+	ring->rx_max_pending = GN_RING_MAX;
+	ring->tx_max_pending = GN_RING_MAX;
+	ring->rx_pending = port->params.rx_size;
+	ring->tx_pending = port->params.tx_size;
+}
+
+static int gn_eth_set_ringparam(struct net_device *ndev,
+				struct ethtool_ringparam *ring,
+				struct kernel_ethtool_ringparam *kring,
+				struct netlink_ext_ack *extack)
+{
+	struct gn_eth_port *port = netdev_priv(ndev);
+	struct gn_eth_params p = port->params;
+
+	if (ring->rx_pending < GN_RING_MIN || ring->tx_pending < GN_RING_MIN) {
+		NL_SET_ERR_MSG_FMT_MOD(extack, "rings need at least %u descriptors",
+				       GN_RING_MIN);
+		return -EINVAL;
+	}
+	/* the hardware takes power-of-two ring sizes */
+	p.rx_size = roundup_pow_of_two(ring->rx_pending);
+	p.tx_size = roundup_pow_of_two(ring->tx_pending);
+	if (p.rx_size > GN_RING_MAX || p.tx_size > GN_RING_MAX)
+		return -EINVAL;
+	if (p.rx_size == port->params.rx_size &&
+	    p.tx_size == port->params.tx_size)
+		return 0;
+	return gn_eth_reconfigure(port, &p);
+}
+
+static void gn_eth_get_channels(struct net_device *ndev,
+				struct ethtool_channels *ch)
+{
+	struct gn_eth_port *port = netdev_priv(ndev);
+
+	ch->max_combined = GN_MAC_MAX_QUEUES;
+	ch->combined_count = port->params.num_channels;
+}
+
+static int gn_eth_set_channels(struct net_device *ndev,
+			       struct ethtool_channels *ch)
+{
+	struct gn_eth_port *port = netdev_priv(ndev);
+	struct gn_eth_params p = port->params;
+
+	if (!ch->combined_count || ch->rx_count || ch->tx_count ||
+	    ch->other_count)
+		return -EINVAL;
+	if (ch->combined_count == p.num_channels)
+		return 0;
+	p.num_channels = ch->combined_count;
+	return gn_eth_reconfigure(port, &p);
+}
+
+static void gn_eth_get_pauseparam(struct net_device *ndev,
+				  struct ethtool_pauseparam *pp)
+{
+	struct gn_eth_port *port = netdev_priv(ndev);
+	bool rx, tx;
+
+	gn_mac_get_pause(port->mac, &rx, &tx);
+	pp->autoneg = AUTONEG_DISABLE;
+	pp->rx_pause = rx;
+	pp->tx_pause = tx;
+}
+
+static int gn_eth_set_pauseparam(struct net_device *ndev,
+				 struct ethtool_pauseparam *pp)
+{
+	struct gn_eth_port *port = netdev_priv(ndev);
+
+	if (pp->autoneg)
+		return -EOPNOTSUPP;
+	gn_mac_set_pause(port->mac, pp->rx_pause, pp->tx_pause);
+	return 0;
+}
+
+static void gn_eth_get_pause_stats(struct net_device *ndev,
+				   struct ethtool_pause_stats *ps)
+{
+	struct gn_eth_port *port = netdev_priv(ndev);
+	struct gn_mac_stats ms;
+
+	gn_mac_get_stats(port->mac, &ms);
+	ps->tx_pause_frames = ms.rx_pause_sent;
+	ps->rx_pause_frames = ms.tx_paused;
+}
+
+static int gn_eth_get_sset_count(struct net_device *ndev, int sset)
+{
+	struct gn_eth_port *port = netdev_priv(ndev);
+
+	if (sset != ETH_SS_STATS)
+		return -EOPNOTSUPP;
+	return port->params.num_channels * ARRAY_SIZE(gn_eth_q_strings) +
+	       ARRAY_SIZE(gn_eth_mac_strings);
+}
+
+static void gn_eth_get_strings(struct net_device *ndev, u32 sset, u8 *data)
+{
+	struct gn_eth_port *port = netdev_priv(ndev);
+	unsigned int q, i;
+
+	if (sset != ETH_SS_STATS)
+		return;
+	for (q = 0; q < port->params.num_channels; q++)
+		for (i = 0; i < ARRAY_SIZE(gn_eth_q_strings); i++)
+			ethtool_sprintf(&data, gn_eth_q_strings[i], q);
+	for (i = 0; i < ARRAY_SIZE(gn_eth_mac_strings); i++)
+		ethtool_puts(&data, gn_eth_mac_strings[i]);
+}
+
+static void gn_eth_get_ethtool_stats(struct net_device *ndev,
+				     struct ethtool_stats *stats, u64 *data)
+{
+	struct gn_eth_port *port = netdev_priv(ndev);
+	struct gn_eth_qstats_snap s;
+	struct gn_mac_stats ms;
+	unsigned int q;
+
+	for (q = 0; q < port->params.num_channels; q++) {
+		gn_eth_qstats_read(&port->qstats[q], &s);
+		*data++ = s.rx_packets;
+		*data++ = s.rx_bytes;
+		*data++ = s.rx_alloc_fail + s.rx_flushed;
+		*data++ = s.tx_packets;
+		*data++ = s.tx_bytes;
+		*data++ = s.tx_stops;
+		*data++ = s.tx_wakes;
+		*data++ = s.tx_dropped + s.tx_flushed + s.tx_no_carrier +
+			  s.tx_errors;
+	}
+	gn_mac_get_stats(port->mac, &ms);
+	*data++ = ms.tx_frames;
+	*data++ = ms.tx_no_carrier;
+	*data++ = ms.tx_errors;
+	*data++ = ms.tx_paused;
+	*data++ = ms.rx_frames;
+	*data++ = ms.rx_no_buffer;
+	*data++ = ms.rx_too_long;
+	*data++ = ms.rx_pause_sent;
+	*data++ = ms.roce_rx_frames;
+	*data++ = ms.roce_tx_frames;
+}
+
+static const struct ethtool_rmon_hist_range gn_eth_rmon_ranges[] = {
+	{    0,   64 },
+	{   65,  127 },
+	{  128,  255 },
+	{  256,  511 },
+	{  512, 1023 },
+	{ 1024, 1518 },
+	{ 1519, GN_MAC_FRAME_LEN(GN_MTU_MAX) + ETH_FCS_LEN },
+	{}
+};
+
+static void gn_eth_get_rmon_stats(struct net_device *ndev,
+				  struct ethtool_rmon_stats *rmon,
+				  const struct ethtool_rmon_hist_range **ranges)
+{
+	struct gn_eth_port *port = netdev_priv(ndev);
+	struct gn_mac_stats ms;
+	unsigned int i;
+
+	gn_mac_get_stats(port->mac, &ms);
+	rmon->oversize_pkts = ms.rx_too_long;
+	for (i = 0; i < GN_MAC_HIST; i++) {
+		rmon->hist[i] = ms.rx_hist[i];
+		rmon->hist_tx[i] = ms.tx_hist[i];
+	}
+	*ranges = gn_eth_rmon_ranges;
+}
+
+const struct ethtool_ops gn_eth_ethtool_ops = {
+	.get_drvinfo		= gn_eth_get_drvinfo,
+	.get_link_ksettings	= gn_eth_get_link_ksettings,
+	.get_link		= ethtool_op_get_link,
+	.get_ringparam		= gn_eth_get_ringparam,
+	.set_ringparam		= gn_eth_set_ringparam,
+	.get_channels		= gn_eth_get_channels,
+	.set_channels		= gn_eth_set_channels,
+	.get_pauseparam		= gn_eth_get_pauseparam,
+	.set_pauseparam		= gn_eth_set_pauseparam,
+	.get_pause_stats	= gn_eth_get_pause_stats,
+	.get_sset_count		= gn_eth_get_sset_count,
+	.get_strings		= gn_eth_get_strings,
+	.get_ethtool_stats	= gn_eth_get_ethtool_stats,
+	.get_rmon_stats		= gn_eth_get_rmon_stats,
+};

@@ -1,0 +1,981 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The emulated MAC of one gaudi_nic port.
+ *
+ * This is "hardware": it reads descriptor rings in host memory through
+ * their DMA addresses, copies frames between the rings of two cabled ports,
+ * writes completions back and raises interrupt vectors.  Its interface is
+ * include/linux/gaudi_nic/port.h.
+ *
+ * Transmission is synchronous with the doorbell: the MAC consumes the
+ * descriptors up to the new producer index at once and delivers each frame
+ * into an RX ring of the peer (the cable has no latency and no rate).  A
+ * frame is only held back by 802.3x pause; every frame that is not
+ * delivered is counted in exactly one drop counter.
+ *
+ * Locking: each TX ring and each RX ring has a spinlock (always taken with
+ * BH disabled); the order is TX ring of the sender, then RX ring of the
+ * receiver.  The peer pointer is RCU, written under RTNL; every path that
+ * touches a peer or calls the client runs inside an RCU read-side section,
+ * so gn_mac_quiesce() (synchronize_rcu) fences them.
+ */
+#include <linux/dma-direct.h>
+#include <linux/etherdevice.h>
+#include <net/checksum.h>
+#include <linux/if_vlan.h>
+#include <linux/in.h>
+#include <linux/ip.h>
+#include <linux/ipv6.h>
+#include <linux/tcp.h>
+#include <net/ip6_checksum.h>
+#include <linux/jhash.h>
+#include <linux/log2.h>
+#include <linux/random.h>
+#include <linux/rtnetlink.h>
+#include <linux/slab.h>
+#include <linux/unaligned.h>
+#include "mac.h"
+
+/* A frame on the wire: gathered from host memory, checksum to insert. */
+struct gn_frame {
+	unsigned int nfrags;
+	unsigned int len;
+	int csum_start;			/* -1: none */
+	unsigned int csum_offset;
+	unsigned int mss;		/* TSO: 0 if none */
+	unsigned int hdr_len;
+	struct {
+		const u8 *p;
+		unsigned int len;
+	} frag[GN_MAC_MAX_FRAGS + 1];
+};
+
+struct gn_mac_txq {
+	/* protects everything below */
+	spinlock_t lock;
+	struct gn_tx_desc *ring;
+	u32 size;
+	u32 head;
+	u32 prod;
+	bool held;		/* waiting for the peer's pause to end */
+	struct gn_mac_stats st;
+	struct gn_frame frame;	/* the frame being sent */
+	/* TSO: next segment of that frame, its headers, the segment */
+	unsigned int tso_next;
+	u8 tso_tmpl[GN_TSO_MAX_HDR];
+	u8 tso_hdr[GN_TSO_MAX_HDR];
+	struct gn_frame seg;
+};
+
+struct gn_mac_rxq {
+	/* protects everything below */
+	spinlock_t lock;
+	struct gn_rx_desc *ring;
+	u32 size;
+	u32 head;
+	u32 tail;
+	bool xoff;		/* we held the sender */
+	struct gn_mac_stats st;
+};
+
+struct gn_mac {
+	struct device *dma_dev;
+	unsigned int port;
+	u32 hash_seed;
+	struct gn_mac __rcu *peer;
+	/* configuration: written under RTNL, read with READ_ONCE */
+	bool enabled;
+	bool link;
+	bool roce_en;
+	bool rx_pause;
+	bool tx_pause;
+	u32 max_frame;
+	u32 nrxq;
+	const struct gn_mac_client_ops *ops;
+	void *ctx;
+	gn_mac_roce_rx_t roce_fn;
+	void *roce_ctx;
+	struct gn_mac_txq txq[GN_MAC_MAX_QUEUES];
+	struct gn_mac_rxq rxq[GN_MAC_MAX_QUEUES];
+	/* the RoCE engine's transmit path; protects roce_st */
+	spinlock_t roce_lock;
+	struct gn_mac_stats roce_st;
+};
+
+/* The DMA engine: host memory behind a DMA address of our device. */
+static void *gn_mac_dma_virt(struct gn_mac *mac, u64 addr)
+{
+	return phys_to_virt(dma_to_phys(mac->dma_dev, addr));
+}
+
+static void gn_mac_irq(struct gn_mac *mac, unsigned int vector)
+{
+	const struct gn_mac_client_ops *ops = READ_ONCE(mac->ops);
+
+	if (ops && READ_ONCE(mac->enabled))
+		ops->irq(READ_ONCE(mac->ctx), vector);
+}
+
+static unsigned int gn_mac_hist_bucket(unsigned int len)
+{
+	static const unsigned int hi[GN_MAC_HIST - 1] = {
+		64, 127, 255, 511, 1023, 1518,
+	};
+	unsigned int i;
+
+	for (i = 0; i < ARRAY_SIZE(hi); i++)
+		if (len <= hi[i])
+			return i;
+	return GN_MAC_HIST - 1;
+}
+
+/*
+ * Parse the headers the way the RSS and steering logic of the MAC does:
+ * Ethernet (one optional VLAN tag), IPv4 or IPv6 (no extension headers),
+ * TCP or UDP.  Returns true if @hash was computed.
+ */
+static bool gn_mac_classify(struct gn_mac *mac, const u8 *f,
+			    unsigned int len, u32 *hash, bool *l4, bool *roce)
+{
+	unsigned int off = ETH_HLEN, l4off;
+	u32 words[9], ports = 0;
+	u16 proto;
+	u8 ipproto;
+
+	*l4 = false;
+	*roce = false;
+	if (len < ETH_HLEN)
+		return false;
+	proto = get_unaligned_be16(f + 12);
+	if (proto == ETH_P_8021Q && len >= VLAN_ETH_HLEN) {
+		proto = get_unaligned_be16(f + 16);
+		off = VLAN_ETH_HLEN;
+	}
+	if (proto == ETH_P_IP) {
+		unsigned int ihl;
+
+		if (len < off + 20 || (f[off] >> 4) != 4)
+			return false;
+		ihl = (f[off] & 0xf) * 4;
+		if (ihl < 20)
+			return false;
+		ipproto = f[off + 9];
+		l4off = off + ihl;
+		/* fragments: no ports */
+		if (get_unaligned_be16(f + off + 6) & 0x3fff)
+			ipproto = 0;
+		memcpy(words, f + off + 12, 8);
+		if ((ipproto == IPPROTO_TCP || ipproto == IPPROTO_UDP) &&
+		    len >= l4off + 4) {
+			ports = get_unaligned((u32 *)(f + l4off));
+			*l4 = true;
+		}
+		*hash = jhash_3words(words[0], words[1], ports, mac->hash_seed);
+	} else if (proto == ETH_P_IPV6) {
+		if (len < off + 40 || (f[off] >> 4) != 6)
+			return false;
+		ipproto = f[off + 6];
+		l4off = off + 40;
+		memcpy(words, f + off + 8, 32);
+		if ((ipproto == IPPROTO_TCP || ipproto == IPPROTO_UDP) &&
+		    len >= l4off + 4) {
+			ports = get_unaligned((u32 *)(f + l4off));
+			*l4 = true;
+		}
+		words[8] = ports;
+		*hash = jhash2(words, 9, mac->hash_seed);
+	} else {
+		return false;
+	}
+	if (*l4 && ipproto == IPPROTO_UDP &&
+	    get_unaligned_be16(f + l4off + 2) == GN_ROCE_UDP_PORT)
+		*roce = true;
+	return true;
+}
+
+static __wsum gn_csum_word(__sum16 w)
+{
+	return (__force __wsum)(u32)(__force u16)w;
+}
+
+/*
+ * Copy @len bytes and return their ones'-complement sum (as csum_partial()
+ * would).  Plain 64-bit additions of 32-bit words, the carries folded at
+ * the end: no add-with-carry chain, which an emulated CPU runs slowly.
+ */
+static __wsum gn_csum_copy(const u8 *src, u8 *dst, unsigned int len)
+{
+	const u8 *p = dst;
+	u64 sum = 0;
+
+	memcpy(dst, src, len);
+	for (; len >= 16; len -= 16, p += 16)
+		sum += (u64)get_unaligned((const u32 *)p) +
+		       get_unaligned((const u32 *)(p + 4)) +
+		       get_unaligned((const u32 *)(p + 8)) +
+		       get_unaligned((const u32 *)(p + 12));
+	for (; len >= 4; len -= 4, p += 4)
+		sum += get_unaligned((const u32 *)p);
+	if (len >= 2) {
+		sum += get_unaligned((const u16 *)p);
+		p += 2;
+		len -= 2;
+	}
+	if (len)	/* the first byte of a 16-bit word */
+		sum += IS_ENABLED(CONFIG_CPU_BIG_ENDIAN) ? (u32)*p << 8 : *p;
+	sum = (sum & 0xffffffff) + (sum >> 32);
+	sum = (sum & 0xffffffff) + (sum >> 32);
+	return (__force __wsum)(u32)sum;
+}
+
+/*
+ * Copy @f (f->len bytes) to @dst, insert its checksum if asked, and return
+ * the ones'-complement sum of the result after the Ethernet header (the
+ * receive checksum).  One pass over the data: from the checksum start on,
+ * it is summed while copied.
+ */
+static __wsum gn_frame_copy(const struct gn_frame *f, u8 *dst)
+{
+	unsigned int i, off = 0, start = ETH_HLEN, pre;
+	__sum16 *field, old;
+	__wsum sum = 0, c;
+
+	if (f->csum_start >= ETH_HLEN)
+		start = f->csum_start;
+	for (i = 0; i < f->nfrags; off += f->frag[i].len, i++) {
+		const u8 *p = f->frag[i].p;
+		unsigned int l = f->frag[i].len;
+
+		pre = off < start ? min(l, start - off) : 0;
+		if (pre)
+			memcpy(dst + off, p, pre);
+		if (l > pre) {
+			c = gn_csum_copy(p + pre, dst + off + pre, l - pre);
+			sum = csum_block_add(sum, c, off + pre - start);
+		}
+	}
+	if (f->csum_start >= 0) {
+		if (f->csum_start != start)	/* odd frame: sum its way */
+			sum = csum_partial(dst + f->csum_start,
+					   f->len - f->csum_start, 0);
+		field = (__sum16 *)(dst + f->csum_start + f->csum_offset);
+		old = *field;
+		*field = csum_fold(sum) ?: CSUM_MANGLED_0;
+		if (f->csum_start != start || (f->csum_offset & 1))
+			return csum_partial(dst + ETH_HLEN, f->len - ETH_HLEN, 0);
+		sum = csum_add(csum_sub(sum, gn_csum_word(old)),
+			       gn_csum_word(*field));
+	}
+	if (start > ETH_HLEN)
+		sum = csum_block_add(csum_partial(dst + ETH_HLEN,
+						  start - ETH_HLEN, 0),
+				     sum, start - ETH_HLEN);
+	return sum;
+}
+
+/* The RoCE engine of @mac receives @f (BH disabled, RCU). */
+static void gn_mac_roce_rx(struct gn_mac *mac, const struct gn_frame *f)
+{
+	gn_mac_roce_rx_t fn = READ_ONCE(mac->roce_fn);
+	u8 *buf;
+
+	if (!fn)
+		return;
+	if (f->nfrags == 1 && f->csum_start < 0) {
+		fn(READ_ONCE(mac->roce_ctx), f->frag[0].p, f->len);
+		return;
+	}
+	buf = kmalloc(f->len, GFP_ATOMIC);
+	if (!buf)
+		return;	/* the engine's own retransmission recovers */
+	gn_frame_copy(f, buf);
+	fn(READ_ONCE(mac->roce_ctx), buf, f->len);
+	kfree(buf);
+}
+
+/*
+ * Receive one frame from the cable.  Called with the sender's TX ring lock
+ * held (BH disabled, RCU).  Returns -EAGAIN if the frame must stay in the
+ * sender's ring (pause), 0 otherwise (delivered or counted as dropped).
+ */
+static int gn_mac_rx(struct gn_mac *mac, const struct gn_frame *f,
+		     bool may_hold)
+{
+	unsigned int len = f->len, flen = max_t(unsigned int, len, ETH_ZLEN);
+	unsigned int q = 0, nq = READ_ONCE(mac->nrxq);
+	bool hashed, l4, roce;
+	struct gn_mac_rxq *rxq;
+	struct gn_rx_desc *d;
+	const u8 *hdr = f->frag[0].p;
+	u8 hbuf[128];
+	u32 hash = 0;
+	u16 status;
+	__wsum csum;
+	u8 *dst;
+
+	/* the parser looks at the first 128 bytes */
+	if (f->frag[0].len < min_t(unsigned int, len, sizeof(hbuf))) {
+		unsigned int i, n = 0, c;
+
+		for (i = 0; i < f->nfrags && n < sizeof(hbuf); i++) {
+			c = min_t(unsigned int, f->frag[i].len, sizeof(hbuf) - n);
+			memcpy(hbuf + n, f->frag[i].p, c);
+			n += c;
+		}
+		hdr = hbuf;
+	}
+	hashed = gn_mac_classify(mac, hdr, min_t(unsigned int, len, sizeof(hbuf)),
+				 &hash, &l4, &roce);
+	if (hashed && nq > 1)
+		q = reciprocal_scale(hash, nq);
+	rxq = &mac->rxq[q];
+
+	if (roce && READ_ONCE(mac->roce_en)) {
+		spin_lock(&rxq->lock);
+		rxq->st.roce_rx_frames++;
+		spin_unlock(&rxq->lock);
+		gn_mac_roce_rx(mac, f);
+		return 0;
+	}
+
+	spin_lock(&rxq->lock);
+	if (!rxq->ring || rxq->head == rxq->tail) {
+		if (rxq->ring && may_hold && READ_ONCE(mac->tx_pause)) {
+			if (!rxq->xoff)
+				rxq->st.rx_pause_sent++;
+			rxq->xoff = true;
+			spin_unlock(&rxq->lock);
+			return -EAGAIN;
+		}
+		rxq->st.rx_no_buffer++;
+		spin_unlock(&rxq->lock);
+		return 0;
+	}
+	d = &rxq->ring[rxq->head & (rxq->size - 1)];
+	if (len > READ_ONCE(mac->max_frame) || flen > le16_to_cpu(d->buf_len)) {
+		rxq->st.rx_too_long++;
+		spin_unlock(&rxq->lock);
+		return 0;
+	}
+	dst = gn_mac_dma_virt(mac, le64_to_cpu(d->addr));
+	csum = gn_frame_copy(f, dst);
+	if (len < flen)
+		memset(dst + len, 0, flen - len);
+	status = GN_DESC_DONE | GN_RXD_CSUM;
+	if (hashed)
+		status |= GN_RXD_HASH | (l4 ? GN_RXD_HASH_L4 : 0);
+	d->csum = cpu_to_le32((__force u32)csum);
+	d->len = cpu_to_le16(flen);
+	d->hash = cpu_to_le32(hash);
+	/* the frame and the fields before the status word */
+	smp_wmb();
+	WRITE_ONCE(d->status, cpu_to_le16(status));
+	rxq->head++;
+	rxq->st.rx_frames++;
+	rxq->st.rx_bytes += flen;
+	if (is_multicast_ether_addr(hdr)) {
+		if (is_broadcast_ether_addr(hdr))
+			rxq->st.rx_bcast++;
+		else
+			rxq->st.rx_mcast++;
+	}
+	rxq->st.rx_hist[gn_mac_hist_bucket(flen + ETH_FCS_LEN)]++;
+	spin_unlock(&rxq->lock);
+	gn_mac_irq(mac, q);
+	return 0;
+}
+
+static void gn_mac_count_tx(struct gn_mac_stats *st, const struct gn_frame *f)
+{
+	unsigned int len = max_t(unsigned int, f->len, ETH_ZLEN);
+	const u8 *da = f->frag[0].p;
+
+	st->tx_frames++;
+	st->tx_bytes += len;
+	if (f->frag[0].len >= ETH_ALEN && is_multicast_ether_addr(da)) {
+		if (is_broadcast_ether_addr(da))
+			st->tx_bcast++;
+		else
+			st->tx_mcast++;
+	}
+	st->tx_hist[gn_mac_hist_bucket(len + ETH_FCS_LEN)]++;
+}
+
+/* Copy @len bytes at offset @off of frame @f to @dst. */
+static void gn_frame_read(const struct gn_frame *f, unsigned int off, u8 *dst,
+			  unsigned int len)
+{
+	unsigned int i, c;
+
+	for (i = 0; i < f->nfrags && len; i++) {
+		if (off >= f->frag[i].len) {
+			off -= f->frag[i].len;
+			continue;
+		}
+		c = min(len, f->frag[i].len - off);
+		memcpy(dst, f->frag[i].p + off, c);
+		dst += c;
+		len -= c;
+		off = 0;
+	}
+}
+
+/* The L3 header offset of @hdr (one optional VLAN tag). */
+static unsigned int gn_l3_off(const u8 *hdr)
+{
+	return get_unaligned_be16(hdr + 12) == ETH_P_8021Q ? VLAN_ETH_HLEN :
+							       ETH_HLEN;
+}
+
+/* TSO headers the MAC can segment: IPv4 or IPv6, then TCP at csum_start. */
+static bool gn_tso_hdr_ok(const struct gn_frame *f, const u8 *hdr)
+{
+	unsigned int l3 = gn_l3_off(hdr);
+	u16 proto = get_unaligned_be16(hdr + l3 - 2);
+
+	if (proto == ETH_P_IP)
+		return (hdr[l3] >> 4) == 4 && hdr[l3 + 9] == IPPROTO_TCP &&
+		       l3 + (hdr[l3] & 0xf) * 4 == f->csum_start;
+	if (proto == ETH_P_IPV6)
+		return (hdr[l3] >> 4) == 6 && hdr[l3 + 6] == IPPROTO_TCP &&
+		       l3 + sizeof(struct ipv6hdr) == f->csum_start;
+	return false;
+}
+
+/*
+ * Segment @k of the TSO frame @f into @seg, headers built in @hdr from the
+ * template @tmpl.  Returns false once past the last segment.
+ */
+static bool gn_tso_segment(const struct gn_frame *f, unsigned int k,
+			   const u8 *tmpl, u8 *hdr, struct gn_frame *seg)
+{
+	unsigned int l3 = gn_l3_off(tmpl), l4 = f->csum_start, hl = f->hdr_len;
+	unsigned int po = hl + k * f->mss, plen, tcplen, i, off, c;
+	struct tcphdr *th;
+
+	if (po >= f->len)
+		return false;
+	plen = min(f->mss, f->len - po);
+	tcplen = hl - l4 + plen;
+	memcpy(hdr, tmpl, hl);
+	th = (struct tcphdr *)(hdr + l4);
+	th->seq = htonl(ntohl(th->seq) + k * f->mss);
+	if (po + plen < f->len) {
+		th->fin = 0;
+		th->psh = 0;
+	}
+	if (k)
+		th->cwr = 0;
+	if ((hdr[l3] >> 4) == 4) {
+		struct iphdr *iph = (struct iphdr *)(hdr + l3);
+
+		iph->tot_len = htons(hl - l3 + plen);
+		iph->id = htons(ntohs(iph->id) + k);
+		iph->check = 0;
+		iph->check = ip_fast_csum(iph, iph->ihl);
+		th->check = ~csum_tcpudp_magic(iph->saddr, iph->daddr, tcplen,
+					       IPPROTO_TCP, 0);
+	} else {
+		struct ipv6hdr *ip6h = (struct ipv6hdr *)(hdr + l3);
+
+		ip6h->payload_len = htons(hl - l3 - sizeof(*ip6h) + plen);
+		th->check = ~csum_ipv6_magic(&ip6h->saddr, &ip6h->daddr, tcplen,
+					     IPPROTO_TCP, 0);
+	}
+	seg->frag[0].p = hdr;
+	seg->frag[0].len = hl;
+	seg->nfrags = 1;
+	/* the payload: bytes [po, po + plen) of the frame */
+	for (i = 0, off = 0; i < f->nfrags && plen; off += f->frag[i].len, i++) {
+		if (po >= off + f->frag[i].len)
+			continue;
+		c = min(plen, off + f->frag[i].len - po);
+		seg->frag[seg->nfrags].p = f->frag[i].p + (po - off);
+		seg->frag[seg->nfrags].len = c;
+		seg->nfrags++;
+		po += c;
+		plen -= c;
+	}
+	seg->len = tcplen + l4;
+	seg->csum_start = l4;
+	seg->csum_offset = f->csum_offset;
+	seg->mss = 0;
+	return true;
+}
+
+/*
+ * Gather the frame starting at descriptor @head.  Returns the number of
+ * descriptors it spans, 0 if its last descriptor is not posted yet, or a
+ * negative count of descriptors to complete with GN_TXD_ERROR.
+ */
+static int gn_mac_tx_gather(struct gn_mac *mac, struct gn_mac_txq *txq,
+			    struct gn_frame *f)
+{
+	u32 head = txq->head, avail = txq->prod - txq->head;
+	const struct gn_tx_desc *d, *first;
+	unsigned int n = 0;
+	u16 flags;
+
+	first = &txq->ring[head & (txq->size - 1)];
+	f->len = 0;
+	do {
+		if (n == avail)
+			return 0;
+		if (n == GN_MAC_MAX_FRAGS)
+			return -(int)n;
+		d = &txq->ring[(head + n) & (txq->size - 1)];
+		flags = le16_to_cpu(d->flags);
+		f->frag[n].p = gn_mac_dma_virt(mac, le64_to_cpu(d->addr));
+		f->frag[n].len = le16_to_cpu(d->len);
+		f->len += f->frag[n].len;
+		n++;
+	} while (!(flags & GN_TXD_EOP));
+	f->nfrags = n;
+	f->csum_start = -1;
+	f->mss = 0;
+	flags = le16_to_cpu(first->flags);
+	if (flags & GN_TXD_CSUM) {
+		f->csum_start = le16_to_cpu(first->csum_start);
+		f->csum_offset = le16_to_cpu(first->csum_offset);
+		if (f->csum_start + f->csum_offset + 2 > f->len)
+			return -(int)n;
+	}
+	if (f->len < ETH_HLEN || !f->frag[0].len)
+		return -(int)n;
+	if (flags & GN_TXD_TSO) {
+		f->mss = le16_to_cpu(first->mss);
+		f->hdr_len = le16_to_cpu(first->hdr_len);
+		if (!(flags & GN_TXD_CSUM) || !f->mss ||
+		    f->hdr_len > GN_TSO_MAX_HDR || f->hdr_len >= f->len ||
+		    f->csum_start < ETH_HLEN + 20 ||
+		    f->csum_start + sizeof(struct tcphdr) > f->hdr_len)
+			return -(int)n;
+		gn_frame_read(f, 0, txq->tso_tmpl, f->hdr_len);
+		if (!gn_tso_hdr_ok(f, txq->tso_tmpl))
+			return -(int)n;
+	}
+	return n;
+}
+
+/* Consume the TX descriptors of ring @q up to the producer index. */
+static void gn_mac_tx_process(struct gn_mac *mac, unsigned int q)
+{
+	struct gn_mac_txq *txq = &mac->txq[q];
+	struct gn_frame *f = &txq->frame;
+	unsigned int i, done = 0;
+	struct gn_mac *peer;
+	bool link, hold;
+	u16 status;
+	int n;
+
+	rcu_read_lock();
+	local_bh_disable();
+	spin_lock(&txq->lock);
+	txq->held = false;
+	if (!txq->ring)
+		goto out;
+	peer = rcu_dereference(mac->peer);
+	link = READ_ONCE(mac->link) && peer;
+	hold = READ_ONCE(mac->rx_pause);
+	while (txq->head != txq->prod) {
+		n = gn_mac_tx_gather(mac, txq, f);
+		if (!n)
+			break;
+		status = GN_DESC_DONE;
+		if (n < 0) {
+			n = -n;
+			txq->st.tx_errors++;
+			status |= GN_TXD_ERROR;
+		} else if (!link) {
+			txq->st.tx_no_carrier++;
+			status |= GN_TXD_NO_CARRIER;
+		} else if (f->mss) {
+			unsigned int k = txq->tso_next;
+
+			while (gn_tso_segment(f, k, txq->tso_tmpl, txq->tso_hdr,
+					      &txq->seg)) {
+				if (gn_mac_rx(peer, &txq->seg, hold) == -EAGAIN)
+					break;
+				gn_mac_count_tx(&txq->st, &txq->seg);
+				k++;
+			}
+			if (k * f->mss + f->hdr_len < f->len) {
+				txq->tso_next = k;
+				txq->held = true;
+				txq->st.tx_paused++;
+				break;
+			}
+			txq->tso_next = 0;
+		} else {
+			if (gn_mac_rx(peer, f, hold) == -EAGAIN) {
+				txq->held = true;
+				txq->st.tx_paused++;
+				break;
+			}
+			gn_mac_count_tx(&txq->st, f);
+		}
+		txq->tso_next = 0;
+		/* status last: the driver reads it before anything else */
+		smp_wmb();
+		for (i = 0; i < n; i++)
+			WRITE_ONCE(txq->ring[(txq->head + i) & (txq->size - 1)].status,
+				   cpu_to_le16(status));
+		txq->head += n;
+		done++;
+	}
+out:
+	spin_unlock(&txq->lock);
+	if (done)
+		gn_mac_irq(mac, q);
+	local_bh_enable();
+	rcu_read_unlock();
+}
+
+int gn_mac_roce_xmit(struct gn_mac *mac, const void *frame, unsigned int len)
+{
+	struct gn_frame f = {
+		.nfrags = 1,
+		.len = len,
+		.csum_start = -1,
+		.frag[0] = { .p = frame, .len = len },
+	};
+	struct gn_mac *peer;
+	int ret = 0;
+
+	if (len < ETH_HLEN)
+		return -EINVAL;
+	rcu_read_lock();
+	local_bh_disable();
+	peer = rcu_dereference(mac->peer);
+	if (!READ_ONCE(mac->link) || !peer) {
+		ret = -ENOLINK;
+	} else {
+		/*
+		 * Not under roce_lock: the peer's RoCE handler runs in this
+		 * context (it must defer its own transmissions).
+		 */
+		gn_mac_rx(peer, &f, false);
+	}
+	spin_lock(&mac->roce_lock);
+	if (ret) {
+		mac->roce_st.tx_no_carrier++;
+	} else {
+		mac->roce_st.roce_tx_frames++;
+		gn_mac_count_tx(&mac->roce_st, &f);
+	}
+	spin_unlock(&mac->roce_lock);
+	local_bh_enable();
+	rcu_read_unlock();
+	return ret;
+}
+EXPORT_SYMBOL_NS_GPL(gn_mac_roce_xmit, GAUDI_NIC);
+
+/* Retry every TX ring (pause released, link lost, config changed). */
+static void gn_mac_tx_kick(struct gn_mac *mac)
+{
+	unsigned int q;
+
+	for (q = 0; q < GN_MAC_MAX_QUEUES; q++)
+		if (READ_ONCE(mac->txq[q].ring))
+			gn_mac_tx_process(mac, q);
+}
+
+void gn_mac_tx_doorbell(struct gn_mac *mac, unsigned int q, u32 prod)
+{
+	struct gn_mac_txq *txq = &mac->txq[q];
+
+	spin_lock_bh(&txq->lock);
+	txq->prod = prod;
+	spin_unlock_bh(&txq->lock);
+	gn_mac_tx_process(mac, q);
+}
+EXPORT_SYMBOL_NS_GPL(gn_mac_tx_doorbell, GAUDI_NIC);
+
+void gn_mac_rx_doorbell(struct gn_mac *mac, unsigned int q, u32 tail)
+{
+	struct gn_mac_rxq *rxq = &mac->rxq[q];
+	struct gn_mac *peer;
+	bool xoff;
+
+	rcu_read_lock();
+	spin_lock_bh(&rxq->lock);
+	rxq->tail = tail;
+	xoff = rxq->xoff;
+	rxq->xoff = false;
+	spin_unlock_bh(&rxq->lock);
+	if (xoff) {
+		/* XON: the sender may go on */
+		peer = rcu_dereference(mac->peer);
+		if (peer)
+			gn_mac_tx_kick(peer);
+	}
+	rcu_read_unlock();
+}
+EXPORT_SYMBOL_NS_GPL(gn_mac_rx_doorbell, GAUDI_NIC);
+
+int gn_mac_tx_ring_set(struct gn_mac *mac, unsigned int q, dma_addr_t base,
+		       unsigned int size)
+{
+	struct gn_mac_txq *txq;
+
+	if (q >= GN_MAC_MAX_QUEUES ||
+	    (size && (!is_power_of_2(size) || size > GN_RING_MAX)))
+		return -EINVAL;
+	txq = &mac->txq[q];
+	spin_lock_bh(&txq->lock);
+	WRITE_ONCE(txq->ring, size ? gn_mac_dma_virt(mac, base) : NULL);
+	txq->size = size;
+	txq->head = 0;
+	txq->prod = 0;
+	txq->held = false;
+	txq->tso_next = 0;
+	spin_unlock_bh(&txq->lock);
+	return 0;
+}
+EXPORT_SYMBOL_NS_GPL(gn_mac_tx_ring_set, GAUDI_NIC);
+
+int gn_mac_rx_ring_set(struct gn_mac *mac, unsigned int q, dma_addr_t base,
+		       unsigned int size)
+{
+	struct gn_mac_rxq *rxq;
+	struct gn_mac *peer;
+
+	if (q >= GN_MAC_MAX_QUEUES ||
+	    (size && (!is_power_of_2(size) || size > GN_RING_MAX)))
+		return -EINVAL;
+	rxq = &mac->rxq[q];
+	spin_lock_bh(&rxq->lock);
+	rxq->ring = size ? gn_mac_dma_virt(mac, base) : NULL;
+	rxq->size = size;
+	rxq->head = 0;
+	rxq->tail = 0;
+	rxq->xoff = false;
+	spin_unlock_bh(&rxq->lock);
+	/* a sender held by the old ring must not wait forever */
+	rcu_read_lock();
+	peer = rcu_dereference(mac->peer);
+	if (peer)
+		gn_mac_tx_kick(peer);
+	rcu_read_unlock();
+	return 0;
+}
+EXPORT_SYMBOL_NS_GPL(gn_mac_rx_ring_set, GAUDI_NIC);
+
+/* After this returns, no DMA or interrupt from before the call is running. */
+void gn_mac_quiesce(struct gn_mac *mac)
+{
+	synchronize_rcu();
+}
+EXPORT_SYMBOL_NS_GPL(gn_mac_quiesce, GAUDI_NIC);
+
+void gn_mac_set_rx_queues(struct gn_mac *mac, unsigned int n)
+{
+	WRITE_ONCE(mac->nrxq, clamp_t(unsigned int, n, 1, GN_MAC_MAX_QUEUES));
+}
+EXPORT_SYMBOL_NS_GPL(gn_mac_set_rx_queues, GAUDI_NIC);
+
+void gn_mac_set_max_frame(struct gn_mac *mac, unsigned int len)
+{
+	WRITE_ONCE(mac->max_frame, len);
+}
+EXPORT_SYMBOL_NS_GPL(gn_mac_set_max_frame, GAUDI_NIC);
+
+/* ----------------------------------------------------------- link state */
+
+static void gn_mac_update_link(struct gn_mac *mac)
+{
+	struct gn_mac *peer = rtnl_dereference(mac->peer);
+	bool up = mac->enabled && peer && peer->enabled;
+
+	if (up == mac->link)
+		return;
+	WRITE_ONCE(mac->link, up);
+	if (!up)
+		gn_mac_tx_kick(mac);	/* held frames: no carrier now */
+	if (mac->ops && mac->ops->link_change)
+		mac->ops->link_change(mac->ctx, up);
+}
+
+void gn_mac_enable(struct gn_mac *mac, bool enable)
+{
+	struct gn_mac *peer;
+
+	ASSERT_RTNL();
+	WRITE_ONCE(mac->enabled, enable);
+	gn_mac_update_link(mac);
+	peer = rtnl_dereference(mac->peer);
+	if (peer)
+		gn_mac_update_link(peer);
+}
+EXPORT_SYMBOL_NS_GPL(gn_mac_enable, GAUDI_NIC);
+
+bool gn_mac_link_up(struct gn_mac *mac)
+{
+	return READ_ONCE(mac->link);
+}
+EXPORT_SYMBOL_NS_GPL(gn_mac_link_up, GAUDI_NIC);
+
+int gn_mac_link(struct gn_mac *a, struct gn_mac *b)
+{
+	ASSERT_RTNL();
+	if (a == b)
+		return -EINVAL;
+	if (rtnl_dereference(a->peer) || rtnl_dereference(b->peer))
+		return -EBUSY;
+	rcu_assign_pointer(a->peer, b);
+	rcu_assign_pointer(b->peer, a);
+	gn_mac_update_link(a);
+	gn_mac_update_link(b);
+	return 0;
+}
+
+int gn_mac_unlink(struct gn_mac *mac)
+{
+	struct gn_mac *peer;
+
+	ASSERT_RTNL();
+	peer = rtnl_dereference(mac->peer);
+	if (!peer)
+		return -ENOENT;
+	RCU_INIT_POINTER(mac->peer, NULL);
+	RCU_INIT_POINTER(peer->peer, NULL);
+	gn_mac_update_link(mac);
+	gn_mac_update_link(peer);
+	return 0;
+}
+
+struct gn_mac *gn_mac_peer(struct gn_mac *mac)
+{
+	return rtnl_dereference(mac->peer);
+}
+
+/* ---------------------------------------------------------------- misc */
+
+void gn_mac_set_pause(struct gn_mac *mac, bool rx_pause, bool tx_pause)
+{
+	struct gn_mac *peer;
+
+	ASSERT_RTNL();
+	WRITE_ONCE(mac->rx_pause, rx_pause);
+	WRITE_ONCE(mac->tx_pause, tx_pause);
+	/* frames held under the old setting: resend or drop them now */
+	gn_mac_tx_kick(mac);
+	peer = rtnl_dereference(mac->peer);
+	if (peer)
+		gn_mac_tx_kick(peer);
+}
+EXPORT_SYMBOL_NS_GPL(gn_mac_set_pause, GAUDI_NIC);
+
+void gn_mac_get_pause(struct gn_mac *mac, bool *rx_pause, bool *tx_pause)
+{
+	*rx_pause = READ_ONCE(mac->rx_pause);
+	*tx_pause = READ_ONCE(mac->tx_pause);
+}
+EXPORT_SYMBOL_NS_GPL(gn_mac_get_pause, GAUDI_NIC);
+
+static void gn_mac_stats_add(struct gn_mac_stats *sum,
+			     const struct gn_mac_stats *st)
+{
+	const u64 *s = (const u64 *)st;
+	u64 *d = (u64 *)sum;
+	unsigned int i;
+
+	for (i = 0; i < sizeof(*st) / sizeof(u64); i++)
+		d[i] += s[i];
+}
+
+void gn_mac_get_stats(struct gn_mac *mac, struct gn_mac_stats *stats)
+{
+	unsigned int q;
+
+	memset(stats, 0, sizeof(*stats));
+	for (q = 0; q < GN_MAC_MAX_QUEUES; q++) {
+		spin_lock_bh(&mac->txq[q].lock);
+		gn_mac_stats_add(stats, &mac->txq[q].st);
+		spin_unlock_bh(&mac->txq[q].lock);
+		spin_lock_bh(&mac->rxq[q].lock);
+		gn_mac_stats_add(stats, &mac->rxq[q].st);
+		spin_unlock_bh(&mac->rxq[q].lock);
+	}
+	spin_lock_bh(&mac->roce_lock);
+	gn_mac_stats_add(stats, &mac->roce_st);
+	spin_unlock_bh(&mac->roce_lock);
+}
+EXPORT_SYMBOL_NS_GPL(gn_mac_get_stats, GAUDI_NIC);
+
+void gn_mac_set_roce(struct gn_mac *mac, bool enable)
+{
+	WRITE_ONCE(mac->roce_en, enable);
+}
+EXPORT_SYMBOL_NS_GPL(gn_mac_set_roce, GAUDI_NIC);
+
+/*
+ * Install (fn != NULL) or remove the RoCE engine's receive handler.  On
+ * removal, no call of the old handler is running when this returns.
+ */
+void gn_mac_set_roce_handler(struct gn_mac *mac, gn_mac_roce_rx_t fn,
+			     void *ctx)
+{
+	if (fn) {
+		WRITE_ONCE(mac->roce_ctx, ctx);
+		/* the context before the handler that uses it */
+		smp_wmb();
+		WRITE_ONCE(mac->roce_fn, fn);
+	} else {
+		WRITE_ONCE(mac->roce_fn, NULL);
+		synchronize_rcu();
+		WRITE_ONCE(mac->roce_ctx, NULL);
+	}
+}
+EXPORT_SYMBOL_NS_GPL(gn_mac_set_roce_handler, GAUDI_NIC);
+
+void gn_mac_bind(struct gn_mac *mac, const struct gn_mac_client_ops *ops,
+		 void *ctx)
+{
+	ASSERT_RTNL();
+	WRITE_ONCE(mac->ctx, ctx);
+	WRITE_ONCE(mac->ops, ops);
+}
+EXPORT_SYMBOL_NS_GPL(gn_mac_bind, GAUDI_NIC);
+
+void gn_mac_unbind(struct gn_mac *mac)
+{
+	ASSERT_RTNL();
+	WRITE_ONCE(mac->ops, NULL);
+	synchronize_rcu();
+	WRITE_ONCE(mac->ctx, NULL);
+}
+EXPORT_SYMBOL_NS_GPL(gn_mac_unbind, GAUDI_NIC);
+
+struct gn_mac *gn_mac_create(struct device *dma_dev, unsigned int port)
+{
+	struct gn_mac *mac;
+	unsigned int q;
+
+	mac = kzalloc(sizeof(*mac), GFP_KERNEL);
+	if (!mac)
+		return NULL;
+	mac->dma_dev = dma_dev;
+	mac->port = port;
+	mac->hash_seed = get_random_u32();
+	mac->roce_en = true;
+	mac->max_frame = GN_MAC_FRAME_LEN(ETH_DATA_LEN);
+	mac->nrxq = 1;
+	spin_lock_init(&mac->roce_lock);
+	for (q = 0; q < GN_MAC_MAX_QUEUES; q++) {
+		spin_lock_init(&mac->txq[q].lock);
+		spin_lock_init(&mac->rxq[q].lock);
+	}
+	return mac;
+}
+
+void gn_mac_destroy(struct gn_mac *mac)
+{
+	if (!mac)
+		return;
+	rtnl_lock();
+	gn_mac_unlink(mac);
+	rtnl_unlock();
+	synchronize_rcu();
+	kfree(mac);
+}

@@ -1,0 +1,198 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * gaudi_nic NIC ports: the hardware interface of one emulated MAC, as the
+ * Ethernet driver (and later the RDMA driver) programs it.
+ *
+ * Each port has up to GN_MAC_MAX_QUEUES transmit and receive rings of
+ * descriptors in host memory (DMA addresses, 64-bit).  The driver posts
+ * work by writing descriptors and ringing a doorbell with its free-running
+ * producer index; the MAC writes a status word (GN_DESC_DONE) back into
+ * each descriptor it consumed and raises the interrupt vector of the ring
+ * (vector N serves TX ring N and RX ring N).  Ring sizes are powers of two.
+ *
+ * Receive: the driver keeps RX descriptors posted (buffer address and
+ * length); the MAC fills them in order and writes back length, status and
+ * the RSS hash of the flow.  The MAC has no address filter (it delivers
+ * every frame); it picks the RX ring by RSS hash over the IPv4/IPv6
+ * addresses and TCP/UDP ports.
+ *
+ * Transmit: a frame is gathered from up to GN_MAC_MAX_FRAGS descriptors,
+ * the last one flagged GN_TXD_EOP.  With GN_TXD_CSUM on the first one, the
+ * MAC computes the ones'-complement checksum from csum_start to the end of
+ * the frame and stores it at csum_start + csum_offset (the generic
+ * NETIF_F_HW_CSUM model).  With GN_TXD_TSO too, the frame is a TCP
+ * segment train (IPv4 or IPv6, optional VLAN tag): the MAC cuts the payload
+ * after hdr_len bytes of headers into mss-sized segments, each with a copy
+ * of the headers (IPv4 total length, ID + n and header checksum, IPv6
+ * payload length, TCP sequence number, FIN/PSH only on the last segment,
+ * CWR only on the first) and its own TCP checksum.  The MAC writes the
+ * status of every descriptor of a frame; frames it could not send are
+ * completed with GN_TXD_NO_CARRIER (no link) or GN_TXD_ERROR (malformed).
+ *
+ * Receive checksum: the MAC stores in @csum the ones'-complement sum of the
+ * frame after the 14-byte Ethernet header (GN_RXD_CSUM), which is what the
+ * stack calls CHECKSUM_COMPLETE.
+ *
+ * Flow control: with 802.3x pause enabled on both ends (tx_pause on the
+ * receiver, rx_pause on the sender), a receiver out of RX descriptors
+ * holds the sender's transmit ring instead of dropping; posting RX
+ * descriptors resumes it.  Without pause such frames are dropped and
+ * counted (rx_no_buffer).
+ *
+ * RoCE steering: when RoCE is enabled on the port, frames to UDP port
+ * 4791 (RoCE v2) go to the port's RoCE engine instead of an RX ring.  The
+ * engine calls the handler installed with gn_mac_set_roce_handler(); with
+ * none installed it only counts the frames (roce_rx_frames).  The engine
+ * transmits with gn_mac_roce_xmit(), beside the TX rings.
+ *
+ * Locking: configuration calls (bind, enable, ring setup, link) run under
+ * RTNL; doorbells may be rung from any context with BH disabled.
+ */
+#ifndef _LINUX_GAUDI_NIC_PORT_H
+#define _LINUX_GAUDI_NIC_PORT_H
+
+#include <linux/auxiliary_bus.h>
+#include <linux/bits.h>
+#include <linux/types.h>
+
+struct gaudi_nic_dev;
+struct gn_nic;
+struct gn_mac;
+struct device;
+
+#define GN_MAC_MAX_QUEUES	8
+#define GN_RING_MIN		64
+#define GN_RING_MAX		4096
+#define GN_RING_DEFAULT		512
+#define GN_MTU_MIN		68
+#define GN_MTU_MAX		9216
+#define GN_MAC_MAX_FRAGS	32	/* TX descriptors per frame */
+/* Largest frame the MAC accepts for an MTU (header, one VLAN tag). */
+#define GN_MAC_FRAME_LEN(mtu)	((mtu) + 18)
+#define GN_ROCE_UDP_PORT	4791
+
+/* Status word bits, written by the MAC. */
+#define GN_DESC_DONE		BIT(0)
+#define GN_TXD_NO_CARRIER	BIT(1)
+#define GN_TXD_ERROR		BIT(2)
+#define GN_RXD_HASH		BIT(1)	/* @hash is valid */
+#define GN_RXD_HASH_L4		BIT(2)	/* hash covers L4 ports */
+#define GN_RXD_CSUM		BIT(3)	/* @csum is valid */
+
+/* TX descriptor flags, written by the driver. */
+#define GN_TXD_EOP		BIT(0)	/* last descriptor of the frame */
+#define GN_TXD_CSUM		BIT(1)	/* first descriptor: insert checksum */
+#define GN_TXD_TSO		BIT(2)	/* first descriptor: segment (TCP) */
+#define GN_TSO_MAX_HDR		256
+
+struct gn_tx_desc {
+	__le64 addr;
+	__le16 len;
+	__le16 status;		/* MAC */
+	__le16 flags;		/* GN_TXD_EOP, GN_TXD_CSUM */
+	__le16 csum_start;	/* from the start of the frame */
+	__le16 csum_offset;	/* from csum_start */
+	__le16 mss;		/* GN_TXD_TSO: payload bytes per segment */
+	__le16 hdr_len;		/* GN_TXD_TSO: bytes of headers */
+	__le16 rsvd;
+};
+
+struct gn_rx_desc {
+	__le64 addr;
+	__le16 buf_len;		/* driver */
+	__le16 len;		/* MAC */
+	__le16 status;		/* MAC */
+	__le16 rsvd;
+	__le32 hash;		/* MAC */
+	__le32 csum;		/* MAC */
+};
+
+/* RMON size buckets of the MAC counters (frame length incl. FCS). */
+#define GN_MAC_HIST		7
+
+/* MAC counters (the MIB of the port). */
+struct gn_mac_stats {
+	u64 tx_frames;
+	u64 tx_bytes;
+	u64 tx_mcast;
+	u64 tx_bcast;
+	u64 tx_no_carrier;	/* dropped: no link */
+	u64 tx_errors;		/* dropped: malformed descriptors */
+	u64 tx_paused;		/* times held by the peer's pause */
+	u64 rx_frames;		/* delivered to an RX ring */
+	u64 rx_bytes;
+	u64 rx_mcast;
+	u64 rx_bcast;
+	u64 rx_no_buffer;	/* dropped: no RX descriptor posted */
+	u64 rx_too_long;	/* dropped: frame longer than buffer/MTU */
+	u64 rx_pause_sent;	/* pause (XOFF) signalled to the sender */
+	u64 roce_rx_frames;	/* steered to the RoCE engine */
+	u64 roce_tx_frames;	/* sent by the RoCE engine */
+	u64 tx_hist[GN_MAC_HIST];
+	u64 rx_hist[GN_MAC_HIST];
+};
+
+struct gn_mac_client_ops {
+	/* interrupt of vector @vector (any context, BH disabled) */
+	void (*irq)(void *ctx, unsigned int vector);
+	/* carrier changed (under RTNL) */
+	void (*link_change)(void *ctx, bool up);
+};
+
+/*
+ * RoCE engine hook: called for each steered frame (BH disabled, RCU read
+ * side, in the sender's transmit context with its TX ring lock held); the
+ * frame is only valid during the call.  The handler must not transmit
+ * synchronously (gn_mac_roce_xmit): it queues the frame and returns.
+ */
+typedef void (*gn_mac_roce_rx_t)(void *ctx, const void *frame,
+				 unsigned int len);
+
+/* One auxiliary device of the NIC (gaudi_nic.eth.N, gaudi_nic.rdma.N). */
+struct gaudi_nic_adev {
+	struct auxiliary_device adev;
+	struct gaudi_nic_dev *gdev;
+	struct gn_nic *nic;
+};
+
+static inline struct gaudi_nic_adev *
+to_gaudi_nic_adev(struct auxiliary_device *adev)
+{
+	return container_of(adev, struct gaudi_nic_adev, adev);
+}
+
+/* NIC core: the ports of a device. */
+unsigned int gn_nic_num_ports(struct gn_nic *nic);
+struct gn_mac *gn_nic_port_mac(struct gn_nic *nic, unsigned int port);
+struct devlink *gn_nic_devlink(struct gn_nic *nic);
+
+/* The MAC (hardware interface). */
+void gn_mac_bind(struct gn_mac *mac, const struct gn_mac_client_ops *ops,
+		 void *ctx);
+void gn_mac_unbind(struct gn_mac *mac);
+void gn_mac_enable(struct gn_mac *mac, bool enable);
+bool gn_mac_link_up(struct gn_mac *mac);
+void gn_mac_set_max_frame(struct gn_mac *mac, unsigned int len);
+void gn_mac_set_rx_queues(struct gn_mac *mac, unsigned int n);
+int gn_mac_tx_ring_set(struct gn_mac *mac, unsigned int q, dma_addr_t base,
+		       unsigned int size);
+int gn_mac_rx_ring_set(struct gn_mac *mac, unsigned int q, dma_addr_t base,
+		       unsigned int size);
+void gn_mac_quiesce(struct gn_mac *mac);
+void gn_mac_tx_doorbell(struct gn_mac *mac, unsigned int q, u32 prod);
+void gn_mac_rx_doorbell(struct gn_mac *mac, unsigned int q, u32 tail);
+void gn_mac_set_pause(struct gn_mac *mac, bool rx_pause, bool tx_pause);
+void gn_mac_get_pause(struct gn_mac *mac, bool *rx_pause, bool *tx_pause);
+void gn_mac_get_stats(struct gn_mac *mac, struct gn_mac_stats *stats);
+void gn_mac_set_roce(struct gn_mac *mac, bool enable);
+void gn_mac_set_roce_handler(struct gn_mac *mac, gn_mac_roce_rx_t fn,
+			     void *ctx);
+/*
+ * The RoCE engine sends a complete Ethernet frame (any context).  Returns
+ * 0 if it went on the wire (the peer may still drop it, counted there),
+ * -ENOLINK without carrier (counted as tx_no_carrier), -EINVAL if shorter
+ * than an Ethernet header.
+ */
+int gn_mac_roce_xmit(struct gn_mac *mac, const void *frame, unsigned int len);
+
+#endif /* _LINUX_GAUDI_NIC_PORT_H */

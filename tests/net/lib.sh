@@ -1,0 +1,171 @@
+#!/usr/bin/env bash
+# lib.sh - environment of the network tests, sourced by tests/net/*.sh.
+#
+# Shaped like the kernel's NetDrvEpEnv (tools/testing/selftests/drivers/
+# net/lib/py/env.py): a test sees one local interface $NETIF in network
+# namespace $LOCAL_NS and its link partner $REMOTE_IFNAME in $REMOTE_NS,
+# with addresses $LOCAL_V4/$REMOTE_V4 and $LOCAL_V6/$REMOTE_V6, and runs
+# commands with `lcl CMD` / `rmt CMD`.  Nothing in a test depends on the
+# ports being gaudi_nic ones, except where it checks gaudi_nic specifics.
+#
+# By default env_setup creates emulated device $GN_DEV with two ports,
+# cables port 0 to port 1 (link_device), and moves port 0 into $LOCAL_NS,
+# port 1 into $REMOTE_NS.  To point the tests at other ports instead, set
+# NETIF, REMOTE_IFNAME, LOCAL_NS and REMOTE_NS before sourcing (the
+# interfaces already in those namespaces and cabled): env_setup then only
+# assigns addresses.
+set -u
+
+GN_KO=${GN_KO:-/build/kmod/drivers/accel/gaudi_nic/gaudi_nic.ko}
+GN_SYSFS=/sys/bus/platform/drivers/gaudi_nic
+GN_DEV=${GN_DEV:-20}
+if [ -n "${NETIF:-}" ]; then
+	GN_EXTERNAL=1
+else
+	GN_EXTERNAL=0
+	NETIF=gn${GN_DEV}p0
+	REMOTE_IFNAME=gn${GN_DEV}p1
+	LOCAL_NS=gn-local-$GN_DEV
+	REMOTE_NS=gn-remote-$GN_DEV
+fi
+LOCAL_V4=${LOCAL_V4:-192.0.2.1}
+REMOTE_V4=${REMOTE_V4:-192.0.2.2}
+LOCAL_V6=${LOCAL_V6:-2001:db8::1}
+REMOTE_V6=${REMOTE_V6:-2001:db8::2}
+
+lcl() { ip netns exec "$LOCAL_NS" "$@"; }
+rmt() { ip netns exec "$REMOTE_NS" "$@"; }
+
+# ---------------------------------------------------------------- TAP
+_tap_n=0
+tap_start() { echo "TAP version 13"; }
+tap_done() { echo "1..$_tap_n"; }
+t_ok() { _tap_n=$((_tap_n + 1)); echo "ok $_tap_n - $*"; }
+t_fail() { _tap_n=$((_tap_n + 1)); echo "not ok $_tap_n - $1"; shift; [ $# -gt 0 ] && printf '%s\n' "$@" | head -n 30 | sed 's/^/# /'; return 0; }
+t_skip() { _tap_n=$((_tap_n + 1)); echo "ok $_tap_n - $1 # SKIP $2"; }
+diag() { printf '%s\n' "$@" | sed 's/^/# /'; }
+# t_check DESC CMD...: ok if CMD succeeds; its output is shown on failure
+t_check() {
+	local d=$1 out
+	shift
+	if out=$("$@" 2>&1); then t_ok "$d"; else t_fail "$d" "command: $*" "$out"; fi
+}
+# t_expect DESC EXPECTED ACTUAL
+t_expect() {
+	if [ "$2" = "$3" ]; then t_ok "$1"; else t_fail "$1" "expected: $2" "got: $3"; fi
+}
+
+# ------------------------------------------------------------ helpers
+# carrier NS IF -> 1 or 0
+# in_ns NS CMD...: run CMD in namespace NS ("init": the initial one)
+in_ns() { local ns=$1; shift; if [ "$ns" = init ]; then "$@"; else ip netns exec "$ns" "$@"; fi; }
+carrier() { in_ns "$1" cat "/sys/class/net/$2/carrier" 2>/dev/null || echo 0; }
+# wait_carrier NS IF 0|1 [SECONDS]
+wait_carrier() {
+	local i
+	for ((i = 0; i < ${4:-10} * 10; i++)); do
+		[ "$(carrier "$1" "$2")" = "$3" ] && return 0
+		sleep 0.1
+	done
+	return 1
+}
+ifindex() { in_ns "$1" cat "/sys/class/net/$2/ifindex"; }
+nsfile() { if [ "$1" = init ]; then echo /proc/1/ns/net; else echo "/run/netns/$1"; fi; }
+# ethtool_stat NS IF NAME (sum of the counters matching the regex NAME)
+ethtool_stat() {
+	ip netns exec "$1" ethtool -S "$2" | awk -v re="^ *$3:" '$0 ~ re { s += $2 } END { print s + 0 }'
+}
+# link_stat NS IF FIELD (rx_packets, tx_dropped, ... from sysfs)
+link_stat() { ip netns exec "$1" cat "/sys/class/net/$2/statistics/$3"; }
+# snmp NS PROTO FIELD: a /proc/net/snmp counter in that namespace
+snmp() {
+	ip netns exec "$1" awk -v p="$2:" -v f="$3" '
+		$1 == p && !hdr { for (i = 2; i <= NF; i++) col[$i] = i; hdr = 1; next }
+		$1 == p && hdr { print $col[f]; exit }' /proc/net/snmp
+}
+# gn_link NS_A IF_A NS_B IF_B: cable two ports (netdevsim's format)
+gn_link() {
+	local fa fb ia ib rc
+	ia=$(ifindex "$1" "$2") && ib=$(ifindex "$3" "$4") || return 1
+	exec {fa}<"$(nsfile "$1")" {fb}<"$(nsfile "$3")"
+	echo "$fa:$ia $fb:$ib" > "$GN_SYSFS/link_device"
+	rc=$?
+	exec {fa}<&- {fb}<&-
+	return $rc
+}
+gn_unlink() {
+	local fa ia rc
+	ia=$(ifindex "$1" "$2") || return 1
+	exec {fa}<"$(nsfile "$1")"
+	echo "$fa:$ia" > "$GN_SYSFS/unlink_device"
+	rc=$?
+	exec {fa}<&-
+	return $rc
+}
+gn_load() {
+	local dep
+	grep -q '^gaudi_nic ' /proc/modules && return 0
+	# insmod does not resolve dependencies (drm is a module)
+	for dep in $(modinfo -F depends "$GN_KO" | tr , ' '); do
+		modprobe -q "$dep" || return 1
+	done
+	insmod "$GN_KO" num_devices=0
+}
+# gn_new_device ID [PORTS]: create a device and wait for its netdevs
+gn_new_device() {
+	local i
+	echo "$1 ${2:-2}" > "$GN_SYSFS/new_device" || return 1
+	for ((i = 0; i < 100; i++)); do
+		[ -e "/sys/class/net/gn$1p$(( ${2:-2} - 1 ))" ] && return 0
+		sleep 0.1
+	done
+	echo "netdevs of device $1 did not appear" >&2
+	return 1
+}
+gn_del_device() { echo "$1" > "$GN_SYSFS/del_device"; }
+# wait for a TCP listener on PORT in NS
+wait_listen() {
+	local i
+	for ((i = 0; i < 100; i++)); do
+		ip netns exec "$1" ss -Hltn "sport = :$2" | grep -q . && return 0
+		sleep 0.1
+	done
+	return 1
+}
+
+# ---------------------------------------------------------- environment
+env_addrs() {
+	lcl ip addr add "$LOCAL_V4/24" dev "$NETIF"
+	lcl ip addr add "$LOCAL_V6/64" dev "$NETIF" nodad
+	rmt ip addr add "$REMOTE_V4/24" dev "$REMOTE_IFNAME"
+	rmt ip addr add "$REMOTE_V6/64" dev "$REMOTE_IFNAME" nodad
+}
+
+env_setup() {
+	if [ "$GN_EXTERNAL" = 1 ]; then
+		env_addrs
+		return
+	fi
+	gn_load || { echo "cannot load $GN_KO" >&2; return 1; }
+	gn_new_device "$GN_DEV" 2 || return 1
+	ip netns add "$LOCAL_NS" && ip netns add "$REMOTE_NS" || return 1
+	lcl ip link set lo up
+	rmt ip link set lo up
+	ip link set "$NETIF" netns "$LOCAL_NS" || return 1
+	ip link set "$REMOTE_IFNAME" netns "$REMOTE_NS" || return 1
+	gn_link "$LOCAL_NS" "$NETIF" "$REMOTE_NS" "$REMOTE_IFNAME" || return 1
+	env_addrs
+	lcl ip link set "$NETIF" up
+	rmt ip link set "$REMOTE_IFNAME" up
+	wait_carrier "$LOCAL_NS" "$NETIF" 1 && wait_carrier "$REMOTE_NS" "$REMOTE_IFNAME" 1
+}
+
+env_cleanup() {
+	[ "$GN_EXTERNAL" = 1 ] && return
+	ip netns pids "$LOCAL_NS" 2>/dev/null | xargs -r kill 2>/dev/null
+	ip netns pids "$REMOTE_NS" 2>/dev/null | xargs -r kill 2>/dev/null
+	ip netns del "$LOCAL_NS" 2>/dev/null
+	ip netns del "$REMOTE_NS" 2>/dev/null
+	[ -e "$GN_SYSFS/del_device" ] && gn_del_device "$GN_DEV" 2>/dev/null
+	return 0
+}
