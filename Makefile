@@ -60,7 +60,9 @@ sparse: kmod-sync
 
 # Each userspace component is its own Meson project, built twice: with ASan
 # and UBSan for the unit tests (<c>), and optimised for benchmarks, the demo
-# and the VM (<c>-rel, installed into $(B)/prefix).
+# and the VM (<c>-rel, installed into $(B)/prefix).  The rdma-core provider
+# is built inside the rdma-core source of the installed version (it needs
+# the private driver.h) and installed into $(B)/prefix too.
 user:
 	@set -e; for c in $(MESON_COMPONENTS); do \
 		echo "  MESON   $$c (ASan+UBSan: build/$$c; release: build/$$c-rel)"; \
@@ -76,6 +78,8 @@ user:
 		ninja -C $(B)/$$c-rel install >$(B)/$$c-rel.ninja.log 2>&1 || \
 			{ cat $(B)/$$c-rel.ninja.log; exit 1; }; \
 	done
+	@echo "  PROVIDER libgaudi-rdmav34.so (inside the rdma-core source in /opt/src)"
+	@rdma-core/providers/gaudi/build.sh
 
 check: all
 	@tools/testenv/check.sh

@@ -20,6 +20,7 @@
 #include "gn_internal.h"
 #include "sim/sim.h"
 #include "eth.h"
+#include "sim/roce.h"
 
 static unsigned int num_devices = 1;
 module_param(num_devices, uint, 0444);
@@ -289,6 +290,9 @@ static int gn_probe(struct platform_device *pdev)
 	if (ret)
 		return ret;
 	ret = gaudi_nic_eth_init(gdev);
+	if (ret)
+		return ret;
+	ret = gn_roce_init(gdev);
 	if (ret)
 		return ret;
 	platform_set_drvdata(pdev, gdev);

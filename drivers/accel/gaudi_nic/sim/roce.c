@@ -1,0 +1,830 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The emulated RoCE v2 engine: mailbox commands, doorbells, events, and
+ * the auxiliary device gaudi_nic.rdma.N through which gaudi_ib drives it.
+ * The data path is in roce_dp.c; the concurrency model in roce.h.
+ */
+#include <crypto/hash.h>
+#include <linux/dma-direct.h>
+#include <linux/etherdevice.h>
+#include <linux/highmem.h>
+#include <linux/mm.h>
+#include <linux/netdevice.h>
+#include <linux/platform_device.h>
+#include <linux/rtnetlink.h>
+#include <linux/slab.h>
+#include <net/net_namespace.h>
+#include <linux/gaudi_nic/port.h>
+
+#include "../eth.h"
+#include "roce.h"
+
+static_assert(sizeof(struct gn_roce_qp_ctx) % 8 == 0);
+static_assert(sizeof(struct gn_roce_mr_ctx) % 8 == 0);
+static_assert(sizeof(struct gn_rstats) == sizeof(struct gn_roce_stats));
+
+/* Host memory or HBM behind a DMA address of our device. */
+void *gn_roce_dma_virt(struct gaudi_nic_roce *r, u64 addr)
+{
+	return phys_to_virt(dma_to_phys(r->dma_dev, addr));
+}
+
+static struct page *gn_roce_dma_page(struct gaudi_nic_roce *r, u64 addr)
+{
+	unsigned int off;
+	struct page *pg;
+	phys_addr_t pa;
+
+	if (addr >= GAUDI_NIC_BUS_BASE) {
+		pg = gaudi_nic_bus_get_page(addr, &off);
+		if (IS_ERR(pg))
+			return NULL;
+		if (off) {
+			put_page(pg);
+			return NULL;
+		}
+		return pg;
+	}
+	pa = dma_to_phys(r->dma_dev, addr);
+	if (!pfn_valid(PHYS_PFN(pa)))
+		return NULL;
+	pg = pfn_to_page(PHYS_PFN(pa));
+	get_page(pg);
+	return pg;
+}
+
+static void gn_rmem_free(struct gn_rmem *m)
+{
+	u32 i;
+
+	for (i = 0; m->pages && i < m->npages; i++)
+		if (m->pages[i])
+			put_page(m->pages[i]);
+	kvfree(m->pages);
+	m->pages = NULL;
+	m->npages = 0;
+}
+
+/* Read a page list and translate it (the engine's address cache). */
+static int gn_rmem_load(struct gaudi_nic_roce *r, const struct gn_roce_pbl *p,
+			struct gn_rmem *m)
+{
+	u32 n = le32_to_cpu(p->npages), i;
+	const __le64 *pbl;
+
+	if (!n || n > GN_ROCE_MAX_PBL_PAGES || p->rsvd)
+		return -EINVAL;
+	pbl = gn_roce_dma_virt(r, le64_to_cpu(p->pbl));
+	m->pages = kvcalloc(n, sizeof(*m->pages), GFP_KERNEL);
+	if (!m->pages)
+		return -ENOMEM;
+	m->npages = n;
+	for (i = 0; i < n; i++) {
+		u64 a = le64_to_cpu(READ_ONCE(pbl[i]));
+
+		if (a & ~PAGE_MASK)
+			goto bad;
+		m->pages[i] = gn_roce_dma_page(r, a);
+		if (!m->pages[i])
+			goto bad;
+	}
+	return 0;
+bad:
+	gn_rmem_free(m);
+	return -EINVAL;
+}
+
+static int gn_rring_load(struct gaudi_nic_roce *r, const struct gn_roce_pbl *p,
+			 u32 log, u32 stride, struct gn_rring *ring)
+{
+	u64 need = GN_ROCE_RING_HDR_SIZE + ((u64)stride << log);
+	int ret;
+	u32 i;
+
+	ret = gn_rmem_load(r, p, &ring->mem);
+	if (ret)
+		return ret;
+	/* Rings live in host memory, directly addressable. */
+	for (i = 0; i < ring->mem.npages; i++)
+		if (PageHighMem(ring->mem.pages[i]))
+			ret = -EINVAL;
+	if (ret || ((u64)ring->mem.npages << PAGE_SHIFT) < need) {
+		gn_rmem_free(&ring->mem);
+		return -EINVAL;
+	}
+	ring->size = 1U << log;
+	ring->stride = stride;
+	return 0;
+}
+
+void gn_roce_event(struct gaudi_nic_roce *r, u8 type, u32 num)
+{
+	struct gn_roce_eqe eqe = { .type = type, .num = cpu_to_le32(num) };
+
+	lockdep_assert_held(&r->dp_lock);
+	if (r->event_fn)
+		r->event_fn(r->event_priv, &eqe);
+}
+
+/* ------------------------------------------------------------ commands */
+
+static int gn_cmd_create_cq(struct gaudi_nic_roce *r, u32 cqn,
+			    const struct gn_roce_cq_ctx *c)
+{
+	struct gn_rcq *cq;
+	int ret;
+
+	if (cqn >= GN_ROCE_MAX_CQ || !c->log_size ||
+	    c->log_size > GN_ROCE_MAX_CQ_LOG || memchr_inv(c->rsvd, 0,
+							   sizeof(c->rsvd)))
+		return -EINVAL;
+	if (r->cqs[cqn])
+		return -EBUSY;
+	cq = kzalloc(sizeof(*cq), GFP_KERNEL);
+	if (!cq)
+		return -ENOMEM;
+	cq->cqn = cqn;
+	ret = gn_rring_load(r, &c->ring, c->log_size, GN_ROCE_CQE_SIZE,
+			    &cq->ring);
+	if (ret) {
+		kfree(cq);
+		return ret;
+	}
+	cq->prod = le32_to_cpu(READ_ONCE(gn_rring_hdr(&cq->ring)->prod));
+	spin_lock_bh(&r->dp_lock);
+	r->cqs[cqn] = cq;
+	spin_unlock_bh(&r->dp_lock);
+	return 0;
+}
+
+static void gn_cq_free(struct gn_rcq *cq)
+{
+	gn_rmem_free(&cq->ring.mem);
+	kfree(cq);
+}
+
+static int gn_cmd_destroy_cq(struct gaudi_nic_roce *r, u32 cqn)
+{
+	struct gn_rcq *cq;
+
+	if (cqn >= GN_ROCE_MAX_CQ)
+		return -EINVAL;
+	spin_lock_bh(&r->dp_lock);
+	cq = r->cqs[cqn];
+	if (cq && cq->users) {
+		spin_unlock_bh(&r->dp_lock);
+		return -EBUSY;
+	}
+	r->cqs[cqn] = NULL;
+	spin_unlock_bh(&r->dp_lock);
+	if (!cq)
+		return -ENOENT;
+	gn_cq_free(cq);
+	return 0;
+}
+
+static void gn_qp_free(struct gn_rqp *qp)
+{
+	gn_rmem_free(&qp->sq.mem);
+	gn_rmem_free(&qp->rq.mem);
+	kvfree(qp->swqe);
+	kfree(qp);
+}
+
+static int gn_cmd_create_qp(struct gaudi_nic_roce *r, u32 qpn,
+			    const struct gn_roce_qp_ctx *c)
+{
+	u32 scqn = le32_to_cpu(c->sq_cqn), rcqn = le32_to_cpu(c->rq_cqn);
+	struct gn_rqp *qp;
+	int ret;
+
+	if (qpn < GN_ROCE_MIN_QPN || qpn >= GN_ROCE_MAX_QP ||
+	    le32_to_cpu(c->qpn) != qpn || c->type != GN_ROCE_QPT_RC ||
+	    c->state != GN_ROCE_QPS_RESET ||
+	    c->sq_log_size > GN_ROCE_MAX_WQ_LOG ||
+	    c->rq_log_size > GN_ROCE_MAX_WQ_LOG ||
+	    scqn >= GN_ROCE_MAX_CQ || rcqn >= GN_ROCE_MAX_CQ)
+		return -EINVAL;
+	if (r->qps[qpn])
+		return -EBUSY;
+	qp = kzalloc(sizeof(*qp), GFP_KERNEL);
+	if (!qp)
+		return -ENOMEM;
+	qp->ctx = *c;
+	qp->qpn = qpn;
+	qp->r = r;
+	qp->state = GN_ROCE_QPS_RESET;
+	qp->mtu = 1024;
+	timer_setup(&qp->timer, gn_rdp_timer, 0);
+	INIT_LIST_HEAD(&qp->ack_node);
+	ret = gn_rring_load(r, &c->sq, c->sq_log_size, GN_ROCE_WQE_SIZE,
+			    &qp->sq);
+	if (ret)
+		goto err;
+	ret = gn_rring_load(r, &c->rq, c->rq_log_size, GN_ROCE_WQE_SIZE,
+			    &qp->rq);
+	if (ret)
+		goto err;
+	qp->swqe = kvcalloc(qp->sq.size, sizeof(*qp->swqe), GFP_KERNEL);
+	if (!qp->swqe) {
+		ret = -ENOMEM;
+		goto err;
+	}
+	spin_lock_bh(&r->dp_lock);
+	qp->scq = r->cqs[scqn];
+	qp->rcq = r->cqs[rcqn];
+	if (!qp->scq || !qp->rcq) {
+		spin_unlock_bh(&r->dp_lock);
+		ret = -ENOENT;
+		goto err;
+	}
+	qp->scq->users++;
+	qp->rcq->users++;
+	gn_rdp_reset(r, qp);
+	r->qps[qpn] = qp;
+	spin_unlock_bh(&r->dp_lock);
+	return 0;
+err:
+	gn_qp_free(qp);
+	return ret;
+}
+
+static int gn_cmd_destroy_qp(struct gaudi_nic_roce *r, u32 qpn)
+{
+	struct gn_rqp *qp;
+
+	if (qpn >= GN_ROCE_MAX_QP)
+		return -EINVAL;
+	spin_lock_bh(&r->dp_lock);
+	qp = r->qps[qpn];
+	r->qps[qpn] = NULL;
+	if (qp) {
+		qp->scq->users--;
+		qp->rcq->users--;
+		list_del_init(&qp->ack_node);
+	}
+	spin_unlock_bh(&r->dp_lock);
+	if (!qp)
+		return -ENOENT;
+	/* The timer may re-arm itself only under dp_lock via the table. */
+	timer_shutdown_sync(&qp->timer);
+	gn_qp_free(qp);
+	return 0;
+}
+
+static const u32 gn_mtu_bytes[] = { 0, 256, 512, 1024, 2048, 4096 };
+
+static int gn_cmd_modify_qp(struct gaudi_nic_roce *r, u32 qpn,
+			    const struct gn_roce_modify_qp *m)
+{
+	u32 mask = le32_to_cpu(m->mask);
+	const struct gn_roce_qp_ctx *c = &m->ctx;
+	struct gn_rqp *qp;
+	int ret = 0;
+
+	if (qpn >= GN_ROCE_MAX_QP || m->rsvd)
+		return -EINVAL;
+	if ((mask & GN_ROCE_QPC_STATE) && c->state > GN_ROCE_QPS_ERR)
+		return -EINVAL;
+	if ((mask & GN_ROCE_QPC_PATH_MTU) &&
+	    (c->path_mtu < 1 || c->path_mtu >= ARRAY_SIZE(gn_mtu_bytes)))
+		return -EINVAL;
+	if ((mask & GN_ROCE_QPC_PORT) && c->port >= r->num_ports)
+		return -EINVAL;
+	if ((mask & GN_ROCE_QPC_AV) && c->sgid_index >= GN_ROCE_MAX_GID)
+		return -EINVAL;
+
+	spin_lock_bh(&r->dp_lock);
+	qp = r->qps[qpn];
+	if (!qp) {
+		ret = -ENOENT;
+		goto out;
+	}
+	if (mask & GN_ROCE_QPC_ACCESS)
+		qp->ctx.access = c->access;
+	if (mask & GN_ROCE_QPC_PORT)
+		qp->ctx.port = c->port;
+	if (mask & GN_ROCE_QPC_PATH_MTU)
+		qp->ctx.path_mtu = c->path_mtu;
+	if (mask & GN_ROCE_QPC_DEST_QPN)
+		qp->ctx.dest_qpn = c->dest_qpn;
+	if (mask & GN_ROCE_QPC_RQ_PSN)
+		qp->ctx.rq_psn = c->rq_psn;
+	if (mask & GN_ROCE_QPC_SQ_PSN)
+		qp->ctx.sq_psn = c->sq_psn;
+	if (mask & GN_ROCE_QPC_TIMEOUT)
+		qp->ctx.timeout = c->timeout;
+	if (mask & GN_ROCE_QPC_RETRY)
+		qp->ctx.retry_cnt = c->retry_cnt;
+	if (mask & GN_ROCE_QPC_RNR_RETRY)
+		qp->ctx.rnr_retry = c->rnr_retry;
+	if (mask & GN_ROCE_QPC_MIN_RNR)
+		qp->ctx.min_rnr_timer = c->min_rnr_timer;
+	if (mask & GN_ROCE_QPC_RD_ATOMIC)
+		qp->ctx.max_rd_atomic = c->max_rd_atomic;
+	if (mask & GN_ROCE_QPC_DEST_RD_AT)
+		qp->ctx.max_dest_rd_atomic = c->max_dest_rd_atomic;
+	if (mask & GN_ROCE_QPC_AV) {
+		memcpy(qp->ctx.dmac, c->dmac, sizeof(c->dmac));
+		memcpy(qp->ctx.dgid, c->dgid, sizeof(c->dgid));
+		qp->ctx.sgid_index = c->sgid_index;
+		qp->ctx.hop_limit = c->hop_limit;
+		qp->ctx.traffic_class = c->traffic_class;
+		qp->ctx.flow_label = c->flow_label;
+	}
+	if (mask & GN_ROCE_QPC_PATH_MTU)
+		qp->mtu = gn_mtu_bytes[qp->ctx.path_mtu];
+	if (mask & GN_ROCE_QPC_RQ_PSN)
+		qp->epsn = le32_to_cpu(c->rq_psn) & 0xffffff;
+	if (mask & GN_ROCE_QPC_SQ_PSN) {
+		qp->npsn = le32_to_cpu(c->sq_psn) & 0xffffff;
+		qp->una = qp->npsn;
+		qp->acked = qp->npsn;
+	}
+	if (mask & GN_ROCE_QPC_RETRY)
+		qp->retry_left = qp->ctx.retry_cnt;
+	if (mask & GN_ROCE_QPC_RNR_RETRY)
+		qp->rnr_left = qp->ctx.rnr_retry;
+	if (mask & GN_ROCE_QPC_STATE && c->state != qp->state) {
+		if (c->state == GN_ROCE_QPS_RESET) {
+			gn_rdp_reset(r, qp);
+		} else if (c->state == GN_ROCE_QPS_ERR) {
+			gn_rdp_to_error(r, qp);
+		} else {
+			qp->state = c->state;
+			if (qp->state == GN_ROCE_QPS_RTS)
+				gn_rdp_sq_doorbell(r, qp);
+		}
+	}
+out:
+	spin_unlock_bh(&r->dp_lock);
+	return ret;
+}
+
+static int gn_cmd_query_qp(struct gaudi_nic_roce *r, u32 qpn,
+			   struct gn_roce_qp_ctx *c)
+{
+	struct gn_rqp *qp;
+
+	if (qpn >= GN_ROCE_MAX_QP)
+		return -EINVAL;
+	spin_lock_bh(&r->dp_lock);
+	qp = r->qps[qpn];
+	if (qp) {
+		*c = qp->ctx;
+		c->state = qp->state;
+		c->sq_psn = cpu_to_le32(qp->npsn);
+		c->rq_psn = cpu_to_le32(qp->epsn);
+	}
+	spin_unlock_bh(&r->dp_lock);
+	return qp ? 0 : -ENOENT;
+}
+
+static int gn_cmd_create_mr(struct gaudi_nic_roce *r, u32 index,
+			    const struct gn_roce_mr_ctx *c)
+{
+	u64 span = (u64)le32_to_cpu(c->offset) + le64_to_cpu(c->length);
+	struct gn_rmr *mr;
+	int ret;
+
+	if (!index || index >= GN_ROCE_MAX_MR ||
+	    le32_to_cpu(c->key) >> 8 != index ||
+	    le32_to_cpu(c->offset) >= PAGE_SIZE || !c->length ||
+	    le32_to_cpu(c->access) & ~(GN_ROCE_MR_LOCAL_WRITE |
+				      GN_ROCE_MR_REMOTE_WRITE |
+				      GN_ROCE_MR_REMOTE_READ))
+		return -EINVAL;
+	if (r->mrs[index])
+		return -EBUSY;
+	mr = kzalloc(sizeof(*mr), GFP_KERNEL);
+	if (!mr)
+		return -ENOMEM;
+	ret = gn_rmem_load(r, &c->pages, &mr->mem);
+	if (ret)
+		goto err;
+	ret = -EINVAL;
+	if (span > ((u64)mr->mem.npages << PAGE_SHIFT))
+		goto err_mem;
+	mr->index = index;
+	mr->key = le32_to_cpu(c->key);
+	mr->pdn = le32_to_cpu(c->pdn);
+	mr->access = le32_to_cpu(c->access);
+	mr->iova = le64_to_cpu(c->iova);
+	mr->length = le64_to_cpu(c->length);
+	mr->offset = le32_to_cpu(c->offset);
+	spin_lock_bh(&r->dp_lock);
+	r->mrs[index] = mr;
+	spin_unlock_bh(&r->dp_lock);
+	return 0;
+err_mem:
+	gn_rmem_free(&mr->mem);
+err:
+	kfree(mr);
+	return ret;
+}
+
+static void gn_mr_free(struct gn_rmr *mr)
+{
+	gn_rmem_free(&mr->mem);
+	kfree(mr);
+}
+
+static int gn_cmd_destroy_mr(struct gaudi_nic_roce *r, u32 index)
+{
+	struct gn_rmr *mr;
+
+	if (index >= GN_ROCE_MAX_MR)
+		return -EINVAL;
+	spin_lock_bh(&r->dp_lock);
+	mr = r->mrs[index];
+	r->mrs[index] = NULL;
+	spin_unlock_bh(&r->dp_lock);
+	if (!mr)
+		return -ENOENT;
+	gn_mr_free(mr);
+	return 0;
+}
+
+static int gn_cmd_set_port(struct gaudi_nic_roce *r, u32 port,
+			   const struct gn_roce_port_ctx *c)
+{
+	if (port >= r->num_ports || c->rsvd1 ||
+	    memchr_inv(c->rsvd0, 0, sizeof(c->rsvd0)))
+		return -EINVAL;
+	spin_lock_bh(&r->dp_lock);
+	ether_addr_copy(r->ports[port].mac_addr, c->mac);
+	r->ports[port].mtu = le32_to_cpu(c->mtu);
+	spin_unlock_bh(&r->dp_lock);
+	return 0;
+}
+
+static int gn_cmd_set_gid(struct gaudi_nic_roce *r, u32 index,
+			  const struct gn_roce_gid_ctx *c)
+{
+	u32 port = index >> 16, gi = index & 0xffff;
+
+	if (port >= r->num_ports || gi >= GN_ROCE_MAX_GID ||
+	    c->type > GN_ROCE_GID_V2_IPV6 ||
+	    memchr_inv(c->rsvd, 0, sizeof(c->rsvd)))
+		return -EINVAL;
+	spin_lock_bh(&r->dp_lock);
+	r->ports[port].gids[gi] = *c;
+	spin_unlock_bh(&r->dp_lock);
+	return 0;
+}
+
+static int gn_cmd_query_stats(struct gaudi_nic_roce *r, u32 port,
+			      struct gn_roce_stats *out)
+{
+	const u64 *src;
+	__le64 *dst;
+	unsigned int i;
+
+	if (port >= r->num_ports)
+		return -EINVAL;
+	spin_lock_bh(&r->dp_lock);
+	src = (const u64 *)&r->ports[port].st;
+	dst = (__le64 *)out;
+	for (i = 0; i < sizeof(*out) / sizeof(u64); i++)
+		dst[i] = cpu_to_le64(src[i]);
+	spin_unlock_bh(&r->dp_lock);
+	return 0;
+}
+
+int gaudi_nic_roce_cmd(struct gaudi_nic_roce *r, u32 op, u32 index,
+		       const void *in, size_t in_len, void *out,
+		       size_t out_len)
+{
+	size_t want_in = 0, want_out = 0;
+	int ret;
+
+	switch (op) {
+	case GN_ROCE_CMD_SET_PORT:
+		want_in = sizeof(struct gn_roce_port_ctx);
+		break;
+	case GN_ROCE_CMD_SET_GID:
+		want_in = sizeof(struct gn_roce_gid_ctx);
+		break;
+	case GN_ROCE_CMD_CREATE_CQ:
+		want_in = sizeof(struct gn_roce_cq_ctx);
+		break;
+	case GN_ROCE_CMD_CREATE_QP:
+		want_in = sizeof(struct gn_roce_qp_ctx);
+		break;
+	case GN_ROCE_CMD_MODIFY_QP:
+		want_in = sizeof(struct gn_roce_modify_qp);
+		break;
+	case GN_ROCE_CMD_QUERY_QP:
+		want_out = sizeof(struct gn_roce_qp_ctx);
+		break;
+	case GN_ROCE_CMD_CREATE_MR:
+		want_in = sizeof(struct gn_roce_mr_ctx);
+		break;
+	case GN_ROCE_CMD_QUERY_STATS:
+		want_out = sizeof(struct gn_roce_stats);
+		break;
+	case GN_ROCE_CMD_DESTROY_CQ:
+	case GN_ROCE_CMD_DESTROY_QP:
+	case GN_ROCE_CMD_DESTROY_MR:
+		break;
+	default:
+		return -EINVAL;
+	}
+	if (in_len != want_in || out_len != want_out ||
+	    (want_in && !in) || (want_out && !out))
+		return -EINVAL;
+
+	mutex_lock(&r->cmd_lock);
+	if (!r->enabled) {
+		ret = -ENODEV;
+		goto out;
+	}
+	switch (op) {
+	case GN_ROCE_CMD_SET_PORT:
+		ret = gn_cmd_set_port(r, index, in);
+		break;
+	case GN_ROCE_CMD_SET_GID:
+		ret = gn_cmd_set_gid(r, index, in);
+		break;
+	case GN_ROCE_CMD_CREATE_CQ:
+		ret = gn_cmd_create_cq(r, index, in);
+		break;
+	case GN_ROCE_CMD_DESTROY_CQ:
+		ret = gn_cmd_destroy_cq(r, index);
+		break;
+	case GN_ROCE_CMD_CREATE_QP:
+		ret = gn_cmd_create_qp(r, index, in);
+		break;
+	case GN_ROCE_CMD_MODIFY_QP:
+		ret = gn_cmd_modify_qp(r, index, in);
+		break;
+	case GN_ROCE_CMD_QUERY_QP:
+		ret = gn_cmd_query_qp(r, index, out);
+		break;
+	case GN_ROCE_CMD_DESTROY_QP:
+		ret = gn_cmd_destroy_qp(r, index);
+		break;
+	case GN_ROCE_CMD_CREATE_MR:
+		ret = gn_cmd_create_mr(r, index, in);
+		break;
+	case GN_ROCE_CMD_DESTROY_MR:
+		ret = gn_cmd_destroy_mr(r, index);
+		break;
+	default:
+		ret = gn_cmd_query_stats(r, index, out);
+		break;
+	}
+out:
+	mutex_unlock(&r->cmd_lock);
+	return ret;
+}
+EXPORT_SYMBOL_NS_GPL(gaudi_nic_roce_cmd, GAUDI_NIC);
+
+void gaudi_nic_roce_doorbell(struct gaudi_nic_roce *r, u32 db)
+{
+	u32 type = db >> 28, num = db & 0xffffff;
+	struct gn_rcq *cq;
+	struct gn_rqp *qp;
+
+	spin_lock_bh(&r->dp_lock);
+	if (!r->enabled)
+		goto out;
+	switch (type) {
+	case GN_ROCE_DB_SQ:
+	case GN_ROCE_DB_RQ:
+		qp = num < GN_ROCE_MAX_QP ? r->qps[num] : NULL;
+		if (!qp)
+			break;
+		if (type == GN_ROCE_DB_SQ)
+			gn_rdp_sq_doorbell(r, qp);
+		else
+			gn_rdp_rq_doorbell(r, qp);
+		break;
+	case GN_ROCE_DB_CQ_ARM:
+	case GN_ROCE_DB_CQ_ARM_SOL:
+		cq = num < GN_ROCE_MAX_CQ ? r->cqs[num] : NULL;
+		if (cq && cq->armed != GN_ROCE_DB_CQ_ARM)
+			cq->armed = type;
+		break;
+	default:
+		break;
+	}
+out:
+	spin_unlock_bh(&r->dp_lock);
+}
+EXPORT_SYMBOL_NS_GPL(gaudi_nic_roce_doorbell, GAUDI_NIC);
+
+/* Drop every context (engine reset). */
+static void gn_roce_reset_all(struct gaudi_nic_roce *r)
+{
+	u32 i;
+
+	for (i = 0; i < GN_ROCE_MAX_QP; i++)
+		if (r->qps[i])
+			gn_cmd_destroy_qp(r, i);
+	for (i = 0; i < GN_ROCE_MAX_MR; i++)
+		if (r->mrs[i])
+			gn_cmd_destroy_mr(r, i);
+	for (i = 0; i < GN_ROCE_MAX_CQ; i++)
+		if (r->cqs[i])
+			gn_cmd_destroy_cq(r, i);
+	skb_queue_purge(&r->rxq);
+}
+
+int gaudi_nic_roce_enable(struct gaudi_nic_roce *r, gn_roce_event_fn fn,
+			  void *priv)
+{
+	int ret = 0;
+
+	mutex_lock(&r->cmd_lock);
+	if (r->enabled) {
+		ret = -EBUSY;
+		goto out;
+	}
+	gn_roce_reset_all(r);
+	spin_lock_bh(&r->dp_lock);
+	r->event_fn = fn;
+	r->event_priv = priv;
+	r->enabled = true;
+	spin_unlock_bh(&r->dp_lock);
+out:
+	mutex_unlock(&r->cmd_lock);
+	return ret;
+}
+EXPORT_SYMBOL_NS_GPL(gaudi_nic_roce_enable, GAUDI_NIC);
+
+void gaudi_nic_roce_disable(struct gaudi_nic_roce *r)
+{
+	mutex_lock(&r->cmd_lock);
+	spin_lock_bh(&r->dp_lock);
+	r->enabled = false;
+	r->event_fn = NULL;
+	r->event_priv = NULL;
+	spin_unlock_bh(&r->dp_lock);
+	kthread_cancel_work_sync(&r->work);
+	gn_roce_reset_all(r);
+	mutex_unlock(&r->cmd_lock);
+}
+EXPORT_SYMBOL_NS_GPL(gaudi_nic_roce_disable, GAUDI_NIC);
+
+/*
+ * The netdev of @port (a reference the caller drops with dev_put()), or
+ * NULL.  Under RTNL: the Ethernet driver's netdevs may live in any
+ * network namespace.
+ */
+struct net_device *gaudi_nic_roce_netdev(struct gaudi_nic_roce *r, u32 port)
+{
+	struct gn_mac *mac;
+	struct net_device *nd;
+	struct net *net;
+
+	ASSERT_RTNL();
+	if (port >= r->num_ports)
+		return NULL;
+	mac = r->ports[port].mac;
+	if (!mac)
+		return NULL;
+	for_each_net(net) {
+		for_each_netdev(net, nd) {
+			if (gn_eth_netdev_to_mac(nd) == mac) {
+				dev_hold(nd);
+				return nd;
+			}
+		}
+	}
+	return NULL;
+}
+EXPORT_SYMBOL_NS_GPL(gaudi_nic_roce_netdev, GAUDI_NIC);
+
+/* ------------------------------------------------ core glue, aux device */
+
+static void gn_roce_adev_release(struct device *dev)
+{
+	struct auxiliary_device *adev = to_auxiliary_dev(dev);
+
+	kfree(to_gaudi_nic_rdma_adev(adev));
+}
+
+static void gn_roce_free(struct gaudi_nic_roce *r)
+{
+	if (!IS_ERR_OR_NULL(r->kworker))
+		kthread_destroy_worker(r->kworker);
+	if (r->crc_tfm)
+		crypto_free_shash(r->crc_tfm);
+	kvfree(r->qps);
+	kvfree(r->cqs);
+	kvfree(r->mrs);
+	bitmap_free(r->kick);
+	kfree(r->frame);
+	kfree(r);
+}
+
+/* devm action: the device goes away; runs before the NIC core's. */
+static void gn_roce_fini(void *data)
+{
+	struct gaudi_nic_rdma_adev *radev = data;
+	struct gaudi_nic_roce *r = radev->roce;
+	u32 p;
+
+	/* Unbinds gaudi_ib, which disables the engine. */
+	auxiliary_device_delete(&radev->adev);
+	auxiliary_device_uninit(&radev->adev);
+	for (p = 0; p < r->num_ports; p++)
+		if (r->ports[p].mac)
+			gn_mac_set_roce_handler(r->ports[p].mac, NULL, NULL);
+	mutex_lock(&r->cmd_lock);
+	spin_lock_bh(&r->dp_lock);
+	r->enabled = false;
+	spin_unlock_bh(&r->dp_lock);
+	kthread_cancel_work_sync(&r->work);
+	gn_roce_reset_all(r);
+	mutex_unlock(&r->cmd_lock);
+	gn_roce_free(r);
+}
+
+/*
+ * Called by the core's probe, after the NIC core made the MACs: creates
+ * the engine and gaudi_nic.rdma.N; undone by a devm action.
+ */
+int gn_roce_init(struct gaudi_nic_dev *gdev)
+{
+	struct gn_nic *nic = gdev->nic;
+	struct gaudi_nic_rdma_adev *radev;
+	struct gaudi_nic_roce *r;
+	u32 p;
+	int ret;
+
+	r = kzalloc(struct_size(r, ports, gdev->num_ports), GFP_KERNEL);
+	if (!r)
+		return -ENOMEM;
+	r->num_ports = gdev->num_ports;
+	r->gdev = gdev;
+	r->dma_dev = &gdev->pdev->dev;
+	mutex_init(&r->cmd_lock);
+	spin_lock_init(&r->dp_lock);
+	skb_queue_head_init(&r->rxq);
+	INIT_LIST_HEAD(&r->ack_list);
+	kthread_init_work(&r->work, gn_rdp_work);
+	r->qps = kvcalloc(GN_ROCE_MAX_QP, sizeof(*r->qps), GFP_KERNEL);
+	r->cqs = kvcalloc(GN_ROCE_MAX_CQ, sizeof(*r->cqs), GFP_KERNEL);
+	r->mrs = kvcalloc(GN_ROCE_MAX_MR, sizeof(*r->mrs), GFP_KERNEL);
+	r->kick = bitmap_zalloc(GN_ROCE_MAX_QP, GFP_KERNEL);
+	r->frame = kzalloc(GN_RR_MAX_FRAME, GFP_KERNEL);
+	if (!r->qps || !r->cqs || !r->mrs || !r->kick || !r->frame) {
+		gn_roce_free(r);
+		return -ENOMEM;
+	}
+	r->kworker = kthread_create_worker(0, "gaudi_roce/%u", gdev->id);
+	if (IS_ERR(r->kworker)) {
+		ret = PTR_ERR(r->kworker);
+		gn_roce_free(r);
+		return ret;
+	}
+	sched_set_fifo_low(r->kworker->task);
+	/* crc32-pclmul when available; the library otherwise */
+	r->crc_tfm = crypto_alloc_shash("crc32", 0, 0);
+	if (IS_ERR(r->crc_tfm))
+		r->crc_tfm = NULL;
+	for (p = 0; p < r->num_ports; p++) {
+		r->ports[p].r = r;
+		r->ports[p].port = p;
+		r->ports[p].mtu = ETH_DATA_LEN;
+		if (nic && p < gn_nic_num_ports(nic))
+			r->ports[p].mac = gn_nic_port_mac(nic, p);
+	}
+
+	radev = kzalloc(sizeof(*radev), GFP_KERNEL);
+	if (!radev) {
+		gn_roce_free(r);
+		return -ENOMEM;
+	}
+	radev->gdev = gdev;
+	radev->roce = r;
+	radev->adev.name = "rdma";
+	radev->adev.id = gdev->id;
+	radev->adev.dev.parent = &gdev->pdev->dev;
+	radev->adev.dev.release = gn_roce_adev_release;
+	for (p = 0; p < r->num_ports; p++)
+		if (r->ports[p].mac)
+			gn_mac_set_roce_handler(r->ports[p].mac, gn_rdp_rx_frame,
+						&r->ports[p]);
+	ret = auxiliary_device_init(&radev->adev);
+	if (ret)
+		goto err_hooks;
+	ret = __auxiliary_device_add(&radev->adev, GAUDI_NIC_DRV_NAME);
+	if (ret) {
+		auxiliary_device_uninit(&radev->adev);
+		/* the release callback freed radev */
+		radev = NULL;
+		goto err_hooks;
+	}
+	return devm_add_action_or_reset(&gdev->pdev->dev, gn_roce_fini, radev);
+
+err_hooks:
+	for (p = 0; p < r->num_ports; p++)
+		if (r->ports[p].mac)
+			gn_mac_set_roce_handler(r->ports[p].mac, NULL, NULL);
+	kfree(radev);
+	gn_roce_free(r);
+	return ret;
+}

@@ -1,0 +1,199 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * The emulated RoCE v2 engine of a gaudi_nic device (private to
+ * gaudi_nic.ko).  Its programming interface is
+ * include/linux/gaudi_nic/roce_hw.h.
+ *
+ * Concurrency model: the engine is one "pipeline" per device.  Every
+ * access to contexts (QP, CQ, MR tables and their state) and every frame
+ * the engine sends happens under @dp_lock (BH disabled): in the doorbell
+ * caller (SQ processing) and in the engine's work item (received frames,
+ * timers).  Frames received from the MACs are copied into @rxq by the MAC
+ * hook and processed by the work item, never in the MAC's call chain, so
+ * the synchronous cable cannot recurse from one engine into another.
+ * Mailbox commands are serialised by @cmd_lock and change tables under
+ * @dp_lock; a context removed from its table is never seen again by the
+ * data path, so it can be freed right after.
+ */
+#ifndef _GAUDI_NIC_SIM_ROCE_H
+#define _GAUDI_NIC_SIM_ROCE_H
+
+#include <linux/mutex.h>
+#include <linux/skbuff.h>
+#include <linux/spinlock.h>
+#include <linux/timer.h>
+#include <linux/kthread.h>
+#include <linux/gaudi_nic/core.h>
+#include <linux/gaudi_nic/roce_hw.h>
+
+struct gn_mac;
+struct crypto_shash;
+
+/* Maximum packets in flight per QP (go-back-N window). */
+#define GN_RR_WINDOW		128
+/* Request an ACK at least every this many packets. */
+#define GN_RR_ACK_EVERY		32
+#define GN_RR_MAX_FRAME		(ETH_HLEN + 40 + 8 + 12 + 16 + 4 + 4096 + 4)
+
+/* Pages behind a page list; a reference is held on each. */
+struct gn_rmem {
+	u32 npages;
+	struct page **pages;
+};
+
+struct gn_rring {
+	struct gn_rmem mem;
+	u32 size;		/* entries (power of two) */
+	u32 stride;
+};
+
+struct gn_rcq {
+	u32 cqn;
+	struct gn_rring ring;
+	u32 prod;		/* engine's producer index */
+	u8 armed;		/* 0, GN_ROCE_DB_CQ_ARM or _ARM_SOL */
+	bool overflow;
+	u32 users;		/* QPs using this CQ */
+};
+
+struct gn_rmr {
+	u32 index;
+	u32 key;
+	u32 pdn;
+	u32 access;
+	u64 iova;
+	u64 length;
+	u32 offset;
+	struct gn_rmem mem;
+};
+
+/* Per SQ slot: how the WQE was put on the wire. */
+struct gn_rswqe {
+	u32 first_psn;
+	u32 npkts;
+	u32 len;
+	u32 rcvd;		/* READ: responses received */
+	u8 opcode;
+	u8 flags;
+	u8 bad;			/* CQE status if invalid, else 0 */
+	u64 wr_id;
+};
+
+struct gn_rqp {
+	struct gn_roce_qp_ctx ctx;	/* attributes as last set */
+	u32 qpn;
+	u8 state;
+	u32 mtu;			/* path MTU, bytes */
+	struct gn_rring sq;
+	struct gn_rring rq;
+	struct gn_rcq *scq;
+	struct gn_rcq *rcq;
+	struct gn_rswqe *swqe;		/* sq.size entries */
+
+	/* requester */
+	u32 sq_tail;		/* oldest WQE not completed (= ring cons) */
+	u32 sq_head;		/* WQE being sent */
+	u32 sq_next;		/* first WQE never started */
+	u32 sq_pkt;		/* next packet of sq_head's WQE */
+	u32 npsn;		/* PSN of the next new packet */
+	u32 una;		/* oldest unacknowledged PSN */
+	u32 acked;		/* PSN after the highest ACKed one */
+	u32 reads_out;		/* READs in flight */
+	u32 retry_left;
+	u32 rnr_left;
+	bool rnr_wait;
+	bool timer_on;
+	struct timer_list timer;
+	struct gaudi_nic_roce *r;
+
+	/* responder */
+	u32 epsn;		/* expected PSN */
+	u32 msn;
+	u32 rq_cons;
+	bool nak_sent;
+	struct list_head ack_node;	/* on gaudi_nic_roce.ack_list */
+	bool in_send;		/* a multi-packet SEND is being received */
+	struct gn_roce_wqe rwqe;	/* its receive WQE */
+	u32 recv_off;
+	bool in_write;		/* a multi-packet WRITE is being received */
+	u64 wr_va;
+	u32 wr_rkey;
+	u32 wr_left;
+	u32 wr_len;
+};
+
+/* Port counters in CPU order; same fields as struct gn_roce_stats. */
+struct gn_rstats {
+	u64 tx_pkts;
+	u64 tx_bytes;
+	u64 rx_pkts;
+	u64 rx_bytes;
+	u64 retransmits;
+	u64 timeouts;
+	u64 out_of_seq;
+	u64 dup_reqs;
+	u64 icrc_errs;
+	u64 rnr_naks_rx;
+	u64 rnr_naks_tx;
+	u64 seq_naks_rx;
+	u64 rx_drops;
+	u64 rem_access_errs;
+};
+
+struct gn_rport {
+	struct gaudi_nic_roce *r;
+	u32 port;
+	struct gn_mac *mac;
+	u8 mac_addr[ETH_ALEN];
+	u32 mtu;
+	struct gn_roce_gid_ctx gids[GN_ROCE_MAX_GID];
+	struct gn_rstats st;		/* under dp_lock */
+};
+
+struct gaudi_nic_roce {
+	struct gaudi_nic_dev *gdev;
+	struct device *dma_dev;
+	struct mutex cmd_lock;		/* serialises mailbox commands */
+	spinlock_t dp_lock;		/* the pipeline: see the top */
+	bool enabled;
+	gn_roce_event_fn event_fn;
+	void *event_priv;
+	struct gn_rqp **qps;
+	struct gn_rcq **cqs;
+	struct gn_rmr **mrs;
+	struct sk_buff_head rxq;
+	struct list_head ack_list;	/* QPs owing an ACK, under dp_lock */
+	/*
+	 * The engine's processing context: a SCHED_FIFO kthread, so that a
+	 * busy-polling process on the same CPU cannot hold back the "hardware"
+	 * for a whole scheduler slice.
+	 */
+	struct kthread_worker *kworker;
+	struct kthread_work work;
+	unsigned long *kick;		/* QPs whose timer fired */
+	u8 *frame;			/* TX scratch frame, under dp_lock */
+	struct crypto_shash *crc_tfm;	/* ICRC engine, or NULL */
+	u32 num_ports;
+	struct gn_rport ports[] __counted_by(num_ports);
+};
+
+/* roce.c */
+void gn_roce_event(struct gaudi_nic_roce *r, u8 type, u32 num);
+void *gn_roce_dma_virt(struct gaudi_nic_roce *r, u64 addr);
+
+/* roce_dp.c */
+void gn_rdp_sq_doorbell(struct gaudi_nic_roce *r, struct gn_rqp *qp);
+void gn_rdp_rq_doorbell(struct gaudi_nic_roce *r, struct gn_rqp *qp);
+void gn_rdp_to_error(struct gaudi_nic_roce *r, struct gn_rqp *qp);
+void gn_rdp_reset(struct gaudi_nic_roce *r, struct gn_rqp *qp);
+void gn_rdp_work(struct kthread_work *work);
+void gn_rdp_kick(struct gaudi_nic_roce *r);
+void gn_rdp_timer(struct timer_list *t);
+void gn_rdp_rx_frame(void *ctx, const void *frame, unsigned int len);
+void *gn_rring_entry(struct gn_rring *ring, u32 idx);
+struct gn_roce_ring_hdr *gn_rring_hdr(struct gn_rring *ring);
+
+/* glue with the core driver */
+int gn_roce_init(struct gaudi_nic_dev *gdev);
+
+#endif /* _GAUDI_NIC_SIM_ROCE_H */

@@ -1,0 +1,1457 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The emulated RoCE v2 engine: RC data path.
+ *
+ * Requester: reads WQEs from the SQ ring, segments messages into packets
+ * of the path MTU, keeps up to GN_RR_WINDOW packets in flight (go-back-N),
+ * completes WQEs on ACKs and READ responses, retransmits from the oldest
+ * unacknowledged PSN on a sequence NAK or a timeout (retry_cnt), waits and
+ * retries on an RNR NAK (rnr_retry, 7 = forever).
+ * Responder: checks PSNs (duplicates are re-acknowledged, a gap gets one
+ * sequence NAK), places SEND data into RQ WQEs (RNR NAK when the RQ is
+ * empty), checks rkey, bounds and access of RDMA WRITE/READ (remote access
+ * NAK, no memory touched), answers READs, acknowledges coalesced: one ACK
+ * per batch of received frames, per QP, when the requester asked for it.
+ *
+ * Frames are Ethernet II / IPv4 or IPv6 / UDP 4791 / BTH [RETH|AETH|ImmDt]
+ * / payload / pad / ICRC, the ICRC computed as IBTA annex 17 says (what
+ * rdma_rxe and Wireshark expect).  Everything runs under dp_lock.
+ */
+#include <crypto/hash.h>
+#include <linux/crc32.h>
+#include <linux/etherdevice.h>
+#include <linux/highmem.h>
+#include <linux/if_ether.h>
+#include <linux/ip.h>
+#include <linux/ipv6.h>
+#include <linux/jiffies.h>
+#include <linux/udp.h>
+#include <linux/unaligned.h>
+#include <net/checksum.h>
+#include <net/ip6_checksum.h>
+#include <linux/gaudi_nic/port.h>
+
+#include "roce.h"
+
+/* BTH opcodes of the RC transport. */
+enum {
+	OP_SEND_FIRST		= 0x00,
+	OP_SEND_MIDDLE		= 0x01,
+	OP_SEND_LAST		= 0x02,
+	OP_SEND_LAST_IMM	= 0x03,
+	OP_SEND_ONLY		= 0x04,
+	OP_SEND_ONLY_IMM	= 0x05,
+	OP_WRITE_FIRST		= 0x06,
+	OP_WRITE_MIDDLE		= 0x07,
+	OP_WRITE_LAST		= 0x08,
+	OP_WRITE_LAST_IMM	= 0x09,
+	OP_WRITE_ONLY		= 0x0a,
+	OP_WRITE_ONLY_IMM	= 0x0b,
+	OP_READ_REQ		= 0x0c,
+	OP_READ_RESP_FIRST	= 0x0d,
+	OP_READ_RESP_MIDDLE	= 0x0e,
+	OP_READ_RESP_LAST	= 0x0f,
+	OP_READ_RESP_ONLY	= 0x10,
+	OP_ACK			= 0x11,
+};
+
+#define BTH_SE		0x80
+#define BTH_MIG		0x40
+#define BTH_ACKREQ	0x80000000U
+#define PSN_MASK	0xffffff
+
+/* AETH syndromes */
+#define AETH_ACK	0x1f		/* ACK, no end-to-end credits */
+#define AETH_RNR(t)	(0x20 | (t))
+#define AETH_NAK_SEQ	0x60
+#define AETH_NAK_INV	0x61
+#define AETH_NAK_ACC	0x62
+#define AETH_NAK_OP	0x63
+
+#define BTH_LEN		12
+#define RETH_LEN	16
+#define AETH_LEN	4
+#define IMM_LEN		4
+#define ICRC_LEN	4
+
+/* Extension headers carried by a packet. */
+struct gn_pkt {
+	u8 opcode;
+	u8 se;
+	bool ackreq;
+	u32 psn;
+	u32 dqpn;
+	u64 va;			/* RETH */
+	u32 rkey;
+	u32 dmalen;
+	u32 aeth;		/* syndrome << 24 | msn */
+	__be32 imm;
+	const u8 *payload;
+	u32 paylen;
+};
+
+static bool op_has_reth(u8 op)
+{
+	return op == OP_WRITE_FIRST || op == OP_WRITE_ONLY ||
+	       op == OP_WRITE_ONLY_IMM || op == OP_READ_REQ;
+}
+
+static bool op_has_imm(u8 op)
+{
+	return op == OP_SEND_LAST_IMM || op == OP_SEND_ONLY_IMM ||
+	       op == OP_WRITE_LAST_IMM || op == OP_WRITE_ONLY_IMM;
+}
+
+static bool op_has_aeth(u8 op)
+{
+	return op == OP_READ_RESP_FIRST || op == OP_READ_RESP_LAST ||
+	       op == OP_READ_RESP_ONLY || op == OP_ACK;
+}
+
+static u32 op_ext_len(u8 op)
+{
+	return (op_has_reth(op) ? RETH_LEN : 0) +
+	       (op_has_imm(op) ? IMM_LEN : 0) +
+	       (op_has_aeth(op) ? AETH_LEN : 0);
+}
+
+/* Signed distance a - b between 24-bit PSNs. */
+static inline s32 psn_diff(u32 a, u32 b)
+{
+	return (s32)((a - b) << 8) >> 8;
+}
+
+/* ------------------------------------------------------------ memory */
+
+struct gn_roce_ring_hdr *gn_rring_hdr(struct gn_rring *ring)
+{
+	return page_address(ring->mem.pages[0]);
+}
+
+void *gn_rring_entry(struct gn_rring *ring, u32 idx)
+{
+	size_t off = GN_ROCE_RING_HDR_SIZE +
+		     (size_t)(idx & (ring->size - 1)) * ring->stride;
+
+	return page_address(ring->mem.pages[off >> PAGE_SHIFT]) +
+	       (off & ~PAGE_MASK);
+}
+
+static struct gn_rmr *gn_mr_get(struct gaudi_nic_roce *r, u32 key, u32 pdn)
+{
+	struct gn_rmr *mr;
+
+	if ((key >> 8) >= GN_ROCE_MAX_MR)
+		return NULL;
+	mr = r->mrs[key >> 8];
+	if (!mr || mr->key != key || mr->pdn != pdn)
+		return NULL;
+	return mr;
+}
+
+static bool gn_mr_covers(struct gn_rmr *mr, u64 va, u64 len)
+{
+	return va >= mr->iova && len <= mr->length &&
+	       va - mr->iova <= mr->length - len;
+}
+
+/* Copy between @buf and the MR at @va (range already checked). */
+static void gn_mr_copy(struct gn_rmr *mr, u64 va, void *buf, u32 len,
+		       bool to_mem)
+{
+	u64 off = va - mr->iova + mr->offset;
+
+	while (len) {
+		struct page *pg = mr->mem.pages[off >> PAGE_SHIFT];
+		u32 in = off & ~PAGE_MASK;
+		u32 n = min_t(u32, len, PAGE_SIZE - in);
+
+		if (to_mem)
+			memcpy_to_page(pg, in, buf, n);
+		else
+			memcpy_from_page(buf, pg, in, n);
+		buf += n;
+		off += n;
+		len -= n;
+	}
+}
+
+/*
+ * Copy @len bytes at message offset @off between @buf and the SGEs of
+ * @w.  Returns 0 or a CQE status.
+ */
+static int gn_sge_copy(struct gaudi_nic_roce *r, struct gn_rqp *qp,
+		       const struct gn_roce_wqe *w, u32 off, void *buf,
+		       u32 len, bool to_mem)
+{
+	u32 pdn = le32_to_cpu(qp->ctx.pdn);
+	unsigned int i;
+
+	for (i = 0; i < w->num_sge && len; i++) {
+		const struct gn_roce_sge *s = &w->sge[i];
+		u32 slen = le32_to_cpu(s->length);
+		u64 addr = le64_to_cpu(s->addr);
+		struct gn_rmr *mr;
+		u32 n;
+
+		if (off >= slen) {
+			off -= slen;
+			continue;
+		}
+		n = min(len, slen - off);
+		mr = gn_mr_get(r, le32_to_cpu(s->lkey), pdn);
+		if (!mr || !gn_mr_covers(mr, addr + off, n) ||
+		    (to_mem && !(mr->access & GN_ROCE_MR_LOCAL_WRITE)))
+			return GN_ROCE_CQE_LOC_PROT_ERR;
+		gn_mr_copy(mr, addr + off, buf, n, to_mem);
+		buf += n;
+		len -= n;
+		off = 0;
+	}
+	return len ? GN_ROCE_CQE_LOC_LEN_ERR : 0;
+}
+
+static u32 gn_wqe_len(const struct gn_roce_wqe *w)
+{
+	u64 len = 0;
+	unsigned int i;
+
+	if (w->flags & GN_ROCE_WQE_F_INLINE)
+		return le32_to_cpu(w->inline_len);
+	for (i = 0; i < w->num_sge; i++)
+		len += le32_to_cpu(w->sge[i].length);
+	return min_t(u64, len, U32_MAX);
+}
+
+/* ---------------------------------------------------------- completion */
+
+static void gn_cq_push(struct gaudi_nic_roce *r, struct gn_rcq *cq,
+		       const struct gn_roce_cqe *cqe, bool solicited)
+{
+	struct gn_roce_ring_hdr *hdr = gn_rring_hdr(&cq->ring);
+	u32 cons = le32_to_cpu(READ_ONCE(hdr->cons));
+
+	if (cq->prod - cons >= cq->ring.size) {
+		if (!cq->overflow)
+			gn_roce_event(r, GN_ROCE_EV_CQ_ERR, cq->cqn);
+		cq->overflow = true;
+		return;
+	}
+	memcpy(gn_rring_entry(&cq->ring, cq->prod), cqe, sizeof(*cqe));
+	cq->prod++;
+	/* the entry before the index */
+	smp_wmb();
+	WRITE_ONCE(hdr->prod, cpu_to_le32(cq->prod));
+	if (cq->armed == GN_ROCE_DB_CQ_ARM ||
+	    (cq->armed == GN_ROCE_DB_CQ_ARM_SOL && solicited)) {
+		cq->armed = 0;
+		gn_roce_event(r, GN_ROCE_EV_COMP, cq->cqn);
+	}
+}
+
+static void gn_cqe(struct gaudi_nic_roce *r, struct gn_rqp *qp,
+		   struct gn_rcq *cq, u64 wr_id, u8 opcode, u8 status,
+		   u32 len, bool has_imm, __be32 imm, bool solicited)
+{
+	struct gn_roce_cqe c = {
+		.wr_id = cpu_to_le64(wr_id),
+		.byte_len = cpu_to_le32(len),
+		.imm = imm,
+		.qpn = cpu_to_le32(qp->qpn),
+		.opcode = opcode,
+		.status = status,
+		.flags = has_imm ? GN_ROCE_CQE_F_IMM : 0,
+	};
+
+	gn_cq_push(r, cq, &c, solicited || status);
+}
+
+static u8 gn_sq_cqe_op(u8 wqe_op)
+{
+	switch (wqe_op) {
+	case GN_ROCE_WQE_WRITE:
+	case GN_ROCE_WQE_WRITE_IMM:
+		return GN_ROCE_CQE_WRITE;
+	case GN_ROCE_WQE_READ:
+		return GN_ROCE_CQE_READ;
+	default:
+		return GN_ROCE_CQE_SEND;
+	}
+}
+
+static void gn_sq_set_cons(struct gn_rqp *qp)
+{
+	WRITE_ONCE(gn_rring_hdr(&qp->sq)->cons, cpu_to_le32(qp->sq_tail));
+}
+
+static void gn_rq_set_cons(struct gn_rqp *qp)
+{
+	WRITE_ONCE(gn_rring_hdr(&qp->rq)->cons, cpu_to_le32(qp->rq_cons));
+}
+
+/* Posted WQEs of a work queue: 0..size, or -1 if the producer lies. */
+static int gn_wq_posted(struct gn_rring *ring, u32 cons)
+{
+	u32 prod = le32_to_cpu(READ_ONCE(gn_rring_hdr(ring)->prod));
+	u32 n = prod - cons;
+
+	/* entries after the index */
+	smp_rmb();
+	return n > ring->size ? -1 : n;
+}
+
+static void gn_qp_stop_timer(struct gn_rqp *qp)
+{
+	if (qp->timer_on)
+		timer_delete(&qp->timer);
+	qp->timer_on = false;
+}
+
+/* Flush everything posted; the QP is in ERR. */
+static void gn_qp_flush(struct gaudi_nic_roce *r, struct gn_rqp *qp)
+{
+	int n;
+
+	n = gn_wq_posted(&qp->sq, qp->sq_tail);
+	while (n-- > 0) {
+		const struct gn_roce_wqe *w = gn_rring_entry(&qp->sq,
+							     qp->sq_tail);
+		u64 wr_id = le64_to_cpu(READ_ONCE(w->wr_id));
+		u8 op = gn_sq_cqe_op(READ_ONCE(w->opcode));
+
+		qp->sq_tail++;
+		gn_sq_set_cons(qp);
+		gn_cqe(r, qp, qp->scq, wr_id, op, GN_ROCE_CQE_WR_FLUSH_ERR, 0,
+		       false, 0, false);
+	}
+	qp->sq_head = qp->sq_tail;
+	qp->sq_next = qp->sq_tail;
+	qp->sq_pkt = 0;
+	qp->reads_out = 0;
+
+	n = gn_wq_posted(&qp->rq, qp->rq_cons);
+	while (n-- > 0) {
+		const struct gn_roce_wqe *w = gn_rring_entry(&qp->rq,
+							     qp->rq_cons);
+		u64 wr_id = le64_to_cpu(READ_ONCE(w->wr_id));
+
+		qp->rq_cons++;
+		gn_rq_set_cons(qp);
+		gn_cqe(r, qp, qp->rcq, wr_id, GN_ROCE_CQE_RECV,
+		       GN_ROCE_CQE_WR_FLUSH_ERR, 0, false, 0, false);
+	}
+	qp->in_send = false;
+}
+
+void gn_rdp_to_error(struct gaudi_nic_roce *r, struct gn_rqp *qp)
+{
+	qp->state = GN_ROCE_QPS_ERR;
+	gn_qp_stop_timer(qp);
+	qp->rnr_wait = false;
+	qp->in_write = false;
+	list_del_init(&qp->ack_node);
+	gn_qp_flush(r, qp);
+}
+
+void gn_rdp_reset(struct gaudi_nic_roce *r, struct gn_rqp *qp)
+{
+	gn_qp_stop_timer(qp);
+	list_del_init(&qp->ack_node);
+	qp->state = GN_ROCE_QPS_RESET;
+	/* The rings are emptied: whatever was posted is dropped. */
+	qp->sq_tail = le32_to_cpu(READ_ONCE(gn_rring_hdr(&qp->sq)->prod));
+	qp->sq_head = qp->sq_tail;
+	qp->sq_next = qp->sq_tail;
+	qp->sq_pkt = 0;
+	qp->rq_cons = le32_to_cpu(READ_ONCE(gn_rring_hdr(&qp->rq)->prod));
+	gn_sq_set_cons(qp);
+	gn_rq_set_cons(qp);
+	qp->npsn = 0;
+	qp->una = 0;
+	qp->acked = 0;
+	qp->reads_out = 0;
+	qp->epsn = 0;
+	qp->msn = 0;
+	qp->rnr_wait = false;
+	qp->nak_sent = false;
+	qp->in_send = false;
+	qp->in_write = false;
+	qp->retry_left = qp->ctx.retry_cnt;
+	qp->rnr_left = qp->ctx.rnr_retry;
+}
+
+/* Complete the SQ WQE at sq_tail with an error; the QP goes to ERR. */
+static void gn_req_fail(struct gaudi_nic_roce *r, struct gn_rqp *qp,
+			u8 status)
+{
+	struct gn_rswqe *sw = &qp->swqe[qp->sq_tail & (qp->sq.size - 1)];
+
+	qp->sq_tail++;
+	gn_sq_set_cons(qp);
+	gn_cqe(r, qp, qp->scq, sw->wr_id, gn_sq_cqe_op(sw->opcode), status,
+	       0, false, 0, false);
+	gn_rdp_to_error(r, qp);
+	gn_roce_event(r, GN_ROCE_EV_QP_FATAL, qp->qpn);
+}
+
+/* ----------------------------------------------------------- transmit */
+
+/*
+ * Offset of the transport payload in the TX frame for @qp's path, or a
+ * negative value if the path cannot be used (no source GID).
+ */
+static int gn_tx_hdr_len(struct gaudi_nic_roce *r, struct gn_rqp *qp, u8 op)
+{
+	const struct gn_roce_gid_ctx *g =
+		&r->ports[qp->ctx.port].gids[qp->ctx.sgid_index];
+	int l3;
+
+	if (g->type == GN_ROCE_GID_V2_IPV4)
+		l3 = sizeof(struct iphdr);
+	else if (g->type == GN_ROCE_GID_V2_IPV6)
+		l3 = sizeof(struct ipv6hdr);
+	else
+		return -1;
+	return ETH_HLEN + l3 + sizeof(struct udphdr) + BTH_LEN +
+	       op_ext_len(op);
+}
+
+/* CRC-32 (IEEE, no inversion): the crypto API's best, else the library. */
+static u32 gn_crc(struct gaudi_nic_roce *r, u32 crc, const void *p, u32 len)
+{
+	if (r->crc_tfm) {
+		SHASH_DESC_ON_STACK(d, r->crc_tfm);
+
+		d->tfm = r->crc_tfm;
+		*(u32 *)shash_desc_ctx(d) = crc;
+		if (!crypto_shash_update(d, p, len))
+			return *(u32 *)shash_desc_ctx(d);
+	}
+	return crc32_le(crc, p, len);
+}
+
+static u32 gn_icrc(struct gaudi_nic_roce *r, const u8 *l3, bool v4,
+		   const u8 *bth, u32 tlen)
+{
+	u8 ps[sizeof(struct ipv6hdr) + sizeof(struct udphdr) + BTH_LEN];
+	u32 l3len = v4 ? sizeof(struct iphdr) : sizeof(struct ipv6hdr);
+	struct udphdr *uh;
+	u32 crc;
+
+	memcpy(ps, l3, l3len + sizeof(struct udphdr) + BTH_LEN);
+	if (v4) {
+		struct iphdr *ih = (struct iphdr *)ps;
+
+		ih->tos = 0xff;
+		ih->ttl = 0xff;
+		ih->check = CSUM_MANGLED_0;
+	} else {
+		struct ipv6hdr *ih = (struct ipv6hdr *)ps;
+
+		memset(ih->flow_lbl, 0xff, sizeof(ih->flow_lbl));
+		ih->priority = 0xf;
+		ih->hop_limit = 0xff;
+	}
+	uh = (struct udphdr *)(ps + l3len);
+	uh->check = CSUM_MANGLED_0;
+	ps[l3len + sizeof(struct udphdr) + 4] = 0xff;	/* BTH resv8a */
+	/* seed: CRC of 0xffffffff over 8 bytes of 0xff (masked LRH) */
+	crc = gn_crc(r, 0xdebb20e3, ps, l3len + sizeof(struct udphdr) + BTH_LEN);
+	crc = gn_crc(r, crc, bth + BTH_LEN, tlen - BTH_LEN - ICRC_LEN);
+	return ~crc;
+}
+
+/*
+ * Finish the frame whose payload (p->paylen bytes) is already in place
+ * and send it on @qp's path.
+ */
+static void gn_tx(struct gaudi_nic_roce *r, struct gn_rqp *qp,
+		  const struct gn_pkt *p)
+{
+	struct gn_rport *pt = &r->ports[qp->ctx.port];
+	const struct gn_roce_gid_ctx *g = &pt->gids[qp->ctx.sgid_index];
+	bool v4 = g->type == GN_ROCE_GID_V2_IPV4;
+	u32 l3len = v4 ? sizeof(struct iphdr) : sizeof(struct ipv6hdr);
+	u8 *f = r->frame, *l3 = f + ETH_HLEN, *x;
+	u32 pad = (-p->paylen) & 3, tlen, ulen, flen;
+	struct ethhdr *eh = (struct ethhdr *)f;
+	struct udphdr *uh = (struct udphdr *)(l3 + l3len);
+	u8 *bth = (u8 *)(uh + 1);
+	u32 ext = op_ext_len(p->opcode);
+
+	tlen = BTH_LEN + ext + p->paylen + pad + ICRC_LEN;
+	ulen = sizeof(*uh) + tlen;
+	flen = ETH_HLEN + l3len + ulen;
+
+	ether_addr_copy(eh->h_dest, qp->ctx.dmac);
+	ether_addr_copy(eh->h_source, pt->mac_addr);
+	eh->h_proto = htons(v4 ? ETH_P_IP : ETH_P_IPV6);
+	if (v4) {
+		struct iphdr *ih = (struct iphdr *)l3;
+
+		ih->version = 4;
+		ih->ihl = 5;
+		ih->tos = qp->ctx.traffic_class;
+		ih->tot_len = htons(l3len + ulen);
+		ih->id = 0;
+		ih->frag_off = htons(IP_DF);
+		ih->ttl = qp->ctx.hop_limit ? qp->ctx.hop_limit : 64;
+		ih->protocol = IPPROTO_UDP;
+		memcpy(&ih->saddr, g->gid + 12, 4);
+		memcpy(&ih->daddr, qp->ctx.dgid + 12, 4);
+		ih->check = 0;
+		ih->check = ip_fast_csum(ih, ih->ihl);
+	} else {
+		struct ipv6hdr *ih = (struct ipv6hdr *)l3;
+		u32 fl = le32_to_cpu(qp->ctx.flow_label);
+
+		ip6_flow_hdr(ih, qp->ctx.traffic_class, htonl(fl & 0xfffff));
+		ih->payload_len = htons(ulen);
+		ih->nexthdr = IPPROTO_UDP;
+		ih->hop_limit = qp->ctx.hop_limit ? qp->ctx.hop_limit : 64;
+		memcpy(&ih->saddr, g->gid, 16);
+		memcpy(&ih->daddr, qp->ctx.dgid, 16);
+	}
+	uh->source = htons(0xc000 | (qp->qpn & 0x3fff));
+	uh->dest = htons(GN_ROCE_UDP_PORT);
+	uh->len = htons(ulen);
+	uh->check = 0;
+
+	bth[0] = p->opcode;
+	bth[1] = p->se | BTH_MIG | (pad << 4);
+	put_unaligned_be16(0xffff, bth + 2);
+	put_unaligned_be32(p->dqpn & PSN_MASK, bth + 4);
+	put_unaligned_be32((p->psn & PSN_MASK) | (p->ackreq ? BTH_ACKREQ : 0),
+			   bth + 8);
+	x = bth + BTH_LEN;
+	if (op_has_reth(p->opcode)) {
+		put_unaligned_be64(p->va, x);
+		put_unaligned_be32(p->rkey, x + 8);
+		put_unaligned_be32(p->dmalen, x + 12);
+		x += RETH_LEN;
+	}
+	if (op_has_aeth(p->opcode)) {
+		put_unaligned_be32(p->aeth, x);
+		x += AETH_LEN;
+	}
+	if (op_has_imm(p->opcode)) {
+		memcpy(x, &p->imm, IMM_LEN);
+		x += IMM_LEN;
+	}
+	memset(x + p->paylen, 0, pad);
+	put_unaligned_le32(gn_icrc(r, l3, v4, bth, tlen), bth + tlen - ICRC_LEN);
+	if (!v4) {
+		struct ipv6hdr *ih = (struct ipv6hdr *)l3;
+
+		uh->check = csum_ipv6_magic(&ih->saddr, &ih->daddr, ulen,
+					    IPPROTO_UDP,
+					    csum_partial(uh, ulen, 0));
+		if (!uh->check)
+			uh->check = CSUM_MANGLED_0;
+	}
+	pt->st.tx_pkts++;
+	pt->st.tx_bytes += flen;
+	if (pt->mac)
+		gn_mac_roce_xmit(pt->mac, f, flen);
+}
+
+/* A packet without payload (ACK/NAK, READ request). */
+static void gn_tx_hdr_only(struct gaudi_nic_roce *r, struct gn_rqp *qp,
+			   struct gn_pkt *p)
+{
+	if (gn_tx_hdr_len(r, qp, p->opcode) < 0)
+		return;
+	p->paylen = 0;
+	gn_tx(r, qp, p);
+}
+
+static void gn_send_ack(struct gaudi_nic_roce *r, struct gn_rqp *qp,
+			u8 syndrome, u32 psn)
+{
+	struct gn_pkt p = {
+		.opcode = OP_ACK,
+		.psn = psn,
+		.dqpn = le32_to_cpu(qp->ctx.dest_qpn),
+		.aeth = (u32)syndrome << 24 | (qp->msn & PSN_MASK),
+	};
+
+	gn_tx_hdr_only(r, qp, &p);
+}
+
+/* ---------------------------------------------------------- requester */
+
+static unsigned long gn_usecs_to_jiffies_min(u64 us)
+{
+	unsigned long j = usecs_to_jiffies(min_t(u64, us, 60 * USEC_PER_SEC));
+
+	/* TCG guests are slow: never time out faster than 10 ms. */
+	return max(j, msecs_to_jiffies(10));
+}
+
+static void gn_req_arm_timer(struct gn_rqp *qp)
+{
+	if (!qp->ctx.timeout || qp->una == qp->npsn)
+		return;
+	/* 4.096 us << timeout */
+	mod_timer(&qp->timer, jiffies +
+		  gn_usecs_to_jiffies_min((4096ULL << qp->ctx.timeout) / 1000));
+	qp->timer_on = true;
+}
+
+/* Validate the WQE at sq_next and record how it goes on the wire. */
+static void gn_req_start(struct gn_rqp *qp, const struct gn_roce_wqe *w)
+{
+	struct gn_rswqe *sw = &qp->swqe[qp->sq_next & (qp->sq.size - 1)];
+	u32 len = gn_wqe_len(w);
+
+	memset(sw, 0, sizeof(*sw));
+	sw->wr_id = le64_to_cpu(w->wr_id);
+	sw->opcode = w->opcode;
+	sw->flags = w->flags;
+	sw->len = len;
+	sw->first_psn = qp->npsn;
+	switch (w->opcode) {
+	case GN_ROCE_WQE_SEND:
+	case GN_ROCE_WQE_SEND_IMM:
+	case GN_ROCE_WQE_WRITE:
+	case GN_ROCE_WQE_WRITE_IMM:
+		break;
+	case GN_ROCE_WQE_READ:
+		if (w->flags & GN_ROCE_WQE_F_INLINE)
+			sw->bad = GN_ROCE_CQE_LOC_QP_OP_ERR;
+		break;
+	default:
+		sw->bad = GN_ROCE_CQE_LOC_QP_OP_ERR;
+	}
+	if (w->num_sge > GN_ROCE_MAX_SGE ||
+	    ((w->flags & GN_ROCE_WQE_F_INLINE) && len > GN_ROCE_MAX_INLINE))
+		sw->bad = GN_ROCE_CQE_LOC_QP_OP_ERR;
+	if (len > GN_ROCE_MAX_MSG)
+		sw->bad = GN_ROCE_CQE_LOC_LEN_ERR;
+	sw->npkts = len ? DIV_ROUND_UP(len, qp->mtu) : 1;
+	qp->sq_next++;
+}
+
+/* Send packet @i of the WQE at sq_head. Returns 0 or a CQE status. */
+static int gn_req_packet(struct gaudi_nic_roce *r, struct gn_rqp *qp,
+			 const struct gn_roce_wqe *w, struct gn_rswqe *sw,
+			 u32 i)
+{
+	bool first = i == 0, last = i == sw->npkts - 1;
+	u32 off = i * qp->mtu;
+	struct gn_pkt p = {
+		.psn = sw->first_psn + i,
+		.dqpn = le32_to_cpu(qp->ctx.dest_qpn),
+		.imm = w->imm,
+		.rkey = le32_to_cpu(w->rkey),
+		.va = le64_to_cpu(w->remote_addr),
+		.dmalen = sw->len,
+	};
+	int hl, ret;
+
+	switch (sw->opcode) {
+	case GN_ROCE_WQE_READ:
+		p.opcode = OP_READ_REQ;
+		p.va += off;
+		p.dmalen = sw->len - min(sw->len, off);
+		p.ackreq = true;
+		gn_tx_hdr_only(r, qp, &p);
+		return 0;
+	case GN_ROCE_WQE_SEND:
+	case GN_ROCE_WQE_SEND_IMM:
+		if (first && last)
+			p.opcode = OP_SEND_ONLY;
+		else
+			p.opcode = first ? OP_SEND_FIRST :
+				   last ? OP_SEND_LAST : OP_SEND_MIDDLE;
+		if (last && sw->opcode == GN_ROCE_WQE_SEND_IMM)
+			p.opcode++;	/* _LAST_IMM / _ONLY_IMM */
+		if (last && (sw->flags & GN_ROCE_WQE_F_SOLICITED))
+			p.se = BTH_SE;
+		break;
+	default:
+		if (first && last)
+			p.opcode = OP_WRITE_ONLY;
+		else
+			p.opcode = first ? OP_WRITE_FIRST :
+				   last ? OP_WRITE_LAST : OP_WRITE_MIDDLE;
+		if (last && sw->opcode == GN_ROCE_WQE_WRITE_IMM)
+			p.opcode++;
+		break;
+	}
+	p.ackreq = last || !((i + 1) % GN_RR_ACK_EVERY) ||
+		   psn_diff(p.psn + 1, qp->una) >= GN_RR_WINDOW;
+	hl = gn_tx_hdr_len(r, qp, p.opcode);
+	if (hl < 0)
+		return 0;	/* no path: the timeout will tell */
+	p.paylen = last ? sw->len - off : qp->mtu;
+	if (w->flags & GN_ROCE_WQE_F_INLINE) {
+		memcpy(r->frame + hl, w->inline_data + off, p.paylen);
+	} else {
+		ret = gn_sge_copy(r, qp, w, off, r->frame + hl, p.paylen,
+				  false);
+		if (ret)
+			return ret;
+	}
+	gn_tx(r, qp, &p);
+	return 0;
+}
+
+static bool gn_req_sq_has_read(struct gn_rqp *qp)
+{
+	return qp->reads_out > 0;
+}
+
+/* Put new (or rewound) packets on the wire, within the window. */
+static void gn_req_send(struct gaudi_nic_roce *r, struct gn_rqp *qp)
+{
+	u32 mask = qp->sq.size - 1;
+	int posted;
+
+	if (qp->state != GN_ROCE_QPS_RTS || qp->rnr_wait)
+		return;
+	posted = gn_wq_posted(&qp->sq, qp->sq_tail);
+	if (posted < 0) {
+		gn_rdp_to_error(r, qp);
+		gn_roce_event(r, GN_ROCE_EV_QP_FATAL, qp->qpn);
+		return;
+	}
+	while (qp->sq_head != qp->sq_tail + posted) {
+		const struct gn_roce_wqe *w = gn_rring_entry(&qp->sq,
+							     qp->sq_head);
+		struct gn_rswqe *sw = &qp->swqe[qp->sq_head & mask];
+		struct gn_roce_wqe wq;
+		u32 max_rd = max_t(u32, qp->ctx.max_rd_atomic, 1);
+		int ret;
+
+		if (psn_diff(qp->npsn, qp->una) >= GN_RR_WINDOW)
+			break;
+		memcpy(&wq, w, sizeof(wq));
+		if (qp->sq_head == qp->sq_next) {
+			if ((wq.flags & GN_ROCE_WQE_F_FENCE) &&
+			    gn_req_sq_has_read(qp))
+				break;
+			if (wq.opcode == GN_ROCE_WQE_READ &&
+			    qp->reads_out >= max_rd)
+				break;
+			gn_req_start(qp, &wq);
+			if (sw->opcode == GN_ROCE_WQE_READ && !sw->bad)
+				qp->reads_out++;
+		}
+		if (sw->bad) {
+			/* Completes in order, once everything before it did. */
+			if (qp->sq_tail == qp->sq_head)
+				gn_req_fail(r, qp, sw->bad);
+			break;
+		}
+		if (sw->opcode == GN_ROCE_WQE_READ) {
+			if (qp->sq_pkt < sw->npkts)
+				gn_req_packet(r, qp, &wq, sw, qp->sq_pkt);
+			qp->sq_pkt = sw->npkts;
+		} else {
+			while (qp->sq_pkt < sw->npkts &&
+			       psn_diff(qp->npsn, qp->una) < GN_RR_WINDOW) {
+				ret = gn_req_packet(r, qp, &wq, sw, qp->sq_pkt);
+				if (ret) {
+					/* a local error: report it in order */
+					sw->bad = ret;
+					if (qp->sq_tail == qp->sq_head)
+						gn_req_fail(r, qp, ret);
+					goto out;
+				}
+				qp->sq_pkt++;
+				qp->npsn = (sw->first_psn + qp->sq_pkt) &
+					   PSN_MASK;
+			}
+			if (qp->sq_pkt < sw->npkts)
+				break;
+		}
+		qp->npsn = (sw->first_psn + sw->npkts) & PSN_MASK;
+		qp->sq_head++;
+		qp->sq_pkt = 0;
+	}
+out:
+	if (qp->state == GN_ROCE_QPS_RTS && !qp->timer_on)
+		gn_req_arm_timer(qp);
+}
+
+/* Go back to the oldest unacknowledged PSN. */
+static void gn_req_rewind(struct gn_rqp *qp)
+{
+	u32 idx, mask = qp->sq.size - 1;
+
+	for (idx = qp->sq_tail; idx != qp->sq_next; idx++) {
+		struct gn_rswqe *sw = &qp->swqe[idx & mask];
+		s32 d = psn_diff(qp->una, sw->first_psn);
+
+		if (d >= 0 && d < sw->npkts) {
+			qp->sq_head = idx;
+			qp->sq_pkt = d;
+			qp->npsn = qp->una;
+			return;
+		}
+	}
+	qp->sq_head = qp->sq_next;
+	qp->sq_pkt = 0;
+}
+
+/*
+ * Move una up to what was acknowledged, never past a READ whose
+ * responses have not all arrived, complete the finished WQEs in order,
+ * and (if @kick) send what the window now allows.
+ */
+static void gn_req_progress(struct gaudi_nic_roce *r, struct gn_rqp *qp,
+			    bool kick)
+{
+	u32 idx, mask = qp->sq.size - 1;
+	u32 una = qp->acked;
+	bool moved = false;
+
+	for (idx = qp->sq_tail; idx != qp->sq_next; idx++) {
+		struct gn_rswqe *sw = &qp->swqe[idx & mask];
+
+		if (sw->opcode == GN_ROCE_WQE_READ && !sw->bad &&
+		    sw->rcvd < sw->npkts) {
+			u32 pos = (sw->first_psn + sw->rcvd) & PSN_MASK;
+
+			if (psn_diff(una, pos) > 0)
+				una = pos;
+			break;
+		}
+	}
+	if (psn_diff(una, qp->una) > 0) {
+		qp->una = una;
+		moved = true;
+	}
+	while (qp->sq_tail != qp->sq_next) {
+		struct gn_rswqe *sw = &qp->swqe[qp->sq_tail & mask];
+		u32 end = (sw->first_psn + sw->npkts) & PSN_MASK;
+
+		if (sw->bad) {
+			gn_req_fail(r, qp, sw->bad);
+			return;
+		}
+		if (qp->sq_tail == qp->sq_head || psn_diff(qp->una, end) < 0)
+			break;
+		if (sw->opcode == GN_ROCE_WQE_READ)
+			qp->reads_out--;
+		/* the slot is free before the consumer sees the CQE */
+		qp->sq_tail++;
+		gn_sq_set_cons(qp);
+		if ((sw->flags & GN_ROCE_WQE_F_SIGNALED) || qp->ctx.sq_sig_all)
+			gn_cqe(r, qp, qp->scq, sw->wr_id,
+			       gn_sq_cqe_op(sw->opcode), GN_ROCE_CQE_OK,
+			       sw->len, false, 0, false);
+	}
+	if (moved) {
+		qp->retry_left = qp->ctx.retry_cnt;
+		if (!qp->rnr_wait)
+			gn_qp_stop_timer(qp);
+	}
+	if (kick)
+		gn_req_send(r, qp);
+}
+
+/* The requester's WQE that PSN @psn belongs to, or NULL. */
+static struct gn_rswqe *gn_req_find(struct gn_rqp *qp, u32 psn)
+{
+	u32 idx, mask = qp->sq.size - 1;
+
+	for (idx = qp->sq_tail; idx != qp->sq_next; idx++) {
+		struct gn_rswqe *sw = &qp->swqe[idx & mask];
+		s32 d = psn_diff(psn, sw->first_psn);
+
+		if (d >= 0 && d < sw->npkts)
+			return sw;
+	}
+	return NULL;
+}
+
+static const u32 gn_rnr_us[32] = {
+	655360, 10, 20, 30, 40, 60, 80, 120, 160, 240, 320, 480, 640, 960,
+	1280, 1920, 2560, 3840, 5120, 7680, 10240, 15360, 20480, 30720,
+	40960, 61440, 81920, 122880, 163840, 245760, 327680, 491520,
+};
+
+/* ACK: everything before @psn + 1 arrived. */
+static void gn_req_acked(struct gn_rqp *qp, u32 psn)
+{
+	u32 next = (psn + 1) & PSN_MASK;
+
+	/* beyond npsn (late, after a rewind): the retransmission re-ACKs */
+	if (psn_diff(next, qp->acked) > 0 && psn_diff(next, qp->npsn) <= 0)
+		qp->acked = next;
+}
+
+static void gn_req_rx(struct gaudi_nic_roce *r, struct gn_rport *pt,
+		      struct gn_rqp *qp, const struct gn_pkt *p)
+{
+	u8 syn = p->aeth >> 24;
+	struct gn_rswqe *sw;
+	int ret;
+
+	if (qp->state != GN_ROCE_QPS_RTS)
+		return;
+	if (p->opcode == OP_ACK) {
+		if ((syn & 0x60) == 0x00) {		/* ACK */
+			gn_req_acked(qp, p->psn);
+			gn_req_progress(r, qp, true);
+			return;
+		}
+		/* NAKs name the PSN that was not accepted */
+		gn_req_acked(qp, (p->psn - 1) & PSN_MASK);
+		if ((syn & 0x60) == 0x20) {		/* RNR NAK */
+			pt->st.rnr_naks_rx++;
+			qp->rnr_wait = true;
+			gn_req_progress(r, qp, false);
+			if (qp->state != GN_ROCE_QPS_RTS)
+				return;
+			if (!qp->rnr_left) {
+				gn_req_fail(r, qp,
+					    GN_ROCE_CQE_RNR_RETRY_EXC_ERR);
+				return;
+			}
+			if (qp->ctx.rnr_retry != 7)
+				qp->rnr_left--;
+			mod_timer(&qp->timer, jiffies +
+				  gn_usecs_to_jiffies_min(gn_rnr_us[syn & 31]));
+			qp->timer_on = true;
+			return;
+		}
+		gn_req_progress(r, qp, false);
+		if (qp->state != GN_ROCE_QPS_RTS)
+			return;
+		if (syn == AETH_NAK_SEQ) {
+			pt->st.seq_naks_rx++;
+			pt->st.retransmits++;
+			gn_req_rewind(qp);
+			gn_req_send(r, qp);
+			return;
+		}
+		/* fatal NAKs: the WQE at the NAKed PSN fails */
+		gn_req_fail(r, qp, syn == AETH_NAK_ACC ?
+			    GN_ROCE_CQE_REM_ACCESS_ERR :
+			    syn == AETH_NAK_INV ? GN_ROCE_CQE_REM_INV_REQ_ERR :
+			    GN_ROCE_CQE_REM_OP_ERR);
+		return;
+	}
+
+	/* READ responses, accepted in order only */
+	sw = gn_req_find(qp, p->psn);
+	if (!sw || sw->opcode != GN_ROCE_WQE_READ ||
+	    psn_diff(p->psn, (sw->first_psn + sw->rcvd) & PSN_MASK)) {
+		pt->st.out_of_seq++;
+		return;
+	}
+	{
+		u32 off = sw->rcvd * qp->mtu;
+		u32 want = min(qp->mtu, sw->len - min(sw->len, off));
+		struct gn_roce_wqe wq;
+
+		if (p->paylen != want) {
+			pt->st.rx_drops++;
+			return;
+		}
+		/* the WQE stays in the ring (not consumed) until completion */
+		memcpy(&wq, gn_rring_entry(&qp->sq, (u32)(sw - qp->swqe)),
+		       sizeof(wq));
+		ret = gn_sge_copy(r, qp, &wq, off, (void *)p->payload,
+				  p->paylen, true);
+		if (ret) {
+			sw->bad = ret;
+			gn_req_progress(r, qp, false);
+			return;
+		}
+		sw->rcvd++;
+		if (psn_diff((p->psn + 1) & PSN_MASK, qp->acked) > 0)
+			qp->acked = (p->psn + 1) & PSN_MASK;
+		gn_req_progress(r, qp, true);
+	}
+}
+
+/* ---------------------------------------------------------- responder */
+
+static void gn_resp_ack_later(struct gaudi_nic_roce *r, struct gn_rqp *qp)
+{
+	if (list_empty(&qp->ack_node))
+		list_add_tail(&qp->ack_node, &r->ack_list);
+}
+
+static void gn_resp_fatal(struct gaudi_nic_roce *r, struct gn_rport *pt,
+			  struct gn_rqp *qp, u8 syndrome, u32 psn)
+{
+	u8 ev = syndrome == AETH_NAK_ACC ? GN_ROCE_EV_QP_ACC_ERR :
+		GN_ROCE_EV_QP_REQ_ERR;
+
+	if (syndrome == AETH_NAK_ACC)
+		pt->st.rem_access_errs++;
+	gn_send_ack(r, qp, syndrome, psn);
+	gn_rdp_to_error(r, qp);
+	gn_roce_event(r, ev, qp->qpn);
+}
+
+/* Send READ responses for [va, va + len) starting at PSN @psn. */
+static void gn_resp_read(struct gaudi_nic_roce *r, struct gn_rqp *qp,
+			 struct gn_rmr *mr, u64 va, u32 len, u32 psn)
+{
+	u32 n = len ? DIV_ROUND_UP(len, qp->mtu) : 1, i;
+
+	for (i = 0; i < n; i++) {
+		struct gn_pkt p = {
+			.psn = psn + i,
+			.dqpn = le32_to_cpu(qp->ctx.dest_qpn),
+			.aeth = (u32)AETH_ACK << 24 | (qp->msn & PSN_MASK),
+		};
+		int hl;
+
+		if (n == 1)
+			p.opcode = OP_READ_RESP_ONLY;
+		else
+			p.opcode = !i ? OP_READ_RESP_FIRST :
+				   i == n - 1 ? OP_READ_RESP_LAST :
+				   OP_READ_RESP_MIDDLE;
+		hl = gn_tx_hdr_len(r, qp, p.opcode);
+		if (hl < 0)
+			return;
+		p.paylen = min(qp->mtu, len - i * qp->mtu);
+		if (p.paylen)
+			gn_mr_copy(mr, va + (u64)i * qp->mtu, r->frame + hl,
+				   p.paylen, false);
+		gn_tx(r, qp, &p);
+	}
+}
+
+/* rkey, PD, bounds and access of an RDMA request; NULL if refused. */
+static struct gn_rmr *gn_resp_check(struct gaudi_nic_roce *r,
+				    struct gn_rqp *qp, u32 rkey, u64 va,
+				    u32 len, u32 mr_acc, u32 qp_acc)
+{
+	struct gn_rmr *mr;
+
+	if (!(le32_to_cpu(qp->ctx.access) & qp_acc))
+		return NULL;
+	mr = gn_mr_get(r, rkey, le32_to_cpu(qp->ctx.pdn));
+	if (!mr || !(mr->access & mr_acc))
+		return NULL;
+	if (len && !gn_mr_covers(mr, va, len))
+		return NULL;
+	return mr;
+}
+
+/* Take the next receive WQE; false if the RQ is empty. */
+static bool gn_resp_take_rwqe(struct gn_rqp *qp)
+{
+	int n = gn_wq_posted(&qp->rq, qp->rq_cons);
+
+	if (n <= 0)
+		return false;
+	memcpy(&qp->rwqe, gn_rring_entry(&qp->rq, qp->rq_cons),
+	       sizeof(qp->rwqe));
+	qp->recv_off = 0;
+	return true;
+}
+
+static void gn_resp_recv_done(struct gaudi_nic_roce *r, struct gn_rqp *qp,
+			      u8 opcode, u32 len, bool imm, __be32 immdt,
+			      bool se)
+{
+	qp->rq_cons++;
+	gn_rq_set_cons(qp);
+	gn_cqe(r, qp, qp->rcq, le64_to_cpu(qp->rwqe.wr_id), opcode,
+	       GN_ROCE_CQE_OK, len, imm, immdt, se);
+}
+
+static void gn_resp_rx(struct gaudi_nic_roce *r, struct gn_rport *pt,
+		       struct gn_rqp *qp, const struct gn_pkt *p)
+{
+	u8 op = p->opcode;
+	s32 d;
+
+	if (qp->state != GN_ROCE_QPS_RTR && qp->state != GN_ROCE_QPS_RTS)
+		return;
+	d = psn_diff(p->psn, qp->epsn);
+	if (d < 0) {				/* duplicate */
+		pt->st.dup_reqs++;
+		if (op == OP_READ_REQ) {
+			struct gn_rmr *mr = gn_resp_check(r, qp, p->rkey, p->va,
+							  p->dmalen,
+							  GN_ROCE_MR_REMOTE_READ,
+							  GN_ROCE_ACC_REMOTE_READ);
+			if (mr)
+				gn_resp_read(r, qp, mr, p->va, p->dmalen,
+					     p->psn);
+			return;
+		}
+		gn_resp_ack_later(r, qp);
+		return;
+	}
+	if (d > 0) {				/* gap */
+		pt->st.out_of_seq++;
+		if (!qp->nak_sent) {
+			qp->nak_sent = true;
+			gn_send_ack(r, qp, AETH_NAK_SEQ, qp->epsn);
+		}
+		return;
+	}
+	qp->nak_sent = false;
+
+	switch (op) {
+	case OP_SEND_FIRST:
+	case OP_SEND_ONLY:
+	case OP_SEND_ONLY_IMM:
+		if (qp->in_send || qp->in_write)
+			goto inv;
+		if (!gn_resp_take_rwqe(qp)) {
+			pt->st.rnr_naks_tx++;
+			gn_send_ack(r, qp, AETH_RNR(qp->ctx.min_rnr_timer),
+				    p->psn);
+			return;
+		}
+		qp->in_send = true;
+		fallthrough;
+	case OP_SEND_MIDDLE:
+	case OP_SEND_LAST:
+	case OP_SEND_LAST_IMM: {
+		int ret;
+
+		if (!qp->in_send)
+			goto inv;
+		if ((op == OP_SEND_FIRST || op == OP_SEND_MIDDLE) &&
+		    p->paylen != qp->mtu)
+			goto inv;
+		if (qp->rwqe.num_sge > GN_ROCE_MAX_SGE) {
+			ret = GN_ROCE_CQE_LOC_QP_OP_ERR;
+		} else {
+			ret = gn_sge_copy(r, qp, &qp->rwqe, qp->recv_off,
+					  (void *)p->payload, p->paylen, true);
+		}
+		if (ret) {
+			qp->rq_cons++;
+			gn_rq_set_cons(qp);
+			gn_cqe(r, qp, qp->rcq, le64_to_cpu(qp->rwqe.wr_id),
+			       GN_ROCE_CQE_RECV, ret, 0, false, 0, false);
+			qp->in_send = false;
+			gn_resp_fatal(r, pt, qp, AETH_NAK_INV, p->psn);
+			return;
+		}
+		qp->recv_off += p->paylen;
+		if (op == OP_SEND_LAST || op == OP_SEND_LAST_IMM ||
+		    op == OP_SEND_ONLY || op == OP_SEND_ONLY_IMM) {
+			qp->in_send = false;
+			qp->msn++;
+			gn_resp_recv_done(r, qp, GN_ROCE_CQE_RECV,
+					  qp->recv_off, op_has_imm(op), p->imm,
+					  p->se);
+		}
+		break;
+	}
+	case OP_WRITE_FIRST:
+	case OP_WRITE_ONLY:
+	case OP_WRITE_ONLY_IMM:
+		if (qp->in_send || qp->in_write)
+			goto inv;
+		if (op == OP_WRITE_ONLY_IMM && !gn_wq_posted(&qp->rq,
+							     qp->rq_cons)) {
+			pt->st.rnr_naks_tx++;
+			gn_send_ack(r, qp, AETH_RNR(qp->ctx.min_rnr_timer),
+				    p->psn);
+			return;
+		}
+		if (!gn_resp_check(r, qp, p->rkey, p->va, p->dmalen,
+				   GN_ROCE_MR_REMOTE_WRITE,
+				   GN_ROCE_ACC_REMOTE_WRITE)) {
+			gn_resp_fatal(r, pt, qp, AETH_NAK_ACC, p->psn);
+			return;
+		}
+		qp->in_write = true;
+		qp->wr_va = p->va;
+		qp->wr_rkey = p->rkey;
+		qp->wr_left = p->dmalen;
+		qp->wr_len = p->dmalen;
+		fallthrough;
+	case OP_WRITE_MIDDLE:
+	case OP_WRITE_LAST:
+	case OP_WRITE_LAST_IMM: {
+		bool last = op != OP_WRITE_FIRST && op != OP_WRITE_MIDDLE;
+		struct gn_rmr *mr;
+
+		if (!qp->in_write)
+			goto inv;
+		if ((!last && p->paylen != qp->mtu) || p->paylen > qp->wr_left ||
+		    (last && p->paylen != qp->wr_left))
+			goto inv;
+		if (op == OP_WRITE_LAST_IMM &&
+		    !gn_wq_posted(&qp->rq, qp->rq_cons)) {
+			pt->st.rnr_naks_tx++;
+			gn_send_ack(r, qp, AETH_RNR(qp->ctx.min_rnr_timer),
+				    p->psn);
+			return;
+		}
+		/* the MR may have been deregistered since the first packet */
+		mr = gn_resp_check(r, qp, qp->wr_rkey, qp->wr_va, p->paylen,
+				   GN_ROCE_MR_REMOTE_WRITE,
+				   GN_ROCE_ACC_REMOTE_WRITE);
+		if (!mr) {
+			qp->in_write = false;
+			gn_resp_fatal(r, pt, qp, AETH_NAK_ACC, p->psn);
+			return;
+		}
+		if (p->paylen)
+			gn_mr_copy(mr, qp->wr_va, (void *)p->payload,
+				   p->paylen, true);
+		qp->wr_va += p->paylen;
+		qp->wr_left -= p->paylen;
+		if (last) {
+			qp->in_write = false;
+			qp->msn++;
+			if (op_has_imm(op) && gn_resp_take_rwqe(qp))
+				gn_resp_recv_done(r, qp,
+						  GN_ROCE_CQE_RECV_WRITE_IMM,
+						  qp->wr_len, true, p->imm,
+						  p->se);
+		}
+		break;
+	}
+	case OP_READ_REQ: {
+		struct gn_rmr *mr;
+		u32 n;
+
+		if (qp->in_send || qp->in_write)
+			goto inv;
+		mr = gn_resp_check(r, qp, p->rkey, p->va, p->dmalen,
+				   GN_ROCE_MR_REMOTE_READ,
+				   GN_ROCE_ACC_REMOTE_READ);
+		if (!mr) {
+			gn_resp_fatal(r, pt, qp, AETH_NAK_ACC, p->psn);
+			return;
+		}
+		qp->msn++;
+		gn_resp_read(r, qp, mr, p->va, p->dmalen, p->psn);
+		n = p->dmalen ? DIV_ROUND_UP(p->dmalen, qp->mtu) : 1;
+		qp->epsn = (qp->epsn + n) & PSN_MASK;
+		return;
+	}
+	default:
+		goto inv;
+	}
+	qp->epsn = (qp->epsn + 1) & PSN_MASK;
+	if (p->ackreq)
+		gn_resp_ack_later(r, qp);
+	return;
+inv:
+	qp->in_send = false;
+	qp->in_write = false;
+	gn_resp_fatal(r, pt, qp, AETH_NAK_INV, p->psn);
+}
+
+/* ------------------------------------------------------------ receive */
+
+static void gn_rdp_rx_one(struct gaudi_nic_roce *r, struct gn_rport *pt,
+			  const u8 *f, unsigned int flen)
+{
+	const struct ethhdr *eh = (const struct ethhdr *)f;
+	const u8 *l3 = f + ETH_HLEN, *bth, *x;
+	u32 l3len, ulen, tlen, ext, pad, dqpn;
+	const struct udphdr *uh;
+	struct gn_pkt p = {};
+	struct gn_rqp *qp;
+	bool v4;
+
+	if (flen < ETH_HLEN)
+		goto drop;
+	if (eh->h_proto == htons(ETH_P_IP)) {
+		const struct iphdr *ih = (const struct iphdr *)l3;
+
+		v4 = true;
+		l3len = sizeof(*ih);
+		if (flen < ETH_HLEN + l3len || ih->ihl != 5 ||
+		    ih->protocol != IPPROTO_UDP ||
+		    ntohs(ih->tot_len) > flen - ETH_HLEN ||
+		    ntohs(ih->tot_len) < l3len + sizeof(*uh))
+			goto drop;
+		ulen = ntohs(ih->tot_len) - l3len;
+	} else if (eh->h_proto == htons(ETH_P_IPV6)) {
+		const struct ipv6hdr *ih = (const struct ipv6hdr *)l3;
+
+		v4 = false;
+		l3len = sizeof(*ih);
+		if (flen < ETH_HLEN + l3len || ih->nexthdr != IPPROTO_UDP ||
+		    ntohs(ih->payload_len) > flen - ETH_HLEN - l3len)
+			goto drop;
+		ulen = ntohs(ih->payload_len);
+	} else {
+		goto drop;
+	}
+	uh = (const struct udphdr *)(l3 + l3len);
+	if (ulen < sizeof(*uh) + BTH_LEN + ICRC_LEN || ntohs(uh->len) != ulen ||
+	    uh->dest != htons(GN_ROCE_UDP_PORT))
+		goto drop;
+	bth = (const u8 *)(uh + 1);
+	tlen = ulen - sizeof(*uh);
+	if (gn_icrc(r, l3, v4, bth, tlen) !=
+	    get_unaligned_le32(bth + tlen - ICRC_LEN)) {
+		pt->st.icrc_errs++;
+		goto drop;
+	}
+	p.opcode = bth[0];
+	if (p.opcode > OP_ACK)		/* RC only; no atomics */
+		goto drop;
+	p.se = bth[1] & BTH_SE;
+	pad = (bth[1] >> 4) & 3;
+	dqpn = get_unaligned_be32(bth + 4) & PSN_MASK;
+	p.psn = get_unaligned_be32(bth + 8) & PSN_MASK;
+	p.ackreq = get_unaligned_be32(bth + 8) & BTH_ACKREQ;
+	ext = op_ext_len(p.opcode);
+	if (tlen < BTH_LEN + ext + pad + ICRC_LEN)
+		goto drop;
+	x = bth + BTH_LEN;
+	if (op_has_reth(p.opcode)) {
+		p.va = get_unaligned_be64(x);
+		p.rkey = get_unaligned_be32(x + 8);
+		p.dmalen = get_unaligned_be32(x + 12);
+		x += RETH_LEN;
+	}
+	if (op_has_aeth(p.opcode)) {
+		p.aeth = get_unaligned_be32(x);
+		x += AETH_LEN;
+	}
+	if (op_has_imm(p.opcode)) {
+		memcpy(&p.imm, x, IMM_LEN);
+		x += IMM_LEN;
+	}
+	p.payload = x;
+	p.paylen = tlen - BTH_LEN - ext - pad - ICRC_LEN;
+	if (p.paylen > 4096)
+		goto drop;
+
+	qp = dqpn < GN_ROCE_MAX_QP ? r->qps[dqpn] : NULL;
+	if (!qp)
+		goto drop;
+	pt->st.rx_pkts++;
+	pt->st.rx_bytes += flen;
+	if (p.opcode >= OP_READ_RESP_FIRST)
+		gn_req_rx(r, pt, qp, &p);
+	else
+		gn_resp_rx(r, pt, qp, &p);
+	return;
+drop:
+	pt->st.rx_drops++;
+}
+
+/* MAC hook: BH disabled, RCU; the frame is only valid during the call. */
+void gn_rdp_rx_frame(void *ctx, const void *frame, unsigned int len)
+{
+	struct gn_rport *pt = ctx;
+	struct gaudi_nic_roce *r = pt->r;
+	struct sk_buff *skb;
+
+	if (len > GN_RR_MAX_FRAME + 64)
+		return;
+	skb = alloc_skb(len, GFP_ATOMIC);
+	if (!skb)
+		return;
+	skb_put_data(skb, frame, len);
+	skb->cb[0] = pt->port;
+	skb_queue_tail(&r->rxq, skb);
+	gn_rdp_kick(r);
+}
+
+/* Timer: hand the QP to the work item. */
+void gn_rdp_timer(struct timer_list *t)
+{
+	struct gn_rqp *qp = from_timer(qp, t, timer);
+
+	set_bit(qp->qpn, qp->r->kick);
+	gn_rdp_kick(qp->r);
+}
+
+static void gn_rdp_timeout(struct gaudi_nic_roce *r, struct gn_rqp *qp)
+{
+	struct gn_rport *pt = &r->ports[qp->ctx.port];
+
+	if (!qp->timer_on || timer_pending(&qp->timer))
+		return;
+	qp->timer_on = false;
+	if (qp->state != GN_ROCE_QPS_RTS)
+		return;
+	if (qp->rnr_wait) {
+		qp->rnr_wait = false;
+		pt->st.retransmits++;
+		gn_req_rewind(qp);
+		gn_req_send(r, qp);
+		return;
+	}
+	if (qp->una == qp->npsn) {
+		/* nothing in flight: just continue */
+		gn_req_send(r, qp);
+		return;
+	}
+	pt->st.timeouts++;
+	if (!qp->retry_left) {
+		gn_req_fail(r, qp, GN_ROCE_CQE_RETRY_EXC_ERR);
+		return;
+	}
+	qp->retry_left--;
+	pt->st.retransmits++;
+	gn_req_rewind(qp);
+	gn_req_send(r, qp);
+}
+
+void gn_rdp_kick(struct gaudi_nic_roce *r)
+{
+	kthread_queue_work(r->kworker, &r->work);
+}
+
+void gn_rdp_work(struct kthread_work *work)
+{
+	struct gaudi_nic_roce *r = container_of(work, struct gaudi_nic_roce,
+						work);
+	struct sk_buff_head q;
+	struct sk_buff *skb;
+	unsigned long qpn;
+	int budget = 256;
+
+	__skb_queue_head_init(&q);
+	spin_lock_bh(&r->dp_lock);
+	if (!r->enabled) {
+		spin_unlock_bh(&r->dp_lock);
+		skb_queue_purge(&r->rxq);
+		return;
+	}
+	for_each_set_bit(qpn, r->kick, GN_ROCE_MAX_QP) {
+		if (test_and_clear_bit(qpn, r->kick) && r->qps[qpn])
+			gn_rdp_timeout(r, r->qps[qpn]);
+	}
+	while (budget-- > 0 && (skb = skb_dequeue(&r->rxq))) {
+		u32 port = skb->cb[0];
+
+		if (port < r->num_ports)
+			gn_rdp_rx_one(r, &r->ports[port], skb->data, skb->len);
+		__skb_queue_tail(&q, skb);
+	}
+	while (!list_empty(&r->ack_list)) {
+		struct gn_rqp *qp = list_first_entry(&r->ack_list,
+						     struct gn_rqp, ack_node);
+
+		list_del_init(&qp->ack_node);
+		gn_send_ack(r, qp, AETH_ACK, (qp->epsn - 1) & PSN_MASK);
+	}
+	spin_unlock_bh(&r->dp_lock);
+	__skb_queue_purge(&q);
+	if (!skb_queue_empty(&r->rxq))
+		gn_rdp_kick(r);
+}
+
+void gn_rdp_sq_doorbell(struct gaudi_nic_roce *r, struct gn_rqp *qp)
+{
+	if (qp->state == GN_ROCE_QPS_ERR)
+		gn_qp_flush(r, qp);
+	else
+		gn_req_send(r, qp);
+}
+
+void gn_rdp_rq_doorbell(struct gaudi_nic_roce *r, struct gn_rqp *qp)
+{
+	if (qp->state == GN_ROCE_QPS_ERR)
+		gn_qp_flush(r, qp);
+}

@@ -1,0 +1,136 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * gaudi_ib: RDMA driver for the RoCE v2 engine of gaudi_nic devices.
+ * It programs the engine only through <linux/gaudi_nic/roce_hw.h>.
+ */
+#ifndef _GAUDI_IB_H
+#define _GAUDI_IB_H
+
+#include <linux/idr.h>
+#include <linux/netdevice.h>
+#include <linux/spinlock.h>
+#include <linux/xarray.h>
+#include <rdma/ib_umem.h>
+#include <rdma/ib_verbs.h>
+#include <linux/gaudi_nic/roce_hw.h>
+
+#define GIB_MAX_PORTS	24
+
+/*
+ * One ib_device per gaudi_nic device.  Lifetime: allocated in the aux
+ * driver's probe, freed by ib_dealloc_device() in remove, after
+ * ib_unregister_device() destroyed every user object.
+ *
+ * @cqs, @qps: cqn/qpn -> object, for event dispatch.  Entries are
+ * inserted after the engine context exists and erased before it is
+ * destroyed; the event handler looks objects up and uses them under the
+ * xarray lock, so an erased object gets no more events.
+ */
+struct gib_dev {
+	struct ib_device ibdev;
+	struct gaudi_nic_rdma_adev *radev;
+	struct gaudi_nic_roce *hw;
+	struct device *dma_dev;
+	u32 num_ports;
+	struct ida pd_ida;
+	struct ida cq_ida;
+	struct ida qp_ida;
+	struct ida mr_ida;
+	struct xarray cqs;
+	struct xarray qps;
+	struct notifier_block nb;
+	/* netdev of each port (reference held), under RTNL */
+	struct net_device *netdevs[GIB_MAX_PORTS];
+};
+
+struct gib_ucontext {
+	struct ib_ucontext ibuc;
+};
+
+struct gib_pd {
+	struct ib_pd ibpd;
+	u32 pdn;
+};
+
+/*
+ * A ring shared with the engine (and, for user objects, mapped into the
+ * process).  The buffer is vmalloc_user() memory; each page is DMA-mapped
+ * for the engine.  User mappings hold page references, so the buffer can
+ * be freed once the engine context is gone even if still mapped.
+ */
+struct gib_ring {
+	void *buf;
+	size_t size;
+	u32 log_size;
+	u32 stride;
+	u32 npages;
+	dma_addr_t *dma;
+	struct rdma_user_mmap_entry *mmap;
+};
+
+struct gib_mmap_entry {
+	struct rdma_user_mmap_entry rdma;
+	void *buf;
+};
+
+/* User CQs are polled by the provider through the mapped ring. */
+struct gib_cq {
+	struct ib_cq ibcq;
+	u32 cqn;
+	struct gib_ring ring;
+};
+
+/* User QPs post through the mapped rings; the kernel only rings doorbells. */
+struct gib_qp {
+	struct ib_qp ibqp;
+	u32 qpn;
+	struct mutex mutex;	/* modify_qp / query_qp: state, attr */
+	enum ib_qp_state state;
+	struct ib_qp_attr attr;	/* last values set, for query */
+	struct gib_ring sq;
+	struct gib_ring rq;
+	u32 max_inline;
+	bool sig_all;
+};
+
+struct gib_mr {
+	struct ib_mr ibmr;
+	struct ib_umem *umem;
+	u32 index;
+};
+
+static inline struct gib_dev *to_gdev(struct ib_device *ibdev)
+{
+	return container_of(ibdev, struct gib_dev, ibdev);
+}
+
+static inline struct gib_pd *to_gpd(struct ib_pd *pd)
+{
+	return container_of(pd, struct gib_pd, ibpd);
+}
+
+static inline struct gib_cq *to_gcq(struct ib_cq *cq)
+{
+	return container_of(cq, struct gib_cq, ibcq);
+}
+
+static inline struct gib_qp *to_gqp(struct ib_qp *qp)
+{
+	return container_of(qp, struct gib_qp, ibqp);
+}
+
+static inline struct gib_mr *to_gmr(struct ib_mr *mr)
+{
+	return container_of(mr, struct gib_mr, ibmr);
+}
+
+static inline struct gib_ucontext *to_guc(struct ib_ucontext *uc)
+{
+	return container_of(uc, struct gib_ucontext, ibuc);
+}
+
+/* gib_verbs.c */
+extern const struct ib_device_ops gib_dev_ops;
+int gib_port_mtu(struct gib_dev *dev, u32 port);
+
+#endif /* _GAUDI_IB_H */

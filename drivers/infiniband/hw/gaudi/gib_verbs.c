@@ -1,0 +1,1154 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * gaudi_ib verbs: device/port queries, ucontext, PD, CQ, RC QP, MR.
+ *
+ * This version serves user space (the gaudi provider): work queues and
+ * CQs are rings mapped into the process, which posts and polls without
+ * the kernel; the kernel only creates contexts in the engine, rings the
+ * send doorbell (an empty post_send) and arms CQs.  Kernel consumers get
+ * -EOPNOTSUPP for QPs and CQs.
+ */
+#include <linux/dma-mapping.h>
+#include <linux/log2.h>
+#include <linux/mm.h>
+#include <linux/vmalloc.h>
+#include <net/addrconf.h>
+#include <net/ipv6.h>
+#include <rdma/ib_addr.h>
+#include <rdma/ib_cache.h>
+#include <rdma/ib_mad.h>
+#include <rdma/iter.h>
+#include <rdma/uverbs_ioctl.h>
+#include <rdma/gaudi-abi.h>
+#include <linux/gaudi_nic/core.h>
+
+#include "gaudi_ib.h"
+
+#define GIB_VENDOR_ID		0x1da3	/* Habana Labs */
+#define GIB_VENDOR_PART		0x1060
+#define GIB_FW_VER		0x0001000000000000ULL
+
+/* The uABI ring formats are the hardware ones. */
+static_assert(sizeof(struct gaudi_wqe) == sizeof(struct gn_roce_wqe));
+static_assert(sizeof(struct gaudi_cqe) == sizeof(struct gn_roce_cqe));
+static_assert(sizeof(struct gaudi_ring_hdr) == GN_ROCE_RING_HDR_SIZE);
+static_assert(sizeof(struct gn_roce_wqe) == GN_ROCE_WQE_SIZE);
+static_assert(sizeof(struct gn_roce_cqe) == GN_ROCE_CQE_SIZE);
+static_assert(offsetof(struct gaudi_wqe, data) ==
+	      offsetof(struct gn_roce_wqe, sge));
+static_assert(offsetof(struct gaudi_cqe, status) ==
+	      offsetof(struct gn_roce_cqe, status));
+static_assert(GAUDI_MAX_SGE == GN_ROCE_MAX_SGE);
+static_assert(GAUDI_MAX_INLINE == GN_ROCE_MAX_INLINE);
+
+/* No input udata is defined yet: all of it must be zero. */
+static int gib_check_udata_in(struct ib_udata *udata)
+{
+	if (udata && udata->inlen &&
+	    !ib_is_udata_cleared(udata, 0, udata->inlen))
+		return -EINVAL;
+	return 0;
+}
+
+static int gib_respond(struct ib_udata *udata, const void *resp, size_t len)
+{
+	return ib_copy_to_udata(udata, (void *)resp, min(len, udata->outlen));
+}
+
+/* ------------------------------------------------------- device, port */
+
+static int gib_query_device(struct ib_device *ibdev,
+			    struct ib_device_attr *a, struct ib_udata *udata)
+{
+	struct gib_dev *dev = to_gdev(ibdev);
+
+	if (udata && (udata->inlen || udata->outlen))
+		return -EINVAL;
+	memset(a, 0, sizeof(*a));
+	a->fw_ver = GIB_FW_VER;
+	a->sys_image_guid = dev->ibdev.node_guid;
+	a->max_mr_size = (u64)GN_ROCE_MAX_PBL_PAGES << PAGE_SHIFT;
+	a->page_size_cap = PAGE_SIZE;
+	a->vendor_id = GIB_VENDOR_ID;
+	a->vendor_part_id = GIB_VENDOR_PART;
+	a->hw_ver = 1;
+	a->max_qp = GN_ROCE_MAX_QP - GN_ROCE_MIN_QPN;
+	a->max_qp_wr = 1 << GN_ROCE_MAX_WQ_LOG;
+	a->device_cap_flags = IB_DEVICE_RC_RNR_NAK_GEN |
+			      IB_DEVICE_CURR_QP_STATE_MOD |
+			      IB_DEVICE_SYS_IMAGE_GUID;
+	a->max_send_sge = GN_ROCE_MAX_SGE;
+	a->max_recv_sge = GN_ROCE_MAX_SGE;
+	a->max_sge_rd = GN_ROCE_MAX_SGE;
+	a->max_cq = GN_ROCE_MAX_CQ;
+	a->max_cqe = (1 << GN_ROCE_MAX_CQ_LOG) - 1;
+	a->max_mr = GN_ROCE_MAX_MR - 1;
+	a->max_pd = GN_ROCE_MAX_PD;
+	a->max_qp_rd_atom = GN_ROCE_MAX_RD_ATOM;
+	a->max_qp_init_rd_atom = GN_ROCE_MAX_RD_ATOM;
+	a->max_res_rd_atom = GN_ROCE_MAX_RD_ATOM * GN_ROCE_MAX_QP;
+	a->atomic_cap = IB_ATOMIC_NONE;
+	a->max_pkeys = 1;
+	a->local_ca_ack_delay = 15;
+	return 0;
+}
+
+static struct net_device *gib_port_netdev(struct gib_dev *dev, u32 port)
+{
+	return ib_device_get_netdev(&dev->ibdev, port);
+}
+
+/* Active MTU of an IB port (bytes): what the netdev MTU allows. */
+int gib_port_mtu(struct gib_dev *dev, u32 port)
+{
+	struct net_device *ndev = gib_port_netdev(dev, port);
+	enum ib_mtu mtu = IB_MTU_1024;
+
+	if (ndev) {
+		mtu = max(iboe_get_mtu(READ_ONCE(ndev->mtu)), IB_MTU_1024);
+		dev_put(ndev);
+	}
+	return mtu;
+}
+
+static int gib_query_port(struct ib_device *ibdev, u32 port,
+			  struct ib_port_attr *a)
+{
+	struct gib_dev *dev = to_gdev(ibdev);
+	struct net_device *ndev;
+	bool up = false;
+
+	memset(a, 0, sizeof(*a));
+	ndev = gib_port_netdev(dev, port);
+	if (ndev) {
+		up = netif_running(ndev) && netif_carrier_ok(ndev);
+		dev_put(ndev);
+	}
+	a->state = up ? IB_PORT_ACTIVE : IB_PORT_DOWN;
+	a->phys_state = up ? IB_PORT_PHYS_STATE_LINK_UP :
+			     IB_PORT_PHYS_STATE_DISABLED;
+	a->max_mtu = IB_MTU_4096;
+	a->active_mtu = gib_port_mtu(dev, port);
+	a->gid_tbl_len = GN_ROCE_MAX_GID;
+	a->port_cap_flags = IB_PORT_CM_SUP;
+	a->max_msg_sz = GN_ROCE_MAX_MSG;
+	a->bad_pkey_cntr = 0;
+	a->qkey_viol_cntr = 0;
+	a->pkey_tbl_len = 1;
+	a->lid = 0;
+	a->sm_lid = 0;
+	a->max_vl_num = 1;
+	a->ip_gids = true;
+	return ib_get_eth_speed(ibdev, port, &a->active_speed,
+				&a->active_width);
+}
+
+static int gib_get_port_immutable(struct ib_device *ibdev, u32 port,
+				  struct ib_port_immutable *im)
+{
+	struct ib_port_attr a;
+	int ret;
+
+	ret = ib_query_port(ibdev, port, &a);
+	if (ret)
+		return ret;
+	im->pkey_tbl_len = a.pkey_tbl_len;
+	im->gid_tbl_len = a.gid_tbl_len;
+	/* RoCE v2 only; no MAD/CM until QP1 (UD) exists. */
+	im->core_cap_flags = RDMA_CORE_CAP_PROT_ROCE_UDP_ENCAP;
+	return 0;
+}
+
+static enum rdma_link_layer gib_get_link_layer(struct ib_device *ibdev,
+					       u32 port)
+{
+	return IB_LINK_LAYER_ETHERNET;
+}
+
+static int gib_query_pkey(struct ib_device *ibdev, u32 port, u16 index,
+			  u16 *pkey)
+{
+	if (index)
+		return -EINVAL;
+	*pkey = IB_DEFAULT_PKEY_FULL;
+	return 0;
+}
+
+static int gib_set_gid(const struct ib_gid_attr *attr, bool add)
+{
+	struct gib_dev *dev = to_gdev(attr->device);
+	struct gn_roce_gid_ctx g = {};
+
+	if (attr->index >= GN_ROCE_MAX_GID)
+		return -EINVAL;
+	if (add) {
+		if (attr->gid_type != IB_GID_TYPE_ROCE_UDP_ENCAP)
+			return -EINVAL;
+		memcpy(g.gid, attr->gid.raw, sizeof(g.gid));
+		g.type = ipv6_addr_v4mapped((struct in6_addr *)attr->gid.raw) ?
+			 GN_ROCE_GID_V2_IPV4 : GN_ROCE_GID_V2_IPV6;
+	}
+	return gaudi_nic_roce_cmd(dev->hw, GN_ROCE_CMD_SET_GID,
+				  (attr->port_num - 1) << 16 | attr->index,
+				  &g, sizeof(g), NULL, 0);
+}
+
+static int gib_add_gid(const struct ib_gid_attr *attr, void **context)
+{
+	return gib_set_gid(attr, true);
+}
+
+static int gib_del_gid(const struct ib_gid_attr *attr, void **context)
+{
+	return gib_set_gid(attr, false);
+}
+
+/* ------------------------------------------------------ ucontext, mmap */
+
+static int gib_alloc_ucontext(struct ib_ucontext *ibuc,
+			      struct ib_udata *udata)
+{
+	struct gaudi_alloc_ucontext_resp resp = {
+		.abi_version = GAUDI_IB_UVERBS_ABI_VERSION,
+		.max_sge = GAUDI_MAX_SGE,
+		.max_inline = GAUDI_MAX_INLINE,
+		.wqe_size = GAUDI_WQE_SIZE,
+		.cqe_size = GAUDI_CQE_SIZE,
+		.ring_hdr_size = GAUDI_RING_HDR_SIZE,
+	};
+	int ret;
+
+	ret = gib_check_udata_in(udata);
+	if (ret)
+		return ret;
+	return gib_respond(udata, &resp, sizeof(resp));
+}
+
+static void gib_dealloc_ucontext(struct ib_ucontext *ibuc)
+{
+}
+
+/*
+ * The device goes away under a live process: the core destroys its
+ * objects (engine contexts included); the ring pages it still maps stay
+ * allocated until it unmaps them, and nothing reads them any more.
+ */
+static void gib_disassociate_ucontext(struct ib_ucontext *ibuc)
+{
+}
+
+static int gib_mmap(struct ib_ucontext *uc, struct vm_area_struct *vma)
+{
+	struct rdma_user_mmap_entry *e;
+	struct gib_mmap_entry *me;
+	int ret;
+
+	e = rdma_user_mmap_entry_get(uc, vma);
+	if (!e)
+		return -EINVAL;
+	me = container_of(e, struct gib_mmap_entry, rdma);
+	if (vma->vm_end - vma->vm_start > e->npages << PAGE_SHIFT)
+		ret = -EINVAL;
+	else
+		ret = remap_vmalloc_range(vma, me->buf, 0);
+	rdma_user_mmap_entry_put(e);
+	return ret;
+}
+
+static void gib_mmap_free(struct rdma_user_mmap_entry *e)
+{
+	struct gib_mmap_entry *me = container_of(e, struct gib_mmap_entry,
+						 rdma);
+
+	/* The pages were inserted with references; the buffer is gone. */
+	kfree(me);
+}
+
+/* ------------------------------------------------------------------ PD */
+
+static int gib_alloc_pd(struct ib_pd *ibpd, struct ib_udata *udata)
+{
+	struct gib_dev *dev = to_gdev(ibpd->device);
+	struct gib_pd *pd = to_gpd(ibpd);
+	struct gaudi_alloc_pd_resp resp = {};
+	int ret;
+
+	ret = gib_check_udata_in(udata);
+	if (ret)
+		return ret;
+	ret = ida_alloc_range(&dev->pd_ida, 1, GN_ROCE_MAX_PD, GFP_KERNEL);
+	if (ret < 0)
+		return ret;
+	pd->pdn = ret;
+	if (udata) {
+		resp.pdn = pd->pdn;
+		ret = gib_respond(udata, &resp, sizeof(resp));
+		if (ret) {
+			ida_free(&dev->pd_ida, pd->pdn);
+			return ret;
+		}
+	}
+	return 0;
+}
+
+static int gib_dealloc_pd(struct ib_pd *ibpd, struct ib_udata *udata)
+{
+	ida_free(&to_gdev(ibpd->device)->pd_ida, to_gpd(ibpd)->pdn);
+	return 0;
+}
+
+/* --------------------------------------------------------------- rings */
+
+static void gib_ring_free(struct gib_dev *dev, struct gib_ring *r)
+{
+	u32 i;
+
+	if (r->mmap)
+		rdma_user_mmap_entry_remove(r->mmap);
+	r->mmap = NULL;
+	for (i = 0; r->dma && i < r->npages; i++)
+		if (r->dma[i])
+			dma_unmap_page(dev->dma_dev, r->dma[i], PAGE_SIZE,
+				       DMA_BIDIRECTIONAL);
+	kfree(r->dma);
+	r->dma = NULL;
+	vfree(r->buf);
+	r->buf = NULL;
+}
+
+static int gib_ring_alloc(struct gib_dev *dev, struct gib_ring *r,
+			  u32 log_size, u32 stride)
+{
+	u32 i;
+
+	r->log_size = log_size;
+	r->stride = stride;
+	r->size = PAGE_ALIGN(GN_ROCE_RING_HDR_SIZE + ((size_t)stride << log_size));
+	r->npages = r->size >> PAGE_SHIFT;
+	r->buf = vmalloc_user(r->size);
+	r->dma = kcalloc(r->npages, sizeof(*r->dma), GFP_KERNEL);
+	if (!r->buf || !r->dma)
+		goto err;
+	for (i = 0; i < r->npages; i++) {
+		struct page *pg = vmalloc_to_page(r->buf + i * PAGE_SIZE);
+		dma_addr_t a;
+
+		a = dma_map_page(dev->dma_dev, pg, 0, PAGE_SIZE,
+				 DMA_BIDIRECTIONAL);
+		if (dma_mapping_error(dev->dma_dev, a))
+			goto err;
+		r->dma[i] = a;
+	}
+	return 0;
+err:
+	gib_ring_free(dev, r);
+	return -ENOMEM;
+}
+
+/* Offer a ring to user space; returns the mmap key in *key. */
+static int gib_ring_mmap(struct ib_ucontext *uc, struct gib_ring *r,
+			 u64 *key, u64 *len)
+{
+	struct gib_mmap_entry *me;
+	int ret;
+
+	me = kzalloc(sizeof(*me), GFP_KERNEL);
+	if (!me)
+		return -ENOMEM;
+	me->buf = r->buf;
+	ret = rdma_user_mmap_entry_insert(uc, &me->rdma, r->size);
+	if (ret) {
+		kfree(me);
+		return ret;
+	}
+	r->mmap = &me->rdma;
+	*key = rdma_user_mmap_get_offset(&me->rdma);
+	*len = r->size;
+	return 0;
+}
+
+/*
+ * A page list for the engine: @n DMA addresses in a coherent buffer,
+ * valid until gib_pbl_free().  The engine copies it during the command.
+ */
+struct gib_pbl {
+	__le64 *cpu;
+	dma_addr_t dma;
+	size_t size;
+};
+
+static int gib_pbl_alloc(struct gib_dev *dev, struct gib_pbl *p, u32 n,
+			 struct gn_roce_pbl *hw)
+{
+	if (!n || n > GN_ROCE_MAX_PBL_PAGES)
+		return -EINVAL;
+	p->size = (size_t)n * sizeof(__le64);
+	p->cpu = dma_alloc_coherent(dev->dma_dev, p->size, &p->dma,
+				    GFP_KERNEL);
+	if (!p->cpu)
+		return -ENOMEM;
+	hw->pbl = cpu_to_le64(p->dma);
+	hw->npages = cpu_to_le32(n);
+	hw->rsvd = 0;
+	return 0;
+}
+
+static void gib_pbl_free(struct gib_dev *dev, struct gib_pbl *p)
+{
+	if (p->cpu)
+		dma_free_coherent(dev->dma_dev, p->size, p->cpu, p->dma);
+	p->cpu = NULL;
+}
+
+static int gib_ring_pbl(struct gib_dev *dev, struct gib_ring *r,
+			struct gib_pbl *p, struct gn_roce_pbl *hw)
+{
+	u32 i;
+	int ret;
+
+	ret = gib_pbl_alloc(dev, p, r->npages, hw);
+	if (ret)
+		return ret;
+	for (i = 0; i < r->npages; i++)
+		p->cpu[i] = cpu_to_le64(r->dma[i]);
+	return 0;
+}
+
+/* ------------------------------------------------------------------ CQ */
+
+static int gib_create_cq(struct ib_cq *ibcq, const struct ib_cq_init_attr *attr,
+			 struct uverbs_attr_bundle *attrs)
+{
+	struct ib_udata *udata = &attrs->driver_udata;
+	struct gib_dev *dev = to_gdev(ibcq->device);
+	struct gib_cq *cq = to_gcq(ibcq);
+	struct gaudi_create_cq_resp resp = {};
+	struct gn_roce_cq_ctx ctx = {};
+	struct gib_pbl pbl = {};
+	struct gib_ucontext *guc;
+	u32 log;
+	int ret;
+
+	if (!ibcq->uobject)
+		return -EOPNOTSUPP;
+	if (attr->flags || !attr->cqe || attr->cqe >= (1 << GN_ROCE_MAX_CQ_LOG))
+		return -EINVAL;
+	ret = gib_check_udata_in(udata);
+	if (ret)
+		return ret;
+	guc = rdma_udata_to_drv_context(udata, struct gib_ucontext, ibuc);
+	if (!guc)
+		return -EINVAL;
+	/* One slot is never filled: size > cqe. */
+	log = order_base_2(attr->cqe + 1);
+	ret = ida_alloc_range(&dev->cq_ida, 0, GN_ROCE_MAX_CQ - 1, GFP_KERNEL);
+	if (ret < 0)
+		return ret;
+	cq->cqn = ret;
+	ret = gib_ring_alloc(dev, &cq->ring, log, GN_ROCE_CQE_SIZE);
+	if (ret)
+		goto err_ida;
+	ret = gib_ring_pbl(dev, &cq->ring, &pbl, &ctx.ring);
+	if (ret)
+		goto err_ring;
+	ctx.log_size = log;
+	ret = gaudi_nic_roce_cmd(dev->hw, GN_ROCE_CMD_CREATE_CQ, cq->cqn, &ctx,
+				 sizeof(ctx), NULL, 0);
+	gib_pbl_free(dev, &pbl);
+	if (ret)
+		goto err_ring;
+	ret = xa_insert_irq(&dev->cqs, cq->cqn, cq, GFP_KERNEL);
+	if (ret)
+		goto err_destroy;
+	ret = gib_ring_mmap(&guc->ibuc, &cq->ring, &resp.cq_mmap_key,
+			    &resp.cq_mmap_len);
+	if (ret)
+		goto err_erase;
+	resp.cqn = cq->cqn;
+	resp.log_size = log;
+	ret = gib_respond(udata, &resp, sizeof(resp));
+	if (ret)
+		goto err_erase;
+	ibcq->cqe = (1 << log) - 1;
+	return 0;
+
+err_erase:
+	xa_erase_irq(&dev->cqs, cq->cqn);
+err_destroy:
+	gaudi_nic_roce_cmd(dev->hw, GN_ROCE_CMD_DESTROY_CQ, cq->cqn, NULL, 0,
+			   NULL, 0);
+err_ring:
+	gib_ring_free(dev, &cq->ring);
+err_ida:
+	ida_free(&dev->cq_ida, cq->cqn);
+	return ret;
+}
+
+static int gib_destroy_cq(struct ib_cq *ibcq, struct ib_udata *udata)
+{
+	struct gib_dev *dev = to_gdev(ibcq->device);
+	struct gib_cq *cq = to_gcq(ibcq);
+	int ret;
+
+	xa_erase_irq(&dev->cqs, cq->cqn);
+	ret = gaudi_nic_roce_cmd(dev->hw, GN_ROCE_CMD_DESTROY_CQ, cq->cqn,
+				 NULL, 0, NULL, 0);
+	/* The core destroys QPs first; the engine refuses only if busy. */
+	WARN_ON_ONCE(ret && ret != -ENODEV);
+	gib_ring_free(dev, &cq->ring);
+	ida_free(&dev->cq_ida, cq->cqn);
+	return 0;
+}
+
+static int gib_poll_cq(struct ib_cq *ibcq, int n, struct ib_wc *wc)
+{
+	return -EOPNOTSUPP;
+}
+
+static int gib_req_notify_cq(struct ib_cq *ibcq, enum ib_cq_notify_flags f)
+{
+	struct gib_cq *cq = to_gcq(ibcq);
+	u32 type = (f & IB_CQ_SOLICITED_MASK) == IB_CQ_SOLICITED ?
+		   GN_ROCE_DB_CQ_ARM_SOL : GN_ROCE_DB_CQ_ARM;
+
+	gaudi_nic_roce_doorbell(to_gdev(ibcq->device)->hw,
+				GN_ROCE_DB(type, cq->cqn));
+	return 0;
+}
+
+/* ------------------------------------------------------------------ QP */
+
+static int gib_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init,
+			 struct ib_udata *udata)
+{
+	struct gib_dev *dev = to_gdev(ibqp->device);
+	struct gib_qp *qp = to_gqp(ibqp);
+	struct gaudi_create_qp_resp resp = {};
+	struct gn_roce_qp_ctx ctx = {};
+	struct gib_pbl sq_pbl = {}, rq_pbl = {};
+	struct ib_qp_cap *cap = &init->cap;
+	struct gib_ucontext *uc;
+	u32 sq_log, rq_log;
+	int ret;
+
+	if (!udata)
+		return -EOPNOTSUPP;
+	if (init->qp_type != IB_QPT_RC || init->srq || init->create_flags)
+		return -EOPNOTSUPP;
+	if (!cap->max_send_wr || !cap->max_recv_wr ||
+	    cap->max_send_wr > (1 << GN_ROCE_MAX_WQ_LOG) ||
+	    cap->max_recv_wr > (1 << GN_ROCE_MAX_WQ_LOG) ||
+	    cap->max_send_sge > GN_ROCE_MAX_SGE ||
+	    cap->max_recv_sge > GN_ROCE_MAX_SGE ||
+	    cap->max_inline_data > GN_ROCE_MAX_INLINE)
+		return -EINVAL;
+	ret = gib_check_udata_in(udata);
+	if (ret)
+		return ret;
+	uc = rdma_udata_to_drv_context(udata, struct gib_ucontext, ibuc);
+	if (!uc)
+		return -EINVAL;
+
+	sq_log = order_base_2(cap->max_send_wr);
+	rq_log = order_base_2(cap->max_recv_wr);
+	mutex_init(&qp->mutex);
+	qp->state = IB_QPS_RESET;
+	qp->sig_all = init->sq_sig_type == IB_SIGNAL_ALL_WR;
+
+	ret = ida_alloc_range(&dev->qp_ida, GN_ROCE_MIN_QPN,
+			      GN_ROCE_MAX_QP - 1, GFP_KERNEL);
+	if (ret < 0)
+		return ret;
+	qp->qpn = ret;
+	ibqp->qp_num = qp->qpn;
+	ret = gib_ring_alloc(dev, &qp->sq, sq_log, GN_ROCE_WQE_SIZE);
+	if (ret)
+		goto err_ida;
+	ret = gib_ring_alloc(dev, &qp->rq, rq_log, GN_ROCE_WQE_SIZE);
+	if (ret)
+		goto err_sq;
+	ret = gib_ring_pbl(dev, &qp->sq, &sq_pbl, &ctx.sq);
+	if (ret)
+		goto err_rq;
+	ret = gib_ring_pbl(dev, &qp->rq, &rq_pbl, &ctx.rq);
+	if (ret)
+		goto err_pbl;
+
+	ctx.qpn = cpu_to_le32(qp->qpn);
+	ctx.state = GN_ROCE_QPS_RESET;
+	ctx.type = GN_ROCE_QPT_RC;
+	ctx.sq_sig_all = qp->sig_all;
+	ctx.pdn = cpu_to_le32(to_gpd(ibqp->pd)->pdn);
+	ctx.sq_cqn = cpu_to_le32(to_gcq(init->send_cq)->cqn);
+	ctx.rq_cqn = cpu_to_le32(to_gcq(init->recv_cq)->cqn);
+	ctx.sq_log_size = sq_log;
+	ctx.rq_log_size = rq_log;
+	ctx.path_mtu = IB_MTU_1024;
+	ret = gaudi_nic_roce_cmd(dev->hw, GN_ROCE_CMD_CREATE_QP, qp->qpn, &ctx,
+				 sizeof(ctx), NULL, 0);
+	gib_pbl_free(dev, &rq_pbl);
+	gib_pbl_free(dev, &sq_pbl);
+	if (ret)
+		goto err_rq;
+	ret = xa_insert_irq(&dev->qps, qp->qpn, qp, GFP_KERNEL);
+	if (ret)
+		goto err_destroy;
+	ret = gib_ring_mmap(&uc->ibuc, &qp->sq, &resp.sq_mmap_key,
+			    &resp.sq_mmap_len);
+	if (ret)
+		goto err_erase;
+	ret = gib_ring_mmap(&uc->ibuc, &qp->rq, &resp.rq_mmap_key,
+			    &resp.rq_mmap_len);
+	if (ret)
+		goto err_erase;
+	resp.qpn = qp->qpn;
+	resp.sq_log_size = sq_log;
+	resp.rq_log_size = rq_log;
+	ret = gib_respond(udata, &resp, sizeof(resp));
+	if (ret)
+		goto err_erase;
+
+	cap->max_send_wr = 1 << sq_log;
+	cap->max_recv_wr = 1 << rq_log;
+	cap->max_send_sge = GN_ROCE_MAX_SGE;
+	cap->max_recv_sge = GN_ROCE_MAX_SGE;
+	cap->max_inline_data = GN_ROCE_MAX_INLINE;
+	qp->max_inline = GN_ROCE_MAX_INLINE;
+	return 0;
+
+err_erase:
+	xa_erase_irq(&dev->qps, qp->qpn);
+err_destroy:
+	gaudi_nic_roce_cmd(dev->hw, GN_ROCE_CMD_DESTROY_QP, qp->qpn, NULL, 0,
+			   NULL, 0);
+	goto err_rq;
+err_pbl:
+	gib_pbl_free(dev, &sq_pbl);
+err_rq:
+	gib_ring_free(dev, &qp->rq);
+err_sq:
+	gib_ring_free(dev, &qp->sq);
+err_ida:
+	ida_free(&dev->qp_ida, qp->qpn);
+	return ret;
+}
+
+#define GIB_QP_ACCESS	(IB_ACCESS_LOCAL_WRITE | IB_ACCESS_REMOTE_WRITE | \
+			 IB_ACCESS_REMOTE_READ)
+
+static int gib_fill_av(struct gib_dev *dev, struct gib_qp *qp,
+		       struct rdma_ah_attr *ah, struct gn_roce_qp_ctx *c)
+{
+	const struct ib_global_route *grh;
+	const struct ib_gid_attr *sgid;
+
+	if (ah->type != RDMA_AH_ATTR_TYPE_ROCE ||
+	    !(rdma_ah_get_ah_flags(ah) & IB_AH_GRH))
+		return -EINVAL;
+	grh = rdma_ah_read_grh(ah);
+	sgid = grh->sgid_attr;
+	if (!sgid || sgid->gid_type != IB_GID_TYPE_ROCE_UDP_ENCAP ||
+	    grh->sgid_index >= GN_ROCE_MAX_GID)
+		return -EINVAL;
+	if (rdma_ah_get_port_num(ah) &&
+	    rdma_ah_get_port_num(ah) > dev->num_ports)
+		return -EINVAL;
+	/* Both ends of a RoCE v2 path use the same IP version. */
+	if (ipv6_addr_v4mapped((struct in6_addr *)grh->dgid.raw) !=
+	    ipv6_addr_v4mapped((struct in6_addr *)sgid->gid.raw))
+		return -EINVAL;
+	memcpy(c->dgid, grh->dgid.raw, sizeof(c->dgid));
+	memcpy(c->dmac, ah->roce.dmac, ETH_ALEN);
+	c->sgid_index = grh->sgid_index;
+	c->hop_limit = grh->hop_limit;
+	c->traffic_class = grh->traffic_class;
+	c->flow_label = cpu_to_le32(grh->flow_label);
+	return 0;
+}
+
+static int gib_modify_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr,
+			 int mask, struct ib_udata *udata)
+{
+	struct gib_dev *dev = to_gdev(ibqp->device);
+	struct gib_qp *qp = to_gqp(ibqp);
+	struct gn_roce_modify_qp m = {};
+	struct gn_roce_qp_ctx *c = &m.ctx;
+	enum ib_qp_state cur, next;
+	u32 hw = 0;
+	int ret;
+
+	if (mask & ~IB_QP_ATTR_STANDARD_BITS)
+		return -EOPNOTSUPP;
+	ret = gib_check_udata_in(udata);
+	if (ret)
+		return ret;
+
+	mutex_lock(&qp->mutex);
+	cur = (mask & IB_QP_CUR_STATE) ? attr->cur_qp_state : qp->state;
+	next = (mask & IB_QP_STATE) ? attr->qp_state : cur;
+	ret = -EINVAL;
+	if (cur > IB_QPS_ERR || next > IB_QPS_ERR)
+		goto out;
+	if ((mask & IB_QP_CUR_STATE) && cur != qp->state &&
+	    !(qp->state == IB_QPS_SQE && cur == IB_QPS_RTS))
+		goto out;
+	if (!ib_modify_qp_is_ok(cur, next, IB_QPT_RC, mask))
+		goto out;
+	/* SQ drain (SQD) is not implemented by the engine. */
+	if (next == IB_QPS_SQD)
+		goto out_unsup;
+
+	if (mask & IB_QP_PORT) {
+		if (!attr->port_num || attr->port_num > dev->num_ports)
+			goto out;
+		c->port = attr->port_num - 1;
+		hw |= GN_ROCE_QPC_PORT;
+	}
+	if ((mask & IB_QP_PKEY_INDEX) && attr->pkey_index)
+		goto out;
+	if (mask & IB_QP_ACCESS_FLAGS) {
+		if (attr->qp_access_flags & ~(GIB_QP_ACCESS |
+					      IB_ACCESS_REMOTE_ATOMIC))
+			goto out;
+		if (attr->qp_access_flags & IB_ACCESS_REMOTE_WRITE)
+			c->access |= cpu_to_le32(GN_ROCE_ACC_REMOTE_WRITE);
+		if (attr->qp_access_flags & IB_ACCESS_REMOTE_READ)
+			c->access |= cpu_to_le32(GN_ROCE_ACC_REMOTE_READ);
+		hw |= GN_ROCE_QPC_ACCESS;
+	}
+	if (mask & IB_QP_PATH_MTU) {
+		if (attr->path_mtu < IB_MTU_256 || attr->path_mtu > IB_MTU_4096)
+			goto out;
+		c->path_mtu = attr->path_mtu;
+		hw |= GN_ROCE_QPC_PATH_MTU;
+	}
+	if (mask & IB_QP_AV) {
+		ret = gib_fill_av(dev, qp, &attr->ah_attr, c);
+		if (ret)
+			goto out;
+		ret = -EINVAL;
+		hw |= GN_ROCE_QPC_AV;
+	}
+	if (mask & IB_QP_DEST_QPN) {
+		if (attr->dest_qp_num > 0xffffff)
+			goto out;
+		c->dest_qpn = cpu_to_le32(attr->dest_qp_num);
+		hw |= GN_ROCE_QPC_DEST_QPN;
+	}
+	if (mask & IB_QP_RQ_PSN) {
+		c->rq_psn = cpu_to_le32(attr->rq_psn & 0xffffff);
+		hw |= GN_ROCE_QPC_RQ_PSN;
+	}
+	if (mask & IB_QP_SQ_PSN) {
+		c->sq_psn = cpu_to_le32(attr->sq_psn & 0xffffff);
+		hw |= GN_ROCE_QPC_SQ_PSN;
+	}
+	if (mask & IB_QP_TIMEOUT) {
+		if (attr->timeout > 31)
+			goto out;
+		c->timeout = attr->timeout;
+		hw |= GN_ROCE_QPC_TIMEOUT;
+	}
+	if (mask & IB_QP_RETRY_CNT) {
+		if (attr->retry_cnt > 7)
+			goto out;
+		c->retry_cnt = attr->retry_cnt;
+		hw |= GN_ROCE_QPC_RETRY;
+	}
+	if (mask & IB_QP_RNR_RETRY) {
+		if (attr->rnr_retry > 7)
+			goto out;
+		c->rnr_retry = attr->rnr_retry;
+		hw |= GN_ROCE_QPC_RNR_RETRY;
+	}
+	if (mask & IB_QP_MIN_RNR_TIMER) {
+		if (attr->min_rnr_timer > 31)
+			goto out;
+		c->min_rnr_timer = attr->min_rnr_timer;
+		hw |= GN_ROCE_QPC_MIN_RNR;
+	}
+	if (mask & IB_QP_MAX_QP_RD_ATOMIC) {
+		if (attr->max_rd_atomic > GN_ROCE_MAX_RD_ATOM)
+			goto out;
+		c->max_rd_atomic = attr->max_rd_atomic;
+		hw |= GN_ROCE_QPC_RD_ATOMIC;
+	}
+	if (mask & IB_QP_MAX_DEST_RD_ATOMIC) {
+		if (attr->max_dest_rd_atomic > GN_ROCE_MAX_RD_ATOM)
+			goto out;
+		c->max_dest_rd_atomic = attr->max_dest_rd_atomic;
+		hw |= GN_ROCE_QPC_DEST_RD_AT;
+	}
+	if (mask & IB_QP_STATE) {
+		c->state = next;
+		hw |= GN_ROCE_QPC_STATE;
+	}
+	m.mask = cpu_to_le32(hw);
+	ret = gaudi_nic_roce_cmd(dev->hw, GN_ROCE_CMD_MODIFY_QP, qp->qpn, &m,
+				 sizeof(m), NULL, 0);
+	if (ret)
+		goto out;
+
+	/* Remember what was set, for query_qp. */
+	if (mask & IB_QP_AV) {
+		rdma_destroy_ah_attr(&qp->attr.ah_attr);
+		rdma_copy_ah_attr(&qp->attr.ah_attr, &attr->ah_attr);
+	}
+	if (mask & IB_QP_PORT)
+		qp->attr.port_num = attr->port_num;
+	if (mask & IB_QP_ACCESS_FLAGS)
+		qp->attr.qp_access_flags = attr->qp_access_flags;
+	if (mask & IB_QP_PATH_MTU)
+		qp->attr.path_mtu = attr->path_mtu;
+	if (mask & IB_QP_DEST_QPN)
+		qp->attr.dest_qp_num = attr->dest_qp_num;
+	if (mask & IB_QP_TIMEOUT)
+		qp->attr.timeout = attr->timeout;
+	if (mask & IB_QP_RETRY_CNT)
+		qp->attr.retry_cnt = attr->retry_cnt;
+	if (mask & IB_QP_RNR_RETRY)
+		qp->attr.rnr_retry = attr->rnr_retry;
+	if (mask & IB_QP_MIN_RNR_TIMER)
+		qp->attr.min_rnr_timer = attr->min_rnr_timer;
+	if (mask & IB_QP_MAX_QP_RD_ATOMIC)
+		qp->attr.max_rd_atomic = attr->max_rd_atomic;
+	if (mask & IB_QP_MAX_DEST_RD_ATOMIC)
+		qp->attr.max_dest_rd_atomic = attr->max_dest_rd_atomic;
+	qp->state = next;
+	if (next == IB_QPS_RESET) {
+		rdma_destroy_ah_attr(&qp->attr.ah_attr);
+		memset(&qp->attr, 0, sizeof(qp->attr));
+	}
+	ret = 0;
+	goto out;
+out_unsup:
+	ret = -EOPNOTSUPP;
+out:
+	mutex_unlock(&qp->mutex);
+	return ret;
+}
+
+static int gib_query_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr,
+			int mask, struct ib_qp_init_attr *init)
+{
+	struct gib_dev *dev = to_gdev(ibqp->device);
+	struct gib_qp *qp = to_gqp(ibqp);
+	struct gn_roce_qp_ctx c;
+	int ret;
+
+	mutex_lock(&qp->mutex);
+	ret = gaudi_nic_roce_cmd(dev->hw, GN_ROCE_CMD_QUERY_QP, qp->qpn, NULL,
+				 0, &c, sizeof(c));
+	if (ret)
+		goto out;
+	*attr = qp->attr;
+	/* callers (uverbs, nldev) take no GID reference: report the index */
+	attr->ah_attr.grh.sgid_attr = NULL;
+	/* The engine may have moved the QP to ERR (or SQE) by itself. */
+	qp->state = min_t(u32, c.state, IB_QPS_ERR);
+	attr->qp_state = qp->state;
+	attr->cur_qp_state = qp->state;
+	attr->sq_psn = le32_to_cpu(c.sq_psn);
+	attr->rq_psn = le32_to_cpu(c.rq_psn);
+	attr->cap.max_send_wr = 1 << qp->sq.log_size;
+	attr->cap.max_recv_wr = 1 << qp->rq.log_size;
+	attr->cap.max_send_sge = GN_ROCE_MAX_SGE;
+	attr->cap.max_recv_sge = GN_ROCE_MAX_SGE;
+	attr->cap.max_inline_data = qp->max_inline;
+	attr->sq_draining = 0;
+	memset(init, 0, sizeof(*init));
+	init->qp_type = IB_QPT_RC;
+	init->send_cq = ibqp->send_cq;
+	init->recv_cq = ibqp->recv_cq;
+	init->cap = attr->cap;
+	init->sq_sig_type = qp->sig_all ? IB_SIGNAL_ALL_WR : IB_SIGNAL_REQ_WR;
+out:
+	mutex_unlock(&qp->mutex);
+	return ret;
+}
+
+static int gib_destroy_qp(struct ib_qp *ibqp, struct ib_udata *udata)
+{
+	struct gib_dev *dev = to_gdev(ibqp->device);
+	struct gib_qp *qp = to_gqp(ibqp);
+
+	xa_erase_irq(&dev->qps, qp->qpn);
+	gaudi_nic_roce_cmd(dev->hw, GN_ROCE_CMD_DESTROY_QP, qp->qpn, NULL, 0,
+			   NULL, 0);
+	gib_ring_free(dev, &qp->sq);
+	gib_ring_free(dev, &qp->rq);
+	rdma_destroy_ah_attr(&qp->attr.ah_attr);
+	ida_free(&dev->qp_ida, qp->qpn);
+	return 0;
+}
+
+/*
+ * User QPs post into their mapped rings; the (empty) post_send command is
+ * the doorbell.  Kernel QPs do not exist yet.
+ */
+static int gib_post_send(struct ib_qp *ibqp, const struct ib_send_wr *wr,
+			 const struct ib_send_wr **bad)
+{
+	struct gib_qp *qp = to_gqp(ibqp);
+
+	if (!ibqp->uobject) {
+		*bad = wr;
+		return -EOPNOTSUPP;
+	}
+	gaudi_nic_roce_doorbell(to_gdev(ibqp->device)->hw,
+				GN_ROCE_DB(GN_ROCE_DB_SQ, qp->qpn));
+	return 0;
+}
+
+static int gib_post_recv(struct ib_qp *ibqp, const struct ib_recv_wr *wr,
+			 const struct ib_recv_wr **bad)
+{
+	struct gib_qp *qp = to_gqp(ibqp);
+
+	if (!ibqp->uobject) {
+		*bad = wr;
+		return -EOPNOTSUPP;
+	}
+	gaudi_nic_roce_doorbell(to_gdev(ibqp->device)->hw,
+				GN_ROCE_DB(GN_ROCE_DB_RQ, qp->qpn));
+	return 0;
+}
+
+/* ------------------------------------------------------------------ MR */
+
+static struct ib_mr *gib_get_dma_mr(struct ib_pd *pd, int access)
+{
+	return ERR_PTR(-EOPNOTSUPP);
+}
+
+static u32 gib_mr_access(int acc)
+{
+	u32 a = 0;
+
+	if (acc & IB_ACCESS_LOCAL_WRITE)
+		a |= GN_ROCE_MR_LOCAL_WRITE;
+	if (acc & IB_ACCESS_REMOTE_WRITE)
+		a |= GN_ROCE_MR_REMOTE_WRITE;
+	if (acc & IB_ACCESS_REMOTE_READ)
+		a |= GN_ROCE_MR_REMOTE_READ;
+	return a;
+}
+
+static struct ib_mr *gib_mr_create(struct ib_pd *ibpd, struct ib_umem *umem,
+				   u64 iova, int access)
+{
+	struct gib_dev *dev = to_gdev(ibpd->device);
+	struct gn_roce_mr_ctx ctx = {};
+	struct ib_block_iter biter;
+	struct gib_pbl pbl = {};
+	struct gib_mr *mr;
+	u64 first, last;
+	u32 n, i = 0;
+	int ret;
+
+	first = ALIGN_DOWN(umem->address, PAGE_SIZE);
+	last = ALIGN(umem->address + umem->length, PAGE_SIZE);
+	if ((last - first) >> PAGE_SHIFT > GN_ROCE_MAX_PBL_PAGES) {
+		ret = -EINVAL;
+		goto err_umem;
+	}
+	n = (last - first) >> PAGE_SHIFT;
+	mr = kzalloc(sizeof(*mr), GFP_KERNEL);
+	if (!mr) {
+		ret = -ENOMEM;
+		goto err_umem;
+	}
+	ret = ida_alloc_range(&dev->mr_ida, 1, GN_ROCE_MAX_MR - 1, GFP_KERNEL);
+	if (ret < 0)
+		goto err_free;
+	mr->index = ret;
+	ret = gib_pbl_alloc(dev, &pbl, n, &ctx.pages);
+	if (ret)
+		goto err_ida;
+	rdma_umem_for_each_dma_block(umem, &biter, PAGE_SIZE) {
+		if (i == n)
+			break;
+		pbl.cpu[i++] = cpu_to_le64(rdma_block_iter_dma_address(&biter));
+	}
+	if (i != n) {
+		ret = -EFAULT;
+		goto err_pbl;
+	}
+	mr->umem = umem;
+	mr->ibmr.lkey = mr->index << 8 | (get_random_u32() & 0xff);
+	mr->ibmr.rkey = mr->ibmr.lkey;
+	mr->ibmr.length = umem->length;
+	mr->ibmr.iova = iova;
+	mr->ibmr.page_size = PAGE_SIZE;
+	ctx.iova = cpu_to_le64(iova);
+	ctx.length = cpu_to_le64(umem->length);
+	ctx.key = cpu_to_le32(mr->ibmr.lkey);
+	ctx.pdn = cpu_to_le32(to_gpd(ibpd)->pdn);
+	ctx.access = cpu_to_le32(gib_mr_access(access));
+	ctx.offset = cpu_to_le32(umem->address & ~PAGE_MASK);
+	ret = gaudi_nic_roce_cmd(dev->hw, GN_ROCE_CMD_CREATE_MR, mr->index,
+				 &ctx, sizeof(ctx), NULL, 0);
+	gib_pbl_free(dev, &pbl);
+	if (ret)
+		goto err_ida;
+	return &mr->ibmr;
+
+err_pbl:
+	gib_pbl_free(dev, &pbl);
+err_ida:
+	ida_free(&dev->mr_ida, mr->index);
+err_free:
+	kfree(mr);
+err_umem:
+	ib_umem_release(umem);
+	return ERR_PTR(ret);
+}
+
+#define GIB_MR_ACCESS	(IB_ACCESS_LOCAL_WRITE | IB_ACCESS_REMOTE_WRITE | \
+			 IB_ACCESS_REMOTE_READ | IB_ACCESS_RELAXED_ORDERING)
+
+static struct ib_mr *gib_reg_user_mr(struct ib_pd *pd, u64 start, u64 len,
+				     u64 iova, int access,
+				     struct ib_udata *udata)
+{
+	struct ib_umem *umem;
+	int ret;
+
+	ret = gib_check_udata_in(udata);
+	if (ret)
+		return ERR_PTR(ret);
+	if (access & ~GIB_MR_ACCESS)
+		return ERR_PTR(-EOPNOTSUPP);
+	if (!len || len > ((u64)GN_ROCE_MAX_PBL_PAGES - 1) << PAGE_SHIFT)
+		return ERR_PTR(-EINVAL);
+	umem = ib_umem_get(pd->device, start, len, access);
+	if (IS_ERR(umem))
+		return ERR_CAST(umem);
+	return gib_mr_create(pd, umem, iova, access);
+}
+
+static struct ib_mr *gib_reg_user_mr_dmabuf(struct ib_pd *pd, u64 offset,
+					    u64 len, u64 iova, int fd,
+					    int access,
+					    struct uverbs_attr_bundle *attrs)
+{
+	struct ib_umem_dmabuf *ud;
+	int ret;
+
+	ret = gib_check_udata_in(&attrs->driver_udata);
+	if (ret)
+		return ERR_PTR(ret);
+	if (access & ~GIB_MR_ACCESS)
+		return ERR_PTR(-EOPNOTSUPP);
+	if (!len || len > ((u64)GN_ROCE_MAX_PBL_PAGES - 1) << PAGE_SHIFT)
+		return ERR_PTR(-EINVAL);
+	ud = ib_umem_dmabuf_get_pinned(pd->device, offset, len, fd, access);
+	if (IS_ERR(ud))
+		return ERR_CAST(ud);
+	return gib_mr_create(pd, &ud->umem, iova, access);
+}
+
+static int gib_dereg_mr(struct ib_mr *ibmr, struct ib_udata *udata)
+{
+	struct gib_dev *dev = to_gdev(ibmr->device);
+	struct gib_mr *mr = to_gmr(ibmr);
+
+	/* After this the engine holds no translation of the pages. */
+	gaudi_nic_roce_cmd(dev->hw, GN_ROCE_CMD_DESTROY_MR, mr->index, NULL, 0,
+			   NULL, 0);
+	ib_umem_release(mr->umem);
+	ida_free(&dev->mr_ida, mr->index);
+	kfree(mr);
+	return 0;
+}
+
+/* ------------------------------------------------------------ counters */
+
+/* In struct gn_roce_stats order. */
+static const struct rdma_stat_desc gib_stat_descs[] = {
+	{ .name = "tx_packets" },
+	{ .name = "tx_bytes" },
+	{ .name = "rx_packets" },
+	{ .name = "rx_bytes" },
+	{ .name = "retransmits" },
+	{ .name = "local_ack_timeouts" },
+	{ .name = "out_of_sequence" },
+	{ .name = "duplicate_requests" },
+	{ .name = "rx_icrc_errors" },
+	{ .name = "rnr_nak_received" },
+	{ .name = "rnr_nak_sent" },
+	{ .name = "seq_nak_received" },
+	{ .name = "rx_dropped" },
+	{ .name = "remote_access_errors" },
+};
+
+static_assert(ARRAY_SIZE(gib_stat_descs) ==
+	      sizeof(struct gn_roce_stats) / sizeof(__le64));
+
+static struct rdma_hw_stats *gib_alloc_hw_port_stats(struct ib_device *ibdev,
+						     u32 port)
+{
+	return rdma_alloc_hw_stats_struct(gib_stat_descs,
+					  ARRAY_SIZE(gib_stat_descs),
+					  RDMA_HW_STATS_DEFAULT_LIFESPAN);
+}
+
+static int gib_get_hw_stats(struct ib_device *ibdev,
+			    struct rdma_hw_stats *stats, u32 port, int index)
+{
+	struct gn_roce_stats st;
+	const __le64 *v = (const __le64 *)&st;
+	int i, ret;
+
+	if (!port)
+		return 0;
+	ret = gaudi_nic_roce_cmd(to_gdev(ibdev)->hw, GN_ROCE_CMD_QUERY_STATS,
+				 port - 1, NULL, 0, &st, sizeof(st));
+	if (ret)
+		return ret;
+	for (i = 0; i < ARRAY_SIZE(gib_stat_descs); i++)
+		stats->value[i] = le64_to_cpu(v[i]);
+	return ARRAY_SIZE(gib_stat_descs);
+}
+
+const struct ib_device_ops gib_dev_ops = {
+	.owner = THIS_MODULE,
+	.driver_id = RDMA_DRIVER_UNKNOWN,
+	.uverbs_abi_ver = GAUDI_IB_UVERBS_ABI_VERSION,
+
+	.query_device = gib_query_device,
+	.query_port = gib_query_port,
+	.get_port_immutable = gib_get_port_immutable,
+	.get_link_layer = gib_get_link_layer,
+	.query_pkey = gib_query_pkey,
+	.add_gid = gib_add_gid,
+	.del_gid = gib_del_gid,
+	.alloc_ucontext = gib_alloc_ucontext,
+	.dealloc_ucontext = gib_dealloc_ucontext,
+	.disassociate_ucontext = gib_disassociate_ucontext,
+	.mmap = gib_mmap,
+	.mmap_free = gib_mmap_free,
+	.alloc_pd = gib_alloc_pd,
+	.dealloc_pd = gib_dealloc_pd,
+	.create_cq = gib_create_cq,
+	.destroy_cq = gib_destroy_cq,
+	.poll_cq = gib_poll_cq,
+	.req_notify_cq = gib_req_notify_cq,
+	.create_qp = gib_create_qp,
+	.modify_qp = gib_modify_qp,
+	.query_qp = gib_query_qp,
+	.destroy_qp = gib_destroy_qp,
+	.post_send = gib_post_send,
+	.post_recv = gib_post_recv,
+	.get_dma_mr = gib_get_dma_mr,
+	.reg_user_mr = gib_reg_user_mr,
+	.reg_user_mr_dmabuf = gib_reg_user_mr_dmabuf,
+	.dereg_mr = gib_dereg_mr,
+	.alloc_hw_port_stats = gib_alloc_hw_port_stats,
+	.get_hw_stats = gib_get_hw_stats,
+
+	INIT_RDMA_OBJ_SIZE(ib_ucontext, gib_ucontext, ibuc),
+	INIT_RDMA_OBJ_SIZE(ib_pd, gib_pd, ibpd),
+	INIT_RDMA_OBJ_SIZE(ib_cq, gib_cq, ibcq),
+	INIT_RDMA_OBJ_SIZE(ib_qp, gib_qp, ibqp),
+};

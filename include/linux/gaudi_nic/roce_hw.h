@@ -1,0 +1,402 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * gaudi_nic RoCE v2 engine: the hardware interface.
+ *
+ * This header is the only contract between the RDMA driver (gaudi_ib.ko)
+ * and the on-die RoCE engine (emulated in drivers/accel/gaudi_nic/sim/).
+ * Replacing the emulator with silicon must not change the driver, so
+ * everything the driver may do to the engine is one of:
+ *
+ *  - a mailbox command (gaudi_nic_roce_cmd()): synchronous, like firmware
+ *    commands on real NICs; creates/modifies/destroys contexts (CQ, QP,
+ *    MR) and configures ports (MAC, MTU, GIDs);
+ *  - a doorbell (gaudi_nic_roce_doorbell()): a 32-bit posted register
+ *    write that tells the engine to look at a ring again or arms a CQ;
+ *  - memory the engine reads and writes by DMA address: work queue rings,
+ *    completion queue rings, page lists (PBLs), data buffers;
+ *  - an event (the handler given to gaudi_nic_roce_enable()): completion
+ *    events, asynchronous QP/CQ errors.  It is called in atomic context
+ *    (like an interrupt handler) and must not sleep.
+ *
+ * All multi-byte fields of in-memory formats are little endian, except
+ * the immediate data, which is kept in network order as on the wire.
+ *
+ * Rings.  Every ring (SQ, RQ, CQ) is one buffer, described by a PBL of
+ * PAGE_SIZE pages: a 128-byte header (struct gn_roce_ring_hdr) followed by
+ * 2^log_size entries of a power-of-two stride.  Producer and consumer
+ * indices are free-running u32 values (slot = index & (size - 1)); each
+ * lives in its own cache line.  For work queues the driver (or user
+ * space, through an mmap of the ring) owns @prod and the engine owns
+ * @cons; for CQs the engine owns @prod and the consumer owns @cons.  The
+ * producer writes the entry, then (release) the index.
+ */
+#ifndef _LINUX_GAUDI_NIC_ROCE_HW_H
+#define _LINUX_GAUDI_NIC_ROCE_HW_H
+
+#include <linux/auxiliary_bus.h>
+#include <linux/bits.h>
+#include <linux/types.h>
+
+struct gaudi_nic_dev;
+struct gaudi_nic_roce;
+
+/* ------------------------------------------------------------ limits */
+#define GN_ROCE_MAX_QP		1024	/* QPN 0 and 1 are reserved (GSI) */
+#define GN_ROCE_MIN_QPN		2
+#define GN_ROCE_MAX_CQ		1024
+#define GN_ROCE_MAX_MR		8192	/* MR index; key = index << 8 | tag */
+#define GN_ROCE_MAX_PD		65536
+#define GN_ROCE_MAX_WQ_LOG	12	/* 4096 WQEs per work queue */
+#define GN_ROCE_MAX_CQ_LOG	16	/* 65536 CQEs per CQ */
+#define GN_ROCE_MAX_SGE		6
+#define GN_ROCE_MAX_INLINE	96
+#define GN_ROCE_MAX_MSG		BIT(31)
+#define GN_ROCE_MAX_RD_ATOM	16
+#define GN_ROCE_MAX_GID		16	/* per port */
+#define GN_ROCE_MAX_PBL_PAGES	BIT(19)		/* PAGE_SIZE pages per MR */
+
+/* ------------------------------------------------------------- rings */
+struct gn_roce_ring_hdr {
+	__le32 prod;
+	__le32 rsvd0[15];
+	__le32 cons;
+	__le32 rsvd1[15];
+};
+
+#define GN_ROCE_RING_HDR_SIZE	128
+#define GN_ROCE_WQE_SIZE	128	/* SQ and RQ stride */
+#define GN_ROCE_CQE_SIZE	32
+
+/* Scatter/gather element: a DMA range covered by a local MR (lkey). */
+struct gn_roce_sge {
+	__le64 addr;
+	__le32 length;
+	__le32 lkey;
+};
+
+/* Work request opcodes (gn_roce_wqe.opcode). */
+enum gn_roce_wqe_op {
+	GN_ROCE_WQE_SEND		= 0,
+	GN_ROCE_WQE_SEND_IMM		= 1,
+	GN_ROCE_WQE_WRITE		= 2,
+	GN_ROCE_WQE_WRITE_IMM		= 3,
+	GN_ROCE_WQE_READ		= 4,
+	GN_ROCE_WQE_RECV		= 8,	/* RQ entries */
+	GN_ROCE_WQE_NOP			= 15,
+};
+
+/* gn_roce_wqe.flags */
+#define GN_ROCE_WQE_F_SIGNALED	0x01	/* always write a CQE */
+#define GN_ROCE_WQE_F_INLINE	0x02	/* data in inline_data[], length */
+#define GN_ROCE_WQE_F_SOLICITED	0x04
+#define GN_ROCE_WQE_F_FENCE	0x08
+
+/*
+ * A work queue entry, GN_ROCE_WQE_SIZE bytes.  Without F_SIGNALED a
+ * successful SQ WQE produces no CQE (the QP was created with
+ * sq_sig_all = 0); errors always do.
+ */
+struct gn_roce_wqe {
+	__le64 wr_id;
+	u8 opcode;
+	u8 flags;
+	u8 num_sge;
+	u8 rsvd0;
+	__be32 imm;			/* SEND_IMM, WRITE_IMM */
+	__le32 inline_len;		/* F_INLINE: bytes in inline_data */
+	__le32 rkey;			/* WRITE*, READ */
+	__le64 remote_addr;		/* WRITE*, READ */
+	union {
+		struct gn_roce_sge sge[GN_ROCE_MAX_SGE];
+		u8 inline_data[GN_ROCE_MAX_INLINE];
+	};
+};
+
+/* Completion opcodes (gn_roce_cqe.opcode). */
+enum gn_roce_cqe_op {
+	GN_ROCE_CQE_SEND		= 0,
+	GN_ROCE_CQE_WRITE		= 1,
+	GN_ROCE_CQE_READ		= 2,
+	GN_ROCE_CQE_RECV		= 8,
+	GN_ROCE_CQE_RECV_WRITE_IMM	= 9,
+};
+
+/* Completion status (gn_roce_cqe.status); the ib_wc_status order. */
+enum gn_roce_cqe_status {
+	GN_ROCE_CQE_OK			= 0,
+	GN_ROCE_CQE_LOC_LEN_ERR		= 1,
+	GN_ROCE_CQE_LOC_QP_OP_ERR	= 2,
+	GN_ROCE_CQE_LOC_PROT_ERR	= 4,
+	GN_ROCE_CQE_WR_FLUSH_ERR	= 5,
+	GN_ROCE_CQE_BAD_RESP_ERR	= 7,
+	GN_ROCE_CQE_LOC_ACCESS_ERR	= 8,
+	GN_ROCE_CQE_REM_INV_REQ_ERR	= 9,
+	GN_ROCE_CQE_REM_ACCESS_ERR	= 10,
+	GN_ROCE_CQE_REM_OP_ERR		= 11,
+	GN_ROCE_CQE_RETRY_EXC_ERR	= 12,
+	GN_ROCE_CQE_RNR_RETRY_EXC_ERR	= 13,
+	GN_ROCE_CQE_GENERAL_ERR		= 21,
+};
+
+/* gn_roce_cqe.flags */
+#define GN_ROCE_CQE_F_IMM	0x01	/* imm is valid */
+
+/* A completion queue entry, GN_ROCE_CQE_SIZE bytes. */
+struct gn_roce_cqe {
+	__le64 wr_id;
+	__le32 byte_len;
+	__be32 imm;
+	__le32 qpn;
+	u8 opcode;
+	u8 status;
+	u8 flags;
+	u8 rsvd0;
+	__le32 vendor_err;
+	__le32 rsvd1;
+};
+
+/* ---------------------------------------------------------- doorbells */
+/*
+ * A doorbell is one 32-bit write: type in bits 31..28, object number in
+ * bits 23..0.  SQ: the engine re-reads the SQ producer index.  RQ: only
+ * needed in the error state (posted receives are flushed).  CQ_ARM and
+ * CQ_ARM_SOL request one completion event for the next CQE written after
+ * the doorbell (any / solicited or in error); CQEs already in the ring do
+ * not raise it, so consumers poll once more after arming.
+ */
+#define GN_ROCE_DB_SQ		0x1
+#define GN_ROCE_DB_RQ		0x2
+#define GN_ROCE_DB_CQ_ARM	0x3
+#define GN_ROCE_DB_CQ_ARM_SOL	0x4
+#define GN_ROCE_DB(type, num)	(((u32)(type) << 28) | ((num) & 0xffffff))
+
+/* ------------------------------------------------------------ contexts */
+/*
+ * A ring or MR is described to the engine by a page list: @npages DMA
+ * addresses (__le64 each, PAGE_SIZE aligned, PAGE_SIZE each) stored in a
+ * physically contiguous, DMA-able buffer at @pbl.  The engine reads the
+ * list when the context is created; the driver may free it afterwards.
+ */
+struct gn_roce_pbl {
+	__le64 pbl;
+	__le32 npages;
+	__le32 rsvd;
+};
+
+struct gn_roce_cq_ctx {
+	struct gn_roce_pbl ring;
+	u8 log_size;
+	u8 rsvd[7];
+};
+
+/* QP states: the ib_qp_state order. */
+enum gn_roce_qp_state {
+	GN_ROCE_QPS_RESET	= 0,
+	GN_ROCE_QPS_INIT	= 1,
+	GN_ROCE_QPS_RTR		= 2,
+	GN_ROCE_QPS_RTS		= 3,
+	GN_ROCE_QPS_SQD		= 4,
+	GN_ROCE_QPS_SQE		= 5,
+	GN_ROCE_QPS_ERR		= 6,
+};
+
+#define GN_ROCE_QPT_RC		2
+
+/* gn_roce_qp_ctx.access (remote access granted to the peer) */
+#define GN_ROCE_ACC_REMOTE_WRITE	0x1
+#define GN_ROCE_ACC_REMOTE_READ		0x2
+
+/*
+ * QP context.  CREATE_QP takes the whole context (state RESET); MODIFY_QP
+ * takes a context plus a mask of GN_ROCE_QPC_* bits naming the fields to
+ * take from it.  The driver validates transitions and attributes (the
+ * engine refuses nonsense with -EINVAL but does not second-guess the
+ * IBTA state table).  @path_mtu is 256 << (path_mtu - 1) bytes, as
+ * enum ib_mtu.  @timeout is the IBTA local ACK timeout exponent
+ * (4.096 us << timeout; 0 means no timeout), @min_rnr_timer the IBTA
+ * RNR timer encoding.  dgid is the remote RoCE v2 GID (IPv4-mapped or
+ * IPv6), sgid_index the local GID table index (SET_GID).
+ */
+struct gn_roce_qp_ctx {
+	__le32 qpn;
+	u8 state;
+	u8 type;
+	u8 port;
+	u8 sq_sig_all;
+	__le32 pdn;
+	__le32 dest_qpn;
+	__le32 sq_psn;
+	__le32 rq_psn;
+	__le32 sq_cqn;
+	__le32 rq_cqn;
+	__le32 access;
+	u8 path_mtu;
+	u8 retry_cnt;
+	u8 rnr_retry;
+	u8 min_rnr_timer;
+	u8 timeout;
+	u8 max_rd_atomic;
+	u8 max_dest_rd_atomic;
+	u8 sgid_index;
+	u8 dmac[6];
+	u8 hop_limit;
+	u8 traffic_class;
+	__le32 flow_label;
+	u8 dgid[16];
+	u8 sq_log_size;
+	u8 rq_log_size;
+	u8 rsvd0[6];
+	struct gn_roce_pbl sq;
+	struct gn_roce_pbl rq;
+};
+
+#define GN_ROCE_QPC_STATE	0x0001
+#define GN_ROCE_QPC_ACCESS	0x0002
+#define GN_ROCE_QPC_PORT	0x0004
+#define GN_ROCE_QPC_AV		0x0008	/* dmac, dgid, sgid_index, hop... */
+#define GN_ROCE_QPC_PATH_MTU	0x0010
+#define GN_ROCE_QPC_DEST_QPN	0x0020
+#define GN_ROCE_QPC_RQ_PSN	0x0040
+#define GN_ROCE_QPC_SQ_PSN	0x0080
+#define GN_ROCE_QPC_TIMEOUT	0x0100
+#define GN_ROCE_QPC_RETRY	0x0200	/* retry_cnt */
+#define GN_ROCE_QPC_RNR_RETRY	0x0400
+#define GN_ROCE_QPC_MIN_RNR	0x0800
+#define GN_ROCE_QPC_RD_ATOMIC	0x1000	/* max_rd_atomic */
+#define GN_ROCE_QPC_DEST_RD_AT	0x2000	/* max_dest_rd_atomic */
+
+struct gn_roce_modify_qp {
+	__le32 mask;
+	__le32 rsvd;
+	struct gn_roce_qp_ctx ctx;
+};
+
+/* gn_roce_mr_ctx.access */
+#define GN_ROCE_MR_LOCAL_WRITE		0x1
+#define GN_ROCE_MR_REMOTE_WRITE		0x2
+#define GN_ROCE_MR_REMOTE_READ		0x4
+
+/*
+ * Memory region: @iova .. @iova + @length maps onto the pages of @pages;
+ * @offset is the offset of @iova in the first page.  Page addresses are
+ * DMA addresses of the engine's device: host memory or any gaudi_nic
+ * device's HBM bus window (peer-to-peer).  @key is the full lkey/rkey.
+ */
+struct gn_roce_mr_ctx {
+	__le64 iova;
+	__le64 length;
+	__le32 key;
+	__le32 pdn;
+	__le32 access;
+	__le32 offset;
+	struct gn_roce_pbl pages;
+};
+
+/* Port configuration (SET_PORT). */
+struct gn_roce_port_ctx {
+	u8 mac[6];
+	u8 rsvd0[2];
+	__le32 mtu;		/* netdev MTU, bytes */
+	__le32 rsvd1;
+};
+
+/* GID table entry (SET_GID; an all-zero gid invalidates the entry). */
+#define GN_ROCE_GID_V2_IPV4	1
+#define GN_ROCE_GID_V2_IPV6	2
+struct gn_roce_gid_ctx {
+	u8 gid[16];
+	u8 type;
+	u8 rsvd[7];
+};
+
+/* Mailbox commands: gaudi_nic_roce_cmd(hw, op, index, in, out). */
+enum gn_roce_cmd_op {
+	GN_ROCE_CMD_SET_PORT	= 1,	/* index: port, in: port_ctx */
+	GN_ROCE_CMD_SET_GID	= 2,	/* index: port << 16 | gid index */
+	GN_ROCE_CMD_CREATE_CQ	= 3,	/* index: cqn, in: cq_ctx */
+	GN_ROCE_CMD_DESTROY_CQ	= 4,	/* index: cqn */
+	GN_ROCE_CMD_CREATE_QP	= 5,	/* index: qpn, in: qp_ctx */
+	GN_ROCE_CMD_MODIFY_QP	= 6,	/* index: qpn, in: modify_qp */
+	GN_ROCE_CMD_QUERY_QP	= 7,	/* index: qpn, out: qp_ctx */
+	GN_ROCE_CMD_DESTROY_QP	= 8,	/* index: qpn */
+	GN_ROCE_CMD_CREATE_MR	= 9,	/* index: mr index, in: mr_ctx */
+	GN_ROCE_CMD_DESTROY_MR	= 10,	/* index: mr index */
+	GN_ROCE_CMD_QUERY_STATS	= 11,	/* index: port, out: stats */
+};
+
+/* ------------------------------------------------------------ events */
+enum gn_roce_event_type {
+	GN_ROCE_EV_COMP		= 1,	/* num: cqn */
+	GN_ROCE_EV_CQ_ERR	= 2,	/* num: cqn (overflow) */
+	GN_ROCE_EV_QP_FATAL	= 3,	/* num: qpn, moved to ERR */
+	GN_ROCE_EV_QP_REQ_ERR	= 4,	/* num: qpn, invalid request */
+	GN_ROCE_EV_QP_ACC_ERR	= 5,	/* num: qpn, access violation */
+	GN_ROCE_EV_QP_LAST_WQE	= 6,
+};
+
+struct gn_roce_eqe {
+	u8 type;
+	u8 rsvd[3];
+	__le32 num;
+};
+
+/* Port counters (QUERY_STATS). */
+struct gn_roce_stats {
+	__le64 tx_pkts;
+	__le64 tx_bytes;
+	__le64 rx_pkts;
+	__le64 rx_bytes;
+	__le64 retransmits;
+	__le64 timeouts;
+	__le64 out_of_seq;
+	__le64 dup_reqs;
+	__le64 icrc_errs;
+	__le64 rnr_naks_rx;
+	__le64 rnr_naks_tx;
+	__le64 seq_naks_rx;
+	__le64 rx_drops;
+	__le64 rem_access_errs;
+};
+
+/* ---------------------------------------------------- the aux device */
+/*
+ * gaudi_nic.rdma.N: spawned by the core for each device with a RoCE
+ * engine.  Lifetime: from the core's probe to its remove; the driver
+ * bound to it must stop using @roce (gaudi_nic_roce_disable()) in its
+ * .remove.  @gdev stays valid while the aux device is bound.
+ */
+struct gaudi_nic_rdma_adev {
+	struct auxiliary_device adev;
+	struct gaudi_nic_dev *gdev;
+	struct gaudi_nic_roce *roce;
+};
+
+static inline struct gaudi_nic_rdma_adev *
+to_gaudi_nic_rdma_adev(struct auxiliary_device *adev)
+{
+	return container_of(adev, struct gaudi_nic_rdma_adev, adev);
+}
+
+typedef void (*gn_roce_event_fn)(void *priv, const struct gn_roce_eqe *eqe);
+
+/*
+ * Symbols of gaudi_nic.ko (namespace GAUDI_NIC).
+ *
+ * gaudi_nic_roce_enable() installs the event handler and resets every
+ * context; gaudi_nic_roce_disable() destroys whatever contexts are left,
+ * and returns once no event handler runs any more.  Commands return 0 or
+ * a negative errno: -EINVAL bad argument, -ENOENT no such context,
+ * -EBUSY context in use (e.g. a CQ with QPs), -ENOMEM, -ENODEV engine
+ * disabled.  Commands sleep; doorbells may be rung in any context.
+ */
+int gaudi_nic_roce_enable(struct gaudi_nic_roce *hw, gn_roce_event_fn fn,
+			  void *priv);
+void gaudi_nic_roce_disable(struct gaudi_nic_roce *hw);
+int gaudi_nic_roce_cmd(struct gaudi_nic_roce *hw, u32 op, u32 index,
+		       const void *in, size_t in_len, void *out,
+		       size_t out_len);
+void gaudi_nic_roce_doorbell(struct gaudi_nic_roce *hw, u32 db);
+struct net_device *gaudi_nic_roce_netdev(struct gaudi_nic_roce *hw,
+					 u32 port);
+
+#endif /* _LINUX_GAUDI_NIC_ROCE_HW_H */

@@ -1,0 +1,139 @@
+/* SPDX-License-Identifier: ((GPL-2.0 WITH Linux-syscall-note) OR BSD-2-Clause) */
+/*
+ * gaudi_ib verbs uABI: what the gaudi_ib kernel driver and the libibverbs
+ * provider (libgaudi-rdmav34.so) exchange in the udata of verbs commands,
+ * and the formats of the rings user space maps.
+ *
+ * Rules: fixed-width types, 64-bit fields __aligned_u64, every struct a
+ * multiple of 8 bytes with explicit padding; reserved fields must be zero
+ * (-EINVAL otherwise).  The driver accepts no input udata today: any
+ * non-zero input byte gives -EINVAL.
+ *
+ * Rings: a work queue or CQ is mapped with mmap(offset = *_mmap_key,
+ * length = *_mmap_len) on the verbs file.  It starts with a header
+ * (struct gaudi_ring_hdr) whose producer and consumer indices are
+ * free-running 32-bit counters in separate cache lines, followed by
+ * 2^log_size entries.  For a work queue, user space writes the entry,
+ * then (store-release) prod; the device writes cons.  For a CQ, the
+ * device writes prod; user space reads entries up to prod (load-acquire)
+ * and then advances cons.  After posting send work requests, user space
+ * rings the doorbell with an empty post_send command on the QP.
+ */
+#ifndef GAUDI_ABI_USER_H
+#define GAUDI_ABI_USER_H
+
+#include <linux/types.h>
+
+#define GAUDI_IB_UVERBS_ABI_VERSION	1
+
+#define GAUDI_RING_HDR_SIZE	128
+#define GAUDI_WQE_SIZE		128
+#define GAUDI_CQE_SIZE		32
+#define GAUDI_MAX_SGE		6
+#define GAUDI_MAX_INLINE	96
+
+struct gaudi_ring_hdr {
+	__u32 prod;
+	__u32 rsvd0[15];
+	__u32 cons;
+	__u32 rsvd1[15];
+};
+
+struct gaudi_sge {
+	__aligned_u64 addr;
+	__u32 length;
+	__u32 lkey;
+};
+
+enum gaudi_wqe_opcode {
+	GAUDI_WQE_SEND		= 0,
+	GAUDI_WQE_SEND_IMM	= 1,
+	GAUDI_WQE_WRITE		= 2,
+	GAUDI_WQE_WRITE_IMM	= 3,
+	GAUDI_WQE_READ		= 4,
+	GAUDI_WQE_RECV		= 8,
+};
+
+enum gaudi_wqe_flags {
+	GAUDI_WQE_F_SIGNALED	= 1 << 0,
+	GAUDI_WQE_F_INLINE	= 1 << 1,
+	GAUDI_WQE_F_SOLICITED	= 1 << 2,
+	GAUDI_WQE_F_FENCE	= 1 << 3,
+};
+
+/* All fields little endian except imm_data (network order). */
+struct gaudi_wqe {
+	__aligned_u64 wr_id;
+	__u8 opcode;
+	__u8 flags;
+	__u8 num_sge;
+	__u8 rsvd0;
+	__be32 imm_data;
+	__u32 inline_len;
+	__u32 rkey;
+	__aligned_u64 remote_addr;
+	union {
+		struct gaudi_sge sge[GAUDI_MAX_SGE];
+		__u8 inline_data[GAUDI_MAX_INLINE];
+	} data;
+};
+
+enum gaudi_cqe_opcode {
+	GAUDI_CQE_SEND			= 0,
+	GAUDI_CQE_WRITE			= 1,
+	GAUDI_CQE_READ			= 2,
+	GAUDI_CQE_RECV			= 8,
+	GAUDI_CQE_RECV_WRITE_IMM	= 9,
+};
+
+enum gaudi_cqe_flags {
+	GAUDI_CQE_F_IMM		= 1 << 0,
+};
+
+/* status is an enum ib_wc_status value. */
+struct gaudi_cqe {
+	__aligned_u64 wr_id;
+	__u32 byte_len;
+	__be32 imm_data;
+	__u32 qp_num;
+	__u8 opcode;
+	__u8 status;
+	__u8 flags;
+	__u8 rsvd0;
+	__u32 vendor_err;
+	__u32 rsvd1;
+};
+
+struct gaudi_alloc_ucontext_resp {
+	__u32 abi_version;
+	__u32 max_sge;
+	__u32 max_inline;
+	__u32 wqe_size;
+	__u32 cqe_size;
+	__u32 ring_hdr_size;
+};
+
+struct gaudi_alloc_pd_resp {
+	__u32 pdn;
+	__u32 rsvd;
+};
+
+struct gaudi_create_cq_resp {
+	__aligned_u64 cq_mmap_key;
+	__aligned_u64 cq_mmap_len;
+	__u32 cqn;
+	__u32 log_size;
+};
+
+struct gaudi_create_qp_resp {
+	__aligned_u64 sq_mmap_key;
+	__aligned_u64 sq_mmap_len;
+	__aligned_u64 rq_mmap_key;
+	__aligned_u64 rq_mmap_len;
+	__u32 qpn;
+	__u32 sq_log_size;
+	__u32 rq_log_size;
+	__u32 rsvd;
+};
+
+#endif /* GAUDI_ABI_USER_H */

@@ -1,0 +1,79 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+/*
+ * libgaudi: userspace provider for the gaudi_nic RoCE v2 engine.
+ */
+#ifndef GAUDI_H
+#define GAUDI_H
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdint.h>
+
+#include <infiniband/driver.h>
+#include <infiniband/kern-abi.h>
+#include <rdma/gaudi-abi.h>
+#include <kernel-abi/gaudi-abi.h>
+
+DECLARE_DRV_CMD(ugaudi_alloc_context, IB_USER_VERBS_CMD_GET_CONTEXT,
+		empty, gaudi_alloc_ucontext_resp);
+DECLARE_DRV_CMD(ugaudi_alloc_pd, IB_USER_VERBS_CMD_ALLOC_PD,
+		empty, gaudi_alloc_pd_resp);
+DECLARE_DRV_CMD(ugaudi_create_cq, IB_USER_VERBS_CMD_CREATE_CQ,
+		empty, gaudi_create_cq_resp);
+DECLARE_DRV_CMD(ugaudi_create_qp, IB_USER_VERBS_CMD_CREATE_QP,
+		empty, gaudi_create_qp_resp);
+
+struct gaudi_device {
+	struct verbs_device ibv_dev;
+};
+
+struct gaudi_context {
+	struct verbs_context ibv_ctx;
+};
+
+/* A ring mapped from the kernel: header, then 2^log entries. */
+struct gaudi_ring {
+	void *map;
+	size_t map_len;
+	uint32_t size;
+	uint32_t stride;
+	struct gaudi_ring_hdr *hdr;
+};
+
+struct gaudi_cq {
+	struct verbs_cq vcq;
+	pthread_spinlock_t lock;
+	struct gaudi_ring ring;
+	uint32_t cons;
+};
+
+struct gaudi_qp {
+	struct verbs_qp vqp;
+	pthread_spinlock_t sq_lock;
+	pthread_spinlock_t rq_lock;
+	struct gaudi_ring sq;
+	struct gaudi_ring rq;
+	uint32_t sq_prod;
+	uint32_t rq_prod;
+	bool in_error;
+};
+
+static inline void *gaudi_ring_entry(struct gaudi_ring *r, uint32_t idx)
+{
+	return (uint8_t *)r->map + GAUDI_RING_HDR_SIZE +
+	       (size_t)(idx & (r->size - 1)) * r->stride;
+}
+
+static inline uint32_t gaudi_load_acquire(uint32_t *p)
+{
+	return atomic_load_explicit((_Atomic(uint32_t) *)p,
+				    memory_order_acquire);
+}
+
+static inline void gaudi_store_release(uint32_t *p, uint32_t v)
+{
+	atomic_store_explicit((_Atomic(uint32_t) *)p, v,
+			      memory_order_release);
+}
+
+#endif /* GAUDI_H */

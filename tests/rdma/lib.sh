@@ -1,0 +1,113 @@
+#!/usr/bin/env bash
+# lib.sh - environment of the RDMA tests (tests/rdma/*.sh), on top of the
+# network tests' helpers: two emulated devices with one port each, port 0
+# of device A in namespace $NS_A cabled to port 0 of device B in $NS_B,
+# gaudi_ib loaded, the provider found through RDMAV_DRIVERS.
+here_rdma=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+. "$here_rdma/../net/lib.sh"
+
+GIB_KO=${GIB_KO:-/build/kmod/drivers/infiniband/hw/gaudi/gaudi_ib.ko}
+export RDMAV_DRIVERS=${RDMAV_DRIVERS:-/build/prefix/lib/libibverbs/libgaudi}
+DEV_A=${DEV_A:-30}
+DEV_B=${DEV_B:-31}
+IB_A=gaudi_$DEV_A
+IB_B=gaudi_$DEV_B
+IF_A=gn${DEV_A}p0
+IF_B=gn${DEV_B}p0
+NS_A=gr-a-$DEV_A
+NS_B=gr-b-$DEV_B
+IP_A=${IP_A:-192.0.2.1}
+IP_B=${IP_B:-192.0.2.2}
+
+ns_a() { ip netns exec "$NS_A" "$@"; }
+ns_b() { ip netns exec "$NS_B" "$@"; }
+
+gib_load() {
+	modprobe -q ib_core && modprobe -q ib_uverbs || return 1
+	gn_load || return 1
+	grep -q '^gaudi_ib ' /proc/modules || insmod "$GIB_KO"
+}
+
+# gid_index IBDEV PORT IPV4: the GID table index of ::ffff:IPV4
+gid_index() {
+	local want f
+	want=$(printf '0000:0000:0000:0000:0000:ffff:%02x%02x:%02x%02x' $(tr . ' ' <<<"$3"))
+	for ((i = 0; i < 50; i++)); do
+		for f in /sys/class/infiniband/"$1"/ports/"$2"/gids/*; do
+			if [ "$(cat "$f" 2>/dev/null)" = "$want" ]; then
+				basename "$f"
+				return 0
+			fi
+		done
+		sleep 0.1
+	done
+	return 1
+}
+
+# ib_stats IBDEV PORT: the port's non-zero hardware counters on one line
+ib_stats() {
+	rdma statistic show link "$1/$2" 2>&1 | tr -s ' ' | sed 's/^link [^ ]* //'
+}
+
+# ib_wait_active IBDEV PORT
+ib_wait_active() {
+	for ((i = 0; i < 100; i++)); do
+		grep -q ACTIVE "/sys/class/infiniband/$1/ports/$2/state" 2>/dev/null && return 0
+		sleep 0.1
+	done
+	return 1
+}
+
+rdma_env_setup() {
+	gib_load || { echo "cannot load the drivers" >&2; return 1; }
+	gn_new_device "$DEV_A" 1 && gn_new_device "$DEV_B" 1 || return 1
+	ip netns add "$NS_A" && ip netns add "$NS_B" || return 1
+	ns_a ip link set lo up
+	ns_b ip link set lo up
+	ip link set "$IF_A" netns "$NS_A" && ip link set "$IF_B" netns "$NS_B" || return 1
+	gn_link "$NS_A" "$IF_A" "$NS_B" "$IF_B" || return 1
+	ns_a ip addr add "$IP_A/24" dev "$IF_A"
+	ns_b ip addr add "$IP_B/24" dev "$IF_B"
+	ns_a ip link set "$IF_A" up
+	ns_b ip link set "$IF_B" up
+	wait_carrier "$NS_A" "$IF_A" 1 && wait_carrier "$NS_B" "$IF_B" 1 || return 1
+	ib_wait_active "$IB_A" 1 && ib_wait_active "$IB_B" 1 || return 1
+	GID_A=$(gid_index "$IB_A" 1 "$IP_A") && GID_B=$(gid_index "$IB_B" 1 "$IP_B")
+}
+
+rdma_env_cleanup() {
+	ip netns pids "$NS_A" 2>/dev/null | xargs -r kill 2>/dev/null
+	ip netns pids "$NS_B" 2>/dev/null | xargs -r kill 2>/dev/null
+	sleep 0.2
+	ip netns del "$NS_A" 2>/dev/null
+	ip netns del "$NS_B" 2>/dev/null
+	gn_del_device "$DEV_A" 2>/dev/null
+	gn_del_device "$DEV_B" 2>/dev/null
+	return 0
+}
+
+# pair DESC TIMEOUT SERVER_CMD... -- CLIENT_CMD...: run a server in NS_A and
+# its client in NS_B; ok if both exit 0.
+pair() {
+	local desc=$1 tmo=$2 srv=() cli=() out_s out_c rc_s rc_c
+	shift 2
+	while [ $# -gt 0 ] && [ "$1" != -- ]; do srv+=("$1"); shift; done
+	shift
+	cli=("$@")
+	out_s=$(mktemp) out_c=$(mktemp)
+	ns_a timeout "$tmo" "${srv[@]}" >"$out_s" 2>&1 &
+	local spid=$!
+	# perftest and the libibverbs examples listen on 18515
+	wait_listen "$NS_A" "${PAIR_PORT:-18515}" || sleep 1
+	ns_b timeout "$tmo" "${cli[@]}" >"$out_c" 2>&1
+	rc_c=$?
+	wait "$spid"
+	rc_s=$?
+	PAIR_OUT_S=$(cat "$out_s") PAIR_OUT_C=$(cat "$out_c")
+	rm -f "$out_s" "$out_c"
+	if [ "$rc_s" = 0 ] && [ "$rc_c" = 0 ]; then
+		t_ok "$desc"
+	else
+		t_fail "$desc" "server rc=$rc_s:" "$PAIR_OUT_S" "client rc=$rc_c:" "$PAIR_OUT_C"
+	fi
+}

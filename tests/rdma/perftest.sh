@@ -1,0 +1,84 @@
+#!/usr/bin/env bash
+# perftest.sh - perftest between two gaudi devices in two namespaces over a
+# cable (ib_write_bw, ib_read_bw, ib_send_bw, ib_write_lat), then the same
+# benchmarks on rdma_rxe in loopback (its best case in one guest) and a
+# memcpy reference, with the ratios.  Timing never decides pass/fail.
+# Output: TAP.
+here=$(dirname "$0")
+DEV_A=${DEV_A:-32}
+DEV_B=${DEV_B:-33}
+. "$here/lib.sh"
+
+cleanup() {
+	rdma link del rxe_lo 2>/dev/null
+	rdma_env_cleanup
+}
+trap cleanup EXIT
+tap_start
+if ! rdma_env_setup >/tmp/rdma-setup.log 2>&1; then
+	t_fail "environment setup" "$(cat /tmp/rdma-setup.log)" "$(dmesg | tail -n 20)"
+	tap_done
+	exit 1
+fi
+t_ok "environment: $IB_A ($NS_A) cabled to $IB_B ($NS_B)"
+ns_a ip link set "$IF_A" mtu 9000
+ns_b ip link set "$IF_B" mtu 9000
+wait_carrier "$NS_A" "$IF_A" 1
+
+# bw_field OUTPUT: the average MiB/s column of perftest's result line
+bw_avg() { awk '/^ *[0-9]+ +[0-9]+ +[0-9.]+ +[0-9.]+/ { v = $4 } END { print v }' <<<"$1"; }
+lat_typ() { awk '/^ *[0-9]+ +[0-9]+ +[0-9.]+ +[0-9.]+ +[0-9.]+/ { v = $5 } END { print v }' <<<"$1"; }
+
+declare -A R
+run_pair() { # NAME DESC ARGS...
+	local name=$1 desc=$2
+	shift 2
+	pair "$desc" 180 "$@" -d "$IB_A" -x "$GID_A" -- "$@" -d "$IB_B" -x "$GID_B" "$IP_A"
+	R[$name]=$PAIR_OUT_C
+	diag "$IB_A after $name: $(ib_stats "$IB_A" 1 | tr '\n' ' ')"
+	diag "$IB_B after $name: $(ib_stats "$IB_B" 1 | tr '\n' ' ')"
+}
+run_pair write_bw "ib_write_bw 64 KiB" ib_write_bw -F -s 65536 -n 300 -m 4096
+run_pair read_bw "ib_read_bw 64 KiB" ib_read_bw -F -s 65536 -n 300 -m 4096
+run_pair send_bw "ib_send_bw 64 KiB" ib_send_bw -F -s 65536 -n 300 -m 4096
+run_pair write_lat "ib_write_lat 8 B" ib_write_lat -F -s 8 -n 500 -I 8
+gw=$(bw_avg "${R[write_bw]}") gr=$(bw_avg "${R[read_bw]}") gs=$(bw_avg "${R[send_bw]}")
+gl=$(lat_typ "${R[write_lat]}")
+diag "gaudi: write_bw ${gw:-?} MiB/s, read_bw ${gr:-?} MiB/s, send_bw ${gs:-?} MiB/s, write_lat ${gl:-?} us"
+
+# rdma_rxe in loopback on lo (initial namespace), the reference
+if modprobe -q rdma_rxe && rdma link add rxe_lo type rxe netdev lo 2>/dev/null; then
+	gid=$(gid_index rxe_lo 1 127.0.0.1)
+	rxe_run() { # ARGS...
+		timeout 180 "$@" -d rxe_lo -x "$gid" >/tmp/rxe-s.log 2>&1 &
+		sleep 1
+		timeout 180 "$@" -d rxe_lo -x "$gid" 127.0.0.1 2>&1
+		wait
+	}
+	out=$(rxe_run ib_write_bw -F -s 65536 -n 300 -m 4096)
+	rw=$(bw_avg "$out")
+	out2=$(rxe_run ib_write_lat -F -s 8 -n 500 -I 8)
+	rl=$(lat_typ "$out2")
+	# not our code: a failing reference is reported, not counted
+	if [ -n "$rw" ] && [ -n "$rl" ]; then
+		t_ok "rxe loopback reference measured"
+	else
+		t_skip "rxe loopback reference measured" "rxe run failed"
+	fi
+	diag "rxe ib_write_bw:" "$(tail -n 4 <<<"$out")" "rxe ib_write_lat:" "$(tail -n 4 <<<"$out2")"
+	rdma link del rxe_lo
+else
+	t_skip "rxe loopback reference" "rdma_rxe unavailable"
+fi
+mc=$(python3 -c '
+import time
+b = bytearray(64 << 20); c = bytearray(64 << 20)
+t = time.perf_counter(); n = 0
+while time.perf_counter() - t < 1.0:
+    c[:] = b; n += 1
+print(int(n * 64 / (time.perf_counter() - t)))')
+diag "rxe loopback: write_bw ${rw:-?} MiB/s, write_lat ${rl:-?} us; memcpy ${mc:-?} MiB/s"
+if [ -n "${gw:-}" ] && [ -n "${rw:-}" ] && [ -n "${gl:-}" ] && [ -n "${rl:-}" ]; then
+	diag "$(python3 -c "print('ratios: write_bw gaudi/rxe = %.2f x (goal >= 10), write_lat gaudi/rxe = %.2f (goal <= 0.5), gaudi write_bw/memcpy = %.4f' % ($gw / $rw, $gl / $rl, $gw / ${mc:-1}))")"
+fi
+tap_done

@@ -1,0 +1,76 @@
+#!/usr/bin/env bash
+# verbs.sh - our own verbs test (tests/rdma/verbs_test.c) between two
+# gaudi devices: QP state machine, data path operations, protection and
+# RNR errors, HBM-to-HBM RDMA through dma-buf MRs; then teardown in the
+# wrong order (del_device under a live process).  Output: TAP.
+here=$(dirname "$0")
+DEV_A=${DEV_A:-34}
+DEV_B=${DEV_B:-35}
+. "$here/lib.sh"
+
+trap rdma_env_cleanup EXIT
+tap_start
+if ! rdma_env_setup >/tmp/rdma-setup.log 2>&1; then
+	t_fail "environment setup" "$(cat /tmp/rdma-setup.log)" "$(dmesg | tail -n 20)"
+	tap_done
+	exit 1
+fi
+t_ok "environment: $IB_A cabled to $IB_B"
+bin=/build/rdma-tests/verbs_test
+mkdir -p /build/rdma-tests
+if ! out=$(gcc -O2 -Wall -Wextra -Werror -o "$bin" "$here/verbs_test.c" \
+		-I/build/prefix/include -L/build/prefix/lib \
+		-Wl,-rpath,/build/prefix/lib -lhlthunk -libverbs 2>&1); then
+	t_fail "build verbs_test" "$out"
+	tap_done
+	exit 1
+fi
+# the test's own TAP lines, renumbered into ours
+while IFS= read -r line; do
+	case "$line" in
+	"ok "*) t_ok "${line#ok [0-9]* - }" ;;
+	"not ok "*) t_fail "${line#not ok [0-9]* - }" ;;
+	*) diag "$line" ;;
+	esac
+done < <(timeout 300 "$bin" "$IB_A" "$GID_A" "$IB_B" "$GID_B" "$DEV_A" "$DEV_B" 2>&1 |
+	 grep -v '^TAP version\|^1\.\.')
+diag "$IB_A: $(ib_stats "$IB_A" 1)"
+
+# teardown in the wrong order: a process holds a QP, CQ and MR while its
+# device is deleted; it must get errors, not hang, and the kernel must not
+# oops
+ns_a timeout 60 ibv_rc_pingpong -d "$IB_A" -g "$GID_A" -n 1000000 >/tmp/pp.log 2>&1 &
+sp=$!
+wait_listen "$NS_A" 18515
+ns_b timeout 60 ibv_rc_pingpong -d "$IB_B" -g "$GID_B" -n 1000000 "$IP_A" >/tmp/pc.log 2>&1 &
+cp=$!
+sleep 2
+res=$(rdma resource show qp link "$IB_B/1" 2>&1; rdma resource show cq dev "$IB_B" 2>&1;
+      rdma resource show mr dev "$IB_B" 2>&1)
+if grep -q "type RC" <<<"$res" && grep -q "^dev $IB_B cqn" <<<"$res" &&
+   grep -q "^dev $IB_B mrn" <<<"$res" && grep -q ibv_rc_pingpong <<<"$res"; then
+	t_ok "rdma resource shows the live QP, CQ and MR"
+else
+	t_fail "rdma resource shows the live QP, CQ and MR" "$res"
+fi
+t0=$(date +%s)
+if gn_del_device "$DEV_B"; then
+	t_ok "del_device $DEV_B with live QPs, CQs and MRs ($(( $(date +%s) - t0 )) s)"
+else
+	t_fail "del_device $DEV_B with live QPs, CQs and MRs"
+fi
+kill "$cp" 2>/dev/null
+wait "$cp"
+kill "$sp" 2>/dev/null
+wait "$sp" 2>/dev/null
+if [ -e /sys/class/infiniband/$IB_B ]; then
+	t_fail "$IB_B is gone"
+else
+	t_ok "$IB_B is gone"
+fi
+if dmesg | grep -q "BUG:\|Oops\|WARNING:"; then
+	t_fail "no kernel warning" "$(dmesg | grep -A5 "BUG:\|Oops\|WARNING:" | head -n 30)"
+else
+	t_ok "no kernel warning"
+fi
+tap_done

@@ -1,0 +1,584 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * verbs_test - gaudi_ib verbs and RC data path, two devices in one
+ * process: QP state machine validation, WRITE / WRITE_IMM / READ / SEND
+ * with scatter-gather, inline and unsignaled work requests, protection
+ * errors (wrong rkey, out of bounds, missing access) that must leave the
+ * target memory untouched, RNR retry exhaustion, flush on error, and
+ * HBM-to-HBM RDMA through gaudi_nic dma-buf MRs (checked through the
+ * accel CPU mapping).  Output: TAP.
+ *
+ * usage: verbs_test DEV_A GID_A DEV_B GID_B ACCEL_A ACCEL_B
+ */
+#include <errno.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <fcntl.h>
+#include <sys/ioctl.h>
+#include <sys/mman.h>
+#include <linux/dma-heap.h>
+#include <time.h>
+#include <unistd.h>
+#include <arpa/inet.h>
+#include <infiniband/verbs.h>
+#include <hlthunk.h>
+
+static int tap_n, failed;
+
+static void ok(bool cond, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+static void ok(bool cond, const char *fmt, ...)
+{
+	va_list ap;
+
+	printf("%sok %d - ", cond ? "" : "not ", ++tap_n);
+	va_start(ap, fmt);
+	vprintf(fmt, ap);
+	va_end(ap);
+	printf("\n");
+	fflush(stdout);
+	if (!cond)
+		failed++;
+}
+
+struct side {
+	struct ibv_context *ctx;
+	struct ibv_pd *pd;
+	struct ibv_cq *cq;
+	struct ibv_qp *qp;
+	union ibv_gid gid;
+	int gid_index;
+};
+
+static struct side A, B;
+
+static int open_side(struct side *s, const char *name, int gid_index)
+{
+	struct ibv_device **list = ibv_get_device_list(NULL);
+	int i;
+
+	for (i = 0; list && list[i]; i++)
+		if (!strcmp(ibv_get_device_name(list[i]), name))
+			s->ctx = ibv_open_device(list[i]);
+	ibv_free_device_list(list);
+	if (!s->ctx)
+		return -1;
+	s->gid_index = gid_index;
+	if (ibv_query_gid(s->ctx, 1, gid_index, &s->gid))
+		return -1;
+	s->pd = ibv_alloc_pd(s->ctx);
+	s->cq = ibv_create_cq(s->ctx, 256, NULL, NULL, 0);
+	return s->pd && s->cq ? 0 : -1;
+}
+
+static struct ibv_qp *new_qp(struct side *s)
+{
+	struct ibv_qp_init_attr ia = {
+		.send_cq = s->cq, .recv_cq = s->cq,
+		.cap = { .max_send_wr = 64, .max_recv_wr = 64,
+			 .max_send_sge = 6, .max_recv_sge = 6,
+			 .max_inline_data = 64 },
+		.qp_type = IBV_QPT_RC,
+	};
+
+	return ibv_create_qp(s->pd, &ia);
+}
+
+static int to_init(struct ibv_qp *qp, int access)
+{
+	struct ibv_qp_attr a = {
+		.qp_state = IBV_QPS_INIT, .port_num = 1,
+		.qp_access_flags = access,
+	};
+
+	return ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_PKEY_INDEX |
+			     IBV_QP_PORT | IBV_QP_ACCESS_FLAGS);
+}
+
+static int to_rtr_rts(struct side *s, struct ibv_qp *qp, struct side *peer,
+		      uint32_t dqpn, int rnr_retry)
+{
+	struct ibv_qp_attr a = {
+		.qp_state = IBV_QPS_RTR, .path_mtu = IBV_MTU_1024,
+		.dest_qp_num = dqpn, .rq_psn = 7, .max_dest_rd_atomic = 4,
+		.min_rnr_timer = 1,
+		.ah_attr = { .is_global = 1, .port_num = 1,
+			     .grh = { .dgid = peer->gid, .hop_limit = 64,
+				      .sgid_index = s->gid_index } },
+	};
+	int ret;
+
+	ret = ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_AV |
+			    IBV_QP_PATH_MTU | IBV_QP_DEST_QPN | IBV_QP_RQ_PSN |
+			    IBV_QP_MAX_DEST_RD_ATOMIC | IBV_QP_MIN_RNR_TIMER);
+	if (ret)
+		return ret;
+	memset(&a, 0, sizeof(a));
+	a.qp_state = IBV_QPS_RTS;
+	a.timeout = 14;
+	a.retry_cnt = 7;
+	a.rnr_retry = rnr_retry;
+	a.sq_psn = 7;
+	a.max_rd_atomic = 4;
+	return ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_TIMEOUT |
+			     IBV_QP_RETRY_CNT | IBV_QP_RNR_RETRY |
+			     IBV_QP_SQ_PSN | IBV_QP_MAX_QP_RD_ATOMIC);
+}
+
+#define ACC_ALL (IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE | \
+		 IBV_ACCESS_REMOTE_READ)
+
+/* A fresh connected pair A.qp <-> B.qp. */
+static int connect_pair(int rnr_retry)
+{
+	if (A.qp)
+		ibv_destroy_qp(A.qp);
+	if (B.qp)
+		ibv_destroy_qp(B.qp);
+	A.qp = new_qp(&A);
+	B.qp = new_qp(&B);
+	if (!A.qp || !B.qp)
+		return -1;
+	if (to_init(A.qp, ACC_ALL) || to_init(B.qp, ACC_ALL))
+		return -1;
+	if (to_rtr_rts(&A, A.qp, &B, B.qp->qp_num, rnr_retry) ||
+	    to_rtr_rts(&B, B.qp, &A, A.qp->qp_num, rnr_retry))
+		return -1;
+	return 0;
+}
+
+static double now(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+/* Wait for one completion on @cq (10 s). */
+static int wait_wc(struct ibv_cq *cq, struct ibv_wc *wc)
+{
+	double end = now() + 10;
+	int n;
+
+	do {
+		n = ibv_poll_cq(cq, 1, wc);
+		if (n)
+			return n < 0 ? -1 : 0;
+		usleep(100);
+	} while (now() < end);
+	return -1;
+}
+
+static int post_write(struct ibv_qp *qp, enum ibv_wr_opcode op,
+		      struct ibv_sge *sg, int nsge, uint64_t raddr,
+		      uint32_t rkey, unsigned int flags, uint32_t imm)
+{
+	struct ibv_send_wr wr = {
+		.wr_id = 42, .sg_list = sg, .num_sge = nsge, .opcode = op,
+		.send_flags = flags, .imm_data = htonl(imm),
+		.wr.rdma = { .remote_addr = raddr, .rkey = rkey },
+	}, *bad;
+
+	return ibv_post_send(qp, &wr, &bad);
+}
+
+static int post_recv(struct ibv_qp *qp, struct ibv_sge *sg, int nsge,
+		     uint64_t id)
+{
+	struct ibv_recv_wr wr = { .wr_id = id, .sg_list = sg,
+				  .num_sge = nsge }, *bad;
+
+	return ibv_post_recv(qp, &wr, &bad);
+}
+
+static void fill(uint8_t *p, size_t n, unsigned int seed)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		p[i] = (uint8_t)(i * 7 + seed);
+}
+
+static void test_state_machine(void)
+{
+	struct ibv_qp_attr a = {};
+	struct ibv_qp_init_attr ia;
+	struct ibv_qp *qp = new_qp(&A);
+
+	ok(qp != NULL, "create RC QP");
+	if (!qp)
+		return;
+	a.qp_state = IBV_QPS_RTS;
+	ok(ibv_modify_qp(qp, &a, IBV_QP_STATE) == EINVAL,
+	   "RESET -> RTS is refused (EINVAL)");
+	a.qp_state = IBV_QPS_RTR;
+	ok(ibv_modify_qp(qp, &a, IBV_QP_STATE) == EINVAL,
+	   "RESET -> RTR is refused (EINVAL)");
+	a.qp_state = IBV_QPS_INIT;
+	a.port_num = 9;
+	ok(ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_PKEY_INDEX |
+			 IBV_QP_PORT | IBV_QP_ACCESS_FLAGS) == EINVAL,
+	   "INIT with port 9 is refused (EINVAL)");
+	a.port_num = 1;
+	a.pkey_index = 3;
+	ok(ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_PKEY_INDEX |
+			 IBV_QP_PORT | IBV_QP_ACCESS_FLAGS) == EINVAL,
+	   "INIT with pkey index 3 is refused (EINVAL)");
+	ok(to_init(qp, ACC_ALL) == 0, "RESET -> INIT");
+	memset(&a, 0, sizeof(a));
+	a.qp_state = IBV_QPS_RTR;
+	a.path_mtu = IBV_MTU_1024;
+	ok(ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_PATH_MTU) == EINVAL,
+	   "INIT -> RTR without AV/dest QPN is refused (EINVAL)");
+	memset(&a, 0, sizeof(a));
+	ok(ibv_query_qp(qp, &a, IBV_QP_STATE, &ia) == 0 &&
+	   a.qp_state == IBV_QPS_INIT, "query_qp reports INIT");
+	a.qp_state = IBV_QPS_ERR;
+	ok(ibv_modify_qp(qp, &a, IBV_QP_STATE) == 0, "INIT -> ERR");
+	a.qp_state = IBV_QPS_RESET;
+	ok(ibv_modify_qp(qp, &a, IBV_QP_STATE) == 0, "ERR -> RESET");
+	ok(ibv_destroy_qp(qp) == 0, "destroy QP");
+}
+
+#define BUF (256 * 1024)
+
+static void test_data(void)
+{
+	uint8_t *a = aligned_alloc(4096, BUF), *b = aligned_alloc(4096, BUF);
+	struct ibv_mr *ma = ibv_reg_mr(A.pd, a, BUF, ACC_ALL);
+	struct ibv_mr *mb = ibv_reg_mr(B.pd, b, BUF, ACC_ALL);
+	struct ibv_sge sg[3];
+	struct ibv_wc wc;
+	int i, n;
+
+	ok(ma && mb, "register 256 KiB MRs");
+	if (!ma || !mb || connect_pair(7)) {
+		ok(false, "connect QPs");
+		return;
+	}
+	ok(true, "connect QP %u (%s) <-> QP %u (%s)", A.qp->qp_num,
+	   ibv_get_device_name(A.ctx->device), B.qp->qp_num,
+	   ibv_get_device_name(B.ctx->device));
+
+	/* WRITE 100000 bytes gathered from 3 SGEs */
+	fill(a, BUF, 1);
+	memset(b, 0, BUF);
+	sg[0] = (struct ibv_sge){ (uintptr_t)a, 1000, ma->lkey };
+	sg[1] = (struct ibv_sge){ (uintptr_t)a + 5000, 49000, ma->lkey };
+	sg[2] = (struct ibv_sge){ (uintptr_t)a + 60000, 50000, ma->lkey };
+	post_write(A.qp, IBV_WR_RDMA_WRITE, sg, 3, (uintptr_t)b + 8, mb->rkey,
+		   IBV_SEND_SIGNALED, 0);
+	ok(!wait_wc(A.cq, &wc) && wc.status == IBV_WC_SUCCESS &&
+	   wc.opcode == IBV_WC_RDMA_WRITE, "RDMA WRITE 100000 B, 3 SGEs (%s)",
+	   ibv_wc_status_str(wc.status));
+	ok(!memcmp(b + 8, a, 1000) && !memcmp(b + 1008, a + 5000, 49000) &&
+	   !memcmp(b + 50008, a + 60000, 50000) && !b[7] && !b[100008],
+	   "written bytes match, neighbours untouched");
+
+	/* unsignaled writes, then a signaled one: one completion */
+	sg[0] = (struct ibv_sge){ (uintptr_t)a, 64, ma->lkey };
+	for (i = 0; i < 5; i++)
+		post_write(A.qp, IBV_WR_RDMA_WRITE, sg, 1, (uintptr_t)b, mb->rkey,
+			   i == 4 ? IBV_SEND_SIGNALED : 0, 0);
+	ok(!wait_wc(A.cq, &wc) && wc.status == IBV_WC_SUCCESS &&
+	   ibv_poll_cq(A.cq, 1, &wc) == 0,
+	   "4 unsignaled + 1 signaled WRITE give one completion");
+
+	/* WRITE with immediate consumes a receive */
+	sg[1] = (struct ibv_sge){ (uintptr_t)b + 200000, 16, mb->lkey };
+	post_recv(B.qp, &sg[1], 1, 77);
+	sg[0] = (struct ibv_sge){ (uintptr_t)a, 3000, ma->lkey };
+	post_write(A.qp, IBV_WR_RDMA_WRITE_WITH_IMM, sg, 1, (uintptr_t)b + 4096,
+		   mb->rkey, IBV_SEND_SIGNALED, 0xabcd1234);
+	ok(!wait_wc(A.cq, &wc) && wc.status == IBV_WC_SUCCESS,
+	   "WRITE_WITH_IMM completes");
+	ok(!wait_wc(B.cq, &wc) && wc.status == IBV_WC_SUCCESS &&
+	   wc.opcode == IBV_WC_RECV_RDMA_WITH_IMM && wc.wr_id == 77 &&
+	   (wc.wc_flags & IBV_WC_WITH_IMM) && ntohl(wc.imm_data) == 0xabcd1234 &&
+	   wc.byte_len == 3000 && !memcmp(b + 4096, a, 3000),
+	   "responder: RECV_RDMA_WITH_IMM, imm 0x%x, %u bytes", ntohl(wc.imm_data),
+	   wc.byte_len);
+
+	/* READ 150000 bytes into 2 SGEs */
+	fill(b, BUF, 9);
+	memset(a, 0, BUF);
+	sg[0] = (struct ibv_sge){ (uintptr_t)a, 70000, ma->lkey };
+	sg[1] = (struct ibv_sge){ (uintptr_t)a + 100000, 80000, ma->lkey };
+	post_write(A.qp, IBV_WR_RDMA_READ, sg, 2, (uintptr_t)b + 3, mb->rkey,
+		   IBV_SEND_SIGNALED, 0);
+	ok(!wait_wc(A.cq, &wc) && wc.status == IBV_WC_SUCCESS &&
+	   wc.opcode == IBV_WC_RDMA_READ && wc.byte_len == 150000,
+	   "RDMA READ 150000 B into 2 SGEs (%s)", ibv_wc_status_str(wc.status));
+	ok(!memcmp(a, b + 3, 70000) && !memcmp(a + 100000, b + 70003, 80000),
+	   "read bytes match");
+
+	/* SEND: 3 SGEs into a receive of 2 SGEs; inline SEND */
+	fill(a, BUF, 3);
+	memset(b, 0, BUF);
+	sg[0] = (struct ibv_sge){ (uintptr_t)b, 3000, mb->lkey };
+	sg[1] = (struct ibv_sge){ (uintptr_t)b + 10000, 10000, mb->lkey };
+	post_recv(B.qp, sg, 2, 5);
+	sg[0] = (struct ibv_sge){ (uintptr_t)a, 100, ma->lkey };
+	sg[1] = (struct ibv_sge){ (uintptr_t)a + 1000, 4000, ma->lkey };
+	sg[2] = (struct ibv_sge){ (uintptr_t)a + 9000, 900, ma->lkey };
+	post_write(A.qp, IBV_WR_SEND, sg, 3, 0, 0, IBV_SEND_SIGNALED, 0);
+	n = !wait_wc(A.cq, &wc) && wc.status == IBV_WC_SUCCESS;
+	ok(n && !wait_wc(B.cq, &wc) && wc.status == IBV_WC_SUCCESS &&
+	   wc.opcode == IBV_WC_RECV && wc.byte_len == 5000 && wc.wr_id == 5,
+	   "SEND 5000 B from 3 SGEs received (%u bytes)", wc.byte_len);
+	ok(!memcmp(b, a, 100) && !memcmp(b + 100, a + 1000, 2900) &&
+	   !memcmp(b + 10000, a + 3900, 1100) && !memcmp(b + 11100, a + 9000, 900),
+	   "received bytes scattered correctly");
+	{
+		char msg[64] = "inline hello from gaudi";
+
+		sg[0] = (struct ibv_sge){ (uintptr_t)b + 50000, 64, mb->lkey };
+		post_recv(B.qp, sg, 1, 6);
+		sg[0] = (struct ibv_sge){ (uintptr_t)msg, sizeof(msg), 0 };
+		post_write(A.qp, IBV_WR_SEND_WITH_IMM, sg, 1, 0, 0,
+			   IBV_SEND_SIGNALED | IBV_SEND_INLINE, 99);
+		memset(msg, 0, sizeof(msg));	/* inline: copied at post */
+		n = !wait_wc(A.cq, &wc) && wc.status == IBV_WC_SUCCESS;
+		ok(n && !wait_wc(B.cq, &wc) && wc.status == IBV_WC_SUCCESS &&
+		   !strcmp((char *)b + 50000, "inline hello from gaudi") &&
+		   ntohl(wc.imm_data) == 99,
+		   "inline SEND_WITH_IMM of 64 B");
+	}
+
+	/* protection: the target memory must stay untouched */
+	struct {
+		const char *what;
+		enum ibv_wr_opcode op;
+		uint64_t off;
+		uint32_t len;
+		int key;	/* 0 good, 1 wrong rkey, 2 MR without access */
+	} bad[] = {
+		{ "wrong rkey", IBV_WR_RDMA_WRITE, 0, 4096, 1 },
+		{ "out-of-bounds WRITE", IBV_WR_RDMA_WRITE, BUF - 1000, 4096, 0 },
+		{ "WRITE to an MR without REMOTE_WRITE", IBV_WR_RDMA_WRITE, 0,
+		  4096, 2 },
+		{ "READ of an MR without REMOTE_READ", IBV_WR_RDMA_READ, 0,
+		  4096, 2 },
+	};
+	struct ibv_mr *mro = ibv_reg_mr(B.pd, b, BUF, IBV_ACCESS_LOCAL_WRITE);
+
+	for (i = 0; i < (int)(sizeof(bad) / sizeof(bad[0])); i++) {
+		uint32_t rkey = bad[i].key == 1 ? mb->rkey ^ 0x55 :
+				bad[i].key == 2 ? mro->rkey : mb->rkey;
+
+		if (connect_pair(7)) {
+			ok(false, "%s: reconnect", bad[i].what);
+			continue;
+		}
+		fill(a, BUF, 5);
+		memset(b, 0xee, BUF);
+		sg[0] = (struct ibv_sge){ (uintptr_t)a, bad[i].len, ma->lkey };
+		post_recv(B.qp, &sg[0], 1, 1);
+		post_write(A.qp, bad[i].op, sg, 1, (uintptr_t)b + bad[i].off,
+			   rkey, IBV_SEND_SIGNALED, 0);
+		n = wait_wc(A.cq, &wc);
+		ok(!n && wc.status == IBV_WC_REM_ACCESS_ERR,
+		   "%s: requester gets REM_ACCESS_ERR (%s)", bad[i].what,
+		   n ? "no completion" : ibv_wc_status_str(wc.status));
+		for (n = 0; n < BUF && b[n] == 0xee; n++)
+			;
+		ok(n == BUF, "%s: target memory untouched", bad[i].what);
+		/* the responder QP went to error: its receive is flushed */
+		n = wait_wc(B.cq, &wc);
+		ok(!n && wc.status == IBV_WC_WR_FLUSH_ERR && wc.wr_id == 1,
+		   "%s: responder's receive flushed", bad[i].what);
+	}
+	ibv_dereg_mr(mro);
+
+	/* RNR: no receive posted, rnr_retry 0 */
+	if (!connect_pair(0)) {
+		sg[0] = (struct ibv_sge){ (uintptr_t)a, 10, ma->lkey };
+		post_write(A.qp, IBV_WR_SEND, sg, 1, 0, 0, IBV_SEND_SIGNALED, 0);
+		n = wait_wc(A.cq, &wc);
+		ok(!n && wc.status == IBV_WC_RNR_RETRY_EXC_ERR,
+		   "SEND without a receive, rnr_retry 0: %s",
+		   n ? "no completion" : ibv_wc_status_str(wc.status));
+		post_write(A.qp, IBV_WR_SEND, sg, 1, 0, 0, 0, 0);
+		n = wait_wc(A.cq, &wc);
+		ok(!n && wc.status == IBV_WC_WR_FLUSH_ERR,
+		   "later work requests are flushed");
+	}
+	/* RNR retried until a receive shows up */
+	if (!connect_pair(7)) {
+		sg[0] = (struct ibv_sge){ (uintptr_t)a, 10, ma->lkey };
+		post_write(A.qp, IBV_WR_SEND, sg, 1, 0, 0, IBV_SEND_SIGNALED, 0);
+		usleep(200000);
+		sg[1] = (struct ibv_sge){ (uintptr_t)b, 10, mb->lkey };
+		post_recv(B.qp, &sg[1], 1, 3);
+		n = wait_wc(A.cq, &wc);
+		ok(!n && wc.status == IBV_WC_SUCCESS,
+		   "SEND before the receive is retried (rnr_retry 7): %s",
+		   n ? "no completion" : ibv_wc_status_str(wc.status));
+		wait_wc(B.cq, &wc);
+	}
+	ibv_dereg_mr(ma);
+	ibv_dereg_mr(mb);
+	free(a);
+	free(b);
+}
+
+/* HBM of device A -> HBM of device B through dma-buf MRs, and back. */
+static void test_hbm(int acc_a, int acc_b)
+{
+	const uint64_t size = 1 << 20;
+	int fa = hlthunk_open_by_index(acc_a), fb = hlthunk_open_by_index(acc_b);
+	uint64_t ha, hb, va, vb;
+	int da = -1, db = -1;
+	struct ibv_mr *ma, *mb;
+	struct ibv_sge sg;
+	struct ibv_wc wc;
+	uint8_t *ca, *cb;
+	int n;
+
+	if (fa < 0 || fb < 0) {
+		ok(false, "open accel devices %d and %d", acc_a, acc_b);
+		return;
+	}
+	ha = hlthunk_device_memory_alloc(fa, size, 0, true, false);
+	hb = hlthunk_device_memory_alloc(fb, size, 0, true, false);
+	va = ha ? hlthunk_device_memory_map(fa, ha, 0) : 0;
+	vb = hb ? hlthunk_device_memory_map(fb, hb, 0) : 0;
+	if (va && vb) {
+		da = hlthunk_device_mapped_memory_export_dmabuf_fd(fa, va, size,
+								   0, 0);
+		db = hlthunk_device_mapped_memory_export_dmabuf_fd(fb, vb, size,
+								   0, 0);
+	}
+	ca = ha ? hlthunk_device_memory_mmap(fa, ha, size) : NULL;
+	cb = hb ? hlthunk_device_memory_mmap(fb, hb, size) : NULL;
+	ok(da >= 0 && db >= 0 && ca && cb,
+	   "HBM: 1 MiB on each device, exported as dma-buf, CPU-mapped (%s)",
+	   da >= 0 && db >= 0 && ca && cb ? "ok" : strerror(errno));
+	if (da < 0 || db < 0 || !ca || !cb)
+		return;
+	ma = ibv_reg_dmabuf_mr(A.pd, 0, size, 0x10000000, da, ACC_ALL);
+	mb = ibv_reg_dmabuf_mr(B.pd, 0, size, 0x20000000, db, ACC_ALL);
+	ok(ma && mb, "ibv_reg_dmabuf_mr on both exports (%s)",
+	   ma && mb ? "ok" : strerror(errno));
+	if (!ma || !mb || connect_pair(7))
+		return;
+	fill(ca, size, 11);
+	memset(cb, 0, size);
+	sg = (struct ibv_sge){ 0x10000000, size, ma->lkey };
+	post_write(A.qp, IBV_WR_RDMA_WRITE, &sg, 1, 0x20000000, mb->rkey,
+		   IBV_SEND_SIGNALED, 0);
+	n = wait_wc(A.cq, &wc);
+	ok(!n && wc.status == IBV_WC_SUCCESS && !memcmp(ca, cb, size),
+	   "RDMA WRITE HBM(A) -> HBM(B), 1 MiB, verified through the CPU mapping");
+	memset(ca, 0, size);
+	fill(cb, size, 17);
+	sg = (struct ibv_sge){ 0x10000000 + 4096, size - 8192, ma->lkey };
+	post_write(A.qp, IBV_WR_RDMA_READ, &sg, 1, 0x20000000 + 4096, mb->rkey,
+		   IBV_SEND_SIGNALED, 0);
+	n = wait_wc(A.cq, &wc);
+	ok(!n && wc.status == IBV_WC_SUCCESS &&
+	   !memcmp(ca + 4096, cb + 4096, size - 8192) && !ca[0] &&
+	   !ca[size - 1], "RDMA READ HBM(B) -> HBM(A), verified");
+	ibv_destroy_qp(A.qp);
+	ibv_destroy_qp(B.qp);
+	A.qp = B.qp = NULL;
+	ibv_dereg_mr(ma);
+	ibv_dereg_mr(mb);
+	/* the export is pinned by the MR until here; now it can go */
+	close(da);
+	close(db);
+	hlthunk_device_memory_munmap(ca, size);
+	hlthunk_device_memory_munmap(cb, size);
+	hlthunk_memory_unmap(fa, va);
+	hlthunk_memory_unmap(fb, vb);
+	ok(hlthunk_device_memory_free(fa, ha) == 0, "free HBM after dereg");
+	hlthunk_close(fa);
+	hlthunk_close(fb);
+}
+
+/* A dma-buf of the system heap (host pages) as the target of a WRITE. */
+static void test_heap(void)
+{
+	struct dma_heap_allocation_data d = {
+		.len = 1 << 20, .fd_flags = O_RDWR | O_CLOEXEC,
+	};
+	int heap = open("/dev/dma_heap/system", O_RDONLY | O_CLOEXEC);
+	uint8_t *src = aligned_alloc(4096, 1 << 20), *dst;
+	struct ibv_mr *ms, *md;
+	struct ibv_sge sg;
+	struct ibv_wc wc;
+	int n, fd;
+
+	if (heap < 0) {
+		printf("ok %d - dma-buf MR on the system heap # SKIP no /dev/dma_heap/system\n",
+		       ++tap_n);
+		return;
+	}
+	ok(ioctl(heap, DMA_HEAP_IOCTL_ALLOC, &d) == 0,
+	   "allocate 1 MiB from /dev/dma_heap/system");
+	fd = d.fd;
+	dst = mmap(NULL, 1 << 20, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	ms = ibv_reg_mr(A.pd, src, 1 << 20, ACC_ALL);
+	md = ibv_reg_dmabuf_mr(B.pd, 0, 1 << 20, 0x30000000, fd, ACC_ALL);
+	ok(md != NULL && dst != MAP_FAILED, "ibv_reg_dmabuf_mr on a system heap dma-buf");
+	if (!md || !ms || dst == MAP_FAILED || connect_pair(7))
+		return;
+	fill(src, 1 << 20, 23);
+	memset(dst, 0, 1 << 20);
+	sg = (struct ibv_sge){ (uintptr_t)src, 1 << 20, ms->lkey };
+	post_write(A.qp, IBV_WR_RDMA_WRITE, &sg, 1, 0x30000000, md->rkey,
+		   IBV_SEND_SIGNALED, 0);
+	n = wait_wc(A.cq, &wc);
+	ok(!n && wc.status == IBV_WC_SUCCESS && !memcmp(src, dst, 1 << 20),
+	   "RDMA WRITE into the heap dma-buf, verified through its mmap");
+	ibv_destroy_qp(A.qp);
+	ibv_destroy_qp(B.qp);
+	A.qp = B.qp = NULL;
+	ibv_dereg_mr(md);
+	ibv_dereg_mr(ms);
+	munmap(dst, 1 << 20);
+	close(fd);
+	/* a closed dma-buf fd cannot be registered */
+	errno = 0;
+	md = ibv_reg_dmabuf_mr(B.pd, 0, 1 << 20, 0, fd, ACC_ALL);
+	ok(!md && errno, "dma-buf MR on a closed fd fails (%s)", strerror(errno));
+	/* an fd that is not a dma-buf */
+	errno = 0;
+	md = ibv_reg_dmabuf_mr(B.pd, 0, 4096, 0, heap, ACC_ALL);
+	ok(!md && errno, "dma-buf MR on a non-dma-buf fd fails (%s)",
+	   strerror(errno));
+	close(heap);
+	free(src);
+}
+
+int main(int argc, char **argv)
+{
+	if (argc < 5) {
+		fprintf(stderr, "usage: %s DEV_A GID_A DEV_B GID_B [ACC_A ACC_B]\n",
+			argv[0]);
+		return 2;
+	}
+	printf("TAP version 13\n");
+	if (open_side(&A, argv[1], atoi(argv[2])) ||
+	    open_side(&B, argv[3], atoi(argv[4]))) {
+		ok(false, "open %s and %s", argv[1], argv[3]);
+		printf("1..%d\n", tap_n);
+		return 1;
+	}
+	test_state_machine();
+	test_data();
+	test_heap();
+	if (argc >= 7)
+		test_hbm(atoi(argv[5]), atoi(argv[6]));
+	if (A.qp)
+		ibv_destroy_qp(A.qp);
+	if (B.qp)
+		ibv_destroy_qp(B.qp);
+	printf("1..%d\n", tap_n);
+	return failed ? 1 : 0;
+}
