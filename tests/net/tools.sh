@@ -173,6 +173,53 @@ if grep -q "^ *rx-rmon-etherStatsPkts65to127Octets: [1-9]" <<<"$out" &&
 else
 	t_fail "ethtool -S --all-groups" "$out"
 fi
+# IEEE 802.3 MAC statistics (ethtool -S --groups eth-mac): N broadcast
+# pings from $NETIF, then the frame counts rise by at least N on both ends
+# and equal the mac_* counters of ethtool -S
+eth_mac() { # NS IF NAME
+	ip netns exec "$1" ethtool -S "$2" --groups eth-mac 2>/dev/null |
+		awk -v k="eth-mac-$3:" '$1 == k { print $2; exit }'
+}
+# mac_vs_std NS IF NAME MAC_COUNTERS...: "STD SUM" from a quiet moment
+# (the sum read before and after the group, background IPv6 may send)
+mac_vs_std() {
+	local ns=$1 ifc=$2 name=$3 i v a b c
+	shift 3
+	for i in 1 2 3 4 5; do
+		a=0 c=0
+		for v in "$@"; do a=$((a + $(ethtool_stat "$ns" "$ifc" "$v"))); done
+		b=$(eth_mac "$ns" "$ifc" "$name")
+		for v in "$@"; do c=$((c + $(ethtool_stat "$ns" "$ifc" "$v"))); done
+		[ "$a" = "$c" ] && break
+	done
+	echo "${b:-none} $c"
+}
+nb=10
+b_tx=$(eth_mac "$LOCAL_NS" "$NETIF" FramesTransmittedOK)
+b_btx=$(eth_mac "$LOCAL_NS" "$NETIF" BroadcastFramesXmittedOK)
+b_rx=$(eth_mac "$REMOTE_NS" "$REMOTE_IFNAME" FramesReceivedOK)
+b_brx=$(eth_mac "$REMOTE_NS" "$REMOTE_IFNAME" BroadcastFramesReceivedOK)
+lcl ping -b -c "$nb" -i 0.2 -W 1 "${LOCAL_V4%.*}.255" >/dev/null 2>&1
+a_tx=$(eth_mac "$LOCAL_NS" "$NETIF" FramesTransmittedOK)
+a_btx=$(eth_mac "$LOCAL_NS" "$NETIF" BroadcastFramesXmittedOK)
+a_rx=$(eth_mac "$REMOTE_NS" "$REMOTE_IFNAME" FramesReceivedOK)
+a_brx=$(eth_mac "$REMOTE_NS" "$REMOTE_IFNAME" BroadcastFramesReceivedOK)
+if [[ "$b_tx$a_tx$b_btx$a_btx$b_rx$a_rx$b_brx$a_brx" =~ ^[0-9]+$ ]] &&
+   [ ${#b_tx} -gt 0 ] && [ ${#a_tx} -gt 0 ] && [ ${#b_btx} -gt 0 ] && [ ${#a_btx} -gt 0 ] &&
+   [ ${#b_rx} -gt 0 ] && [ ${#a_rx} -gt 0 ] && [ ${#b_brx} -gt 0 ] && [ ${#a_brx} -gt 0 ] &&
+   [ $((a_tx - b_tx)) -ge "$nb" ] && [ $((a_btx - b_btx)) -ge "$nb" ] &&
+   [ $((a_rx - b_rx)) -ge "$nb" ] && [ $((a_brx - b_brx)) -ge "$nb" ]; then
+	t_ok "ethtool -S --groups eth-mac: $nb broadcast pings: Frames/BroadcastFramesXmittedOK +$((a_tx - b_tx))/+$((a_btx - b_btx)), peer Frames/BroadcastFramesReceivedOK +$((a_rx - b_rx))/+$((a_brx - b_brx))"
+else
+	t_fail "ethtool -S --groups eth-mac after $nb broadcast pings" \
+		"FramesTransmittedOK ${b_tx:-none} -> ${a_tx:-none}, BroadcastFramesXmittedOK ${b_btx:-none} -> ${a_btx:-none}" \
+		"peer FramesReceivedOK ${b_rx:-none} -> ${a_rx:-none}, BroadcastFramesReceivedOK ${b_brx:-none} -> ${a_brx:-none}" \
+		"$(lcl ethtool -S "$NETIF" --all-groups 2>&1)"
+fi
+read -r std sum <<<"$(mac_vs_std "$LOCAL_NS" "$NETIF" FramesTransmittedOK mac_tx_frames)"
+t_expect "eth-mac FramesTransmittedOK = mac_tx_frames" "$sum" "$std"
+read -r std sum <<<"$(mac_vs_std "$REMOTE_NS" "$REMOTE_IFNAME" FramesReceivedOK mac_rx_frames roce_rx_frames)"
+t_expect "eth-mac FramesReceivedOK (peer) = mac_rx_frames + roce_rx_frames" "$sum" "$std"
 out=$(lcl ethtool -I -a "$NETIF" 2>&1)
 if grep -q "tx_pause_frames:" <<<"$out" && grep -q "rx_pause_frames:" <<<"$out"; then
 	t_ok "ethtool -I -a: pause statistics"

@@ -112,7 +112,7 @@ struct gn_rx_desc {
 
 /* MAC counters (the MIB of the port). */
 struct gn_mac_stats {
-	u64 tx_frames;
+	u64 tx_frames;		/* sent, the RoCE engine's frames included */
 	u64 tx_bytes;
 	u64 tx_mcast;
 	u64 tx_bcast;
@@ -120,6 +120,7 @@ struct gn_mac_stats {
 	u64 tx_errors;		/* dropped: malformed descriptors */
 	u64 tx_paused;		/* times held by the peer's pause */
 	u64 rx_frames;		/* delivered to an RX ring */
+	/* rx_bytes, rx_mcast, rx_bcast, rx_hist: rx_frames + roce_rx_frames */
 	u64 rx_bytes;
 	u64 rx_mcast;
 	u64 rx_bcast;

@@ -294,6 +294,23 @@ static void gn_mac_roce_rx(struct gn_mac *mac, const struct gn_frame *f)
 }
 
 /*
+ * The MIB counters of a frame received without error, whether it went to an
+ * RX ring (rx_frames) or to the RoCE engine (roce_rx_frames).
+ */
+static void gn_mac_count_rx(struct gn_mac_stats *st, const u8 *da,
+			    unsigned int flen)
+{
+	st->rx_bytes += flen;
+	if (is_multicast_ether_addr(da)) {
+		if (is_broadcast_ether_addr(da))
+			st->rx_bcast++;
+		else
+			st->rx_mcast++;
+	}
+	st->rx_hist[gn_mac_hist_bucket(flen + ETH_FCS_LEN)]++;
+}
+
+/*
  * Receive one frame from the cable.  Called with the sender's TX ring lock
  * held (BH disabled, RCU).  Returns -EAGAIN if the frame must stay in the
  * sender's ring (pause), 0 otherwise (delivered or counted as dropped).
@@ -333,6 +350,7 @@ static int gn_mac_rx(struct gn_mac *mac, const struct gn_frame *f,
 	if (roce && READ_ONCE(mac->roce_en)) {
 		spin_lock(&rxq->lock);
 		rxq->st.roce_rx_frames++;
+		gn_mac_count_rx(&rxq->st, hdr, flen);
 		spin_unlock(&rxq->lock);
 		gn_mac_roce_rx(mac, f);
 		return 0;
@@ -372,14 +390,7 @@ static int gn_mac_rx(struct gn_mac *mac, const struct gn_frame *f,
 	WRITE_ONCE(d->status, cpu_to_le16(status));
 	rxq->head++;
 	rxq->st.rx_frames++;
-	rxq->st.rx_bytes += flen;
-	if (is_multicast_ether_addr(hdr)) {
-		if (is_broadcast_ether_addr(hdr))
-			rxq->st.rx_bcast++;
-		else
-			rxq->st.rx_mcast++;
-	}
-	rxq->st.rx_hist[gn_mac_hist_bucket(flen + ETH_FCS_LEN)]++;
+	gn_mac_count_rx(&rxq->st, hdr, flen);
 	spin_unlock(&rxq->lock);
 	gn_mac_irq(mac, q);
 	return 0;
