@@ -29,6 +29,8 @@ drop_kernel_camelcase() {
 		printf '%s\n' "$line"
 	done
 }
+# checkpatch leaves a CamelCase cache file in the current directory.
+trap 'rm -f /src/.checkpatch-camelcase.*' EXIT
 echo "TAP version 13"
 echo "1..$(( ${#files[@]} + 1 ))"
 n=0 bad=0
