@@ -152,6 +152,20 @@ static int gib_netdev_event(struct notifier_block *nb, unsigned long event,
 	return NOTIFY_DONE;
 }
 
+/* Drop the references on the ports' netdevs taken at probe. */
+static void gib_put_netdevs(struct gib_dev *dev)
+{
+	u32 port;
+
+	rtnl_lock();
+	for (port = 0; port < dev->num_ports; port++) {
+		if (dev->netdevs[port])
+			dev_put(dev->netdevs[port]);
+		dev->netdevs[port] = NULL;
+	}
+	rtnl_unlock();
+}
+
 static int gib_probe(struct auxiliary_device *adev,
 		     const struct auxiliary_device_id *id)
 {
@@ -159,7 +173,6 @@ static int gib_probe(struct auxiliary_device *adev,
 	struct gaudi_nic_dev *gdev = radev->gdev;
 	char name[IB_DEVICE_NAME_MAX];
 	struct gib_dev *dev;
-	u32 port;
 	int ret;
 
 	if (!gdev->num_ports || gdev->num_ports > GIB_MAX_PORTS)
@@ -224,13 +237,7 @@ err_unregister:
 	ib_unregister_device(&dev->ibdev);
 err_disable:
 	gaudi_nic_roce_disable(dev->hw);
-	rtnl_lock();
-	for (port = 0; port < dev->num_ports; port++) {
-		if (dev->netdevs[port])
-			dev_put(dev->netdevs[port]);
-		dev->netdevs[port] = NULL;
-	}
-	rtnl_unlock();
+	gib_put_netdevs(dev);
 err_free:
 	ib_dealloc_device(&dev->ibdev);
 	return ret;
@@ -239,19 +246,12 @@ err_free:
 static void gib_remove(struct auxiliary_device *adev)
 {
 	struct gib_dev *dev = auxiliary_get_drvdata(adev);
-	u32 port;
 
 	unregister_netdevice_notifier(&dev->nb);
 	/* Destroys every object; user processes see -EIO afterwards. */
 	ib_unregister_device(&dev->ibdev);
 	gaudi_nic_roce_disable(dev->hw);
-	rtnl_lock();
-	for (port = 0; port < dev->num_ports; port++) {
-		if (dev->netdevs[port])
-			dev_put(dev->netdevs[port]);
-		dev->netdevs[port] = NULL;
-	}
-	rtnl_unlock();
+	gib_put_netdevs(dev);
 	WARN_ON(!xa_empty(&dev->cqs) || !xa_empty(&dev->qps));
 	ida_destroy(&dev->pd_ida);
 	ida_destroy(&dev->cq_ida);
