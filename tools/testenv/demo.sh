@@ -19,10 +19,10 @@ modprobe -q drm || fail "cannot load drm"
 run insmod "$GN_KO" num_devices=2 || fail "insmod gaudi_nic.ko failed (see dmesg)"
 run ls -l /dev/accel/
 for d in 0 1; do
-	printf 'gaudi_nic.%s: serial %s, HBM %s bytes at bus address %s\n' "$d" \
-		"$(cat /sys/bus/platform/devices/gaudi_nic.$d/serial 2>/dev/null)" \
-		"$(cat /sys/bus/platform/devices/gaudi_nic.$d/gaudi_nic/hbm_size)" \
-		"$(cat /sys/bus/platform/devices/gaudi_nic.$d/gaudi_nic/bus_base)"
+	a=/sys/bus/platform/devices/gaudi_nic.$d/gaudi_nic
+	printf 'gaudi_nic.%s: serial %s, %s MiB HBM at bus address 0x%x, %s ports\n' "$d" \
+		"$(cat $a/serial)" "$(( $(cat $a/hbm_size) >> 20 ))" "$(cat $a/bus_base)" \
+		"$(cat $a/num_ports)"
 done
 
 step "Device memory through hl-thunk: allocate, write through a CPU mapping, map, export as dma-buf"

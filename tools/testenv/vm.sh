@@ -18,8 +18,11 @@ kver=${GAUDI_NIC_KVER:?run inside the test root}
 kernel=/boot/vmlinuz-$kver
 mem=${GAUDI_NIC_VM_MEM:-3G}
 
+# Tests keep the kernel's console in their log (for crashes); the demo
+# shows only what it runs.
+verbose=(--verbose)
 vng_run() { # TIMEOUT GUEST_COMMAND
-	timeout --kill-after=20 "$1" vng --verbose --run "$kernel" --disable-kvm --force-9p \
+	timeout --kill-after=20 "$1" vng "${verbose[@]}" --run "$kernel" --disable-kvm --force-9p \
 		--cpus "$(nproc)" --memory "$mem" --rwdir /build \
 		--append "panic_on_warn=0 oops=panic" \
 		--exec "$2"
@@ -27,6 +30,7 @@ vng_run() { # TIMEOUT GUEST_COMMAND
 
 if [ "${1:-}" = --demo ]; then
 	script=$2
+	verbose=()
 	vng_run 1800 "bash /src/$script" 2>&1 | tee /build/demo.log
 	exit "${PIPESTATUS[0]}"
 fi
