@@ -40,6 +40,21 @@ rmt() { ip netns exec "$REMOTE_NS" "$@"; }
 _tap_n=0
 tap_start() { echo "TAP version 13"; }
 tap_done() { echo "1..$_tap_n"; }
+# tap_env_start SETUP: start the TAP stream and run the environment setup
+# function SETUP in this shell (it may set variables the test uses); if it
+# fails, report its output and the kernel log's tail, and end the test.
+tap_env_start() {
+	local log
+	log=$(mktemp)
+	tap_start
+	if ! "$1" >"$log" 2>&1; then
+		t_fail "environment setup" "$(cat "$log")" "$(dmesg | tail -n 20)"
+		rm -f "$log"
+		tap_done
+		exit 1
+	fi
+	rm -f "$log"
+}
 t_ok() { _tap_n=$((_tap_n + 1)); echo "ok $_tap_n - $*"; }
 t_fail() { _tap_n=$((_tap_n + 1)); echo "not ok $_tap_n - $1"; shift; [ $# -gt 0 ] && printf '%s\n' "$@" | head -n 30 | sed 's/^/# /'; return 0; }
 t_skip() { _tap_n=$((_tap_n + 1)); echo "ok $_tap_n - $1 # SKIP $2"; }

@@ -16,12 +16,7 @@ cleanup() {
 	return 0
 }
 trap cleanup EXIT
-tap_start
-if ! out=$(env_setup 2>&1); then
-	t_fail "environment setup" "$out"
-	tap_done
-	exit 1
-fi
+tap_env_start env_setup
 t_ok "environment: $NETIF ($LOCAL_NS) cabled to $REMOTE_IFNAME ($REMOTE_NS)"
 
 # --- unlink and relink

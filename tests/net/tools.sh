@@ -7,12 +7,7 @@ GN_DEV=${GN_DEV:-22}
 . "$here/lib.sh"
 
 trap env_cleanup EXIT
-tap_start
-if ! out=$(env_setup 2>&1); then
-	t_fail "environment setup" "$out"
-	tap_done
-	exit 1
-fi
+tap_env_start env_setup
 t_ok "environment: $NETIF ($LOCAL_NS) cabled to $REMOTE_IFNAME ($REMOTE_NS)"
 DL=platform/gaudi_nic.$GN_DEV
 

@@ -8,12 +8,7 @@ GN_DEV=${GN_DEV:-21}
 . "$here/lib.sh"
 
 trap env_cleanup EXIT
-tap_start
-if ! out=$(env_setup 2>&1); then
-	t_fail "environment setup" "$out"
-	tap_done
-	exit 1
-fi
+tap_env_start env_setup
 t_ok "environment: $NETIF ($LOCAL_NS) cabled to $REMOTE_IFNAME ($REMOTE_NS)"
 
 t_check "ping $REMOTE_V4" lcl ping -c 3 -i 0.2 -W 5 "$REMOTE_V4"

@@ -7,12 +7,7 @@ here=$(dirname "$0")
 export GAUDI_DEBUG=1
 
 trap rdma_env_cleanup EXIT
-tap_start
-if ! rdma_env_setup >/tmp/rdma-setup.log 2>&1; then
-	t_fail "environment setup" "$(cat /tmp/rdma-setup.log)" "$(dmesg | tail -n 20)"
-	tap_done
-	exit 1
-fi
+tap_env_start rdma_env_setup
 t_ok "environment: $IB_A ($IF_A in $NS_A) cabled to $IB_B ($IF_B in $NS_B), gids $GID_A/$GID_B"
 
 devs=$(ibv_devices 2>&1)

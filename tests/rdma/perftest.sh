@@ -14,12 +14,7 @@ cleanup() {
 	rdma_env_cleanup
 }
 trap cleanup EXIT
-tap_start
-if ! rdma_env_setup >/tmp/rdma-setup.log 2>&1; then
-	t_fail "environment setup" "$(cat /tmp/rdma-setup.log)" "$(dmesg | tail -n 20)"
-	tap_done
-	exit 1
-fi
+tap_env_start rdma_env_setup
 t_ok "environment: $IB_A ($NS_A) cabled to $IB_B ($NS_B)"
 ns_a ip link set "$IF_A" mtu 9000
 ns_b ip link set "$IF_B" mtu 9000

@@ -9,12 +9,7 @@ DEV_B=${DEV_B:-35}
 . "$here/lib.sh"
 
 trap rdma_env_cleanup EXIT
-tap_start
-if ! rdma_env_setup >/tmp/rdma-setup.log 2>&1; then
-	t_fail "environment setup" "$(cat /tmp/rdma-setup.log)" "$(dmesg | tail -n 20)"
-	tap_done
-	exit 1
-fi
+tap_env_start rdma_env_setup
 t_ok "environment: $IB_A cabled to $IB_B"
 bin=/build/rdma-tests/verbs_test
 mkdir -p /build/rdma-tests
