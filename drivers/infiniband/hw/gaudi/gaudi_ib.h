@@ -15,6 +15,8 @@
 #include <linux/gaudi_nic/roce_hw.h>
 
 #define GIB_MAX_PORTS	24
+/* Address handles per device (AH numbers 1..GIB_MAX_AH), see struct gib_ah */
+#define GIB_MAX_AH	65536
 
 /*
  * One ib_device per gaudi_nic device.  Lifetime: allocated in the aux
@@ -36,6 +38,7 @@ struct gib_dev {
 	struct ida cq_ida;
 	struct ida qp_ida;
 	struct ida mr_ida;
+	struct ida ah_ida;	/* any context: AHs may be made in atomic ones */
 	struct xarray cqs;
 	struct xarray qps;
 	struct notifier_block nb;
@@ -93,6 +96,41 @@ struct gib_qp {
 	bool sig_all;
 };
 
+/*
+ * Address vector: where a packet goes and from which GID, in the engine's
+ * own encoding (the AV fields of struct gn_roce_qp_ctx: 0-based port,
+ * little-endian flow label, dmac already resolved).  QPs (IB_QP_AV) and
+ * AHs are validated into this one form by gib_av_from_attr().
+ */
+struct gib_av {
+	u8 port;
+	u8 sgid_index;
+	u8 hop_limit;
+	u8 traffic_class;
+	__le32 flow_label;
+	u8 dmac[ETH_ALEN];
+	u8 network;		/* GN_ROCE_GID_V2_IPV4 or GN_ROCE_GID_V2_IPV6 */
+	u8 rsvd;
+	u8 dgid[16];
+};
+
+/*
+ * Address handle.  Pure driver state today: nothing in the engine refers
+ * to it until UD QPs exist, so create and destroy never sleep and send no
+ * command (the core may create kernel AHs in atomic context).  @ahn is the
+ * AH's number, unique per device while it lives; it is meant to become
+ * the index of the AH in an engine-readable AH table.  Immutable between
+ * create_ah and destroy_ah.  The core holds a reference on the source GID
+ * entry (ib_ah.sgid_attr) for the whole lifetime, so @av.sgid_index is not
+ * reused while the AH exists, but the entry may be invalidated (address
+ * removed): then SET_GID has cleared it in the engine.
+ */
+struct gib_ah {
+	struct ib_ah ibah;
+	u32 ahn;
+	struct gib_av av;
+};
+
 struct gib_mr {
 	struct ib_mr ibmr;
 	struct ib_umem *umem;
@@ -122,6 +160,11 @@ static inline struct gib_qp *to_gqp(struct ib_qp *qp)
 static inline struct gib_mr *to_gmr(struct ib_mr *mr)
 {
 	return container_of(mr, struct gib_mr, ibmr);
+}
+
+static inline struct gib_ah *to_gah(struct ib_ah *ah)
+{
+	return container_of(ah, struct gib_ah, ibah);
 }
 
 static inline struct gib_ucontext *to_guc(struct ib_ucontext *uc)

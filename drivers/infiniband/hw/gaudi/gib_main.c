@@ -188,6 +188,7 @@ static int gib_probe(struct auxiliary_device *adev,
 	ida_init(&dev->cq_ida);
 	ida_init(&dev->qp_ida);
 	ida_init(&dev->mr_ida);
+	ida_init(&dev->ah_ida);
 	xa_init_flags(&dev->cqs, XA_FLAGS_LOCK_IRQ);
 	xa_init_flags(&dev->qps, XA_FLAGS_LOCK_IRQ);
 
@@ -252,11 +253,14 @@ static void gib_remove(struct auxiliary_device *adev)
 	ib_unregister_device(&dev->ibdev);
 	gaudi_nic_roce_disable(dev->hw);
 	gib_put_netdevs(dev);
-	WARN_ON(!xa_empty(&dev->cqs) || !xa_empty(&dev->qps));
+	/* ib_unregister_device() destroyed every object, AHs included */
+	WARN_ON(!xa_empty(&dev->cqs) || !xa_empty(&dev->qps) ||
+		!ida_is_empty(&dev->ah_ida));
 	ida_destroy(&dev->pd_ida);
 	ida_destroy(&dev->cq_ida);
 	ida_destroy(&dev->qp_ida);
 	ida_destroy(&dev->mr_ida);
+	ida_destroy(&dev->ah_ida);
 	ib_dealloc_device(&dev->ibdev);
 }
 

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * gaudi_ib verbs: device/port queries, ucontext, PD, CQ, RC QP, MR.
+ * gaudi_ib verbs: device/port queries, ucontext, PD, AH, CQ, RC QP, MR.
  *
  * This version serves user space (the gaudi provider): work queues and
  * CQs are rings mapped into the process, which posts and polls without
@@ -84,6 +84,7 @@ static int gib_query_device(struct ib_device *ibdev,
 	a->max_cqe = (1 << GN_ROCE_MAX_CQ_LOG) - 1;
 	a->max_mr = GN_ROCE_MAX_MR - 1;
 	a->max_pd = GN_ROCE_MAX_PD;
+	a->max_ah = GIB_MAX_AH;
 	a->max_qp_rd_atom = GN_ROCE_MAX_RD_ATOM;
 	a->max_qp_init_rd_atom = GN_ROCE_MAX_RD_ATOM;
 	a->max_res_rd_atom = GN_ROCE_MAX_RD_ATOM * GN_ROCE_MAX_QP;
@@ -636,11 +637,18 @@ err_ida:
 #define GIB_QP_ACCESS	(IB_ACCESS_LOCAL_WRITE | IB_ACCESS_REMOTE_WRITE | \
 			 IB_ACCESS_REMOTE_READ)
 
-static int gib_fill_av(struct gib_dev *dev, struct gib_qp *qp,
-		       struct rdma_ah_attr *ah, struct gn_roce_qp_ctx *c)
+/*
+ * Check a RoCE v2 address vector and encode it for the engine.  The core
+ * has already looked up the source GID (sgid_attr, referenced) and, for
+ * user QPs and AHs, resolved the destination MAC and hop limit through
+ * the IP stack of the GID's netdev.
+ */
+static int gib_av_from_attr(struct gib_dev *dev,
+			    const struct rdma_ah_attr *ah, struct gib_av *av)
 {
 	const struct ib_global_route *grh;
 	const struct ib_gid_attr *sgid;
+	bool v4;
 
 	if (ah->type != RDMA_AH_ATTR_TYPE_ROCE ||
 	    !(rdma_ah_get_ah_flags(ah) & IB_AH_GRH))
@@ -654,15 +662,36 @@ static int gib_fill_av(struct gib_dev *dev, struct gib_qp *qp,
 	    rdma_ah_get_port_num(ah) > dev->num_ports)
 		return -EINVAL;
 	/* Both ends of a RoCE v2 path use the same IP version. */
-	if (ipv6_addr_v4mapped((struct in6_addr *)grh->dgid.raw) !=
-	    ipv6_addr_v4mapped((struct in6_addr *)sgid->gid.raw))
+	v4 = ipv6_addr_v4mapped((struct in6_addr *)sgid->gid.raw);
+	if (ipv6_addr_v4mapped((struct in6_addr *)grh->dgid.raw) != v4)
 		return -EINVAL;
-	memcpy(c->dgid, grh->dgid.raw, sizeof(c->dgid));
-	memcpy(c->dmac, ah->roce.dmac, ETH_ALEN);
-	c->sgid_index = grh->sgid_index;
-	c->hop_limit = grh->hop_limit;
-	c->traffic_class = grh->traffic_class;
-	c->flow_label = cpu_to_le32(grh->flow_label);
+	memset(av, 0, sizeof(*av));
+	av->port = rdma_ah_get_port_num(ah) ? rdma_ah_get_port_num(ah) - 1 : 0;
+	av->sgid_index = grh->sgid_index;
+	av->hop_limit = grh->hop_limit;
+	av->traffic_class = grh->traffic_class;
+	av->flow_label = cpu_to_le32(grh->flow_label);
+	memcpy(av->dmac, ah->roce.dmac, ETH_ALEN);
+	av->network = v4 ? GN_ROCE_GID_V2_IPV4 : GN_ROCE_GID_V2_IPV6;
+	memcpy(av->dgid, grh->dgid.raw, sizeof(av->dgid));
+	return 0;
+}
+
+static int gib_fill_av(struct gib_dev *dev, struct gib_qp *qp,
+		       struct rdma_ah_attr *ah, struct gn_roce_qp_ctx *c)
+{
+	struct gib_av av;
+	int ret;
+
+	ret = gib_av_from_attr(dev, ah, &av);
+	if (ret)
+		return ret;
+	memcpy(c->dgid, av.dgid, sizeof(c->dgid));
+	memcpy(c->dmac, av.dmac, ETH_ALEN);
+	c->sgid_index = av.sgid_index;
+	c->hop_limit = av.hop_limit;
+	c->traffic_class = av.traffic_class;
+	c->flow_label = av.flow_label;
 	return 0;
 }
 
@@ -914,6 +943,50 @@ static int gib_post_recv(struct ib_qp *ibqp, const struct ib_recv_wr *wr,
 	return 0;
 }
 
+/* ------------------------------------------------------------------ AH */
+
+/*
+ * Address handles.  The core calls create_ah for kernel AHs (sleepable
+ * or not, as RDMA_CREATE_AH_SLEEPABLE says) and create_user_ah, always
+ * sleepable, for uverbs; both only validate and store the address vector
+ * (struct gib_ah), so neither sleeps nor talks to the engine.
+ */
+static int gib_create_ah(struct ib_ah *ibah, struct rdma_ah_init_attr *init,
+			 struct ib_udata *udata)
+{
+	struct gib_dev *dev = to_gdev(ibah->device);
+	struct gib_ah *ah = to_gah(ibah);
+	gfp_t gfp = init->flags & RDMA_CREATE_AH_SLEEPABLE ? GFP_KERNEL :
+							     GFP_ATOMIC;
+	const struct ib_global_route *grh;
+	int ret;
+
+	ret = gib_check_udata_in(udata);
+	if (ret)
+		return ret;
+	ret = gib_av_from_attr(dev, init->ah_attr, &ah->av);
+	if (ret)
+		return ret;
+	/* The engine has no multicast groups (no UD yet either). */
+	grh = rdma_ah_read_grh(init->ah_attr);
+	if (rdma_is_multicast_addr((struct in6_addr *)grh->dgid.raw))
+		return -EOPNOTSUPP;
+	ret = ida_alloc_range(&dev->ah_ida, 1, GIB_MAX_AH, gfp);
+	if (ret < 0)
+		return ret == -ENOSPC ? -ENOMEM : ret;
+	ah->ahn = ret;
+	return 0;
+}
+
+static int gib_destroy_ah(struct ib_ah *ibah, u32 flags)
+{
+	struct gib_ah *ah = to_gah(ibah);
+
+	/* ida_free() does not sleep: fine without RDMA_DESTROY_AH_SLEEPABLE */
+	ida_free(&to_gdev(ibah->device)->ah_ida, ah->ahn);
+	return 0;
+}
+
 /* ------------------------------------------------------------------ MR */
 
 static struct ib_mr *gib_get_dma_mr(struct ib_pd *pd, int access)
@@ -1130,6 +1203,9 @@ const struct ib_device_ops gib_dev_ops = {
 	.mmap_free = gib_mmap_free,
 	.alloc_pd = gib_alloc_pd,
 	.dealloc_pd = gib_dealloc_pd,
+	.create_ah = gib_create_ah,
+	.create_user_ah = gib_create_ah,
+	.destroy_ah = gib_destroy_ah,
 	.create_cq = gib_create_cq,
 	.destroy_cq = gib_destroy_cq,
 	.poll_cq = gib_poll_cq,
@@ -1149,6 +1225,7 @@ const struct ib_device_ops gib_dev_ops = {
 
 	INIT_RDMA_OBJ_SIZE(ib_ucontext, gib_ucontext, ibuc),
 	INIT_RDMA_OBJ_SIZE(ib_pd, gib_pd, ibpd),
+	INIT_RDMA_OBJ_SIZE(ib_ah, gib_ah, ibah),
 	INIT_RDMA_OBJ_SIZE(ib_cq, gib_cq, ibcq),
 	INIT_RDMA_OBJ_SIZE(ib_qp, gib_qp, ibqp),
 };
