@@ -83,6 +83,39 @@ static int gaudi_dealloc_pd(struct ibv_pd *pd)
 	return ret;
 }
 
+/*
+ * Address handles.  The kernel checks the address vector and resolves the
+ * destination MAC and hop limit through the IP stack of the source GID's
+ * netdev; the provider keeps the handle, for the UD QPs to come.
+ */
+static struct ibv_ah *gaudi_create_ah(struct ibv_pd *pd,
+				      struct ibv_ah_attr *attr)
+{
+	struct ib_uverbs_create_ah_resp resp = {};
+	struct gaudi_ah *ah;
+	int ret;
+
+	ah = calloc(1, sizeof(*ah));
+	if (!ah)
+		return NULL;
+	ret = ibv_cmd_create_ah(pd, &ah->ibv_ah, attr, &resp, sizeof(resp));
+	if (ret) {
+		free(ah);
+		errno = ret;
+		return NULL;
+	}
+	return &ah->ibv_ah;
+}
+
+static int gaudi_destroy_ah(struct ibv_ah *ibah)
+{
+	int ret = ibv_cmd_destroy_ah(ibah);
+
+	if (!ret)
+		free(container_of(ibah, struct gaudi_ah, ibv_ah));
+	return ret;
+}
+
 static struct ibv_mr *gaudi_reg_mr(struct ibv_pd *pd, void *addr,
 				   size_t length, uint64_t hca_va, int access)
 {
@@ -512,10 +545,12 @@ static void gaudi_free_context(struct ibv_context *ibctx);
 
 static const struct verbs_context_ops gaudi_ctx_ops = {
 	.alloc_pd = gaudi_alloc_pd,
+	.create_ah = gaudi_create_ah,
 	.create_cq = gaudi_create_cq,
 	.create_qp = gaudi_create_qp,
 	.dealloc_pd = gaudi_dealloc_pd,
 	.dereg_mr = gaudi_dereg_mr,
+	.destroy_ah = gaudi_destroy_ah,
 	.destroy_cq = gaudi_destroy_cq,
 	.destroy_qp = gaudi_destroy_qp,
 	.free_context = gaudi_free_context,

@@ -31,6 +31,10 @@ struct gaudi_context {
 	struct verbs_context ibv_ctx;
 };
 
+struct gaudi_ah {
+	struct ibv_ah ibv_ah;
+};
+
 /* A ring mapped from the kernel: header, then 2^log entries. */
 struct gaudi_ring {
 	void *map;
