@@ -28,6 +28,16 @@
 #define GIB_VENDOR_PART		0x1060
 #define GIB_FW_VER		0x0001000000000000ULL
 
+/*
+ * An MR is one single-level page list of PAGE_SIZE entries, and that list
+ * is one physically contiguous buffer: 2^19 entries (4 MiB of __le64, the
+ * largest page-allocator block without CMA) cover 2 GiB.  One entry is
+ * kept for a start that is not page aligned, so any buffer of up to
+ * GIB_MAX_MR_SIZE bytes fits, whatever its alignment: that is the
+ * max_mr_size query_device reports.
+ */
+#define GIB_MAX_MR_SIZE	(((u64)GN_ROCE_MAX_PBL_PAGES - 1) << PAGE_SHIFT)
+
 /* The uABI ring formats are the hardware ones. */
 static_assert(sizeof(struct gaudi_wqe) == sizeof(struct gn_roce_wqe));
 static_assert(sizeof(struct gaudi_cqe) == sizeof(struct gn_roce_cqe));
@@ -67,7 +77,7 @@ static int gib_query_device(struct ib_device *ibdev,
 	memset(a, 0, sizeof(*a));
 	a->fw_ver = GIB_FW_VER;
 	a->sys_image_guid = dev->ibdev.node_guid;
-	a->max_mr_size = (u64)GN_ROCE_MAX_PBL_PAGES << PAGE_SHIFT;
+	a->max_mr_size = GIB_MAX_MR_SIZE;
 	a->page_size_cap = PAGE_SIZE;
 	a->vendor_id = GIB_VENDOR_ID;
 	a->vendor_part_id = GIB_VENDOR_PART;
@@ -1077,6 +1087,19 @@ err_umem:
 	return ERR_PTR(ret);
 }
 
+static int gib_check_mr_len(struct gib_dev *dev, u64 len)
+{
+	if (!len)
+		return -EINVAL;
+	if (len > GIB_MAX_MR_SIZE) {
+		ibdev_warn_ratelimited(&dev->ibdev,
+				       "MR of %llu bytes refused: max_mr_size is %llu; register it in several MRs\n",
+				       len, GIB_MAX_MR_SIZE);
+		return -EINVAL;
+	}
+	return 0;
+}
+
 #define GIB_MR_ACCESS	(IB_ACCESS_LOCAL_WRITE | IB_ACCESS_REMOTE_WRITE | \
 			 IB_ACCESS_REMOTE_READ | IB_ACCESS_RELAXED_ORDERING)
 
@@ -1092,8 +1115,9 @@ static struct ib_mr *gib_reg_user_mr(struct ib_pd *pd, u64 start, u64 len,
 		return ERR_PTR(ret);
 	if (access & ~GIB_MR_ACCESS)
 		return ERR_PTR(-EOPNOTSUPP);
-	if (!len || len > ((u64)GN_ROCE_MAX_PBL_PAGES - 1) << PAGE_SHIFT)
-		return ERR_PTR(-EINVAL);
+	ret = gib_check_mr_len(to_gdev(pd->device), len);
+	if (ret)
+		return ERR_PTR(ret);
 	umem = ib_umem_get(pd->device, start, len, access);
 	if (IS_ERR(umem))
 		return ERR_CAST(umem);
@@ -1113,8 +1137,9 @@ static struct ib_mr *gib_reg_user_mr_dmabuf(struct ib_pd *pd, u64 offset,
 		return ERR_PTR(ret);
 	if (access & ~GIB_MR_ACCESS)
 		return ERR_PTR(-EOPNOTSUPP);
-	if (!len || len > ((u64)GN_ROCE_MAX_PBL_PAGES - 1) << PAGE_SHIFT)
-		return ERR_PTR(-EINVAL);
+	ret = gib_check_mr_len(to_gdev(pd->device), len);
+	if (ret)
+		return ERR_PTR(ret);
 	ud = ib_umem_dmabuf_get_pinned(pd->device, offset, len, fd, access);
 	if (IS_ERR(ud))
 		return ERR_CAST(ud);
