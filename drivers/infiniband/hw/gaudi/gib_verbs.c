@@ -85,6 +85,7 @@ static int gib_query_device(struct ib_device *ibdev,
 	a->max_qp = GN_ROCE_MAX_QP - GN_ROCE_MIN_QPN;
 	a->max_qp_wr = 1 << GN_ROCE_MAX_WQ_LOG;
 	a->device_cap_flags = IB_DEVICE_RC_RNR_NAK_GEN |
+			      IB_DEVICE_PORT_ACTIVE_EVENT |
 			      IB_DEVICE_CURR_QP_STATE_MOD |
 			      IB_DEVICE_SYS_IMAGE_GUID;
 	a->max_send_sge = GN_ROCE_MAX_SGE;
@@ -141,7 +142,8 @@ static int gib_query_port(struct ib_device *ibdev, u32 port,
 	a->max_mtu = IB_MTU_4096;
 	a->active_mtu = gib_port_mtu(dev, port);
 	a->gid_tbl_len = GN_ROCE_MAX_GID;
-	a->port_cap_flags = IB_PORT_CM_SUP;
+	/* no IB_PORT_CM_SUP: CM needs a GSI QP (QP1, UD), not there yet */
+	a->port_cap_flags = 0;
 	a->max_msg_sz = GN_ROCE_MAX_MSG;
 	a->bad_pkey_cntr = 0;
 	a->qkey_viol_cntr = 0;
