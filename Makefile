@@ -34,7 +34,8 @@ KVER ?= $(GAUDI_NIC_KVER)
 KDIR ?= /lib/modules/$(KVER)/build
 B := /build
 KMOD := $(B)/kmod
-MESON_COMPONENTS := hl-thunk collectives
+# In build order: tests/rdma links against the hl-thunk installed in $(B)/prefix.
+MESON_COMPONENTS := hl-thunk collectives tests/rdma
 # Kernel sources copied into the build directory: Kbuild writes its objects
 # next to the sources, and the checkout must stay clean.
 KSRC := Kbuild drivers include tests/kmod
@@ -62,16 +63,18 @@ sparse: kmod-sync
 # and UBSan for the unit tests (<c>), and optimised for benchmarks, the demo
 # and the VM (<c>-rel, installed into $(B)/prefix).  The rdma-core provider
 # is built inside the rdma-core source of the installed version (it needs
-# the private driver.h) and installed into $(B)/prefix too.
+# the private driver.h) and installed into $(B)/prefix too.  A component in a
+# subdirectory builds in build/<dir-with-dashes> (tests/rdma: build/tests-rdma).
+user: export PKG_CONFIG_PATH := $(B)/prefix/lib/pkgconfig
 user:
-	@set -e; for c in $(MESON_COMPONENTS); do \
-		echo "  MESON   $$c (ASan+UBSan: build/$$c; release: build/$$c-rel)"; \
-		[ -f $(B)/$$c/build.ninja ] || meson setup $(B)/$$c $$c \
+	@set -e; for src in $(MESON_COMPONENTS); do c=$${src//\//-}; \
+		echo "  MESON   $$src (ASan+UBSan: build/$$c; release: build/$$c-rel)"; \
+		[ -f $(B)/$$c/build.ninja ] || meson setup $(B)/$$c $$src \
 			--buildtype=debugoptimized -Dwerror=true -Dwarning_level=2 \
 			-Db_sanitize=address,undefined -Db_lundef=false \
 			>$(B)/$$c.setup.log 2>&1 || { cat $(B)/$$c.setup.log; exit 1; }; \
 		ninja -C $(B)/$$c >$(B)/$$c.ninja.log 2>&1 || { cat $(B)/$$c.ninja.log; exit 1; }; \
-		[ -f $(B)/$$c-rel/build.ninja ] || meson setup $(B)/$$c-rel $$c \
+		[ -f $(B)/$$c-rel/build.ninja ] || meson setup $(B)/$$c-rel $$src \
 			--buildtype=release -Dwerror=true -Dwarning_level=2 \
 			--prefix=$(B)/prefix --libdir=lib \
 			>$(B)/$$c-rel.setup.log 2>&1 || { cat $(B)/$$c-rel.setup.log; exit 1; }; \
