@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # verbs.sh - our own verbs test (tests/rdma/verbs_test.c) between two
-# gaudi devices: QP state machine, data path operations, protection and
-# RNR errors, HBM-to-HBM RDMA through dma-buf MRs; then teardown in the
-# wrong order (del_device under a live process).  Output: TAP.
+# gaudi devices: device limits, address handles (IPv4 and IPv6 GIDs), QP
+# state machine, data path operations, protection and RNR errors,
+# HBM-to-HBM RDMA through dma-buf MRs; then teardown in the wrong order
+# (del_device under live processes: QPs, CQs, MRs, an AH).  Output: TAP.
 here=$(dirname "$0")
 DEV_A=${DEV_A:-34}
 DEV_B=${DEV_B:-35}
@@ -21,6 +22,14 @@ fi
 # no LeakSanitizer: a failed step leaves its objects behind on purpose and
 # the program exits without closing its devices
 export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=0:abort_on_error=0}
+# global IPv6 addresses (no DAD) give each port a RoCE v2 IPv6 GID
+ns_a ip -6 addr add 2001:db8:5::1/64 dev "$IF_A" nodad
+ns_b ip -6 addr add 2001:db8:5::2/64 dev "$IF_B" nodad
+for ((i = 0; i < 50; i++)); do
+	grep -qs '^2001:0db8:0005:' /sys/class/infiniband/"$IB_A"/ports/1/gids/* &&
+	grep -qs '^2001:0db8:0005:' /sys/class/infiniband/"$IB_B"/ports/1/gids/* && break
+	sleep 0.1
+done
 # the test's own TAP lines, renumbered into ours
 while IFS= read -r line; do
 	case "$line" in
@@ -49,12 +58,35 @@ if grep -q "type RC" <<<"$res" && grep -q "^dev $IB_B cqn" <<<"$res" &&
 else
 	t_fail "rdma resource shows the live QP, CQ and MR" "$res"
 fi
+# and an address handle held by another process over the removal
+mkfifo /tmp/ah.ctl
+"$bin" --hold-ah "$IB_B" "$GID_B" "$IP_A" </tmp/ah.ctl >/tmp/ah.log 2>&1 &
+ahp=$!
+exec 7>/tmp/ah.ctl
+for ((i = 0; i < 100; i++)); do
+	grep -q '^ready' /tmp/ah.log && break
+	sleep 0.1
+done
+if grep -q '^ok .*AH on' /tmp/ah.log; then
+	t_ok "a second process holds an AH on $IB_B"
+else
+	t_fail "a second process holds an AH on $IB_B" "$(cat /tmp/ah.log)"
+fi
 t0=$(date +%s)
 if gn_del_device "$DEV_B"; then
-	t_ok "del_device $DEV_B with live QPs, CQs and MRs ($(( $(date +%s) - t0 )) s)"
+	t_ok "del_device $DEV_B with live QPs, CQs, MRs and AHs ($(( $(date +%s) - t0 )) s)"
 else
-	t_fail "del_device $DEV_B with live QPs, CQs and MRs"
+	t_fail "del_device $DEV_B with live QPs, CQs, MRs and AHs"
 fi
+exec 7>&-
+wait "$ahp"
+rc=$?
+if [ "$rc" = 0 ] && grep -q '^ok .*after the device is gone' /tmp/ah.log; then
+	t_ok "the AH holder cleans up after the removal"
+else
+	t_fail "the AH holder cleans up after the removal" "rc=$rc" "$(cat /tmp/ah.log)"
+fi
+rm -f /tmp/ah.ctl
 kill "$cp" 2>/dev/null
 wait "$cp"
 kill "$sp" 2>/dev/null
@@ -63,6 +95,11 @@ if [ -e /sys/class/infiniband/$IB_B ]; then
 	t_fail "$IB_B is gone"
 else
 	t_ok "$IB_B is gone"
+fi
+if dmesg | grep -q "$IB_A: MR of [0-9]* bytes refused: max_mr_size is"; then
+	t_ok "the refused oversized MR is logged"
+else
+	t_fail "the refused oversized MR is logged" "$(dmesg | tail -n 20)"
 fi
 if dmesg | grep -q "BUG:\|Oops\|WARNING:"; then
 	t_fail "no kernel warning" "$(dmesg | grep -A5 "BUG:\|Oops\|WARNING:" | head -n 30)"

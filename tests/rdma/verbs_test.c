@@ -6,9 +6,13 @@
  * errors (wrong rkey, out of bounds, missing access) that must leave the
  * target memory untouched, RNR retry exhaustion, flush on error, and
  * HBM-to-HBM RDMA through gaudi_nic dma-buf MRs (checked through the
- * accel CPU mapping).  Output: TAP.
+ * accel CPU mapping), address handles (IPv4 and IPv6 GIDs, bad input),
+ * device limits that must match what the driver accepts.  Output: TAP.
  *
- * usage: verbs_test DEV_A GID_A DEV_B GID_B ACCEL_A ACCEL_B
+ * usage: verbs_test DEV_A GID_A DEV_B GID_B [ACCEL_A ACCEL_B]
+ *        verbs_test --hold-ah DEV GID_INDEX PEER_IPV4
+ *   (creates an AH, prints "ready", waits for EOF on stdin, then destroys
+ *   it: verbs.sh deletes the device in between)
  */
 #include <errno.h>
 #include <stdarg.h>
@@ -297,7 +301,9 @@ static void test_data(void)
 		   mb->rkey, IBV_SEND_SIGNALED, 0xabcd1234);
 	ok(!wait_wc(A.cq, &wc) && wc.status == IBV_WC_SUCCESS,
 	   "WRITE_WITH_IMM completes");
-	ok(!wait_wc(B.cq, &wc) && wc.status == IBV_WC_SUCCESS &&
+	/* wait first: the message's arguments are evaluated before ok() */
+	n = wait_wc(B.cq, &wc);
+	ok(!n && wc.status == IBV_WC_SUCCESS &&
 	   wc.opcode == IBV_WC_RECV_RDMA_WITH_IMM && wc.wr_id == 77 &&
 	   (wc.wc_flags & IBV_WC_WITH_IMM) && ntohl(wc.imm_data) == 0xabcd1234 &&
 	   wc.byte_len == 3000 && !memcmp(b + 4096, a, 3000),
@@ -328,7 +334,8 @@ static void test_data(void)
 	sg[2] = (struct ibv_sge){ (uintptr_t)a + 9000, 900, ma->lkey };
 	post_write(A.qp, IBV_WR_SEND, sg, 3, 0, 0, IBV_SEND_SIGNALED, 0);
 	n = !wait_wc(A.cq, &wc) && wc.status == IBV_WC_SUCCESS;
-	ok(n && !wait_wc(B.cq, &wc) && wc.status == IBV_WC_SUCCESS &&
+	n = n && !wait_wc(B.cq, &wc);
+	ok(n && wc.status == IBV_WC_SUCCESS &&
 	   wc.opcode == IBV_WC_RECV && wc.byte_len == 5000 && wc.wr_id == 5,
 	   "SEND 5000 B from 3 SGEs received (%u bytes)", wc.byte_len);
 	ok(!memcmp(b, a, 100) && !memcmp(b + 100, a + 1000, 2900) &&
@@ -556,8 +563,289 @@ static void test_heap(void)
 	free(src);
 }
 
+/* ------------------------------------------------------ device limits */
+
+/*
+ * What ibv_devinfo -v shows must be what the driver accepts: the largest
+ * advertised queue, SGE count and CQ are created, one more is refused.
+ */
+static void test_limits(void)
+{
+	struct ibv_device_attr_ex dx = {};
+	struct ibv_device_attr *d = &dx.orig_attr;
+	struct ibv_qp_init_attr ia = {
+		.send_cq = A.cq, .recv_cq = A.cq, .qp_type = IBV_QPT_RC,
+	};
+	struct ibv_cq *cq;
+	struct ibv_qp *qp;
+
+	if (ibv_query_device_ex(A.ctx, NULL, &dx)) {
+		ok(false, "ibv_query_device_ex");
+		return;
+	}
+	ok(d->max_ah > 0 && d->max_mr_size > 0 && d->max_qp_wr > 0 &&
+	   d->max_sge > 0 && d->max_cqe > 0 && (d->page_size_cap & 4096) &&
+	   d->atomic_cap == IBV_ATOMIC_NONE &&
+	   (d->device_cap_flags & IBV_DEVICE_PORT_ACTIVE_EVENT),
+	   "device attributes: max_ah %d, max_mr_size 0x%llx, max_qp_wr %d, max_sge %d, max_cqe %d, page_size_cap 0x%llx, no atomics, port events",
+	   d->max_ah, (unsigned long long)d->max_mr_size, d->max_qp_wr,
+	   d->max_sge, d->max_cqe, (unsigned long long)d->page_size_cap);
+	ia.cap = (struct ibv_qp_cap){ .max_send_wr = d->max_qp_wr,
+				      .max_recv_wr = d->max_qp_wr,
+				      .max_send_sge = d->max_sge,
+				      .max_recv_sge = d->max_sge };
+	qp = ibv_create_qp(A.pd, &ia);
+	ok(qp != NULL, "QP with max_qp_wr (%d) WRs and max_sge (%d) SGEs",
+	   d->max_qp_wr, d->max_sge);
+	if (qp)
+		ibv_destroy_qp(qp);
+	ia.cap.max_send_wr = d->max_qp_wr + 1;
+	qp = ibv_create_qp(A.pd, &ia);
+	ok(qp == NULL, "QP with max_qp_wr + 1 WRs is refused");
+	if (qp)
+		ibv_destroy_qp(qp);
+	ia.cap.max_send_wr = 1;
+	ia.cap.max_send_sge = d->max_sge + 1;
+	qp = ibv_create_qp(A.pd, &ia);
+	ok(qp == NULL, "QP with max_sge + 1 SGEs is refused");
+	if (qp)
+		ibv_destroy_qp(qp);
+	cq = ibv_create_cq(A.ctx, d->max_cqe, NULL, NULL, 0);
+	ok(cq != NULL, "CQ of max_cqe (%d) entries", d->max_cqe);
+	if (cq)
+		ibv_destroy_cq(cq);
+	cq = ibv_create_cq(A.ctx, d->max_cqe + 1, NULL, NULL, 0);
+	ok(cq == NULL, "CQ of max_cqe + 1 entries is refused");
+	if (cq)
+		ibv_destroy_cq(cq);
+}
+
+/*
+ * MRs beyond max_mr_size are refused up front (-EINVAL, logged), before
+ * any page is pinned: the buffer is a reserved but untouched mapping.
+ */
+static void test_mr_limit(void)
+{
+	struct ibv_device_attr d;
+	size_t len;
+	void *p;
+	struct ibv_mr *mr;
+
+	if (ibv_query_device(A.ctx, &d)) {
+		ok(false, "ibv_query_device");
+		return;
+	}
+	len = d.max_mr_size + 4096;
+	p = mmap(NULL, len + 4096, PROT_READ | PROT_WRITE,
+		 MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+	if (p == MAP_FAILED) {
+		ok(false, "reserve %zu bytes of address space (%s)", len,
+		   strerror(errno));
+		return;
+	}
+	errno = 0;
+	mr = ibv_reg_mr(A.pd, p, len, IBV_ACCESS_LOCAL_WRITE);
+	ok(!mr && errno == EINVAL,
+	   "MR of max_mr_size + 4 KiB (%zu bytes) refused with EINVAL (%s)",
+	   len, mr ? "registered" : strerror(errno));
+	if (mr)
+		ibv_dereg_mr(mr);
+	munmap(p, len + 4096);
+}
+
+/* ---------------------------------------------------- address handles */
+
+static bool gid_is_v4(const union ibv_gid *g)
+{
+	static const uint8_t pfx[12] = { [10] = 0xff, [11] = 0xff };
+
+	return !memcmp(g->raw, pfx, sizeof(pfx));
+}
+
+/* Index of the first RoCE v2 global IPv6 GID of port 1, or -1. */
+static int find_v6_gid(struct ibv_context *ctx, union ibv_gid *gid)
+{
+	struct ibv_port_attr pa;
+	struct ibv_gid_entry e;
+	int i;
+
+	if (ibv_query_port(ctx, 1, &pa))
+		return -1;
+	for (i = 0; i < pa.gid_tbl_len; i++) {
+		if (ibv_query_gid_ex(ctx, 1, i, &e, 0) ||
+		    e.gid_type != IBV_GID_TYPE_ROCE_V2 || gid_is_v4(&e.gid) ||
+		    (e.gid.raw[0] == 0xfe && (e.gid.raw[1] & 0xc0) == 0x80))
+			continue;
+		*gid = e.gid;
+		return i;
+	}
+	return -1;
+}
+
+/* Index of an unused GID table entry of port 1, or -1. */
+static int find_empty_gid(struct ibv_context *ctx)
+{
+	struct ibv_port_attr pa;
+	struct ibv_gid_entry e;
+	int i;
+
+	if (ibv_query_port(ctx, 1, &pa))
+		return -1;
+	for (i = pa.gid_tbl_len - 1; i >= 0; i--)
+		if (ibv_query_gid_ex(ctx, 1, i, &e, 0))
+			return i;
+	return -1;
+}
+
+static struct ibv_ah *mk_ah(struct ibv_pd *pd, const union ibv_gid *dgid,
+			    int sgid_index, int port, int global)
+{
+	struct ibv_ah_attr a = {
+		.is_global = global, .port_num = port,
+		.grh = { .dgid = *dgid, .sgid_index = sgid_index,
+			 .hop_limit = 64 },
+	};
+
+	errno = 0;
+	return ibv_create_ah(pd, &a);
+}
+
+static const char *ah_res(struct ibv_ah *ah)
+{
+	return ah ? "created" : strerror(errno);
+}
+
+static void v4_gid(union ibv_gid *g, const char *ip)
+{
+	memset(g, 0, sizeof(*g));
+	g->raw[10] = g->raw[11] = 0xff;
+	inet_pton(AF_INET, ip, &g->raw[12]);
+}
+
+static void test_ah(void)
+{
+	union ibv_gid v6a, v6b, g;
+	struct ibv_ah *ah, *ahs[64];
+	struct ibv_pd *pd;
+	int i6a, i6b, empty, i, n;
+
+	ah = mk_ah(A.pd, &B.gid, A.gid_index, 1, 1);
+	ok(ah != NULL, "AH to the peer's IPv4 GID (sgid index %d): %s",
+	   A.gid_index, ah_res(ah));
+	ok(!ah || ibv_destroy_ah(ah) == 0, "destroy the IPv4 AH");
+
+	i6a = find_v6_gid(A.ctx, &v6a);
+	i6b = find_v6_gid(B.ctx, &v6b);
+	if (i6a < 0 || i6b < 0) {
+		ok(false, "both devices have a global IPv6 GID (%d, %d)", i6a,
+		   i6b);
+	} else {
+		ah = mk_ah(A.pd, &v6b, i6a, 1, 1);
+		ok(ah != NULL, "AH to the peer's IPv6 GID (sgid index %d): %s",
+		   i6a, ah_res(ah));
+		ok(!ah || ibv_destroy_ah(ah) == 0, "destroy the IPv6 AH");
+		ah = mk_ah(A.pd, &v6b, A.gid_index, 1, 1);
+		ok(ah == NULL, "AH from an IPv4 GID to an IPv6 GID is refused (%s)",
+		   ah_res(ah));
+		if (ah)
+			ibv_destroy_ah(ah);
+	}
+
+	ah = mk_ah(A.pd, &B.gid, 200, 1, 1);
+	ok(ah == NULL && errno == EINVAL,
+	   "AH with sgid index 200 (beyond the table) gives EINVAL (%s)",
+	   ah_res(ah));
+	if (ah)
+		ibv_destroy_ah(ah);
+	empty = find_empty_gid(A.ctx);
+	ah = empty < 0 ? NULL : mk_ah(A.pd, &B.gid, empty, 1, 1);
+	ok(empty >= 0 && ah == NULL && errno == ENODATA,
+	   "AH with sgid index %d (no such GID) gives ENODATA (%s)", empty,
+	   ah_res(ah));
+	if (ah)
+		ibv_destroy_ah(ah);
+	ah = mk_ah(A.pd, &B.gid, A.gid_index, 2, 1);
+	ok(ah == NULL && errno == EINVAL, "AH on port 2 gives EINVAL (%s)",
+	   ah_res(ah));
+	if (ah)
+		ibv_destroy_ah(ah);
+	ah = mk_ah(A.pd, &B.gid, A.gid_index, 1, 0);
+	ok(ah == NULL && errno == EINVAL,
+	   "AH without GRH on a RoCE port gives EINVAL (%s)", ah_res(ah));
+	if (ah)
+		ibv_destroy_ah(ah);
+	v4_gid(&g, "239.1.2.3");
+	ah = mk_ah(A.pd, &g, A.gid_index, 1, 1);
+	ok(ah == NULL && errno == EOPNOTSUPP,
+	   "AH to a multicast GID gives EOPNOTSUPP (%s)", ah_res(ah));
+	if (ah)
+		ibv_destroy_ah(ah);
+	v4_gid(&g, "198.51.100.7");
+	ah = mk_ah(A.pd, &g, A.gid_index, 1, 1);
+	ok(ah == NULL, "AH to an unroutable IPv4 address fails (%s)",
+	   ah_res(ah));
+	if (ah)
+		ibv_destroy_ah(ah);
+
+	/* many AHs on their own PD; the PD is busy while they live */
+	pd = ibv_alloc_pd(A.ctx);
+	for (n = 0; pd && n < (int)(sizeof(ahs) / sizeof(ahs[0])); n++) {
+		ahs[n] = mk_ah(pd, &B.gid, A.gid_index, 1, 1);
+		if (!ahs[n])
+			break;
+	}
+	ok(n == (int)(sizeof(ahs) / sizeof(ahs[0])), "%d AHs on one PD", n);
+	ok(pd && ibv_dealloc_pd(pd) == EBUSY,
+	   "the PD of live AHs cannot be freed (EBUSY)");
+	for (i = 0; i < n; i++)
+		if (ibv_destroy_ah(ahs[i]))
+			break;
+	ok(i == n, "destroy %d AHs", n);
+	ok(pd && ibv_dealloc_pd(pd) == 0, "then the PD is freed");
+}
+
+/*
+ * --hold-ah: keep an AH (and its PD) alive while verbs.sh deletes the
+ * device; afterwards destroying them must not fail otherwise than with
+ * EIO (the core already destroyed them; gaudi_ib warns at removal if an
+ * AH number was leaked).
+ */
+static int hold_ah(const char *dev, int gid_index, const char *peer)
+{
+	struct side s = {};
+	union ibv_gid g;
+	struct ibv_ah *ah;
+	char buf[64];
+	int r1, r2;
+
+	printf("TAP version 13\n");
+	if (open_side(&s, dev, gid_index)) {
+		ok(false, "open %s", dev);
+		printf("1..%d\n", tap_n);
+		return 1;
+	}
+	v4_gid(&g, peer);
+	ah = mk_ah(s.pd, &g, gid_index, 1, 1);
+	ok(ah != NULL, "AH on %s to %s held: %s", dev, peer, ah_res(ah));
+	printf("ready\n");
+	fflush(stdout);
+	while (fgets(buf, sizeof(buf), stdin))
+		;
+	r1 = ah ? ibv_destroy_ah(ah) : -1;
+	ibv_destroy_cq(s.cq);
+	r2 = ibv_dealloc_pd(s.pd);
+	/* EIO: the core destroyed them (0 with RDMAV_ALLOW_DISASSOC_DESTROY) */
+	ok((r1 == 0 || r1 == EIO) && (r2 == 0 || r2 == EIO),
+	   "after the device is gone: destroy AH %d, free PD %d", r1, r2);
+	ibv_close_device(s.ctx);
+	printf("1..%d\n", tap_n);
+	return failed ? 1 : 0;
+}
+
 int main(int argc, char **argv)
 {
+	if (argc == 5 && !strcmp(argv[1], "--hold-ah"))
+		return hold_ah(argv[2], atoi(argv[3]), argv[4]);
 	if (argc < 5) {
 		fprintf(stderr, "usage: %s DEV_A GID_A DEV_B GID_B [ACC_A ACC_B]\n",
 			argv[0]);
@@ -570,6 +858,9 @@ int main(int argc, char **argv)
 		printf("1..%d\n", tap_n);
 		return 1;
 	}
+	test_limits();
+	test_mr_limit();
+	test_ah();
 	test_state_machine();
 	test_data();
 	test_heap();
