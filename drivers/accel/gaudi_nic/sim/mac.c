@@ -91,7 +91,8 @@ struct gn_mac_rxq {
  * Locking: @lock (taken with BH disabled) protects everything but @on.  It
  * nests inside a TX ring lock and is never held while a frame is delivered
  * to the peer.  @on is the hot path's only test when no fault is set:
- * true while any @every[] is non-zero, written under @lock.
+ * true while any @every[] is non-zero or a frame is held, written under
+ * @lock; @every[] is also read locklessly by gn_mac_get_fault().
  *
  * Lifetime of @held, the frame held back by REORDER (a kmalloc'ed copy of
  * @held_len bytes): whoever takes it out under @lock delivers or frees it.
@@ -677,14 +678,13 @@ static void gn_fault_flush(struct gn_mac *mac, bool deliver)
 	fs->held = NULL;
 	gn_fault_update_on(fs);
 	peer = rcu_dereference(mac->peer);
-	if (held) {
-		if (deliver && peer && READ_ONCE(mac->link))
-			fs->reordered++;
-		else
-			fs->dropped++;
-	}
+	deliver = deliver && held && peer && READ_ONCE(mac->link);
+	if (deliver)
+		fs->reordered++;
+	else if (held)
+		fs->dropped++;
 	spin_unlock(&fs->lock);
-	if (held && deliver && peer && READ_ONCE(mac->link))
+	if (deliver)
 		gn_fault_rx_copy(peer, held, len, false);
 	local_bh_enable();
 	rcu_read_unlock();
@@ -698,7 +698,7 @@ int gn_mac_set_fault(struct gn_mac *mac, enum gn_mac_fault kind, u32 every)
 	if ((unsigned int)kind >= GN_MAC_FAULTS)
 		return -EINVAL;
 	spin_lock_bh(&fs->lock);
-	fs->every[kind] = every;
+	WRITE_ONCE(fs->every[kind], every);
 	gn_fault_update_on(fs);
 	spin_unlock_bh(&fs->lock);
 	/* REORDER off: nothing is held any more, out with the held frame */
