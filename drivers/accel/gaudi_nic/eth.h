@@ -157,6 +157,11 @@ struct gn_eth_port {
 	struct gn_eth_qstats qstats[GN_MAC_MAX_QUEUES];
 	/* fault injection (debugfs): ring allocations to fail */
 	u32 fail_alloc;
+	/* debugfs p<idx>_fault_<kind>: the MAC's cable faults (gn_mac_set_fault) */
+	struct gn_eth_fault_knob {
+		struct gn_eth_port *port;
+		enum gn_mac_fault kind;
+	} fault_knob[GN_MAC_FAULTS];
 };
 
 struct gn_eth_dev {

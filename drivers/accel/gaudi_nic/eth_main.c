@@ -759,8 +759,13 @@ static void gn_eth_port_destroy(struct gn_eth_port *port)
 {
 	struct net_device *ndev = port->ndev;
 
+	unsigned int k;
+
 	if (ndev->reg_state == NETREG_REGISTERED)
 		unregister_netdev(ndev);
+	/* the knobs go with the debugfs files: no fault outlives them */
+	for (k = 0; k < GN_MAC_FAULTS; k++)
+		gn_mac_set_fault(port->mac, k, 0);
 	rtnl_lock();
 	gn_mac_unbind(port->mac);
 	rtnl_unlock();
@@ -856,6 +861,29 @@ err_free:
 	return ERR_PTR(ret);
 }
 
+static int gn_eth_fault_get(void *data, u64 *val)
+{
+	struct gn_eth_fault_knob *knob = data;
+
+	*val = gn_mac_get_fault(knob->port->mac, knob->kind);
+	return 0;
+}
+
+static int gn_eth_fault_set(void *data, u64 val)
+{
+	struct gn_eth_fault_knob *knob = data;
+
+	if (val > U32_MAX) {
+		netdev_err(knob->port->ndev,
+			   "fault injection: %llu is out of range (one frame in N, N <= %u, 0 = off)\n",
+			   val, U32_MAX);
+		return -EINVAL;
+	}
+	return gn_mac_set_fault(knob->port->mac, knob->kind, val);
+}
+DEFINE_DEBUGFS_ATTRIBUTE(gn_eth_fault_fops, gn_eth_fault_get,
+			 gn_eth_fault_set, "%llu\n");
+
 static void gn_eth_remove(struct auxiliary_device *adev)
 {
 	struct gn_eth_dev *edev = auxiliary_get_drvdata(adev);
@@ -897,11 +925,32 @@ static int gn_eth_probe(struct auxiliary_device *adev,
 	 */
 	edev->debugfs = debugfs_create_dir(dev_name(&adev->dev), NULL);
 	for (i = 0; i < n; i++) {
+		static const char * const kinds[GN_MAC_FAULTS] = {
+			[GN_MAC_FAULT_DROP] = "drop",
+			[GN_MAC_FAULT_DUP] = "dup",
+			[GN_MAC_FAULT_REORDER] = "reorder",
+			[GN_MAC_FAULT_CORRUPT] = "corrupt",
+		};
 		char name[32];
+		unsigned int k;
 
+		port = edev->ports[i];
 		snprintf(name, sizeof(name), "p%u_fail_alloc", i);
-		debugfs_create_u32(name, 0600, edev->debugfs,
-				   &edev->ports[i]->fail_alloc);
+		debugfs_create_u32(name, 0600, edev->debugfs, &port->fail_alloc);
+		/*
+		 * Cable faults on the frames the port transmits: one frame in
+		 * N (at random, 1 = every frame, 0 = off) is dropped,
+		 * duplicated, reordered or corrupted; counted in ethtool -S
+		 * mac_fault_*.
+		 */
+		for (k = 0; k < GN_MAC_FAULTS; k++) {
+			port->fault_knob[k].port = port;
+			port->fault_knob[k].kind = k;
+			snprintf(name, sizeof(name), "p%u_fault_%s", i, kinds[k]);
+			debugfs_create_file_unsafe(name, 0600, edev->debugfs,
+						   &port->fault_knob[k],
+						   &gn_eth_fault_fops);
+		}
 	}
 	return 0;
 }

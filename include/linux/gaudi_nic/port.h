@@ -129,6 +129,11 @@ struct gn_mac_stats {
 	u64 rx_pause_sent;	/* pause (XOFF) signalled to the sender */
 	u64 roce_rx_frames;	/* steered to the RoCE engine */
 	u64 roce_tx_frames;	/* sent by the RoCE engine */
+	/* cable fault injection (gn_mac_set_fault()), frames this port sent */
+	u64 fault_dropped;	/* lost on the cable */
+	u64 fault_duplicated;	/* delivered twice */
+	u64 fault_reordered;	/* delivered after the frame that followed */
+	u64 fault_corrupted;	/* delivered with one byte flipped */
 	u64 tx_hist[GN_MAC_HIST];
 	u64 rx_hist[GN_MAC_HIST];
 };
@@ -195,5 +200,34 @@ void gn_mac_set_roce_handler(struct gn_mac *mac, gn_mac_roce_rx_t fn,
  * than an Ethernet header.
  */
 int gn_mac_roce_xmit(struct gn_mac *mac, const void *frame, unsigned int len);
+
+/*
+ * Cable fault injection, a test hook: one frame in @every (at random; 1:
+ * every frame; 0: off) of the frames the port puts on its cable (TX rings,
+ * TSO segments and the RoCE engine's frames alike) suffers fault @kind.
+ * At most one fault per frame, the first that hits in this order:
+ *  DROP     the frame is lost.
+ *  DUP      the frame is delivered twice.
+ *  REORDER  the frame is held back and delivered right after the port's
+ *           next frame (one frame at most is held; freed, counted as
+ *           dropped, if the cable is unlinked first).
+ *  CORRUPT  the last byte of the IPv4/IPv6 TCP or UDP datagram before the
+ *           RoCE ICRC (payload if any, else the last header byte) is
+ *           inverted after the checksum was inserted; only TCP, RoCE v2 and
+ *           checksummed UDP frames qualify (the receiver's checksum or
+ *           ICRC check sees every such corruption); other frames pass.
+ * Each applied fault is counted in the port's fault_* MAC counters.
+ * Returns -EINVAL for an unknown @kind.  Process context.
+ */
+enum gn_mac_fault {
+	GN_MAC_FAULT_DROP,
+	GN_MAC_FAULT_DUP,
+	GN_MAC_FAULT_REORDER,
+	GN_MAC_FAULT_CORRUPT,
+	GN_MAC_FAULTS
+};
+
+int gn_mac_set_fault(struct gn_mac *mac, enum gn_mac_fault kind, u32 every);
+u32 gn_mac_get_fault(struct gn_mac *mac, enum gn_mac_fault kind);
 
 #endif /* _LINUX_GAUDI_NIC_PORT_H */

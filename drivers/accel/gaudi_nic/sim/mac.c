@@ -10,14 +10,18 @@
  * Transmission is synchronous with the doorbell: the MAC consumes the
  * descriptors up to the new producer index at once and delivers each frame
  * into an RX ring of the peer (the cable has no latency and no rate).  A
- * frame is only held back by 802.3x pause; every frame that is not
- * delivered is counted in exactly one drop counter.
+ * frame is only held back by 802.3x pause (or by fault injection); every
+ * frame that is not delivered is counted in exactly one drop counter (the
+ * fault_* counters for injected faults).
  *
  * Locking: each TX ring and each RX ring has a spinlock (always taken with
  * BH disabled); the order is TX ring of the sender, then RX ring of the
  * receiver.  The peer pointer is RCU, written under RTNL; every path that
  * touches a peer or calls the client runs inside an RCU read-side section,
  * so gn_mac_quiesce() (synchronize_rcu) fences them.
+ *
+ * Fault injection (gn_mac_set_fault()) sits between a sender and the
+ * cable; see struct gn_mac_fault_state.
  */
 #include <linux/dma-direct.h>
 #include <linux/etherdevice.h>
@@ -78,6 +82,39 @@ struct gn_mac_rxq {
 	struct gn_mac_stats st;
 };
 
+/*
+ * Fault injection on the frames this port puts on its cable: fault k hits
+ * one frame in @every[k] at random (1: every frame, 0: off).  Random, not
+ * periodic: a go-back-N sender resending a window whose length is a
+ * multiple of a fixed period would lose the same packet every time.
+ *
+ * Locking: @lock (taken with BH disabled) protects everything but @on.  It
+ * nests inside a TX ring lock and is never held while a frame is delivered
+ * to the peer.  @on is the hot path's only test when no fault is set:
+ * true while any @every[] is non-zero or a frame is held, written under
+ * @lock; @every[] is also read locklessly by gn_mac_get_fault().
+ *
+ * Lifetime of @held, the frame held back by REORDER (a kmalloc'ed copy of
+ * @held_len bytes): whoever takes it out under @lock delivers or frees it.
+ * A frame is only held for the current peer (checked under @lock), and is
+ * taken out by the sender of the port's next frame (delivered after that
+ * frame), by gn_mac_set_fault() turning REORDER off (delivered if the
+ * cable is still up, else freed), by gn_mac_unlink() (freed), and finally
+ * by gn_mac_destroy().  A frame freed undelivered counts in @dropped;
+ * a held frame counts in @reordered once delivered.
+ */
+struct gn_mac_fault_state {
+	spinlock_t lock;	/* see above */
+	bool on;
+	u32 every[GN_MAC_FAULTS];
+	u8 *held;
+	unsigned int held_len;
+	u64 dropped;
+	u64 duplicated;
+	u64 reordered;
+	u64 corrupted;
+};
+
 struct gn_mac {
 	struct device *dma_dev;
 	unsigned int port;
@@ -100,6 +137,7 @@ struct gn_mac {
 	/* the RoCE engine's transmit path; protects roce_st */
 	spinlock_t roce_lock;
 	struct gn_mac_stats roce_st;
+	struct gn_mac_fault_state fault;
 };
 
 /* The DMA engine: host memory behind a DMA address of our device. */
@@ -438,6 +476,246 @@ static unsigned int gn_l3_off(const u8 *hdr)
 							       ETH_HLEN;
 }
 
+/* ---------------------------------------------------- cable fault injection */
+
+/*
+ * The offset of the byte CORRUPT inverts in @f, or -1 if the frame does not
+ * qualify: the last byte of an IPv4 (unfragmented) or IPv6 TCP or UDP
+ * datagram, before the ICRC for RoCE v2; UDP only with a checksum.
+ */
+static int gn_fault_corrupt_off(const struct gn_frame *f)
+{
+	unsigned int n = min_t(unsigned int, f->len, 128), l3, l4, end;
+	u8 h[128], ipproto;
+	u16 proto;
+
+	if (n < ETH_HLEN + 4)
+		return -1;
+	gn_frame_read(f, 0, h, n);
+	l3 = gn_l3_off(h);
+	proto = get_unaligned_be16(h + l3 - 2);
+	if (proto == ETH_P_IP) {
+		if (n < l3 + 20 || (h[l3] >> 4) != 4 ||
+		    (get_unaligned_be16(h + l3 + 6) & 0x3fff))
+			return -1;
+		ipproto = h[l3 + 9];
+		l4 = l3 + (h[l3] & 0xf) * 4;
+		end = l3 + get_unaligned_be16(h + l3 + 2);
+	} else if (proto == ETH_P_IPV6) {
+		if (n < l3 + 40 || (h[l3] >> 4) != 6)
+			return -1;
+		ipproto = h[l3 + 6];
+		l4 = l3 + 40;
+		end = l4 + get_unaligned_be16(h + l3 + 4);
+	} else {
+		return -1;
+	}
+	if (end > f->len || n < l4 + 8)
+		return -1;
+	if (ipproto == IPPROTO_UDP) {
+		if (get_unaligned_be16(h + l4 + 2) == GN_ROCE_UDP_PORT)
+			end -= 4;	/* the ICRC */
+		else if (!get_unaligned_be16(h + l4 + 6))
+			return -1;	/* no checksum: nobody would notice */
+	} else if (ipproto != IPPROTO_TCP) {
+		return -1;
+	}
+	return end > l4 + 8 ? end - 1 : -1;
+}
+
+/*
+ * Under fs->lock: the fault @f gets (-1: none); REORDER holds it here.
+ * Each knob rolls its own dice, the first hit applies.
+ */
+static int gn_fault_pick(struct gn_mac *mac, struct gn_mac *peer,
+			 const struct gn_frame *f, int *corrupt_off)
+{
+	struct gn_mac_fault_state *fs = &mac->fault;
+	int k;
+
+	for (k = 0; k < GN_MAC_FAULTS; k++) {
+		if (!fs->every[k] ||
+		    (fs->every[k] > 1 && get_random_u32_below(fs->every[k])))
+			continue;
+		if (k == GN_MAC_FAULT_CORRUPT) {
+			*corrupt_off = gn_fault_corrupt_off(f);
+			if (*corrupt_off < 0)
+				continue;
+		} else if (k == GN_MAC_FAULT_REORDER) {
+			/* one held frame at most, and only for this peer */
+			if (fs->held || rcu_access_pointer(mac->peer) != peer)
+				continue;
+			fs->held = kmalloc(f->len, GFP_ATOMIC);
+			if (!fs->held)
+				continue;
+			gn_frame_copy(f, fs->held);
+			fs->held_len = f->len;
+		}
+		return k;
+	}
+	return -1;
+}
+
+/* Deliver a frame copied to @buf (BH disabled, RCU). */
+static int gn_fault_rx_copy(struct gn_mac *peer, const u8 *buf,
+			    unsigned int len, bool may_hold)
+{
+	struct gn_frame c = {
+		.nfrags = 1,
+		.len = len,
+		.csum_start = -1,
+		.frag[0] = { .p = buf, .len = len },
+	};
+
+	return gn_mac_rx(peer, &c, may_hold);
+}
+
+/* gn_mac_wire() with a fault set (BH disabled, RCU, maybe a TX ring lock). */
+static noinline int gn_mac_fault_xmit(struct gn_mac *mac, struct gn_mac *peer,
+				      const struct gn_frame *f, bool may_hold)
+{
+	struct gn_mac_fault_state *fs = &mac->fault;
+	unsigned int rel_len = 0;
+	int kind, off = -1, ret;
+	u8 *buf, *rel = NULL;
+
+	spin_lock(&fs->lock);
+	kind = gn_fault_pick(mac, peer, f, &off);
+	spin_unlock(&fs->lock);
+
+	switch (kind) {
+	case GN_MAC_FAULT_DROP:
+	case GN_MAC_FAULT_REORDER:	/* held: delivered after the next one */
+		ret = 0;
+		break;
+	case GN_MAC_FAULT_DUP:
+		ret = gn_mac_rx(peer, f, may_hold);
+		if (!ret)
+			gn_mac_rx(peer, f, false);
+		break;
+	case GN_MAC_FAULT_CORRUPT:
+		buf = kmalloc(f->len, GFP_ATOMIC);
+		if (!buf) {
+			kind = -1;
+			ret = gn_mac_rx(peer, f, may_hold);
+			break;
+		}
+		gn_frame_copy(f, buf);	/* checksum inserted, then broken */
+		buf[off] ^= 0xff;
+		ret = gn_fault_rx_copy(peer, buf, f->len, may_hold);
+		kfree(buf);
+		break;
+	default:
+		ret = gn_mac_rx(peer, f, may_hold);
+		break;
+	}
+
+	spin_lock(&fs->lock);
+	/* -EAGAIN: paused, not sent (the resend rolls the dice again) */
+	if (ret != -EAGAIN) {
+		if (kind == GN_MAC_FAULT_DROP)
+			fs->dropped++;
+		else if (kind == GN_MAC_FAULT_DUP)
+			fs->duplicated++;
+		else if (kind == GN_MAC_FAULT_CORRUPT)
+			fs->corrupted++;
+		/* a frame held earlier goes after this one */
+		if (kind != GN_MAC_FAULT_REORDER && fs->held &&
+		    rcu_access_pointer(mac->peer) == peer) {
+			rel = fs->held;
+			rel_len = fs->held_len;
+			fs->held = NULL;
+			fs->reordered++;
+		}
+	}
+	spin_unlock(&fs->lock);
+	if (rel) {
+		gn_fault_rx_copy(peer, rel, rel_len, false);
+		kfree(rel);
+	}
+	return ret;
+}
+
+/*
+ * Put @f on the cable to @peer: gn_mac_rx() unless a fault is set on @mac.
+ * Same context and return value as gn_mac_rx().
+ */
+static int gn_mac_wire(struct gn_mac *mac, struct gn_mac *peer,
+		       const struct gn_frame *f, bool may_hold)
+{
+	if (likely(!READ_ONCE(mac->fault.on)))
+		return gn_mac_rx(peer, f, may_hold);
+	return gn_mac_fault_xmit(mac, peer, f, may_hold);
+}
+
+/* Under fs->lock: the fault path is needed while a knob is set or a frame held. */
+static void gn_fault_update_on(struct gn_mac_fault_state *fs)
+{
+	bool on = fs->held;
+	unsigned int k;
+
+	for (k = 0; k < GN_MAC_FAULTS; k++)
+		on |= fs->every[k] != 0;
+	WRITE_ONCE(fs->on, on);
+}
+
+/*
+ * Take the held frame out and deliver it to the current peer if the link
+ * is up (@deliver), else free it (counted as dropped).
+ */
+static void gn_fault_flush(struct gn_mac *mac, bool deliver)
+{
+	struct gn_mac_fault_state *fs = &mac->fault;
+	struct gn_mac *peer;
+	unsigned int len;
+	u8 *held;
+
+	rcu_read_lock();
+	local_bh_disable();
+	spin_lock(&fs->lock);
+	held = fs->held;
+	len = fs->held_len;
+	fs->held = NULL;
+	gn_fault_update_on(fs);
+	peer = rcu_dereference(mac->peer);
+	deliver = deliver && held && peer && READ_ONCE(mac->link);
+	if (deliver)
+		fs->reordered++;
+	else if (held)
+		fs->dropped++;
+	spin_unlock(&fs->lock);
+	if (deliver)
+		gn_fault_rx_copy(peer, held, len, false);
+	local_bh_enable();
+	rcu_read_unlock();
+	kfree(held);
+}
+
+int gn_mac_set_fault(struct gn_mac *mac, enum gn_mac_fault kind, u32 every)
+{
+	struct gn_mac_fault_state *fs = &mac->fault;
+
+	if ((unsigned int)kind >= GN_MAC_FAULTS)
+		return -EINVAL;
+	spin_lock_bh(&fs->lock);
+	WRITE_ONCE(fs->every[kind], every);
+	gn_fault_update_on(fs);
+	spin_unlock_bh(&fs->lock);
+	/* REORDER off: nothing is held any more, out with the held frame */
+	if (kind == GN_MAC_FAULT_REORDER && !every)
+		gn_fault_flush(mac, true);
+	return 0;
+}
+EXPORT_SYMBOL_NS_GPL(gn_mac_set_fault, GAUDI_NIC);
+
+u32 gn_mac_get_fault(struct gn_mac *mac, enum gn_mac_fault kind)
+{
+	if ((unsigned int)kind >= GN_MAC_FAULTS)
+		return 0;
+	return READ_ONCE(mac->fault.every[kind]);
+}
+EXPORT_SYMBOL_NS_GPL(gn_mac_get_fault, GAUDI_NIC);
+
 /* TSO headers the MAC can segment: IPv4 or IPv6, then TCP at csum_start. */
 static bool gn_tso_hdr_ok(const struct gn_frame *f, const u8 *hdr)
 {
@@ -605,7 +883,8 @@ static void gn_mac_tx_process(struct gn_mac *mac, unsigned int q)
 
 			while (gn_tso_segment(f, k, txq->tso_tmpl, txq->tso_hdr,
 					      &txq->seg)) {
-				if (gn_mac_rx(peer, &txq->seg, hold) == -EAGAIN)
+				if (gn_mac_wire(mac, peer, &txq->seg,
+						hold) == -EAGAIN)
 					break;
 				gn_mac_count_tx(&txq->st, &txq->seg);
 				k++;
@@ -618,7 +897,7 @@ static void gn_mac_tx_process(struct gn_mac *mac, unsigned int q)
 			}
 			txq->tso_next = 0;
 		} else {
-			if (gn_mac_rx(peer, f, hold) == -EAGAIN) {
+			if (gn_mac_wire(mac, peer, f, hold) == -EAGAIN) {
 				txq->held = true;
 				txq->st.tx_paused++;
 				break;
@@ -665,7 +944,7 @@ int gn_mac_roce_xmit(struct gn_mac *mac, const void *frame, unsigned int len)
 		 * Not under roce_lock: the peer's RoCE handler runs in this
 		 * context (it must defer its own transmissions).
 		 */
-		gn_mac_rx(peer, &f, false);
+		gn_mac_wire(mac, peer, &f, false);
 	}
 	spin_lock(&mac->roce_lock);
 	if (ret) {
@@ -850,6 +1129,9 @@ int gn_mac_unlink(struct gn_mac *mac)
 		return -ENOENT;
 	RCU_INIT_POINTER(mac->peer, NULL);
 	RCU_INIT_POINTER(peer->peer, NULL);
+	/* no frame is held for the wrong peer: the cable is gone */
+	gn_fault_flush(mac, false);
+	gn_fault_flush(peer, false);
 	gn_mac_update_link(mac);
 	gn_mac_update_link(peer);
 	return 0;
@@ -911,6 +1193,12 @@ void gn_mac_get_stats(struct gn_mac *mac, struct gn_mac_stats *stats)
 	spin_lock_bh(&mac->roce_lock);
 	gn_mac_stats_add(stats, &mac->roce_st);
 	spin_unlock_bh(&mac->roce_lock);
+	spin_lock_bh(&mac->fault.lock);
+	stats->fault_dropped = mac->fault.dropped;
+	stats->fault_duplicated = mac->fault.duplicated;
+	stats->fault_reordered = mac->fault.reordered;
+	stats->fault_corrupted = mac->fault.corrupted;
+	spin_unlock_bh(&mac->fault.lock);
 }
 EXPORT_SYMBOL_NS_GPL(gn_mac_get_stats, GAUDI_NIC);
 
@@ -973,6 +1261,7 @@ struct gn_mac *gn_mac_create(struct device *dma_dev, unsigned int port)
 	mac->max_frame = GN_MAC_FRAME_LEN(ETH_DATA_LEN);
 	mac->nrxq = 1;
 	spin_lock_init(&mac->roce_lock);
+	spin_lock_init(&mac->fault.lock);
 	for (q = 0; q < GN_MAC_MAX_QUEUES; q++) {
 		spin_lock_init(&mac->txq[q].lock);
 		spin_lock_init(&mac->rxq[q].lock);
@@ -988,5 +1277,7 @@ void gn_mac_destroy(struct gn_mac *mac)
 	gn_mac_unlink(mac);
 	rtnl_unlock();
 	synchronize_rcu();
+	/* unlinked: no sender can hold a frame any more (see the struct) */
+	kfree(mac->fault.held);
 	kfree(mac);
 }

@@ -1,0 +1,313 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * fault_xfer - RC transfers between two gaudi devices in one process, every
+ * byte checked: for each direction (A->B, B->A) and operation (WRITE, READ,
+ * SEND), NMSG messages of SIZE bytes, DEPTH of them in flight at once,
+ * each with its own byte pattern, the destination checked after each
+ * batch.  Meant to run while the cable drops, duplicates, reorders or
+ * corrupts frames (tests/rdma/faults.sh): every transfer must complete
+ * successfully and deliver exactly the bytes sent.  Output: TAP lines.
+ *
+ * usage: fault_xfer DEV_A GID_A DEV_B GID_B [NMSG [SIZE [DEPTH [OPS [DIRS]]]]]
+ *   OPS: letters w (WRITE), r (READ), s (SEND); default "wrs"
+ *   DIRS: "ab", "ba" or both (default "ab,ba")
+ */
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+#include <infiniband/verbs.h>
+
+static int tap_n, failed;
+
+static void ok(bool cond, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+static void ok(bool cond, const char *fmt, ...)
+{
+	va_list ap;
+
+	printf("%sok %d - ", cond ? "" : "not ", ++tap_n);
+	va_start(ap, fmt);
+	vprintf(fmt, ap);
+	va_end(ap);
+	printf("\n");
+	fflush(stdout);
+	if (!cond)
+		failed++;
+}
+
+#define ACC_ALL (IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE | \
+		 IBV_ACCESS_REMOTE_READ)
+#define MAX_DEPTH 16
+
+struct side {
+	const char *name;
+	struct ibv_context *ctx;
+	struct ibv_pd *pd;
+	struct ibv_cq *cq;
+	struct ibv_qp *qp;
+	struct ibv_mr *mr;
+	uint8_t *buf;
+	union ibv_gid gid;
+	int gid_index;
+};
+
+static struct side A = { .name = "A" }, B = { .name = "B" };
+static size_t size;
+static int depth;
+
+static int open_side(struct side *s, const char *dev, int gid_index)
+{
+	struct ibv_device **list = ibv_get_device_list(NULL);
+	struct ibv_qp_init_attr ia = {
+		.cap = { .max_send_wr = MAX_DEPTH, .max_recv_wr = MAX_DEPTH,
+			 .max_send_sge = 1, .max_recv_sge = 1 },
+		.qp_type = IBV_QPT_RC,
+	};
+	struct ibv_qp_attr a = {
+		.qp_state = IBV_QPS_INIT, .port_num = 1,
+		.qp_access_flags = ACC_ALL,
+	};
+	int i;
+
+	for (i = 0; list && list[i]; i++)
+		if (!strcmp(ibv_get_device_name(list[i]), dev))
+			s->ctx = ibv_open_device(list[i]);
+	ibv_free_device_list(list);
+	if (!s->ctx)
+		return -1;
+	s->gid_index = gid_index;
+	if (ibv_query_gid(s->ctx, 1, gid_index, &s->gid))
+		return -1;
+	s->pd = ibv_alloc_pd(s->ctx);
+	s->cq = s->pd ? ibv_create_cq(s->ctx, 4 * MAX_DEPTH, NULL, NULL, 0) : NULL;
+	if (!s->cq)
+		return -1;
+	ia.send_cq = s->cq;
+	ia.recv_cq = s->cq;
+	s->qp = ibv_create_qp(s->pd, &ia);
+	s->buf = aligned_alloc(4096, depth * size);
+	if (!s->qp || !s->buf)
+		return -1;
+	s->mr = ibv_reg_mr(s->pd, s->buf, depth * size, ACC_ALL);
+	if (!s->mr)
+		return -1;
+	return ibv_modify_qp(s->qp, &a, IBV_QP_STATE | IBV_QP_PKEY_INDEX |
+			     IBV_QP_PORT | IBV_QP_ACCESS_FLAGS);
+}
+
+static int connect_side(struct side *s, struct side *peer)
+{
+	struct ibv_qp_attr a = {
+		.qp_state = IBV_QPS_RTR, .path_mtu = IBV_MTU_1024,
+		.dest_qp_num = peer->qp->qp_num, .rq_psn = 100,
+		.max_dest_rd_atomic = MAX_DEPTH, .min_rnr_timer = 1,
+		.ah_attr = { .is_global = 1, .port_num = 1,
+			     .grh = { .dgid = peer->gid, .hop_limit = 64,
+				      .sgid_index = s->gid_index } },
+	};
+
+	if (ibv_modify_qp(s->qp, &a, IBV_QP_STATE | IBV_QP_AV |
+			  IBV_QP_PATH_MTU | IBV_QP_DEST_QPN | IBV_QP_RQ_PSN |
+			  IBV_QP_MAX_DEST_RD_ATOMIC | IBV_QP_MIN_RNR_TIMER))
+		return -1;
+	memset(&a, 0, sizeof(a));
+	a.qp_state = IBV_QPS_RTS;
+	a.timeout = 14;		/* 67 ms */
+	a.retry_cnt = 7;
+	a.rnr_retry = 7;
+	a.sq_psn = 100;
+	a.max_rd_atomic = MAX_DEPTH;
+	return ibv_modify_qp(s->qp, &a, IBV_QP_STATE | IBV_QP_TIMEOUT |
+			     IBV_QP_RETRY_CNT | IBV_QP_RNR_RETRY |
+			     IBV_QP_SQ_PSN | IBV_QP_MAX_QP_RD_ATOMIC);
+}
+
+static double now(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+/* Collect @n completions on @cq (60 s in all); false on error or timeout. */
+static bool wait_wcs(struct side *s, int n, const char **why)
+{
+	double end = now() + 60;
+	struct ibv_wc wc;
+	int got;
+
+	while (n > 0) {
+		got = ibv_poll_cq(s->cq, 1, &wc);
+		if (got < 0) {
+			*why = "poll_cq failed";
+			return false;
+		}
+		if (!got) {
+			if (now() > end) {
+				*why = "timeout waiting for completions";
+				return false;
+			}
+			usleep(200);
+			continue;
+		}
+		if (wc.status != IBV_WC_SUCCESS) {
+			*why = ibv_wc_status_str(wc.status);
+			return false;
+		}
+		n--;
+	}
+	return true;
+}
+
+/* Pattern of message @i of run @run: no two messages alike. */
+static void fill(uint8_t *p, size_t n, uint32_t seed)
+{
+	uint32_t x = seed * 2654435761u + 12345;
+	size_t i;
+
+	for (i = 0; i < n; i++) {
+		x = x * 1103515245u + 12345;
+		p[i] = x >> 16;
+	}
+}
+
+/*
+ * One operation @op from requester @rq to responder @rs: @nmsg messages,
+ * in batches of @depth.  Returns the number of bad messages, or -1 if a
+ * transfer failed (@why says how).
+ */
+static int run(struct side *rq, struct side *rs, char op, int nmsg,
+	       uint32_t seed, const char **why)
+{
+	/* WRITE and SEND move rq -> rs, READ moves rs -> rq */
+	struct side *src = op == 'r' ? rs : rq, *dst = op == 'r' ? rq : rs;
+	uint8_t *ref = malloc(size);
+	int done, k, batch, bad = 0;
+
+	if (!ref) {
+		*why = "out of memory";
+		return -1;
+	}
+	for (done = 0; done < nmsg; done += batch) {
+		batch = nmsg - done < depth ? nmsg - done : depth;
+		for (k = 0; k < batch; k++) {
+			fill(src->buf + k * size, size, seed + done + k);
+			memset(dst->buf + k * size, 0, size);
+		}
+		for (k = 0; k < batch && op == 's'; k++) {
+			struct ibv_sge sg = { (uintptr_t)rs->buf + k * size,
+					      size, rs->mr->lkey };
+			struct ibv_recv_wr wr = { .wr_id = k, .sg_list = &sg,
+						  .num_sge = 1 }, *badr;
+
+			if (ibv_post_recv(rs->qp, &wr, &badr)) {
+				*why = "post_recv failed";
+				goto fail;
+			}
+		}
+		for (k = 0; k < batch; k++) {
+			struct ibv_sge sg = { (uintptr_t)rq->buf + k * size,
+					      size, rq->mr->lkey };
+			struct ibv_send_wr wr = {
+				.wr_id = k, .sg_list = &sg, .num_sge = 1,
+				.opcode = op == 'w' ? IBV_WR_RDMA_WRITE :
+					  op == 'r' ? IBV_WR_RDMA_READ :
+						      IBV_WR_SEND,
+				.send_flags = IBV_SEND_SIGNALED,
+				.wr.rdma = {
+					.remote_addr = (uintptr_t)rs->buf + k * size,
+					.rkey = rs->mr->rkey,
+				},
+			}, *badw;
+
+			if (ibv_post_send(rq->qp, &wr, &badw)) {
+				*why = "post_send failed";
+				goto fail;
+			}
+		}
+		if (!wait_wcs(rq, batch, why))
+			goto fail;
+		if (op == 's' && !wait_wcs(rs, batch, why))
+			goto fail;
+		for (k = 0; k < batch; k++) {
+			fill(ref, size, seed + done + k);
+			if (memcmp(dst->buf + k * size, ref, size))
+				bad++;
+		}
+	}
+	free(ref);
+	return bad;
+fail:
+	free(ref);
+	return -1;
+}
+
+int main(int argc, char **argv)
+{
+	const char *ops = "wrs", *dirs = "ab,ba", *o, *why = "";
+	int nmsg = 32, bad;
+	uint32_t seed = (uint32_t)time(NULL);
+
+	size = 16384;
+	depth = 8;
+	if (argc < 5) {
+		fprintf(stderr, "usage: %s DEV_A GID_A DEV_B GID_B [NMSG [SIZE [DEPTH [OPS [DIRS]]]]]\n",
+			argv[0]);
+		return 2;
+	}
+	if (argc > 5)
+		nmsg = atoi(argv[5]);
+	if (argc > 6)
+		size = strtoul(argv[6], NULL, 0);
+	if (argc > 7)
+		depth = atoi(argv[7]);
+	if (argc > 8)
+		ops = argv[8];
+	if (argc > 9)
+		dirs = argv[9];
+	if (nmsg < 1 || !size || depth < 1 || depth > MAX_DEPTH) {
+		fprintf(stderr, "bad NMSG, SIZE or DEPTH (1..%d)\n", MAX_DEPTH);
+		return 2;
+	}
+	if (open_side(&A, argv[1], atoi(argv[2])) ||
+	    open_side(&B, argv[3], atoi(argv[4])) ||
+	    connect_side(&A, &B) || connect_side(&B, &A)) {
+		ok(false, "open %s and %s, connect an RC QP pair", argv[1],
+		   argv[3]);
+		return 1;
+	}
+	for (o = ops; *o; o++) {
+		const char *opname = *o == 'w' ? "WRITE" : *o == 'r' ? "READ" :
+				     *o == 's' ? "SEND" : NULL;
+		int d;
+
+		if (!opname) {
+			fprintf(stderr, "unknown operation '%c'\n", *o);
+			return 2;
+		}
+		for (d = 0; d < 2; d++) {
+			struct side *rq = d ? &B : &A, *rs = d ? &A : &B;
+
+			if (!strstr(dirs, d ? "ba" : "ab"))
+				continue;
+			bad = run(rq, rs, *o, nmsg, seed, &why);
+			seed += nmsg;
+			if (bad < 0)
+				ok(false, "%s %s->%s: %d x %zu B: %s", opname,
+				   rq->name, rs->name, nmsg, size, why);
+			else
+				ok(!bad, "%s %s->%s: %d x %zu B, %d in flight, %d messages intact",
+				   opname, rq->name, rs->name, nmsg, size,
+				   depth, nmsg - bad);
+			if (bad < 0)	/* the QP is in error now */
+				return 1;
+		}
+	}
+	return failed ? 1 : 0;
+}
