@@ -1727,16 +1727,20 @@ void gn_rdp_work(struct kthread_work *work)
 		skb_queue_purge(&r->txq);
 		return;
 	}
-	for_each_set_bit(qpn, r->kick, GN_ROCE_MAX_QP) {
-		if (test_and_clear_bit(qpn, r->kick) && r->qps[qpn])
-			gn_rdp_timeout(r, r->qps[qpn]);
-	}
 	while (budget-- > 0 && (skb = skb_dequeue(&r->rxq))) {
 		u32 port = skb->cb[0];
 
 		if (port < r->num_ports)
 			gn_rdp_rx_one(r, &r->ports[port], skb->data, skb->len);
 		__skb_queue_tail(&q, skb);
+	}
+	/*
+	 * Timers after the frames: an ACK that arrived while this thread
+	 * was held back stops the timer instead of a go-back-N.
+	 */
+	for_each_set_bit(qpn, r->kick, GN_ROCE_MAX_QP) {
+		if (test_and_clear_bit(qpn, r->kick) && r->qps[qpn])
+			gn_rdp_timeout(r, r->qps[qpn]);
 	}
 	gn_rdp_flush_tx(r);
 	spin_unlock_bh(&r->dp_lock);
