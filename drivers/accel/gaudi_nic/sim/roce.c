@@ -629,6 +629,7 @@ static void gn_roce_reset_all(struct gaudi_nic_roce *r)
 		if (r->cqs[i])
 			gn_cmd_destroy_cq(r, i);
 	skb_queue_purge(&r->rxq);
+	skb_queue_purge(&r->txq);
 }
 
 int gaudi_nic_roce_enable(struct gaudi_nic_roce *r, gn_roce_event_fn fn,
@@ -711,11 +712,15 @@ static void gn_roce_free(struct gaudi_nic_roce *r)
 		kthread_destroy_worker(r->kworker);
 	if (r->crc_tfm)
 		crypto_free_shash(r->crc_tfm);
+	if (r->rdp_ref)
+		gn_rdp_put();
 	kvfree(r->qps);
 	kvfree(r->cqs);
 	kvfree(r->mrs);
 	bitmap_free(r->kick);
-	kfree(r->frame);
+	bitmap_free(r->resend);
+	kfree_skb(r->txskb);
+	kfree(r->frame_buf);
 	kfree(r);
 }
 
@@ -763,14 +768,19 @@ int gn_roce_init(struct gaudi_nic_dev *gdev)
 	mutex_init(&r->cmd_lock);
 	spin_lock_init(&r->dp_lock);
 	skb_queue_head_init(&r->rxq);
+	skb_queue_head_init(&r->txq);
 	INIT_LIST_HEAD(&r->ack_list);
 	kthread_init_work(&r->work, gn_rdp_work);
 	r->qps = kvcalloc(GN_ROCE_MAX_QP, sizeof(*r->qps), GFP_KERNEL);
 	r->cqs = kvcalloc(GN_ROCE_MAX_CQ, sizeof(*r->cqs), GFP_KERNEL);
 	r->mrs = kvcalloc(GN_ROCE_MAX_MR, sizeof(*r->mrs), GFP_KERNEL);
 	r->kick = bitmap_zalloc(GN_ROCE_MAX_QP, GFP_KERNEL);
-	r->frame = kzalloc(GN_RR_MAX_FRAME, GFP_KERNEL);
-	if (!r->qps || !r->cqs || !r->mrs || !r->kick || !r->frame) {
+	r->resend = bitmap_zalloc(GN_ROCE_MAX_QP, GFP_KERNEL);
+	r->frame_buf = kzalloc(GN_RR_MAX_FRAME, GFP_KERNEL);
+	r->txskb = alloc_skb(GN_RR_MAX_FRAME, GFP_KERNEL);
+	r->frame = r->txskb ? r->txskb->data : r->frame_buf;
+	if (!r->qps || !r->cqs || !r->mrs || !r->kick || !r->resend ||
+	    !r->frame_buf) {
 		gn_roce_free(r);
 		return -ENOMEM;
 	}
@@ -781,10 +791,17 @@ int gn_roce_init(struct gaudi_nic_dev *gdev)
 		return ret;
 	}
 	sched_set_fifo_low(r->kworker->task);
-	/* crc32-pclmul when available; the library otherwise */
+	/* crc32-pclmul when available; the engine's tables otherwise */
 	r->crc_tfm = crypto_alloc_shash("crc32", 0, 0);
-	if (IS_ERR(r->crc_tfm))
+	if (IS_ERR(r->crc_tfm)) {
 		r->crc_tfm = NULL;
+	} else if (!strcmp(crypto_shash_driver_name(r->crc_tfm),
+			   "crc32-generic")) {
+		crypto_free_shash(r->crc_tfm);
+		r->crc_tfm = NULL;
+	}
+	gn_rdp_get();
+	r->rdp_ref = true;
 	for (p = 0; p < r->num_ports; p++) {
 		r->ports[p].r = r;
 		r->ports[p].port = p;

@@ -8,10 +8,17 @@
  * access to contexts (QP, CQ, MR tables and their state) and every frame
  * the engine sends happens under @dp_lock (BH disabled): in the doorbell
  * caller (SQ processing) and in the engine's work item (received frames,
- * timers).  Frames received from the MACs are copied into @rxq by the MAC
- * hook and processed by the work item, never in the MAC's call chain, so
- * the synchronous cable cannot recurse from one engine into another.
- * Mailbox commands are serialised by @cmd_lock and change tables under
+ * timers).  Frames received from the MACs are queued on @rxq by the MAC
+ * hook (a large frame built by another engine on this CPU is taken over
+ * by reference, any other is copied) and processed by the work item.
+ * Only a small frame (not a READ request) may be processed in the MAC's
+ * call chain itself, if spin_trylock() gets @dp_lock and @rxq is empty
+ * (order kept); meanwhile @rx_inline is set and everything the engine
+ * would transmit is deferred to the work item (frames copied to @txq, new
+ * requests flagged in @resend, ACKs on @ack_list), so the synchronous
+ * cable never recurses from one engine into another and no dp_lock is
+ * ever waited for inside another.  The SQ doorbell sends what is deferred
+ * first.  Mailbox commands are serialised by @cmd_lock and change tables under
  * @dp_lock; a context removed from its table is never seen again by the
  * data path, so it can be freed right after.
  */
@@ -171,8 +178,20 @@ struct gaudi_nic_roce {
 	struct kthread_worker *kworker;
 	struct kthread_work work;
 	unsigned long *kick;		/* QPs whose timer fired */
-	u8 *frame;			/* TX scratch frame, under dp_lock */
-	struct crypto_shash *crc_tfm;	/* ICRC engine, or NULL */
+	/* deferred by an inline receive (see the top), under dp_lock */
+	bool rx_inline;
+	struct sk_buff_head txq;	/* frames to send */
+	unsigned long *resend;		/* QPs with requests to send */
+	/*
+	 * TX frame under construction, under dp_lock: the data of @txskb
+	 * (which a receiving engine may take over, then a new one is
+	 * allocated), or @frame_buf when no skb could be allocated.
+	 */
+	u8 *frame;
+	struct sk_buff *txskb;
+	u8 *frame_buf;
+	struct crypto_shash *crc_tfm;	/* accelerated ICRC engine, or NULL */
+	bool rdp_ref;			/* holds gn_rdp_get() */
 	u32 num_ports;
 	struct gn_rport ports[] __counted_by(num_ports);
 };
@@ -190,6 +209,8 @@ void gn_rdp_work(struct kthread_work *work);
 void gn_rdp_kick(struct gaudi_nic_roce *r);
 void gn_rdp_timer(struct timer_list *t);
 void gn_rdp_rx_frame(void *ctx, const void *frame, unsigned int len);
+void gn_rdp_get(void);
+void gn_rdp_put(void);
 void *gn_rring_entry(struct gn_rring *ring, u32 idx);
 struct gn_roce_ring_hdr *gn_rring_hdr(struct gn_rring *ring);
 
