@@ -225,6 +225,11 @@ if [ "$no" -gt 0 ] && [ "$nt" -gt 0 ] && [ "$nb" = 0 ]; then
 else
 	t_fail "ICRC recomputed" "ours ok $no, rxe ok $nt, bad $nb" "$(grep bad "$work/icrc" | head -n 5)"
 fi
+# and the check sees a flipped payload bit
+python3 -c 'import sys; b = bytearray(open(sys.argv[1], "rb").read()); b[24 + 16 + 100] ^= 4; open(sys.argv[2], "wb").write(b)' \
+	"$work/roce.pcap" "$work/bad.pcap"
+t_expect "ICRC check rejects a frame with one flipped bit" "1 bad" \
+	"$(python3 "$here/icrc_check.py" "$work/bad.pcap" | awk '$2 == "bad" { print $1, $2 }')"
 snap s1
 diag "captured rounds: $IB_A tx $((s1_gtx - s0_gtx)) rx $((s1_grx - s0_grx)); $RXE sent $((s1_rtx - s0_rtx)) rcvd $((s1_rrx - s0_rrx))"
 t_expect "rxe accepted (ICRC checked) every frame we sent" "$((s1_gtx - s0_gtx))" "$((s1_rrx - s0_rrx))"
