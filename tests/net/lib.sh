@@ -88,10 +88,10 @@ ifindex() { in_ns "$1" cat "/sys/class/net/$2/ifindex"; }
 nsfile() { if [ "$1" = init ]; then echo /proc/1/ns/net; else echo "/run/netns/$1"; fi; }
 # ethtool_stat NS IF NAME (sum of the counters matching the regex NAME)
 ethtool_stat() {
-	ip netns exec "$1" ethtool -S "$2" | awk -v re="^ *$3:" '$0 ~ re { s += $2 } END { print s + 0 }'
+	in_ns "$1" ethtool -S "$2" | awk -v re="^ *$3:" '$0 ~ re { s += $2 } END { print s + 0 }'
 }
 # link_stat NS IF FIELD (rx_packets, tx_dropped, ... from sysfs)
-link_stat() { ip netns exec "$1" cat "/sys/class/net/$2/statistics/$3"; }
+link_stat() { in_ns "$1" cat "/sys/class/net/$2/statistics/$3"; }
 # snmp NS PROTO FIELD: a /proc/net/snmp counter in that namespace
 snmp() {
 	ip netns exec "$1" awk -v p="$2:" -v f="$3" '
@@ -142,7 +142,7 @@ gn_del_device() { echo "$1" > "$GN_SYSFS/del_device"; }
 wait_listen() {
 	local i
 	for ((i = 0; i < 100; i++)); do
-		ip netns exec "$1" ss -Hltn "sport = :$2" | grep -q . && return 0
+		in_ns "$1" ss -Hltn "sport = :$2" | grep -q . && return 0
 		sleep 0.1
 	done
 	return 1

@@ -28,13 +28,20 @@ gib_load() {
 	grep -q '^gaudi_ib ' /proc/modules || insmod "$GIB_KO"
 }
 
-# gid_index IBDEV PORT IPV4: the GID table index of ::ffff:IPV4
+# gid_index IBDEV PORT ADDR: the GID table index of ::ffff:ADDR (IPv4) or
+# of the IPv6 address ADDR
 gid_index() {
 	local want f
-	want=$(printf '0000:0000:0000:0000:0000:ffff:%02x%02x:%02x%02x' $(tr . ' ' <<<"$3"))
+	if [[ $3 == *:* ]]; then
+		want=$(python3 -c 'import ipaddress, sys; print(ipaddress.ip_address(sys.argv[1]).exploded)' "$3")
+	else
+		want=$(printf '0000:0000:0000:0000:0000:ffff:%02x%02x:%02x%02x' $(tr . ' ' <<<"$3"))
+	fi
 	for ((i = 0; i < 50; i++)); do
 		for f in /sys/class/infiniband/"$1"/ports/"$2"/gids/*; do
-			if [ "$(cat "$f" 2>/dev/null)" = "$want" ]; then
+			# rxe lists each address twice, RoCE v1 first: take the v2 one
+			if [ "$(cat "$f" 2>/dev/null)" = "$want" ] &&
+			   [ "$(cat "${f%/gids/*}/gid_attrs/types/${f##*/}" 2>/dev/null)" = "RoCE v2" ]; then
 				basename "$f"
 				return 0
 			fi
@@ -47,6 +54,11 @@ gid_index() {
 # ib_stats IBDEV PORT: the port's non-zero hardware counters on one line
 ib_stats() {
 	rdma statistic show link "$1/$2" 2>&1 | tr -s ' ' | sed 's/^link [^ ]* //'
+}
+
+# ib_counter IBDEV PORT NAME: one hardware counter of the port (0 if absent)
+ib_counter() {
+	ib_stats "$1" "$2" | tr ' ' '\n' | awk -v k="$3" 'p { v = $0; exit } $0 == k { p = 1 } END { print v + 0 }'
 }
 
 # ib_wait_active IBDEV PORT
@@ -87,7 +99,8 @@ rdma_env_cleanup() {
 }
 
 # pair DESC TIMEOUT SERVER_CMD... -- CLIENT_CMD...: run a server in NS_A and
-# its client in NS_B; ok if both exit 0.
+# its client in NS_B (or in namespaces $PAIR_NS_S and $PAIR_NS_C, "init" for
+# the initial one); ok if both exit 0.
 pair() {
 	local desc=$1 tmo=$2 srv=() cli=() out_s out_c rc_s rc_c
 	shift 2
@@ -95,11 +108,11 @@ pair() {
 	shift
 	cli=("$@")
 	out_s=$(mktemp) out_c=$(mktemp)
-	ns_a timeout "$tmo" "${srv[@]}" >"$out_s" 2>&1 &
+	in_ns "${PAIR_NS_S:-$NS_A}" timeout "$tmo" "${srv[@]}" >"$out_s" 2>&1 &
 	local spid=$!
 	# perftest and the libibverbs examples listen on 18515
-	wait_listen "$NS_A" "${PAIR_PORT:-18515}" || sleep 1
-	ns_b timeout "$tmo" "${cli[@]}" >"$out_c" 2>&1
+	wait_listen "${PAIR_NS_S:-$NS_A}" "${PAIR_PORT:-18515}" || sleep 1
+	in_ns "${PAIR_NS_C:-$NS_B}" timeout "$tmo" "${cli[@]}" >"$out_c" 2>&1
 	rc_c=$?
 	wait "$spid"
 	rc_s=$?
