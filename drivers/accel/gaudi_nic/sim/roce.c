@@ -259,9 +259,9 @@ static int gn_cmd_destroy_qp(struct gaudi_nic_roce *r, u32 qpn)
 	qp = r->qps[qpn];
 	r->qps[qpn] = NULL;
 	if (qp) {
+		gn_rdp_ack_now(r, qp);
 		qp->scq->users--;
 		qp->rcq->users--;
-		list_del_init(&qp->ack_node);
 	}
 	spin_unlock_bh(&r->dp_lock);
 	if (!qp)
@@ -347,8 +347,10 @@ static int gn_cmd_modify_qp(struct gaudi_nic_roce *r, u32 qpn,
 		qp->rnr_left = qp->ctx.rnr_retry;
 	if (mask & GN_ROCE_QPC_STATE && c->state != qp->state) {
 		if (c->state == GN_ROCE_QPS_RESET) {
+			gn_rdp_ack_now(r, qp);
 			gn_rdp_reset(r, qp);
 		} else if (c->state == GN_ROCE_QPS_ERR) {
+			gn_rdp_ack_now(r, qp);
 			gn_rdp_to_error(r, qp);
 		} else {
 			qp->state = c->state;

@@ -203,6 +203,7 @@ void *gn_roce_dma_virt(struct gaudi_nic_roce *r, u64 addr);
 /* roce_dp.c */
 void gn_rdp_sq_doorbell(struct gaudi_nic_roce *r, struct gn_rqp *qp);
 void gn_rdp_rq_doorbell(struct gaudi_nic_roce *r, struct gn_rqp *qp);
+void gn_rdp_ack_now(struct gaudi_nic_roce *r, struct gn_rqp *qp);
 void gn_rdp_to_error(struct gaudi_nic_roce *r, struct gn_rqp *qp);
 void gn_rdp_reset(struct gaudi_nic_roce *r, struct gn_rqp *qp);
 void gn_rdp_work(struct kthread_work *work);

@@ -789,6 +789,22 @@ static void gn_send_ack(struct gaudi_nic_roce *r, struct gn_rqp *qp,
 	gn_tx_hdr_only(r, qp, &p);
 }
 
+/*
+ * A mailbox command is about to take @qp out of service (destroy, or a
+ * move to RESET or ERR): send the ACK it still owes first.  Its receive
+ * completions may already be visible, and the application may destroy
+ * the QP before the work item's batch ends; without this the requester
+ * would retransmit into a QP that is gone until its retries run out.
+ * Under dp_lock, in a command (never in a MAC's call chain).
+ */
+void gn_rdp_ack_now(struct gaudi_nic_roce *r, struct gn_rqp *qp)
+{
+	if (list_empty(&qp->ack_node))
+		return;
+	list_del_init(&qp->ack_node);
+	gn_send_ack(r, qp, AETH_ACK, (qp->epsn - 1) & PSN_MASK);
+}
+
 /* ---------------------------------------------------------- requester */
 
 static unsigned long gn_usecs_to_jiffies_min(u64 us)
