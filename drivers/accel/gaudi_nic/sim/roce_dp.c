@@ -501,6 +501,13 @@ static void gn_rdp_skb_free(struct sk_buff *skb)
 		consume_skb(skb);
 		return;
 	}
+	/*
+	 * skb_unref() returns true either with users still 1 (we were the
+	 * only holder) or after taking it from 1 to 0 (the other holder
+	 * dropped its reference at the same time): we own the skb in both
+	 * cases, and a pooled skb must start again at one user.
+	 */
+	refcount_set(&skb->users, 1);
 	skb_trim(skb, 0);
 	skb_queue_tail(&gn_skb_pool, skb);
 }
