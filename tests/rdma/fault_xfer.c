@@ -22,23 +22,7 @@
 #include <unistd.h>
 #include <infiniband/verbs.h>
 
-static int tap_n, failed;
-
-static void ok(bool cond, const char *fmt, ...)
-	__attribute__((format(printf, 2, 3)));
-static void ok(bool cond, const char *fmt, ...)
-{
-	va_list ap;
-
-	printf("%sok %d - ", cond ? "" : "not ", ++tap_n);
-	va_start(ap, fmt);
-	vprintf(fmt, ap);
-	va_end(ap);
-	printf("\n");
-	fflush(stdout);
-	if (!cond)
-		failed++;
-}
+#include "tap.h"
 
 #define ACC_ALL (IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE | \
 		 IBV_ACCESS_REMOTE_READ)
@@ -309,5 +293,5 @@ int main(int argc, char **argv)
 				return 1;
 		}
 	}
-	return failed ? 1 : 0;
+	return tap_failed ? 1 : 0;
 }

@@ -31,23 +31,7 @@
 #include <infiniband/verbs.h>
 #include <hlthunk.h>
 
-static int tap_n, failed;
-
-static void ok(bool cond, const char *fmt, ...)
-	__attribute__((format(printf, 2, 3)));
-static void ok(bool cond, const char *fmt, ...)
-{
-	va_list ap;
-
-	printf("%sok %d - ", cond ? "" : "not ", ++tap_n);
-	va_start(ap, fmt);
-	vprintf(fmt, ap);
-	va_end(ap);
-	printf("\n");
-	fflush(stdout);
-	if (!cond)
-		failed++;
-}
+#include "tap.h"
 
 struct side {
 	struct ibv_context *ctx;
@@ -839,7 +823,7 @@ static int hold_ah(const char *dev, int gid_index, const char *peer)
 	   "after the device is gone: destroy AH %d, free PD %d", r1, r2);
 	ibv_close_device(s.ctx);
 	printf("1..%d\n", tap_n);
-	return failed ? 1 : 0;
+	return tap_failed ? 1 : 0;
 }
 
 int main(int argc, char **argv)
@@ -871,5 +855,5 @@ int main(int argc, char **argv)
 	if (B.qp)
 		ibv_destroy_qp(B.qp);
 	printf("1..%d\n", tap_n);
-	return failed ? 1 : 0;
+	return tap_failed ? 1 : 0;
 }
