@@ -22,7 +22,7 @@
 #include <unistd.h>
 #include <infiniband/verbs.h>
 
-#include "tap.h"
+#include "testutil.h"
 
 #define ACC_ALL (IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE | \
 		 IBV_ACCESS_REMOTE_READ)
@@ -46,7 +46,6 @@ static int depth;
 
 static int open_side(struct side *s, const char *dev, int gid_index)
 {
-	struct ibv_device **list = ibv_get_device_list(NULL);
 	struct ibv_qp_init_attr ia = {
 		.cap = { .max_send_wr = MAX_DEPTH, .max_recv_wr = MAX_DEPTH,
 			 .max_send_sge = 1, .max_recv_sge = 1 },
@@ -56,12 +55,8 @@ static int open_side(struct side *s, const char *dev, int gid_index)
 		.qp_state = IBV_QPS_INIT, .port_num = 1,
 		.qp_access_flags = ACC_ALL,
 	};
-	int i;
 
-	for (i = 0; list && list[i]; i++)
-		if (!strcmp(ibv_get_device_name(list[i]), dev))
-			s->ctx = ibv_open_device(list[i]);
-	ibv_free_device_list(list);
+	s->ctx = open_device_by_name(dev);
 	if (!s->ctx)
 		return -1;
 	s->gid_index = gid_index;

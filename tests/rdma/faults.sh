@@ -23,11 +23,7 @@ DBG_B=/sys/kernel/debug/gaudi_nic.eth.$DEV_B
 KINDS="drop dup reorder corrupt"
 
 bin=${FAULT_XFER:-/build/tests-rdma/fault_xfer}
-if [ ! -x "$bin" ]; then
-	t_fail "fault_xfer binary" "$bin is missing: run 'make user' (or make) first"
-	tap_done
-	exit 1
-fi
+need_test_bin fault_xfer "$bin"
 
 # knobs SIDE drop dup reorder corrupt: port 0's four knobs (A or B), each
 # "one frame in N at random" (1: every frame, 0: off)

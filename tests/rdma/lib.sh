@@ -28,6 +28,15 @@ gib_load() {
 	grep -q '^gaudi_ib ' /proc/modules || insmod "$GIB_KO"
 }
 
+# need_test_bin NAME PATH: end the test (failed) unless the test program
+# NAME, built by `make user` (tests/rdma/meson.build), is at PATH
+need_test_bin() {
+	[ -x "$2" ] && return 0
+	t_fail "$1 binary" "$2 is missing: run 'make user' (or make) first"
+	tap_done
+	exit 1
+}
+
 # gid_index IBDEV PORT ADDR: the GID table index of ::ffff:ADDR (IPv4) or
 # of the IPv6 address ADDR
 gid_index() {

@@ -14,11 +14,7 @@ tap_env_start rdma_env_setup
 t_ok "environment: $IB_A cabled to $IB_B"
 # built by `make user` (tests/rdma/meson.build): the ASan+UBSan build
 bin=${VERBS_TEST:-/build/tests-rdma/verbs_test}
-if [ ! -x "$bin" ]; then
-	t_fail "verbs_test binary" "$bin is missing: run 'make user' (or make) first"
-	tap_done
-	exit 1
-fi
+need_test_bin verbs_test "$bin"
 # no LeakSanitizer: a failed step leaves its objects behind on purpose and
 # the program exits without closing its devices
 export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=0:abort_on_error=0}

@@ -31,7 +31,7 @@
 #include <infiniband/verbs.h>
 #include <hlthunk.h>
 
-#include "tap.h"
+#include "testutil.h"
 
 struct side {
 	struct ibv_context *ctx;
@@ -46,13 +46,7 @@ static struct side A, B;
 
 static int open_side(struct side *s, const char *name, int gid_index)
 {
-	struct ibv_device **list = ibv_get_device_list(NULL);
-	int i;
-
-	for (i = 0; list && list[i]; i++)
-		if (!strcmp(ibv_get_device_name(list[i]), name))
-			s->ctx = ibv_open_device(list[i]);
-	ibv_free_device_list(list);
+	s->ctx = open_device_by_name(name);
 	if (!s->ctx)
 		return -1;
 	s->gid_index = gid_index;
