@@ -1281,14 +1281,22 @@ GC_API gcoll_result_t gcoll_group_end(void)
 	return rc;
 }
 
+/* A request the user may test or wait on: not NULL, and started. */
+static gcoll_result_t req_usable(gcoll_request_t r, const char *fn)
+{
+	if (!r)
+		return gc_err(GCOLL_ERR_INVALID_ARGUMENT, "%s: req is NULL", fn);
+	if (r->in_group)
+		return gc_err(GCOLL_ERR_INVALID_USAGE, "%s: request not started (group still open)", fn);
+	return GCOLL_SUCCESS;
+}
+
 GC_API gcoll_result_t gcoll_test(gcoll_request_t r)
 {
-	gcoll_result_t rc;
+	gcoll_result_t rc = req_usable(r, "gcoll_test");
 
-	if (!r)
-		return gc_err(GCOLL_ERR_INVALID_ARGUMENT, "gcoll_test: req is NULL");
-	if (r->in_group)
-		return gc_err(GCOLL_ERR_INVALID_USAGE, "gcoll_test: request not started (group still open)");
+	if (rc)
+		return rc;
 	rc = req_test(r);
 	if (rc == GCOLL_IN_PROGRESS)
 		return rc;
@@ -1298,12 +1306,10 @@ GC_API gcoll_result_t gcoll_test(gcoll_request_t r)
 
 GC_API gcoll_result_t gcoll_wait(gcoll_request_t r)
 {
-	gcoll_result_t rc;
+	gcoll_result_t rc = req_usable(r, "gcoll_wait");
 
-	if (!r)
-		return gc_err(GCOLL_ERR_INVALID_ARGUMENT, "gcoll_wait: req is NULL");
-	if (r->in_group)
-		return gc_err(GCOLL_ERR_INVALID_USAGE, "gcoll_wait: request not started (group still open)");
+	if (rc)
+		return rc;
 	rc = req_wait(r);
 	req_free(r);
 	return rc;
