@@ -223,7 +223,15 @@ t_expect "no fault counted once the knobs are off" "0 0 0 0" \
 
 # --- a held-back frame: delivered when REORDER goes off, dropped when the
 # cable is unlinked.  Keep other frames off the cable: static neighbours,
-# no IPv6 (no ND/MLD).
+# no IPv6 (no ND/MLD), and no TCP socket of the test above still closing
+# (a FIN or ACK the faulty cable lost is resent later, and would release
+# the held frame).
+tcp_open() { ss -N "$1" -Htn state connected exclude time-wait | grep -q .; }
+for i in $(seq 100); do
+	tcp_open "$NS_A" || tcp_open "$NS_B" || break
+	sleep 0.2
+done
+tcp_open "$NS_A" || tcp_open "$NS_B" && diag "TCP sockets still closing:" "$(ss -N "$NS_A" -tan; ss -N "$NS_B" -tan)"
 ns_a sysctl -qw "net.ipv6.conf.$IF_A.disable_ipv6=1"
 ns_b sysctl -qw "net.ipv6.conf.$IF_B.disable_ipv6=1"
 mac_a=$(ns_a cat "/sys/class/net/$IF_A/address")

@@ -323,7 +323,7 @@ static void gn_mac_roce_rx(struct gn_mac *mac, const struct gn_frame *f)
 		fn(READ_ONCE(mac->roce_ctx), f->frag[0].p, f->len);
 		return;
 	}
-	buf = kmalloc(f->len, GFP_ATOMIC);
+	buf = kmalloc(f->len, GFP_ATOMIC | __GFP_NOWARN);
 	if (!buf)
 		return;	/* the engine's own retransmission recovers */
 	gn_frame_copy(f, buf);
@@ -545,7 +545,7 @@ static int gn_fault_pick(struct gn_mac *mac, struct gn_mac *peer,
 			/* one held frame at most, and only for this peer */
 			if (fs->held || rcu_access_pointer(mac->peer) != peer)
 				continue;
-			fs->held = kmalloc(f->len, GFP_ATOMIC);
+			fs->held = kmalloc(f->len, GFP_ATOMIC | __GFP_NOWARN);
 			if (!fs->held)
 				continue;
 			gn_frame_copy(f, fs->held);
@@ -594,7 +594,7 @@ static noinline int gn_mac_fault_xmit(struct gn_mac *mac, struct gn_mac *peer,
 			gn_mac_rx(peer, f, false);
 		break;
 	case GN_MAC_FAULT_CORRUPT:
-		buf = kmalloc(f->len, GFP_ATOMIC);
+		buf = kmalloc(f->len, GFP_ATOMIC | __GFP_NOWARN);
 		if (!buf) {
 			kind = -1;
 			ret = gn_mac_rx(peer, f, may_hold);

@@ -488,7 +488,7 @@ static struct sk_buff *gn_rdp_skb_alloc(void)
 {
 	struct sk_buff *skb = skb_dequeue(&gn_skb_pool);
 
-	return skb ?: alloc_skb(GN_RR_MAX_FRAME, GFP_ATOMIC);
+	return skb ?: alloc_skb(GN_RR_MAX_FRAME, GFP_ATOMIC | __GFP_NOWARN);
 }
 
 static void gn_rdp_skb_free(struct sk_buff *skb)
@@ -731,7 +731,7 @@ static void gn_tx_end(struct gaudi_nic_roce *r, struct gn_rqp *qp,
 		return;
 	if (r->rx_inline) {
 		/* in a MAC's call chain: the work item sends it */
-		skb = alloc_skb(tf->flen, GFP_ATOMIC);
+		skb = alloc_skb(tf->flen, GFP_ATOMIC | __GFP_NOWARN);
 		if (!skb)
 			return;	/* lost on the wire; the peer recovers */
 		skb_put_data(skb, f, tf->flen);
@@ -1676,7 +1676,8 @@ void gn_rdp_rx_frame(void *ctx, const void *frame, unsigned int len)
 		skb_get(skb);
 		skb_put(skb, len);
 	} else {
-		skb = len < GN_RR_HANDOFF_MIN ? alloc_skb(len, GFP_ATOMIC) :
+		skb = len < GN_RR_HANDOFF_MIN ?
+		      alloc_skb(len, GFP_ATOMIC | __GFP_NOWARN) :
 		      gn_rdp_skb_alloc();
 		if (!skb)
 			return;
