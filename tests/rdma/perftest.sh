@@ -36,9 +36,9 @@ run_pair() { # NAME DESC ARGS...
 	diag "$IB_A after $name: $(ib_stats "$IB_A" 1 | tr '\n' ' ')"
 	diag "$IB_B after $name: $(ib_stats "$IB_B" 1 | tr '\n' ' ')"
 }
-run_pair write_bw "ib_write_bw 64 KiB" ib_write_bw -F -s 65536 -n 300 -m 4096
-run_pair read_bw "ib_read_bw 64 KiB" ib_read_bw -F -s 65536 -n 300 -m 4096
-run_pair send_bw "ib_send_bw 64 KiB" ib_send_bw -F -s 65536 -n 300 -m 4096
+run_pair write_bw "ib_write_bw 64 KiB" ib_write_bw -F -s 65536 -n 2000 -m 4096
+run_pair read_bw "ib_read_bw 64 KiB" ib_read_bw -F -s 65536 -n 2000 -m 4096
+run_pair send_bw "ib_send_bw 64 KiB" ib_send_bw -F -s 65536 -n 2000 -m 4096
 run_pair write_lat "ib_write_lat 8 B" ib_write_lat -F -s 8 -n 500 -I 8
 # small frames: processed by the receiving engine in the cable's call chain
 run_pair send_lat "ib_send_lat 8 B" ib_send_lat -F -s 8 -n 500 -I 8
@@ -62,7 +62,7 @@ if modprobe -q rdma_rxe && rdma link add rxe_lo type rxe netdev lo 2>/dev/null; 
 		timeout 180 "$@" -d rxe_lo -x "$gid" 127.0.0.1 2>&1
 		wait
 	}
-	out=$(rxe_run ib_write_bw -F -s 65536 -n 300 -m 4096)
+	out=$(rxe_run ib_write_bw -F -s 65536 -n 2000 -m 4096)
 	rw=$(bw_avg "$out")
 	out2=$(rxe_run ib_write_lat -F -s 8 -n 500 -I 8)
 	rl=$(lat_typ "$out2")
