@@ -102,6 +102,20 @@ diag "no fault: $DSTR"
 t_expect "no fault counted without knobs" "0 0 0 0" \
 	"${D[f_drop]} ${D[f_dup]} ${D[f_reorder]} ${D[f_corrupt]}"
 
+# --- the ICRC insertion offload off: every frame's ICRC is computed by
+# the sending engine and checked by the receiving one (corruption is
+# caught the same way whatever the setting: a damaged frame is a copy
+# whose ICRC was written before the damage)
+ICRC_PARAM=/sys/module/gaudi_nic/parameters/roce_icrc_offload
+t_expect "roce_icrc_offload is on by default" Y "$(cat "$ICRC_PARAM")"
+echo 0 > "$ICRC_PARAM"
+snap
+xfer "ICRC in software" 8 16384 8
+echo 1 > "$ICRC_PARAM"
+deltas
+t_expect "ICRC in software: every frame checked good (rx_icrc_errors, retransmits)" \
+	"0 0" "${D[rx_icrc_errors]} ${D[retransmits]}"
+
 # --- each fault alone, on both ports (both directions of the cable)
 declare -A EVERY=([drop]=13 [dup]=11 [reorder]=7 [corrupt]=17)
 declare -A EXPECT=(

@@ -150,9 +150,13 @@ struct gn_mac_client_ops {
  * side, in the sender's transmit context with its TX ring lock held); the
  * frame is only valid during the call.  The handler must not transmit
  * synchronously (gn_mac_roce_xmit): it queues the frame and returns.
+ * @flags: GN_MAC_ROCE_ICRC_OK if the frame is, unaltered, one that an
+ * engine sent with GN_MAC_ROCE_ICRC_INSERT: its ICRC field was never
+ * written, and the frame is to be taken as having a good ICRC.
  */
 typedef void (*gn_mac_roce_rx_t)(void *ctx, const void *frame,
-				 unsigned int len);
+				 unsigned int len, u32 flags);
+#define GN_MAC_ROCE_ICRC_OK	BIT(0)
 
 /* One auxiliary device of the NIC (gaudi_nic.eth.N, gaudi_nic.rdma.N). */
 struct gaudi_nic_adev {
@@ -198,8 +202,18 @@ void gn_mac_set_roce_handler(struct gn_mac *mac, gn_mac_roce_rx_t fn,
  * 0 if it went on the wire (the peer may still drop it, counted there),
  * -ENOLINK without carrier (counted as tx_no_carrier), -EINVAL if shorter
  * than an Ethernet header.
+ *
+ * ICRC insertion (@flags GN_MAC_ROCE_ICRC_INSERT): the frame is a RoCE v2
+ * frame whose ICRC (and, over IPv6, UDP checksum) the MAC inserts, like a
+ * checksum offload.  Where the frame meets another RoCE engine unaltered,
+ * nothing needs the bytes: it is delivered with GN_MAC_ROCE_ICRC_OK and
+ * the fields are never computed.  Wherever its bytes are seen otherwise
+ * (an RX ring, a copy held or corrupted by fault injection), the MAC
+ * writes them first, so every frame that can be observed is exact.
  */
-int gn_mac_roce_xmit(struct gn_mac *mac, const void *frame, unsigned int len);
+#define GN_MAC_ROCE_ICRC_INSERT	BIT(0)
+int gn_mac_roce_xmit(struct gn_mac *mac, const void *frame, unsigned int len,
+		     u32 flags);
 
 /*
  * Cable fault injection, a test hook: one frame in @every (at random; 1:

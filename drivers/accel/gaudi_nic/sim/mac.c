@@ -48,6 +48,7 @@ struct gn_frame {
 	unsigned int csum_offset;
 	unsigned int mss;		/* TSO: 0 if none */
 	unsigned int hdr_len;
+	bool icrc_insert;		/* RoCE: ICRC to insert (port.h) */
 	struct {
 		const u8 *p;
 		unsigned int len;
@@ -237,16 +238,14 @@ static __wsum gn_csum_word(__sum16 w)
 }
 
 /*
- * Copy @len bytes and return their ones'-complement sum (as csum_partial()
- * would).  Plain 64-bit additions of 32-bit words, the carries folded at
- * the end: no add-with-carry chain, which an emulated CPU runs slowly.
+ * The ones'-complement sum of @len bytes (as csum_partial() computes it).
+ * Plain 64-bit additions of 32-bit words, the carries folded at the end:
+ * no add-with-carry chain, which an emulated CPU runs slowly.
  */
-static __wsum gn_csum_copy(const u8 *src, u8 *dst, unsigned int len)
+static __wsum gn_csum(const u8 *p, unsigned int len)
 {
-	const u8 *p = dst;
 	u64 sum = 0;
 
-	memcpy(dst, src, len);
 	for (; len >= 16; len -= 16, p += 16)
 		sum += (u64)get_unaligned((const u32 *)p) +
 		       get_unaligned((const u32 *)(p + 4)) +
@@ -266,6 +265,13 @@ static __wsum gn_csum_copy(const u8 *src, u8 *dst, unsigned int len)
 	return (__force __wsum)(u32)sum;
 }
 
+/* Copy @len bytes and return their ones'-complement sum. */
+static __wsum gn_csum_copy(const u8 *src, u8 *dst, unsigned int len)
+{
+	memcpy(dst, src, len);
+	return gn_csum(dst, len);
+}
+
 /*
  * Copy @f (f->len bytes) to @dst, insert its checksum if asked, and return
  * the ones'-complement sum of the result after the Ethernet header (the
@@ -278,6 +284,12 @@ static __wsum gn_frame_copy(const struct gn_frame *f, u8 *dst)
 	__sum16 *field, old;
 	__wsum sum = 0, c;
 
+	if (f->icrc_insert) {
+		/* a RoCE engine's frame (one fragment): its bytes are seen */
+		memcpy(dst, f->frag[0].p, f->len);
+		gn_roce_icrc_insert(dst, f->len);
+		return gn_csum(dst + ETH_HLEN, f->len - ETH_HLEN);
+	}
 	if (f->csum_start >= ETH_HLEN)
 		start = f->csum_start;
 	for (i = 0; i < f->nfrags; off += f->frag[i].len, i++) {
@@ -320,14 +332,15 @@ static void gn_mac_roce_rx(struct gn_mac *mac, const struct gn_frame *f)
 	if (!fn)
 		return;
 	if (f->nfrags == 1 && f->csum_start < 0) {
-		fn(READ_ONCE(mac->roce_ctx), f->frag[0].p, f->len);
+		fn(READ_ONCE(mac->roce_ctx), f->frag[0].p, f->len,
+		   f->icrc_insert ? GN_MAC_ROCE_ICRC_OK : 0);
 		return;
 	}
 	buf = kmalloc(f->len, GFP_ATOMIC | __GFP_NOWARN);
 	if (!buf)
 		return;	/* the engine's own retransmission recovers */
 	gn_frame_copy(f, buf);
-	fn(READ_ONCE(mac->roce_ctx), buf, f->len);
+	fn(READ_ONCE(mac->roce_ctx), buf, f->len, 0);
 	kfree(buf);
 }
 
@@ -921,12 +934,14 @@ out:
 	rcu_read_unlock();
 }
 
-int gn_mac_roce_xmit(struct gn_mac *mac, const void *frame, unsigned int len)
+int gn_mac_roce_xmit(struct gn_mac *mac, const void *frame, unsigned int len,
+		     u32 flags)
 {
 	struct gn_frame f = {
 		.nfrags = 1,
 		.len = len,
 		.csum_start = -1,
+		.icrc_insert = flags & GN_MAC_ROCE_ICRC_INSERT,
 		.frag[0] = { .p = frame, .len = len },
 	};
 	struct gn_mac *peer;

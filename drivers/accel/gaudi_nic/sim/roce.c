@@ -4,7 +4,6 @@
  * the auxiliary device gaudi_nic.rdma.N through which gaudi_ib drives it.
  * The data path is in roce_dp.c; the concurrency model in roce.h.
  */
-#include <crypto/hash.h>
 #include <linux/dma-direct.h>
 #include <linux/etherdevice.h>
 #include <linux/highmem.h>
@@ -712,8 +711,6 @@ static void gn_roce_free(struct gaudi_nic_roce *r)
 {
 	if (!IS_ERR_OR_NULL(r->kworker))
 		kthread_destroy_worker(r->kworker);
-	if (r->crc_tfm)
-		crypto_free_shash(r->crc_tfm);
 	if (r->rdp_ref)
 		gn_rdp_put();
 	kvfree(r->qps);
@@ -793,15 +790,6 @@ int gn_roce_init(struct gaudi_nic_dev *gdev)
 		return ret;
 	}
 	sched_set_fifo_low(r->kworker->task);
-	/* crc32-pclmul when available; the engine's tables otherwise */
-	r->crc_tfm = crypto_alloc_shash("crc32", 0, 0);
-	if (IS_ERR(r->crc_tfm)) {
-		r->crc_tfm = NULL;
-	} else if (!strcmp(crypto_shash_driver_name(r->crc_tfm),
-			   "crc32-generic")) {
-		crypto_free_shash(r->crc_tfm);
-		r->crc_tfm = NULL;
-	}
 	gn_rdp_get();
 	r->rdp_ref = true;
 	for (p = 0; p < r->num_ports; p++) {

@@ -34,7 +34,6 @@
 #include <linux/gaudi_nic/roce_hw.h>
 
 struct gn_mac;
-struct crypto_shash;
 
 /* Maximum packets in flight per QP (go-back-N window). */
 #define GN_RR_WINDOW		128
@@ -190,7 +189,6 @@ struct gaudi_nic_roce {
 	u8 *frame;
 	struct sk_buff *txskb;
 	u8 *frame_buf;
-	struct crypto_shash *crc_tfm;	/* accelerated ICRC engine, or NULL */
 	bool rdp_ref;			/* holds gn_rdp_get() */
 	u32 num_ports;
 	struct gn_rport ports[] __counted_by(num_ports);
@@ -209,7 +207,8 @@ void gn_rdp_reset(struct gaudi_nic_roce *r, struct gn_rqp *qp);
 void gn_rdp_work(struct kthread_work *work);
 void gn_rdp_kick(struct gaudi_nic_roce *r);
 void gn_rdp_timer(struct timer_list *t);
-void gn_rdp_rx_frame(void *ctx, const void *frame, unsigned int len);
+void gn_rdp_rx_frame(void *ctx, const void *frame, unsigned int len,
+		     u32 flags);
 void gn_rdp_get(void);
 void gn_rdp_put(void);
 void *gn_rring_entry(struct gn_rring *ring, u32 idx);

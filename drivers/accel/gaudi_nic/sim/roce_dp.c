@@ -16,6 +16,16 @@
  * Frames are Ethernet II / IPv4 or IPv6 / UDP 4791 / BTH [RETH|AETH|ImmDt]
  * / payload / pad / ICRC, the ICRC computed as IBTA annex 17 says (what
  * rdma_rxe and Wireshark expect).  Everything runs under dp_lock.
+ *
+ * ICRC insertion offload (roce_icrc_offload, default on): the engine asks
+ * the MAC to insert the ICRC (GN_MAC_ROCE_ICRC_INSERT, port.h) instead of
+ * computing it.  A frame that reaches another engine unaltered comes with
+ * GN_MAC_ROCE_ICRC_OK and is not checked: on silicon both CRCs are free,
+ * and here they would cost more than the copies.  Any frame whose bytes
+ * are seen (the Linux stack, rdma_rxe, a capture, fault injection) gets
+ * its ICRC written first, and any frame without GN_MAC_ROCE_ICRC_OK is
+ * checked, so corruption is still caught.  With the parameter off, every
+ * frame is computed and checked here.
  */
 #include <crypto/hash.h>
 #include <linux/crc32.h>
@@ -25,13 +35,20 @@
 #include <linux/ip.h>
 #include <linux/ipv6.h>
 #include <linux/jiffies.h>
+#include <linux/moduleparam.h>
 #include <linux/udp.h>
 #include <linux/unaligned.h>
 #include <net/checksum.h>
 #include <net/ip6_checksum.h>
 #include <linux/gaudi_nic/port.h>
 
+#include "mac.h"
 #include "roce.h"
+
+static bool gn_icrc_offload = true;
+module_param_named(roce_icrc_offload, gn_icrc_offload, bool, 0644);
+MODULE_PARM_DESC(roce_icrc_offload,
+		 "RoCE engines leave the ICRC of their frames to the MAC, which computes it only where the bytes are seen (default: on; off: every ICRC computed and checked)");
 
 /* BTH opcodes of the RC transport. */
 enum {
@@ -98,7 +115,6 @@ struct gn_txf {
 	u32 tlen;		/* BTH to ICRC */
 	u32 flen;
 	bool v4;
-	u32 crc;		/* ICRC state up to the payload */
 };
 
 /*
@@ -444,7 +460,8 @@ static int gn_tx_hdr_len(struct gaudi_nic_roce *r, struct gn_rqp *qp, u8 op)
  * about 7 GB/s).  Larger tables (16-bit indices, 1 MiB) were ten times
  * slower (host cache misses), and computing the CRC while copying was
  * slower than copying, then computing.  An accelerated crypto driver
- * (crc32-pclmul on real CPUs) is used instead when there is one.
+ * (crc32-pclmul on real CPUs) is used instead when there is one.  Both are
+ * shared by all engines (set up for the first, freed after the last).
  */
 #define GN_CRC_POLY	0xedb88320
 
@@ -452,6 +469,8 @@ static DEFINE_MUTEX(gn_crc_mutex);
 static unsigned int gn_crc_users;	/* engines, under gn_crc_mutex */
 /* gn_crc_tab[k][v]: CRC of byte v followed by k zero bytes */
 static u32 (*gn_crc_tab)[256];
+/* accelerated crc32 (not crc32-generic), or NULL */
+static struct crypto_shash *gn_crc_tfm;
 
 /* The CRC contribution of 8 bytes @v (little endian), tables @t[0..7]. */
 static inline u32 gn_crc_step8(u32 (*t)[256], u64 v)
@@ -519,12 +538,20 @@ static void gn_rdp_skb_free(struct sk_buff *skb)
 void gn_rdp_get(void)
 {
 	static const u8 probe[] = "gaudi_nic ICRC table self-test 0123456789";
+	struct crypto_shash *tfm;
 	u32 (*t)[256], i, k;
 
 	mutex_lock(&gn_crc_mutex);
 	if (gn_crc_users++)
 		goto out;
 	skb_queue_head_init(&gn_skb_pool);
+	/* crc32-pclmul when available; the tables otherwise */
+	tfm = crypto_alloc_shash("crc32", 0, 0);
+	if (!IS_ERR(tfm) && strcmp(crypto_shash_driver_name(tfm),
+				   "crc32-generic"))
+		gn_crc_tfm = tfm;
+	else if (!IS_ERR(tfm))
+		crypto_free_shash(tfm);
 	/* without the tables, the CRC library does the work */
 	t = kmalloc_array(16, sizeof(*t), GFP_KERNEL);
 	if (!t)
@@ -557,16 +584,19 @@ void gn_rdp_put(void)
 		skb_queue_purge(&gn_skb_pool);
 		kfree(gn_crc_tab);
 		gn_crc_tab = NULL;
+		if (gn_crc_tfm)
+			crypto_free_shash(gn_crc_tfm);
+		gn_crc_tfm = NULL;
 	}
 	mutex_unlock(&gn_crc_mutex);
 }
 
-static u32 gn_crc(struct gaudi_nic_roce *r, u32 crc, const void *p, u32 len)
+static u32 gn_crc(u32 crc, const void *p, u32 len)
 {
-	if (r->crc_tfm) {
-		SHASH_DESC_ON_STACK(d, r->crc_tfm);
+	if (gn_crc_tfm) {
+		SHASH_DESC_ON_STACK(d, gn_crc_tfm);
 
-		d->tfm = r->crc_tfm;
+		d->tfm = gn_crc_tfm;
 		*(u32 *)shash_desc_ctx(d) = crc;
 		if (!crypto_shash_update(d, p, len))
 			return *(u32 *)shash_desc_ctx(d);
@@ -577,7 +607,7 @@ static u32 gn_crc(struct gaudi_nic_roce *r, u32 crc, const void *p, u32 len)
 }
 
 /* ICRC state (not inverted) after the masked L3, UDP and BTH headers. */
-static u32 gn_icrc_hdr(struct gaudi_nic_roce *r, const u8 *l3, bool v4)
+static u32 gn_icrc_hdr(const u8 *l3, bool v4)
 {
 	u8 ps[sizeof(struct ipv6hdr) + sizeof(struct udphdr) + BTH_LEN];
 	u32 l3len = v4 ? sizeof(struct iphdr) : sizeof(struct ipv6hdr);
@@ -601,20 +631,57 @@ static u32 gn_icrc_hdr(struct gaudi_nic_roce *r, const u8 *l3, bool v4)
 	uh->check = CSUM_MANGLED_0;
 	ps[l3len + sizeof(struct udphdr) + 4] = 0xff;	/* BTH resv8a */
 	/* seed: CRC of 0xffffffff over 8 bytes of 0xff (masked LRH) */
-	return gn_crc(r, 0xdebb20e3, ps, l3len + sizeof(struct udphdr) + BTH_LEN);
+	return gn_crc(0xdebb20e3, ps, l3len + sizeof(struct udphdr) + BTH_LEN);
 }
 
-static u32 gn_icrc(struct gaudi_nic_roce *r, const u8 *l3, bool v4,
-		   const u8 *bth, u32 tlen)
+/* The ICRC of the packet at @bth (@tlen bytes from BTH to ICRC). */
+static u32 gn_icrc(const u8 *l3, bool v4, const u8 *bth, u32 tlen)
 {
-	u32 crc = gn_icrc_hdr(r, l3, v4);
+	u32 crc = gn_icrc_hdr(l3, v4);
 
-	return ~gn_crc(r, crc, bth + BTH_LEN, tlen - BTH_LEN - ICRC_LEN);
+	return ~gn_crc(crc, bth + BTH_LEN, tlen - BTH_LEN - ICRC_LEN);
+}
+
+/* Write the ICRC and, over IPv6, the UDP checksum (which covers it). */
+static void gn_icrc_write(u8 *l3, bool v4, u8 *bth, u32 tlen)
+{
+	struct udphdr *uh = (struct udphdr *)bth - 1;
+	u32 ulen = sizeof(*uh) + tlen;
+	struct ipv6hdr *ih = (struct ipv6hdr *)l3;
+
+	put_unaligned_le32(gn_icrc(l3, v4, bth, tlen), bth + tlen - ICRC_LEN);
+	if (v4)
+		return;
+	uh->check = 0;
+	uh->check = csum_ipv6_magic(&ih->saddr, &ih->daddr, ulen, IPPROTO_UDP,
+				    csum_partial(uh, ulen, 0));
+	if (!uh->check)
+		uh->check = CSUM_MANGLED_0;
 }
 
 /*
- * Write the headers of the frame for @p (p->paylen set) into r->frame and
- * start its ICRC over them; the payload goes to tf->payload.
+ * The MAC's side of the ICRC insertion offload (mac.h): @f is a frame an
+ * engine built (gn_tx_hdr), so only its lengths are checked.
+ */
+void gn_roce_icrc_insert(u8 *f, unsigned int len)
+{
+	bool v4 = get_unaligned_be16(f + 12) == ETH_P_IP;
+	u32 l3len = v4 ? sizeof(struct iphdr) : sizeof(struct ipv6hdr);
+	struct udphdr *uh = (struct udphdr *)(f + ETH_HLEN + l3len);
+	u32 ulen;
+
+	if (len < ETH_HLEN + l3len + sizeof(*uh))
+		return;
+	ulen = ntohs(uh->len);
+	if (ulen < sizeof(*uh) + BTH_LEN + ICRC_LEN ||
+	    ulen > len - ETH_HLEN - l3len)
+		return;
+	gn_icrc_write(f + ETH_HLEN, v4, (u8 *)(uh + 1), ulen - sizeof(*uh));
+}
+
+/*
+ * Write the headers of the frame for @p (p->paylen set) into r->frame; the
+ * payload goes to tf->payload.
  */
 static void gn_tx_hdr(struct gaudi_nic_roce *r, struct gn_rqp *qp,
 		      const struct gn_pkt *p, struct gn_txf *tf)
@@ -695,36 +762,26 @@ static void gn_tx_hdr(struct gaudi_nic_roce *r, struct gn_rqp *qp,
 	tf->paylen = p->paylen;
 	tf->tlen = tlen;
 	tf->flen = flen;
-	tf->crc = gn_crc(r, gn_icrc_hdr(r, l3, v4), bth + BTH_LEN, x - bth -
-			 BTH_LEN);
 }
 
 /*
- * Finish the frame of gn_tx_hdr() whose payload is in place, @crc the
- * ICRC state after it, and send it on @qp's path.  A large frame is built
- * in an skb that the receiving engine may take over (see gn_rdp_rx_frame).
+ * Finish the frame of gn_tx_hdr() whose payload is in place and send it
+ * on @qp's path.  A large frame is built in an skb that the receiving
+ * engine may take over (see gn_rdp_rx_frame).
  */
 static void gn_tx_end(struct gaudi_nic_roce *r, struct gn_rqp *qp,
-		      const struct gn_txf *tf, u32 crc)
+		      const struct gn_txf *tf)
 {
 	struct gn_rport *pt = &r->ports[qp->ctx.port];
-	u32 pad = (-tf->paylen) & 3, ulen = sizeof(struct udphdr) + tf->tlen;
-	u8 *f = r->frame, *l3 = f + ETH_HLEN, *x = tf->payload + tf->paylen;
-	struct udphdr *uh = (struct udphdr *)(tf->bth) - 1;
+	u8 *f = r->frame, *x = tf->payload + tf->paylen;
+	u32 pad = (-tf->paylen) & 3, flags = 0;
 	struct sk_buff *skb, *prev;
 
-	memset(x, 0, pad);
-	crc = gn_crc(r, crc, x, pad);
-	put_unaligned_le32(~crc, x + pad);
-	if (!tf->v4) {
-		struct ipv6hdr *ih = (struct ipv6hdr *)l3;
-
-		uh->check = csum_ipv6_magic(&ih->saddr, &ih->daddr, ulen,
-					    IPPROTO_UDP,
-					    csum_partial(uh, ulen, 0));
-		if (!uh->check)
-			uh->check = CSUM_MANGLED_0;
-	}
+	memset(x, 0, pad + ICRC_LEN);
+	if (READ_ONCE(gn_icrc_offload))
+		flags = GN_MAC_ROCE_ICRC_INSERT;
+	else
+		gn_icrc_write(f + ETH_HLEN, tf->v4, tf->bth, tf->tlen);
 	pt->st.tx_pkts++;
 	pt->st.tx_bytes += tf->flen;
 	if (!pt->mac)
@@ -736,6 +793,7 @@ static void gn_tx_end(struct gaudi_nic_roce *r, struct gn_rqp *qp,
 			return;	/* lost on the wire; the peer recovers */
 		skb_put_data(skb, f, tf->flen);
 		skb->cb[0] = pt->port;
+		skb->cb[1] = flags;
 		skb_queue_tail(&r->txq, skb);
 		return;
 	}
@@ -744,7 +802,7 @@ static void gn_tx_end(struct gaudi_nic_roce *r, struct gn_rqp *qp,
 		/* dp_lock (BH off) keeps us on this CPU; the cable is synchronous */
 		prev = this_cpu_read(gn_rdp_handoff);
 		this_cpu_write(gn_rdp_handoff, skb);
-		gn_mac_roce_xmit(pt->mac, f, tf->flen);
+		gn_mac_roce_xmit(pt->mac, f, tf->flen, flags);
 		if (this_cpu_read(gn_rdp_handoff) != skb) {
 			/* taken: the receiver holds its own reference */
 			gn_rdp_skb_free(skb);
@@ -752,7 +810,7 @@ static void gn_tx_end(struct gaudi_nic_roce *r, struct gn_rqp *qp,
 		}
 		this_cpu_write(gn_rdp_handoff, prev);
 	} else {
-		gn_mac_roce_xmit(pt->mac, f, tf->flen);
+		gn_mac_roce_xmit(pt->mac, f, tf->flen, flags);
 	}
 	if (!r->txskb) {
 		r->txskb = gn_rdp_skb_alloc();
@@ -770,7 +828,7 @@ static void gn_tx(struct gaudi_nic_roce *r, struct gn_rqp *qp,
 	struct gn_txf tf;
 
 	gn_tx_hdr(r, qp, p, &tf);
-	gn_tx_end(r, qp, &tf, gn_crc(r, tf.crc, tf.payload, p->paylen));
+	gn_tx_end(r, qp, &tf);
 }
 
 /* A packet without payload (ACK/NAK, READ request). */
@@ -1486,7 +1544,7 @@ inv:
 /* ------------------------------------------------------------ receive */
 
 static void gn_rdp_rx_one(struct gaudi_nic_roce *r, struct gn_rport *pt,
-			  const u8 *f, unsigned int flen)
+			  const u8 *f, unsigned int flen, u32 flags)
 {
 	const struct ethhdr *eh = (const struct ethhdr *)f;
 	const u8 *l3 = f + ETH_HLEN, *bth, *x;
@@ -1527,8 +1585,8 @@ static void gn_rdp_rx_one(struct gaudi_nic_roce *r, struct gn_rport *pt,
 		goto drop;
 	bth = (const u8 *)(uh + 1);
 	tlen = ulen - sizeof(*uh);
-	if (gn_icrc(r, l3, v4, bth, tlen) !=
-	    get_unaligned_le32(bth + tlen - ICRC_LEN)) {
+	if (!(flags & GN_MAC_ROCE_ICRC_OK) &&
+	    gn_icrc(l3, v4, bth, tlen) != get_unaligned_le32(bth + tlen - ICRC_LEN)) {
 		pt->st.icrc_errs++;
 		goto drop;
 	}
@@ -1588,7 +1646,7 @@ static void gn_rdp_flush_tx(struct gaudi_nic_roce *r)
 
 		if (port < r->num_ports && r->ports[port].mac)
 			gn_mac_roce_xmit(r->ports[port].mac, skb->data,
-					 skb->len);
+					 skb->len, skb->cb[1]);
 		consume_skb(skb);
 	}
 	while (!list_empty(&r->ack_list)) {
@@ -1628,7 +1686,7 @@ static int gn_rdp_peek_op(const u8 *f, unsigned int len)
  * go through the work item.  Returns false if the frame was not taken.
  */
 static bool gn_rdp_rx_inline(struct gn_rport *pt, const void *frame,
-			     unsigned int len)
+			     unsigned int len, u32 flags)
 {
 	struct gaudi_nic_roce *r = pt->r;
 	bool kick;
@@ -1643,7 +1701,7 @@ static bool gn_rdp_rx_inline(struct gn_rport *pt, const void *frame,
 		return false;
 	}
 	r->rx_inline = true;
-	gn_rdp_rx_one(r, pt, frame, len);
+	gn_rdp_rx_one(r, pt, frame, len, flags);
 	r->rx_inline = false;
 	kick = !skb_queue_empty(&r->txq) || !list_empty(&r->ack_list) ||
 	       !bitmap_empty(r->resend, GN_ROCE_MAX_QP);
@@ -1659,7 +1717,8 @@ static bool gn_rdp_rx_inline(struct gn_rport *pt, const void *frame,
  * reference (its sender drops its own after the cable returns); any other
  * frame (the netdev path, a copy made by the cable) is copied.
  */
-void gn_rdp_rx_frame(void *ctx, const void *frame, unsigned int len)
+void gn_rdp_rx_frame(void *ctx, const void *frame, unsigned int len,
+		     u32 flags)
 {
 	struct gn_rport *pt = ctx;
 	struct gaudi_nic_roce *r = pt->r;
@@ -1667,7 +1726,7 @@ void gn_rdp_rx_frame(void *ctx, const void *frame, unsigned int len)
 
 	if (len > GN_RR_MAX_FRAME + 64)
 		return;
-	if (gn_rdp_rx_inline(pt, frame, len))
+	if (gn_rdp_rx_inline(pt, frame, len, flags))
 		return;
 	skb = this_cpu_read(gn_rdp_handoff);
 	if (skb && skb->data == frame && !skb->len &&
@@ -1684,6 +1743,7 @@ void gn_rdp_rx_frame(void *ctx, const void *frame, unsigned int len)
 		skb_put_data(skb, frame, len);
 	}
 	skb->cb[0] = pt->port;
+	skb->cb[1] = flags;
 	skb_queue_tail(&r->rxq, skb);
 	gn_rdp_kick(r);
 }
@@ -1755,7 +1815,8 @@ void gn_rdp_work(struct kthread_work *work)
 		u32 port = skb->cb[0];
 
 		if (port < r->num_ports)
-			gn_rdp_rx_one(r, &r->ports[port], skb->data, skb->len);
+			gn_rdp_rx_one(r, &r->ports[port], skb->data, skb->len,
+				      skb->cb[1]);
 		__skb_queue_tail(&q, skb);
 	}
 	/*
