@@ -663,7 +663,7 @@ void gaudi_nic_roce_disable(struct gaudi_nic_roce *r)
 	r->event_fn = NULL;
 	r->event_priv = NULL;
 	spin_unlock_bh(&r->dp_lock);
-	kthread_cancel_work_sync(&r->work);
+	gn_rdp_stop(r);
 	gn_roce_reset_all(r);
 	mutex_unlock(&r->cmd_lock);
 }
@@ -740,7 +740,7 @@ static void gn_roce_fini(void *data)
 	spin_lock_bh(&r->dp_lock);
 	r->enabled = false;
 	spin_unlock_bh(&r->dp_lock);
-	kthread_cancel_work_sync(&r->work);
+	gn_rdp_stop(r);
 	gn_roce_reset_all(r);
 	mutex_unlock(&r->cmd_lock);
 	gn_roce_free(r);
@@ -770,6 +770,8 @@ int gn_roce_init(struct gaudi_nic_dev *gdev)
 	skb_queue_head_init(&r->txq);
 	INIT_LIST_HEAD(&r->ack_list);
 	kthread_init_work(&r->work, gn_rdp_work);
+	hrtimer_init(&r->ack_timer, CLOCK_MONOTONIC, HRTIMER_MODE_REL);
+	r->ack_timer.function = gn_rdp_ack_timer;
 	r->qps = kvcalloc(GN_ROCE_MAX_QP, sizeof(*r->qps), GFP_KERNEL);
 	r->cqs = kvcalloc(GN_ROCE_MAX_CQ, sizeof(*r->cqs), GFP_KERNEL);
 	r->mrs = kvcalloc(GN_ROCE_MAX_MR, sizeof(*r->mrs), GFP_KERNEL);

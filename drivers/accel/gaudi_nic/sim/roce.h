@@ -11,9 +11,9 @@
  * timers).  Frames received from the MACs are queued on @rxq by the MAC
  * hook (a large frame built by another engine on this CPU is taken over
  * by reference, any other is copied) and processed by the work item.
- * Only a small frame (not a READ request) may be processed in the MAC's
- * call chain itself, if spin_trylock() gets @dp_lock and @rxq is empty
- * (order kept); meanwhile @rx_inline is set and everything the engine
+ * Any frame but a READ request may be processed in the MAC's call chain
+ * itself, if spin_trylock() gets @dp_lock and @rxq is empty (order
+ * kept); meanwhile @rx_inline is set and everything the engine
  * would transmit is deferred to the work item (frames copied to @txq, new
  * requests flagged in @resend, ACKs on @ack_list), so the synchronous
  * cable never recurses from one engine into another and no dp_lock is
@@ -25,6 +25,7 @@
 #ifndef _GAUDI_NIC_SIM_ROCE_H
 #define _GAUDI_NIC_SIM_ROCE_H
 
+#include <linux/hrtimer.h>
 #include <linux/mutex.h>
 #include <linux/skbuff.h>
 #include <linux/spinlock.h>
@@ -39,6 +40,13 @@ struct gn_mac;
 #define GN_RR_WINDOW		128
 /* Request an ACK at least every this many packets. */
 #define GN_RR_ACK_EVERY		32
+/*
+ * An ACK owed after an inline receive waits this long for a doorbell of
+ * the same engine to carry it before the work item is woken for it: long
+ * enough for a ping-pong peer to answer under TCG, far below the
+ * requester's ACK timeout (at least 10 ms).
+ */
+#define GN_RR_ACK_DELAY_US	200
 #define GN_RR_MAX_FRAME		(ETH_HLEN + 40 + 8 + 12 + 16 + 4 + 4096 + 4)
 
 /* Pages behind a page list; a reference is held on each. */
@@ -176,6 +184,7 @@ struct gaudi_nic_roce {
 	 */
 	struct kthread_worker *kworker;
 	struct kthread_work work;
+	struct hrtimer ack_timer;	/* delayed kick for ACKs (see above) */
 	unsigned long *kick;		/* QPs whose timer fired */
 	/* deferred by an inline receive (see the top), under dp_lock */
 	bool rx_inline;
@@ -206,6 +215,8 @@ void gn_rdp_to_error(struct gaudi_nic_roce *r, struct gn_rqp *qp);
 void gn_rdp_reset(struct gaudi_nic_roce *r, struct gn_rqp *qp);
 void gn_rdp_work(struct kthread_work *work);
 void gn_rdp_kick(struct gaudi_nic_roce *r);
+enum hrtimer_restart gn_rdp_ack_timer(struct hrtimer *t);
+void gn_rdp_stop(struct gaudi_nic_roce *r);
 void gn_rdp_timer(struct timer_list *t);
 void gn_rdp_rx_frame(void *ctx, const void *frame, unsigned int len,
 		     u32 flags);

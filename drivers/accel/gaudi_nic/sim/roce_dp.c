@@ -1649,6 +1649,9 @@ static void gn_rdp_flush_tx(struct gaudi_nic_roce *r)
 					 skb->len, skb->cb[1]);
 		consume_skb(skb);
 	}
+	/* the ACKs go now: the timer waiting for them need not wake us */
+	if (!list_empty(&r->ack_list))
+		hrtimer_try_to_cancel(&r->ack_timer);
 	while (!list_empty(&r->ack_list)) {
 		struct gn_rqp *qp = list_first_entry(&r->ack_list,
 						     struct gn_rqp, ack_node);
@@ -1677,13 +1680,17 @@ static int gn_rdp_peek_op(const u8 *f, unsigned int len)
 }
 
 /*
- * Process a small frame right here, in the MAC's call chain, if the
- * engine is idle (dp_lock free) and nothing is queued before it: the
- * data and the CQE are in place before the sender's doorbell returns,
- * without waking the work item.  Everything the engine would transmit
- * meanwhile is deferred (rx_inline), so the cable never recurses from
- * one engine into another.  READ requests (whose responses are large)
- * go through the work item.  Returns false if the frame was not taken.
+ * Process a frame right here, in the MAC's call chain, if the engine is
+ * idle (dp_lock free) and nothing is queued before it: the data and the
+ * CQE are in place before the sender's doorbell returns, without waking
+ * the work item (under TCG a wake-up costs more than a 4 KiB copy).
+ * Everything the engine would transmit meanwhile is deferred (rx_inline),
+ * so the cable never recurses from one engine into another.  If only
+ * ACKs are owed, the work item is not woken at once: the next SQ doorbell
+ * of this engine sends them (in a ping-pong, with the answer), else the
+ * ACK timer after GN_RR_ACK_DELAY_US.  READ requests (whose responses are
+ * large) go through the work item.  Returns false if the frame was not
+ * taken.
  */
 static bool gn_rdp_rx_inline(struct gn_rport *pt, const void *frame,
 			     unsigned int len, u32 flags)
@@ -1691,8 +1698,7 @@ static bool gn_rdp_rx_inline(struct gn_rport *pt, const void *frame,
 	struct gaudi_nic_roce *r = pt->r;
 	bool kick;
 
-	if (len >= GN_RR_HANDOFF_MIN ||
-	    gn_rdp_peek_op(frame, len) == OP_READ_REQ)
+	if (gn_rdp_peek_op(frame, len) == OP_READ_REQ)
 		return false;
 	if (!spin_trylock(&r->dp_lock))
 		return false;
@@ -1703,8 +1709,13 @@ static bool gn_rdp_rx_inline(struct gn_rport *pt, const void *frame,
 	r->rx_inline = true;
 	gn_rdp_rx_one(r, pt, frame, len, flags);
 	r->rx_inline = false;
-	kick = !skb_queue_empty(&r->txq) || !list_empty(&r->ack_list) ||
+	kick = !skb_queue_empty(&r->txq) ||
 	       !bitmap_empty(r->resend, GN_ROCE_MAX_QP);
+	if (!kick && !list_empty(&r->ack_list) &&
+	    !hrtimer_is_queued(&r->ack_timer))
+		hrtimer_start(&r->ack_timer,
+			      ns_to_ktime(GN_RR_ACK_DELAY_US * NSEC_PER_USEC),
+			      HRTIMER_MODE_REL);
 	spin_unlock(&r->dp_lock);
 	if (kick)
 		gn_rdp_kick(r);
@@ -1792,6 +1803,26 @@ static void gn_rdp_timeout(struct gaudi_nic_roce *r, struct gn_rqp *qp)
 void gn_rdp_kick(struct gaudi_nic_roce *r)
 {
 	kthread_queue_work(r->kworker, &r->work);
+}
+
+/* The ACKs deferred by inline receives are still owed: send them. */
+enum hrtimer_restart gn_rdp_ack_timer(struct hrtimer *t)
+{
+	struct gaudi_nic_roce *r = container_of(t, struct gaudi_nic_roce,
+						ack_timer);
+
+	gn_rdp_kick(r);
+	return HRTIMER_NORESTART;
+}
+
+/*
+ * The engine is disabled (r->enabled false: nothing starts the timer or
+ * queues the work item any more): wait until neither runs.
+ */
+void gn_rdp_stop(struct gaudi_nic_roce *r)
+{
+	hrtimer_cancel(&r->ack_timer);
+	kthread_cancel_work_sync(&r->work);
 }
 
 void gn_rdp_work(struct kthread_work *work)
