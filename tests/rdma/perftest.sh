@@ -2,8 +2,8 @@
 # perftest.sh - perftest between two gaudi devices in two namespaces over a
 # cable (ib_write_bw, ib_read_bw, ib_send_bw at 64 KiB, ib_write_lat and
 # ib_send_lat at 8 B, ib_write_bw at 64 B; ib_write_bw 64 KiB again with
-# the ICRC insertion offload off, every ICRC computed and checked in
-# software), then ib_write_bw and ib_write_lat on rdma_rxe in loopback (its
+# zero-copy transmit off, and with the ICRC insertion offload off, every
+# ICRC computed and checked in software), then ib_write_bw and ib_write_lat on rdma_rxe in loopback (its
 # best case in one guest) and a memcpy reference, with the ratios.  Timing
 # never decides pass/fail.
 # Output: TAP.
@@ -13,8 +13,10 @@ DEV_B=${DEV_B:-33}
 . "$here/lib.sh"
 
 ICRC_PARAM=/sys/module/gaudi_nic/parameters/roce_icrc_offload
+ZC_PARAM=/sys/module/gaudi_nic/parameters/roce_tx_zerocopy
 cleanup() {
 	[ -w "$ICRC_PARAM" ] && echo 1 > "$ICRC_PARAM"
+	[ -w "$ZC_PARAM" ] && echo 1 > "$ZC_PARAM"
 	rdma link del rxe_lo 2>/dev/null
 	rdma_env_cleanup
 }
@@ -47,6 +49,11 @@ run_pair write_lat "ib_write_lat 8 B" ib_write_lat -F -s 8 -n 500 -I 8
 # small frames: processed by the receiving engine in the cable's call chain
 run_pair send_lat "ib_send_lat 8 B" ib_send_lat -F -s 8 -n 500 -I 8
 run_pair write_bw_small "ib_write_bw 64 B" ib_write_bw -F -s 64 -n 2000
+# what zero-copy transmit saves: the payload copied into each frame
+echo 0 > "$ZC_PARAM"
+run_pair write_bw_copy "ib_write_bw 64 KiB, zero-copy transmit off" \
+	ib_write_bw -F -s 65536 -n 2000 -m 4096
+echo 1 > "$ZC_PARAM"
 # what the offload saves: the same transfer with every ICRC in software
 echo 0 > "$ICRC_PARAM"
 run_pair write_bw_swicrc "ib_write_bw 64 KiB, ICRC in software" \
@@ -54,11 +61,12 @@ run_pair write_bw_swicrc "ib_write_bw 64 KiB, ICRC in software" \
 echo 1 > "$ICRC_PARAM"
 gw=$(bw_avg "${R[write_bw]}") gr=$(bw_avg "${R[read_bw]}") gs=$(bw_avg "${R[send_bw]}")
 gl=$(lat_typ "${R[write_lat]}") gsl=$(lat_typ "${R[send_lat]}") gws=$(bw_avg "${R[write_bw_small]}")
-gwi=$(bw_avg "${R[write_bw_swicrc]}")
+gwi=$(bw_avg "${R[write_bw_swicrc]}") gwc=$(bw_avg "${R[write_bw_copy]}")
 diag "gaudi: write_bw ${gw:-?} MiB/s, read_bw ${gr:-?} MiB/s, send_bw ${gs:-?} MiB/s, write_lat ${gl:-?} us"
 diag "gaudi: send_lat ${gsl:-?} us, write_bw at 64 B ${gws:-?} MiB/s"
+diag "gaudi: write_bw with the payload copied into each frame (roce_tx_zerocopy=0): ${gwc:-?} MiB/s"
 diag "gaudi: write_bw with every ICRC computed and checked in software (roce_icrc_offload=0): ${gwi:-?} MiB/s"
-for n in write_bw read_bw send_bw write_lat send_lat write_bw_small write_bw_swicrc; do
+for n in write_bw read_bw send_bw write_lat send_lat write_bw_small write_bw_copy write_bw_swicrc; do
 	# a result line that did not parse: show what perftest printed
 	case $n in *lat) v=$(lat_typ "${R[$n]}") ;; *) v=$(bw_avg "${R[$n]}") ;; esac
 	[ -n "$v" ] || diag "$n printed:" "$(tail -n 6 <<<"${R[$n]}")"

@@ -43,7 +43,9 @@
  * 4791 (RoCE v2) go to the port's RoCE engine instead of an RX ring.  The
  * engine calls the handler installed with gn_mac_set_roce_handler(); with
  * none installed it only counts the frames (roce_rx_frames).  The engine
- * transmits with gn_mac_roce_xmit(), beside the TX rings.
+ * transmits with gn_mac_roce_xmitv(), beside the TX rings, a frame
+ * gathered from pieces of memory (headers, then payload where it lies in
+ * the engine's memory regions: the engine's DMA read).
  *
  * Locking: configuration calls (bind, enable, ring setup, link) run under
  * RTNL; doorbells may be rung from any context with BH disabled.
@@ -145,17 +147,31 @@ struct gn_mac_client_ops {
 	void (*link_change)(void *ctx, bool up);
 };
 
+/* A piece of a RoCE frame, between a RoCE engine and the MAC. */
+struct gn_mac_roce_frag {
+	const void *p;
+	unsigned int len;
+};
+
+/* Pieces of one RoCE frame, at most. */
+#define GN_MAC_ROCE_MAX_FRAGS	16
+
 /*
  * RoCE engine hook: called for each steered frame (BH disabled, RCU read
  * side, in the sender's transmit context with its TX ring lock held); the
- * frame is only valid during the call.  The handler must not transmit
- * synchronously (gn_mac_roce_xmit): it queues the frame and returns.
+ * frame (@len bytes in @nfrags pieces) is only valid during the call.  A
+ * frame that an engine sent in pieces (gn_mac_roce_xmitv()) and that
+ * arrives unaltered comes in the same pieces; any other frame comes in
+ * one piece.  The handler must not transmit synchronously: it queues what
+ * it would send and returns.
  * @flags: GN_MAC_ROCE_ICRC_OK if the frame is, unaltered, one that an
  * engine sent with GN_MAC_ROCE_ICRC_INSERT: its ICRC field was never
  * written, and the frame is to be taken as having a good ICRC.
  */
-typedef void (*gn_mac_roce_rx_t)(void *ctx, const void *frame,
-				 unsigned int len, u32 flags);
+typedef void (*gn_mac_roce_rx_t)(void *ctx,
+				 const struct gn_mac_roce_frag *frags,
+				 unsigned int nfrags, unsigned int len,
+				 u32 flags);
 #define GN_MAC_ROCE_ICRC_OK	BIT(0)
 
 /* One auxiliary device of the NIC (gaudi_nic.eth.N, gaudi_nic.rdma.N). */
@@ -198,10 +214,14 @@ void gn_mac_set_roce(struct gn_mac *mac, bool enable);
 void gn_mac_set_roce_handler(struct gn_mac *mac, gn_mac_roce_rx_t fn,
 			     void *ctx);
 /*
- * The RoCE engine sends a complete Ethernet frame (any context).  Returns
+ * The RoCE engine sends a complete Ethernet frame (any context) gathered
+ * from @nfrags pieces (at most GN_MAC_ROCE_MAX_FRAGS), the first holding
+ * at least the Ethernet header.  The pieces need only stay valid during
+ * the call: the cable delivers synchronously, and whoever keeps a frame
+ * (a receiving engine's queue, fault injection) copies it.  Returns
  * 0 if it went on the wire (the peer may still drop it, counted there),
- * -ENOLINK without carrier (counted as tx_no_carrier), -EINVAL if shorter
- * than an Ethernet header.
+ * -ENOLINK without carrier (counted as tx_no_carrier), -EINVAL if
+ * malformed (too many pieces, shorter than an Ethernet header).
  *
  * ICRC insertion (@flags GN_MAC_ROCE_ICRC_INSERT): the frame is a RoCE v2
  * frame whose ICRC (and, over IPv6, UDP checksum) the MAC inserts, like a
@@ -212,8 +232,17 @@ void gn_mac_set_roce_handler(struct gn_mac *mac, gn_mac_roce_rx_t fn,
  * writes them first, so every frame that can be observed is exact.
  */
 #define GN_MAC_ROCE_ICRC_INSERT	BIT(0)
-int gn_mac_roce_xmit(struct gn_mac *mac, const void *frame, unsigned int len,
-		     u32 flags);
+int gn_mac_roce_xmitv(struct gn_mac *mac, const struct gn_mac_roce_frag *frags,
+		      unsigned int nfrags, u32 flags);
+
+/* gn_mac_roce_xmitv() of a frame in one piece. */
+static inline int gn_mac_roce_xmit(struct gn_mac *mac, const void *frame,
+				   unsigned int len, u32 flags)
+{
+	struct gn_mac_roce_frag f = { .p = frame, .len = len };
+
+	return gn_mac_roce_xmitv(mac, &f, 1, flags);
+}
 
 /*
  * Cable fault injection, a test hook: one frame in @every (at random; 1:

@@ -49,10 +49,7 @@ struct gn_frame {
 	unsigned int mss;		/* TSO: 0 if none */
 	unsigned int hdr_len;
 	bool icrc_insert;		/* RoCE: ICRC to insert (port.h) */
-	struct {
-		const u8 *p;
-		unsigned int len;
-	} frag[GN_MAC_MAX_FRAGS + 1];
+	struct gn_mac_roce_frag frag[GN_MAC_MAX_FRAGS + 1];
 };
 
 struct gn_mac_txq {
@@ -285,8 +282,9 @@ static __wsum gn_frame_copy(const struct gn_frame *f, u8 *dst)
 	__wsum sum = 0, c;
 
 	if (f->icrc_insert) {
-		/* a RoCE engine's frame (one fragment): its bytes are seen */
-		memcpy(dst, f->frag[0].p, f->len);
+		/* a RoCE engine's frame: its bytes are seen */
+		for (i = 0; i < f->nfrags; off += f->frag[i].len, i++)
+			memcpy(dst + off, f->frag[i].p, f->frag[i].len);
 		gn_roce_icrc_insert(dst, f->len);
 		return gn_csum(dst + ETH_HLEN, f->len - ETH_HLEN);
 	}
@@ -329,18 +327,27 @@ static void gn_mac_roce_rx(struct gn_mac *mac, const struct gn_frame *f)
 	gn_mac_roce_rx_t fn = READ_ONCE(mac->roce_fn);
 	u8 *buf;
 
+	struct gn_mac_roce_frag one;
+
 	if (!fn)
 		return;
+	/* an engine's frame, unaltered: in its pieces, nothing computed */
+	if (f->icrc_insert) {
+		fn(READ_ONCE(mac->roce_ctx), f->frag, f->nfrags, f->len,
+		   GN_MAC_ROCE_ICRC_OK);
+		return;
+	}
 	if (f->nfrags == 1 && f->csum_start < 0) {
-		fn(READ_ONCE(mac->roce_ctx), f->frag[0].p, f->len,
-		   f->icrc_insert ? GN_MAC_ROCE_ICRC_OK : 0);
+		fn(READ_ONCE(mac->roce_ctx), f->frag, 1, f->len, 0);
 		return;
 	}
 	buf = kmalloc(f->len, GFP_ATOMIC | __GFP_NOWARN);
 	if (!buf)
 		return;	/* the engine's own retransmission recovers */
 	gn_frame_copy(f, buf);
-	fn(READ_ONCE(mac->roce_ctx), buf, f->len, 0);
+	one.p = buf;
+	one.len = f->len;
+	fn(READ_ONCE(mac->roce_ctx), &one, 1, f->len, 0);
 	kfree(buf);
 }
 
@@ -934,21 +941,26 @@ out:
 	rcu_read_unlock();
 }
 
-int gn_mac_roce_xmit(struct gn_mac *mac, const void *frame, unsigned int len,
-		     u32 flags)
+int gn_mac_roce_xmitv(struct gn_mac *mac, const struct gn_mac_roce_frag *frags,
+		      unsigned int nfrags, u32 flags)
 {
 	struct gn_frame f = {
-		.nfrags = 1,
-		.len = len,
+		.nfrags = nfrags,
 		.csum_start = -1,
 		.icrc_insert = flags & GN_MAC_ROCE_ICRC_INSERT,
-		.frag[0] = { .p = frame, .len = len },
 	};
 	struct gn_mac *peer;
+	unsigned int i;
 	int ret = 0;
 
-	if (len < ETH_HLEN)
+	BUILD_BUG_ON(ARRAY_SIZE(f.frag) < GN_MAC_ROCE_MAX_FRAGS);
+	if (!nfrags || nfrags > GN_MAC_ROCE_MAX_FRAGS ||
+	    frags[0].len < ETH_HLEN)
 		return -EINVAL;
+	for (i = 0; i < nfrags; i++) {
+		f.frag[i] = frags[i];
+		f.len += frags[i].len;
+	}
 	rcu_read_lock();
 	local_bh_disable();
 	peer = rcu_dereference(mac->peer);
@@ -973,7 +985,7 @@ int gn_mac_roce_xmit(struct gn_mac *mac, const void *frame, unsigned int len,
 	rcu_read_unlock();
 	return ret;
 }
-EXPORT_SYMBOL_NS_GPL(gn_mac_roce_xmit, GAUDI_NIC);
+EXPORT_SYMBOL_NS_GPL(gn_mac_roce_xmitv, GAUDI_NIC);
 
 /* Retry every TX ring (pause released, link lost, config changed). */
 static void gn_mac_tx_kick(struct gn_mac *mac)

@@ -218,8 +218,8 @@ void gn_rdp_kick(struct gaudi_nic_roce *r);
 enum hrtimer_restart gn_rdp_ack_timer(struct hrtimer *t);
 void gn_rdp_stop(struct gaudi_nic_roce *r);
 void gn_rdp_timer(struct timer_list *t);
-void gn_rdp_rx_frame(void *ctx, const void *frame, unsigned int len,
-		     u32 flags);
+void gn_rdp_rx_frame(void *ctx, const struct gn_mac_roce_frag *frags,
+		     unsigned int nfrags, unsigned int len, u32 flags);
 void gn_rdp_get(void);
 void gn_rdp_put(void);
 void *gn_rring_entry(struct gn_rring *ring, u32 idx);

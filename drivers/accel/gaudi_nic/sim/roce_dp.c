@@ -50,6 +50,11 @@ module_param_named(roce_icrc_offload, gn_icrc_offload, bool, 0644);
 MODULE_PARM_DESC(roce_icrc_offload,
 		 "RoCE engines leave the ICRC of their frames to the MAC, which computes it only where the bytes are seen (default: on; off: every ICRC computed and checked)");
 
+static bool gn_tx_zerocopy = true;
+module_param_named(roce_tx_zerocopy, gn_tx_zerocopy, bool, 0644);
+MODULE_PARM_DESC(roce_tx_zerocopy,
+		 "RoCE engines hand the MAC their payload where it lies in the memory regions instead of copying it into the frame (default: on; needs roce_icrc_offload)");
+
 /* BTH opcodes of the RC transport. */
 enum {
 	OP_SEND_FIRST		= 0x00,
@@ -103,8 +108,36 @@ struct gn_pkt {
 	u32 dmalen;
 	u32 aeth;		/* syndrome << 24 | msn */
 	__be32 imm;
-	const u8 *payload;
 	u32 paylen;
+	/* received: the payload is at offset @pay_off of the frame's pieces */
+	const struct gn_mac_roce_frag *frags;
+	unsigned int nfrags;
+	u32 pay_off;
+};
+
+/*
+ * The other side of a transfer to or from memory regions (gn_mr_io):
+ * a linear buffer (GN_IO_TO_BUF: read from the MR), the payload of a
+ * received packet (GN_IO_FROM_PKT: written to the MR), or the list of
+ * pieces of the MR itself (GN_IO_FRAGS: what the MAC gathers to send,
+ * read where it lies as a DMA engine would; no copy).
+ */
+enum gn_io_kind { GN_IO_TO_BUF, GN_IO_FROM_PKT, GN_IO_FRAGS };
+
+struct gn_io {
+	enum gn_io_kind kind;
+	union {
+		u8 *buf;			/* TO_BUF: advances */
+		struct {			/* FROM_PKT */
+			const struct gn_pkt *pkt;
+			u32 off;		/* payload offset: advances */
+		};
+		struct {			/* FRAGS */
+			struct gn_mac_roce_frag *frags;
+			unsigned int nfrags;
+			unsigned int max;
+		};
+	};
 };
 
 /* A frame being built in r->frame (gn_tx_hdr, gn_tx_end). */
@@ -190,9 +223,33 @@ static bool gn_mr_covers(struct gn_rmr *mr, u64 va, u64 len)
 	       va - mr->iova <= mr->length - len;
 }
 
-/* Copy between @buf and the MR at @va (range already checked). */
-static void gn_mr_copy(struct gn_rmr *mr, u64 va, void *buf, u32 len,
-		       bool to_mem)
+/* Copy @len bytes at offset @off of the payload of @p to @dst. */
+static void gn_pay_read(const struct gn_pkt *p, u32 off, u8 *dst, u32 len)
+{
+	const struct gn_mac_roce_frag *fr = p->frags, *end = fr + p->nfrags;
+
+	for (off += p->pay_off; len && fr < end; fr++) {
+		u32 n;
+
+		if (off >= fr->len) {
+			off -= fr->len;
+			continue;
+		}
+		n = min(len, fr->len - off);
+		/* zero-copy: source and target may be one buffer */
+		memmove(dst, fr->p + off, n);
+		dst += n;
+		len -= n;
+		off = 0;
+	}
+}
+
+/*
+ * Transfer @len bytes at @va of @mr (range already checked) to or from
+ * @io.  Returns 0, or -E2BIG if GN_IO_FRAGS ran out of pieces (or met a
+ * page without a permanent kernel mapping): the caller copies instead.
+ */
+static int gn_mr_io(struct gn_rmr *mr, u64 va, u32 len, struct gn_io *io)
 {
 	u64 off = va - mr->iova + mr->offset;
 
@@ -200,27 +257,54 @@ static void gn_mr_copy(struct gn_rmr *mr, u64 va, void *buf, u32 len,
 		struct page *pg = mr->mem.pages[off >> PAGE_SHIFT];
 		u32 in = off & ~PAGE_MASK;
 		u32 n = min_t(u32, len, PAGE_SIZE - in);
+		struct gn_mac_roce_frag *fr;
+		u8 *v;
 
-		if (to_mem)
-			memcpy_to_page(pg, in, buf, n);
-		else
-			memcpy_from_page(buf, pg, in, n);
-		buf += n;
+		switch (io->kind) {
+		case GN_IO_TO_BUF:
+			memcpy_from_page(io->buf, pg, in, n);
+			io->buf += n;
+			break;
+		case GN_IO_FROM_PKT:
+			v = kmap_local_page(pg);
+			gn_pay_read(io->pkt, io->off, v + in, n);
+			kunmap_local(v);
+			io->off += n;
+			break;
+		case GN_IO_FRAGS:
+			if (PageHighMem(pg))
+				return -E2BIG;
+			v = page_address(pg) + in;
+			fr = io->nfrags ? &io->frags[io->nfrags - 1] : NULL;
+			if (fr && fr->p + fr->len == v) {
+				fr->len += n;	/* contiguous: one piece */
+				break;
+			}
+			if (io->nfrags == io->max)
+				return -E2BIG;
+			io->frags[io->nfrags].p = v;
+			io->frags[io->nfrags++].len = n;
+			break;
+		}
 		off += n;
 		len -= n;
 	}
+	return 0;
 }
 
 /*
- * Copy @len bytes at message offset @off between @buf and the SGEs of
- * @w.  Returns 0 or a CQE status.
+ * Transfer @len bytes at message offset @off of the SGEs of @w to or from
+ * @io (to the SGEs for GN_IO_FROM_PKT).  Returns 0, a CQE status, or
+ * -E2BIG (gn_mr_io).
  */
-static int gn_sge_copy(struct gaudi_nic_roce *r, struct gn_rqp *qp,
-		       const struct gn_roce_wqe *w, u32 off, void *buf,
-		       u32 len, bool to_mem)
+static int gn_sge_io(struct gaudi_nic_roce *r, struct gn_rqp *qp,
+		     const struct gn_roce_wqe *w, u32 off, u32 len,
+		     struct gn_io *io)
 {
+	bool to_mem = io->kind == GN_IO_FROM_PKT;
 	u32 pdn = le32_to_cpu(qp->ctx.pdn);
 	unsigned int i;
+	int ret;
 
 	for (i = 0; i < w->num_sge && len; i++) {
 		const struct gn_roce_sge *s = &w->sge[i];
@@ -238,8 +322,9 @@ static int gn_sge_copy(struct gaudi_nic_roce *r, struct gn_rqp *qp,
 		if (!mr || !gn_mr_covers(mr, addr + off, n) ||
 		    (to_mem && !(mr->access & GN_ROCE_MR_LOCAL_WRITE)))
 			return GN_ROCE_CQE_LOC_PROT_ERR;
-		gn_mr_copy(mr, addr + off, buf, n, to_mem);
-		buf += n;
+		ret = gn_mr_io(mr, addr + off, n, io);
+		if (ret)
+			return ret;
 		len -= n;
 		off = 0;
 	}
@@ -765,18 +850,47 @@ static void gn_tx_hdr(struct gaudi_nic_roce *r, struct gn_rqp *qp,
 }
 
 /*
- * Finish the frame of gn_tx_hdr() whose payload is in place and send it
- * on @qp's path.  A large frame is built in an skb that the receiving
- * engine may take over (see gn_rdp_rx_frame).
+ * Zero-copy transmit: may the payload of @qp's next frame be handed to
+ * the MAC where it lies (gn_tx_end)?  Only with the ICRC left to the MAC
+ * (the engine never reads the payload), and not in a MAC's call chain
+ * (deferred frames are copied into a queue anyway).
+ */
+static bool gn_tx_zc_ok(struct gaudi_nic_roce *r, struct gn_rqp *qp)
+{
+	return READ_ONCE(gn_tx_zerocopy) && READ_ONCE(gn_icrc_offload) &&
+	       !r->rx_inline && r->ports[qp->ctx.port].mac;
+}
+
+/*
+ * Finish the frame of gn_tx_hdr() and send it on @qp's path.  Its payload
+ * is either in place after the headers (@pay NULL), or in @pay[1] to
+ * @pay[npay] (gn_tx_zc_ok()): then the headers go in @pay[0] and the pad
+ * and ICRC in @pay[npay + 1], and the MAC gathers the frame.  A large
+ * frame built in place is in an skb that the receiving engine may take
+ * over (see gn_rdp_rx_frame).
  */
 static void gn_tx_end(struct gaudi_nic_roce *r, struct gn_rqp *qp,
-		      const struct gn_txf *tf)
+		      const struct gn_txf *tf, struct gn_mac_roce_frag *pay,
+		      unsigned int npay)
 {
+	/* the pad and the ICRC field (which the MAC fills where it is seen) */
+	static const u8 zero_trailer[3 + ICRC_LEN];
 	struct gn_rport *pt = &r->ports[qp->ctx.port];
 	u8 *f = r->frame, *x = tf->payload + tf->paylen;
 	u32 pad = (-tf->paylen) & 3, flags = 0;
 	struct sk_buff *skb, *prev;
 
+	if (pay) {
+		pt->st.tx_pkts++;
+		pt->st.tx_bytes += tf->flen;
+		pay[0].p = f;
+		pay[0].len = tf->payload - f;
+		pay[npay + 1].p = zero_trailer;
+		pay[npay + 1].len = pad + ICRC_LEN;
+		gn_mac_roce_xmitv(pt->mac, pay, npay + 2,
+				  GN_MAC_ROCE_ICRC_INSERT);
+		return;
+	}
 	memset(x, 0, pad + ICRC_LEN);
 	if (READ_ONCE(gn_icrc_offload))
 		flags = GN_MAC_ROCE_ICRC_INSERT;
@@ -828,7 +942,46 @@ static void gn_tx(struct gaudi_nic_roce *r, struct gn_rqp *qp,
 	struct gn_txf tf;
 
 	gn_tx_hdr(r, qp, p, &tf);
-	gn_tx_end(r, qp, &tf);
+	gn_tx_end(r, qp, &tf, NULL, 0);
+}
+
+/*
+ * Send @p, whose payload (p->paylen bytes) is in memory: at message offset
+ * @off of the SGEs of @w, or at @va of @mr if @w is NULL.  The payload is
+ * handed to the MAC where it lies if it can be (gn_tx_zc_ok()), else
+ * copied after the headers (@hl bytes).  Returns 0 or a CQE status (an
+ * SGE the QP may not read: nothing is sent).
+ */
+static int gn_tx_mem(struct gaudi_nic_roce *r, struct gn_rqp *qp,
+		     const struct gn_pkt *p, int hl,
+		     const struct gn_roce_wqe *w, u32 off,
+		     struct gn_rmr *mr, u64 va)
+{
+	struct gn_mac_roce_frag fr[GN_MAC_ROCE_MAX_FRAGS];
+	struct gn_io io;
+	struct gn_txf tf;
+	int ret;
+
+	if (p->paylen && gn_tx_zc_ok(r, qp)) {
+		io = (struct gn_io){ .kind = GN_IO_FRAGS, .frags = fr + 1,
+				     .max = ARRAY_SIZE(fr) - 2 };
+		ret = w ? gn_sge_io(r, qp, w, off, p->paylen, &io) :
+			  gn_mr_io(mr, va, p->paylen, &io);
+		if (!ret) {
+			gn_tx_hdr(r, qp, p, &tf);
+			gn_tx_end(r, qp, &tf, fr, io.nfrags);
+			return 0;
+		}
+		if (ret != -E2BIG)
+			return ret;
+	}
+	io = (struct gn_io){ .kind = GN_IO_TO_BUF, .buf = r->frame + hl };
+	ret = w ? gn_sge_io(r, qp, w, off, p->paylen, &io) :
+		  gn_mr_io(mr, va, p->paylen, &io);
+	if (ret)
+		return ret;
+	gn_tx(r, qp, p);
+	return 0;
 }
 
 /* A packet without payload (ACK/NAK, READ request). */
@@ -939,7 +1092,7 @@ static int gn_req_packet(struct gaudi_nic_roce *r, struct gn_rqp *qp,
 		.va = le64_to_cpu(w->remote_addr),
 		.dmalen = sw->len,
 	};
-	int hl, ret;
+	int hl;
 
 	switch (sw->opcode) {
 	case GN_ROCE_WQE_READ:
@@ -977,14 +1130,9 @@ static int gn_req_packet(struct gaudi_nic_roce *r, struct gn_rqp *qp,
 	if (hl < 0)
 		return 0;	/* no path: the timeout will tell */
 	p.paylen = last ? sw->len - off : qp->mtu;
-	if (w->flags & GN_ROCE_WQE_F_INLINE) {
-		memcpy(r->frame + hl, w->inline_data + off, p.paylen);
-	} else {
-		ret = gn_sge_copy(r, qp, w, off, r->frame + hl, p.paylen,
-				  false);
-		if (ret)
-			return ret;
-	}
+	if (!(w->flags & GN_ROCE_WQE_F_INLINE))
+		return gn_tx_mem(r, qp, &p, hl, w, off, NULL, 0);
+	memcpy(r->frame + hl, w->inline_data + off, p.paylen);
 	gn_tx(r, qp, &p);
 	return 0;
 }
@@ -1243,6 +1391,7 @@ static void gn_req_rx(struct gaudi_nic_roce *r, struct gn_rport *pt,
 	{
 		u32 off = sw->rcvd * qp->mtu;
 		u32 want = min(qp->mtu, sw->len - min(sw->len, off));
+		struct gn_io io = { .kind = GN_IO_FROM_PKT, .pkt = p };
 		struct gn_roce_wqe wq;
 
 		if (p->paylen != want) {
@@ -1252,8 +1401,7 @@ static void gn_req_rx(struct gaudi_nic_roce *r, struct gn_rport *pt,
 		/* the WQE stays in the ring (not consumed) until completion */
 		memcpy(&wq, gn_rring_entry(&qp->sq, (u32)(sw - qp->swqe)),
 		       sizeof(wq));
-		ret = gn_sge_copy(r, qp, &wq, off, (void *)p->payload,
-				  p->paylen, true);
+		ret = gn_sge_io(r, qp, &wq, off, p->paylen, &io);
 		if (ret) {
 			sw->bad = ret;
 			gn_req_progress(r, qp, false);
@@ -1311,10 +1459,7 @@ static void gn_resp_read(struct gaudi_nic_roce *r, struct gn_rqp *qp,
 		if (hl < 0)
 			return;
 		p.paylen = min(qp->mtu, len - i * qp->mtu);
-		if (p.paylen)
-			gn_mr_copy(mr, va + (u64)i * qp->mtu, r->frame + hl,
-				   p.paylen, false);
-		gn_tx(r, qp, &p);
+		gn_tx_mem(r, qp, &p, hl, NULL, 0, mr, va + (u64)i * qp->mtu);
 	}
 }
 
@@ -1419,8 +1564,10 @@ static void gn_resp_rx(struct gaudi_nic_roce *r, struct gn_rport *pt,
 		if (qp->rwqe.num_sge > GN_ROCE_MAX_SGE) {
 			ret = GN_ROCE_CQE_LOC_QP_OP_ERR;
 		} else {
-			ret = gn_sge_copy(r, qp, &qp->rwqe, qp->recv_off,
-					  (void *)p->payload, p->paylen, true);
+			struct gn_io io = { .kind = GN_IO_FROM_PKT, .pkt = p };
+
+			ret = gn_sge_io(r, qp, &qp->rwqe, qp->recv_off,
+					p->paylen, &io);
 		}
 		if (ret) {
 			qp->rq_cons++;
@@ -1493,9 +1640,11 @@ static void gn_resp_rx(struct gaudi_nic_roce *r, struct gn_rport *pt,
 			gn_resp_fatal(r, pt, qp, AETH_NAK_ACC, p->psn);
 			return;
 		}
-		if (p->paylen)
-			gn_mr_copy(mr, qp->wr_va, (void *)p->payload,
-				   p->paylen, true);
+		if (p->paylen) {
+			struct gn_io io = { .kind = GN_IO_FROM_PKT, .pkt = p };
+
+			gn_mr_io(mr, qp->wr_va, p->paylen, &io);
+		}
 		qp->wr_va += p->paylen;
 		qp->wr_left -= p->paylen;
 		if (last) {
@@ -1543,25 +1692,31 @@ inv:
 
 /* ------------------------------------------------------------ receive */
 
+/*
+ * Process one received frame: @flen bytes in @nfrags pieces (port.h), the
+ * headers in the first piece.
+ */
 static void gn_rdp_rx_one(struct gaudi_nic_roce *r, struct gn_rport *pt,
-			  const u8 *f, unsigned int flen, u32 flags)
+			  const struct gn_mac_roce_frag *frags,
+			  unsigned int nfrags, unsigned int flen, u32 flags)
 {
+	const u8 *f = frags[0].p, *l3 = f + ETH_HLEN, *bth, *x;
 	const struct ethhdr *eh = (const struct ethhdr *)f;
-	const u8 *l3 = f + ETH_HLEN, *bth, *x;
+	unsigned int hlen = frags[0].len;	/* bytes of @f */
 	u32 l3len, ulen, tlen, ext, pad, dqpn;
 	const struct udphdr *uh;
 	struct gn_pkt p = {};
 	struct gn_rqp *qp;
 	bool v4;
 
-	if (flen < ETH_HLEN)
+	if (hlen < ETH_HLEN)
 		goto drop;
 	if (eh->h_proto == htons(ETH_P_IP)) {
 		const struct iphdr *ih = (const struct iphdr *)l3;
 
 		v4 = true;
 		l3len = sizeof(*ih);
-		if (flen < ETH_HLEN + l3len || ih->ihl != 5 ||
+		if (hlen < ETH_HLEN + l3len || ih->ihl != 5 ||
 		    ih->protocol != IPPROTO_UDP ||
 		    ntohs(ih->tot_len) > flen - ETH_HLEN ||
 		    ntohs(ih->tot_len) < l3len + sizeof(*uh))
@@ -1572,7 +1727,7 @@ static void gn_rdp_rx_one(struct gaudi_nic_roce *r, struct gn_rport *pt,
 
 		v4 = false;
 		l3len = sizeof(*ih);
-		if (flen < ETH_HLEN + l3len || ih->nexthdr != IPPROTO_UDP ||
+		if (hlen < ETH_HLEN + l3len || ih->nexthdr != IPPROTO_UDP ||
 		    ntohs(ih->payload_len) > flen - ETH_HLEN - l3len)
 			goto drop;
 		ulen = ntohs(ih->payload_len);
@@ -1580,15 +1735,21 @@ static void gn_rdp_rx_one(struct gaudi_nic_roce *r, struct gn_rport *pt,
 		goto drop;
 	}
 	uh = (const struct udphdr *)(l3 + l3len);
-	if (ulen < sizeof(*uh) + BTH_LEN + ICRC_LEN || ntohs(uh->len) != ulen ||
+	bth = (const u8 *)(uh + 1);
+	if (hlen < bth + BTH_LEN - f ||
+	    ulen < sizeof(*uh) + BTH_LEN + ICRC_LEN || ntohs(uh->len) != ulen ||
 	    uh->dest != htons(GN_ROCE_UDP_PORT))
 		goto drop;
-	bth = (const u8 *)(uh + 1);
 	tlen = ulen - sizeof(*uh);
-	if (!(flags & GN_MAC_ROCE_ICRC_OK) &&
-	    gn_icrc(l3, v4, bth, tlen) != get_unaligned_le32(bth + tlen - ICRC_LEN)) {
-		pt->st.icrc_errs++;
-		goto drop;
+	if (!(flags & GN_MAC_ROCE_ICRC_OK)) {
+		/* only an engine's unaltered frame comes in pieces */
+		if (nfrags != 1)
+			goto drop;
+		if (gn_icrc(l3, v4, bth, tlen) !=
+		    get_unaligned_le32(bth + tlen - ICRC_LEN)) {
+			pt->st.icrc_errs++;
+			goto drop;
+		}
 	}
 	p.opcode = bth[0];
 	if (p.opcode > OP_ACK)		/* RC only; no atomics */
@@ -1599,7 +1760,8 @@ static void gn_rdp_rx_one(struct gaudi_nic_roce *r, struct gn_rport *pt,
 	p.psn = get_unaligned_be32(bth + 8) & PSN_MASK;
 	p.ackreq = get_unaligned_be32(bth + 8) & BTH_ACKREQ;
 	ext = op_ext_len(p.opcode);
-	if (tlen < BTH_LEN + ext + pad + ICRC_LEN)
+	if (tlen < BTH_LEN + ext + pad + ICRC_LEN ||
+	    hlen < bth + BTH_LEN + ext - f)
 		goto drop;
 	x = bth + BTH_LEN;
 	if (op_has_reth(p.opcode)) {
@@ -1616,7 +1778,9 @@ static void gn_rdp_rx_one(struct gaudi_nic_roce *r, struct gn_rport *pt,
 		memcpy(&p.imm, x, IMM_LEN);
 		x += IMM_LEN;
 	}
-	p.payload = x;
+	p.frags = frags;
+	p.nfrags = nfrags;
+	p.pay_off = x - f;
 	p.paylen = tlen - BTH_LEN - ext - pad - ICRC_LEN;
 	if (p.paylen > 4096)
 		goto drop;
@@ -1692,13 +1856,14 @@ static int gn_rdp_peek_op(const u8 *f, unsigned int len)
  * large) go through the work item.  Returns false if the frame was not
  * taken.
  */
-static bool gn_rdp_rx_inline(struct gn_rport *pt, const void *frame,
-			     unsigned int len, u32 flags)
+static bool gn_rdp_rx_inline(struct gn_rport *pt,
+			     const struct gn_mac_roce_frag *frags,
+			     unsigned int nfrags, unsigned int len, u32 flags)
 {
 	struct gaudi_nic_roce *r = pt->r;
 	bool kick;
 
-	if (gn_rdp_peek_op(frame, len) == OP_READ_REQ)
+	if (gn_rdp_peek_op(frags[0].p, frags[0].len) == OP_READ_REQ)
 		return false;
 	if (!spin_trylock(&r->dp_lock))
 		return false;
@@ -1707,7 +1872,7 @@ static bool gn_rdp_rx_inline(struct gn_rport *pt, const void *frame,
 		return false;
 	}
 	r->rx_inline = true;
-	gn_rdp_rx_one(r, pt, frame, len, flags);
+	gn_rdp_rx_one(r, pt, frags, nfrags, len, flags);
 	r->rx_inline = false;
 	kick = !skb_queue_empty(&r->txq) ||
 	       !bitmap_empty(r->resend, GN_ROCE_MAX_QP);
@@ -1724,23 +1889,25 @@ static bool gn_rdp_rx_inline(struct gn_rport *pt, const void *frame,
 
 /*
  * MAC hook: BH disabled, RCU; the frame is only valid during the call.
- * A frame built by an engine in gn_tx_end() on this CPU is taken over by
- * reference (its sender drops its own after the cable returns); any other
- * frame (the netdev path, a copy made by the cable) is copied.
+ * A frame built by an engine in gn_tx_end() in one piece on this CPU is
+ * taken over by reference (its sender drops its own after the cable
+ * returns); any other frame (in pieces, from the netdev path, a copy made
+ * by the cable) is copied.
  */
-void gn_rdp_rx_frame(void *ctx, const void *frame, unsigned int len,
-		     u32 flags)
+void gn_rdp_rx_frame(void *ctx, const struct gn_mac_roce_frag *frags,
+		     unsigned int nfrags, unsigned int len, u32 flags)
 {
 	struct gn_rport *pt = ctx;
 	struct gaudi_nic_roce *r = pt->r;
 	struct sk_buff *skb;
+	unsigned int i;
 
 	if (len > GN_RR_MAX_FRAME + 64)
 		return;
-	if (gn_rdp_rx_inline(pt, frame, len, flags))
+	if (gn_rdp_rx_inline(pt, frags, nfrags, len, flags))
 		return;
 	skb = this_cpu_read(gn_rdp_handoff);
-	if (skb && skb->data == frame && !skb->len &&
+	if (skb && nfrags == 1 && skb->data == frags[0].p && !skb->len &&
 	    len <= skb_tailroom(skb)) {
 		this_cpu_write(gn_rdp_handoff, NULL);
 		skb_get(skb);
@@ -1751,7 +1918,8 @@ void gn_rdp_rx_frame(void *ctx, const void *frame, unsigned int len,
 		      gn_rdp_skb_alloc();
 		if (!skb)
 			return;
-		skb_put_data(skb, frame, len);
+		for (i = 0; i < nfrags; i++)
+			skb_put_data(skb, frags[i].p, frags[i].len);
 	}
 	skb->cb[0] = pt->port;
 	skb->cb[1] = flags;
@@ -1843,10 +2011,11 @@ void gn_rdp_work(struct kthread_work *work)
 		return;
 	}
 	while (budget-- > 0 && (skb = skb_dequeue(&r->rxq))) {
+		struct gn_mac_roce_frag one = { skb->data, skb->len };
 		u32 port = skb->cb[0];
 
 		if (port < r->num_ports)
-			gn_rdp_rx_one(r, &r->ports[port], skb->data, skb->len,
+			gn_rdp_rx_one(r, &r->ports[port], &one, 1, skb->len,
 				      skb->cb[1]);
 		__skb_queue_tail(&q, skb);
 	}
