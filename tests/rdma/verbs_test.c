@@ -262,6 +262,43 @@ static void test_data(void)
 	   !memcmp(b + 50008, a + 60000, 50000) && !b[7] && !b[100008],
 	   "written bytes match, neighbours untouched");
 
+	/*
+	 * 6 SGEs of 1000 B, each across a page boundary: a packet's payload
+	 * is gathered from many pieces of memory (zero-copy transmit), and
+	 * READ responses are scattered back into the same SGEs.
+	 */
+	{
+		struct ibv_sge s6[6];
+		bool same = true;
+
+		memset(b, 0, BUF);
+		for (i = 0; i < 6; i++)
+			s6[i] = (struct ibv_sge){ (uintptr_t)a + 8192 * i + 3600,
+						  1000, ma->lkey };
+		post_write(A.qp, IBV_WR_RDMA_WRITE, s6, 6, (uintptr_t)b + 1,
+			   mb->rkey, IBV_SEND_SIGNALED, 0);
+		n = wait_wc(A.cq, &wc);
+		for (i = 0; i < 6; i++)
+			same = same && !memcmp(b + 1 + 1000 * i,
+					       a + 8192 * i + 3600, 1000);
+		ok(!n && wc.status == IBV_WC_SUCCESS && same && !b[0] && !b[6001],
+		   "RDMA WRITE from 6 SGEs across page boundaries (%s)",
+		   ibv_wc_status_str(wc.status));
+		fill(b, BUF, 5);
+		post_write(A.qp, IBV_WR_RDMA_READ, s6, 6, (uintptr_t)b + 4000,
+			   mb->rkey, IBV_SEND_SIGNALED, 0);
+		n = wait_wc(A.cq, &wc);
+		for (i = 0, same = true; i < 6; i++)
+			same = same && !memcmp(a + 8192 * i + 3600,
+					       b + 4000 + 1000 * i, 1000);
+		ok(!n && wc.status == IBV_WC_SUCCESS && same &&
+		   a[3599] == (uint8_t)(3599 * 7 + 1) &&
+		   a[4600] == (uint8_t)(4600 * 7 + 1),
+		   "RDMA READ into 6 SGEs across page boundaries (%s)",
+		   ibv_wc_status_str(wc.status));
+		fill(a, BUF, 1);
+	}
+
 	/* unsignaled writes, then a signaled one: one completion */
 	sg[0] = (struct ibv_sge){ (uintptr_t)a, 64, ma->lkey };
 	for (i = 0; i < 5; i++)
