@@ -60,6 +60,66 @@ static int post_pool(struct gc_rail *r, struct gc_rxbuf *b)
 	return (int)fi_recv(r->ep, NULL, 0, NULL, FI_ADDR_UNSPEC, b);
 }
 
+/* Open an RDM endpoint with its own CQ and AV, enabled, and return its
+ * address.  idx makes shm region names unique.  On failure the caller
+ * closes r. */
+static int ep_open(struct gc_transport *tp, int idx, struct gc_rail *r, char *addr,
+		   size_t *alen)
+{
+	struct fi_cq_attr cqa = { .format = FI_CQ_FORMAT_DATA, .size = 4096,
+				  .wait_obj = FI_WAIT_NONE };
+	struct fi_av_attr ava = { .type = FI_AV_TABLE };
+	int ret;
+
+	ret = fi_endpoint(tp->domain, tp->info, &r->ep, NULL);
+	if (ret)
+		return ret;
+	ret = fi_cq_open(tp->domain, &cqa, &r->cq, NULL);
+	if (!ret)
+		ret = fi_av_open(tp->domain, &ava, &r->av, NULL);
+	if (!ret)
+		ret = fi_ep_bind(r->ep, &r->cq->fid, FI_TRANSMIT | FI_RECV);
+	if (!ret)
+		ret = fi_ep_bind(r->ep, &r->av->fid, 0);
+	if (!ret && !strcmp(tp->prov_name, "shm")) {
+		/* shm names its shared-memory region after the endpoint;
+		 * the default (pid based) collides with regions left by
+		 * killed processes when pids are reused (containers) */
+		char name[96];
+		uint64_t rnd = gc_now_ms() ^ ((uint64_t)getpid() << 32) ^ (uintptr_t)tp;
+		const char *pfx = getenv("GCOLL_SHM_PREFIX");
+
+		/* fixed width: every rank's address has the same length */
+		snprintf(name, sizeof(name), "%.40s_%010d_%016llx_%d", pfx && *pfx ? pfx : "gcoll",
+			 (int)getpid(),
+			 (unsigned long long)(rnd * 0x9e3779b97f4a7c15ull), idx);
+		ret = fi_setname(&r->ep->fid, name, strlen(name) + 1);
+		if (ret)
+			GC_INFO("shm: fi_setname failed (%s), using the default name",
+				fi_strerror(-ret));
+		ret = 0;
+	}
+	if (!ret)
+		ret = fi_enable(r->ep);
+	if (!ret)
+		ret = fi_getname(&r->ep->fid, addr, alen);
+	return ret;
+}
+
+/* Close what ep_open opened; the endpoint first, it holds the others. */
+static void ep_close(struct gc_rail *r)
+{
+	if (r->ep)
+		fi_close(&r->ep->fid);
+	if (r->av)
+		fi_close(&r->av->fid);
+	if (r->cq)
+		fi_close(&r->cq->fid);
+	r->ep = NULL;
+	r->av = NULL;
+	r->cq = NULL;
+}
+
 /* Probe FI_MR_DMABUF with a memfd stand-in.  Accepting the registration is
  * not enough (some providers take the flag and then treat the attribute as
  * an iovec): the probe RDMA-writes a pattern into the region through our own
@@ -240,50 +300,14 @@ gcoll_result_t gc_tp_open(int nrails, const char *prov, struct gc_transport **ou
 		nrails = GC_MAX_RAILS;
 	for (int i = 0; i < nrails; i++) {
 		struct gc_rail *r = &tp->rails[i];
-		struct fi_cq_attr cqa = { .format = FI_CQ_FORMAT_DATA, .size = 4096,
-					  .wait_obj = FI_WAIT_NONE };
-		struct fi_av_attr ava = { .type = FI_AV_TABLE };
 		size_t alen = GC_ADDR_MAX;
 
-		ret = fi_endpoint(tp->domain, info, &r->ep, NULL);
-		if (ret) {
-			if (i > 0)
-				break;   /* fewer rails than asked for */
-			rc = gc_fi_err(ret, "fi_endpoint");
-			goto fail;
-		}
-		ret = fi_cq_open(tp->domain, &cqa, &r->cq, NULL);
-		if (!ret)
-			ret = fi_av_open(tp->domain, &ava, &r->av, NULL);
-		if (!ret)
-			ret = fi_ep_bind(r->ep, &r->cq->fid, FI_TRANSMIT | FI_RECV);
-		if (!ret)
-			ret = fi_ep_bind(r->ep, &r->av->fid, 0);
-		if (!ret && !strcmp(tp->prov_name, "shm")) {
-			/* shm names its shared-memory region after the endpoint;
-			 * the default (pid based) collides with regions left by
-			 * killed processes when pids are reused (containers) */
-			char name[96];
-			uint64_t rnd = gc_now_ms() ^ ((uint64_t)getpid() << 32) ^ (uintptr_t)tp;
-			const char *pfx = getenv("GCOLL_SHM_PREFIX");
-
-			/* fixed width: every rank's address has the same length */
-			snprintf(name, sizeof(name), "%.40s_%010d_%016llx_%d", pfx && *pfx ? pfx : "gcoll",
-				 (int)getpid(),
-				 (unsigned long long)(rnd * 0x9e3779b97f4a7c15ull), i);
-			ret = fi_setname(&r->ep->fid, name, strlen(name) + 1);
-			if (ret)
-				GC_INFO("shm: fi_setname failed (%s), using the default name",
-					fi_strerror(-ret));
-			ret = 0;
-		}
-		if (!ret)
-			ret = fi_enable(r->ep);
-		if (!ret)
-			ret = fi_getname(&r->ep->fid, tp->addr[i], &alen);
+		ret = ep_open(tp, i, r, tp->addr[i], &alen);
+		if (ret && !r->ep && i > 0)
+			break;   /* fewer rails than asked for */
 		if (ret) {
 			tp->nrails = i + 1;
-			rc = gc_fi_err(ret, "endpoint setup");
+			rc = gc_fi_err(ret, r->ep ? "endpoint setup" : "fi_endpoint");
 			goto fail;
 		}
 		if (i == 0)
@@ -358,15 +382,8 @@ void gc_tp_put(struct gc_transport *tp)
 		return;
 	/* closing the endpoints ends every operation still posted */
 	for (int i = 0; i < tp->nrails; i++) {
-		struct gc_rail *r = &tp->rails[i];
-
-		if (r->ep)
-			fi_close(&r->ep->fid);
-		if (r->av)
-			fi_close(&r->av->fid);
-		if (r->cq)
-			fi_close(&r->cq->fid);
-		free(r->peers);
+		ep_close(&tp->rails[i]);
+		free(tp->rails[i].peers);
 	}
 	while (tp->zombies)
 		free_zombie(tp, tp->zombies);
