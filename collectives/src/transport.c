@@ -61,8 +61,8 @@ static int post_pool(struct gc_rail *r, struct gc_rxbuf *b)
 }
 
 /* Open an RDM endpoint with its own CQ and AV, enabled, and return its
- * address.  idx makes shm region names unique.  On failure the caller
- * closes r. */
+ * address.  idx only makes shm region names unique (rails 0..7, the probe's
+ * scratch endpoint GC_MAX_RAILS).  On failure the caller closes r. */
 static int ep_open(struct gc_transport *tp, int idx, struct gc_rail *r, char *addr,
 		   size_t *alen)
 {
@@ -122,14 +122,26 @@ static void ep_close(struct gc_rail *r)
 
 /* Probe FI_MR_DMABUF with a memfd stand-in.  Accepting the registration is
  * not enough (some providers take the flag and then treat the attribute as
- * an iovec): the probe RDMA-writes a pattern into the region through our own
- * endpoint and checks it arrived. */
+ * an iovec): the probe RDMA-writes a pattern into the region through an
+ * endpoint of ours addressed to itself and checks it arrived.
+ *
+ * That endpoint is a scratch one with its own CQ and AV, closed before any
+ * peer is known - never a rail.  A rail must not connect to itself: the tcp
+ * provider (libfabric 2.1) recycles its connection objects without clearing
+ * the peer's pid, and the loopback connection leaves our own pid behind in
+ * the object the rail's first real connection then gets.  When that peer's
+ * crossing connection request is handled after ours has connected but
+ * before the CONNECTED event, the stale pid makes the provider take it for
+ * a restarted peer and replace the live connection, dropping what the peer
+ * had already sent on it (a hang on the first operation, seen under load). */
 static bool probe_dmabuf(struct gc_transport *tp)
 {
 	struct fi_mr_dmabuf db = { 0 };
 	struct fi_mr_attr attr = { 0 };
 	struct fid_mr *mr = NULL, *smr = NULL;
-	struct gc_rail *r = &tp->rails[0];
+	struct gc_rail scratch = { 0 }, *r = &scratch;
+	char self_addr[GC_ADDR_MAX];
+	size_t alen = sizeof(self_addr);
 	long pg = sysconf(_SC_PAGESIZE);
 	char src[64];
 	fi_addr_t self;
@@ -150,6 +162,11 @@ static bool probe_dmabuf(struct gc_transport *tp)
 	if (va == MAP_FAILED) {
 		close(fd);
 		return false;
+	}
+	ret = ep_open(tp, GC_MAX_RAILS, r, self_addr, &alen);
+	if (ret) {
+		GC_INFO("FI_MR_DMABUF probe: scratch endpoint: %s", fi_strerror(-ret));
+		goto out;
 	}
 	memset(va, 0, (size_t)pg);
 	for (size_t i = 0; i < sizeof(src); i++)
@@ -175,7 +192,7 @@ static bool probe_dmabuf(struct gc_transport *tp)
 		if (fi_mr_regattr(tp->domain, &a2, 0, &smr))
 			goto out;
 	}
-	if (fi_av_insert(r->av, tp->addr[0], 1, &self, 0, NULL) != 1)
+	if (fi_av_insert(r->av, self_addr, 1, &self, 0, NULL) != 1)
 		goto out;
 	for (uint64_t end = gc_now_ms() + 2000;;) {
 		struct fi_cq_data_entry e;
@@ -213,6 +230,8 @@ static bool probe_dmabuf(struct gc_transport *tp)
 		}
 	}
 out:
+	/* closing the endpoint ends a write still in flight */
+	ep_close(r);
 	if (smr)
 		fi_close(&smr->fid);
 	if (mr)
