@@ -36,8 +36,13 @@
 
 struct gn_mac;
 
-/* Maximum packets in flight per QP (go-back-N window). */
-#define GN_RR_WINDOW		128
+/*
+ * Maximum packets in flight per QP (go-back-N window): 2 MiB at MTU 4096,
+ * more than a stream sends while a coalesced ACK is on its way (up to
+ * GN_RR_ACK_DELAY_US plus a wake-up).  128 stalled 64 KiB ib_write_bw
+ * and ib_send_bw under TCG (575 and 501 MiB/s against 734 and 731).
+ */
+#define GN_RR_WINDOW		512
 /* Request an ACK at least every this many packets. */
 #define GN_RR_ACK_EVERY		32
 /*
