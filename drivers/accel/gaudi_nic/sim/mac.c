@@ -325,9 +325,8 @@ static __wsum gn_frame_copy(const struct gn_frame *f, u8 *dst)
 static void gn_mac_roce_rx(struct gn_mac *mac, const struct gn_frame *f)
 {
 	gn_mac_roce_rx_t fn = READ_ONCE(mac->roce_fn);
-	u8 *buf;
-
 	struct gn_mac_roce_frag one;
+	u8 *buf;
 
 	if (!fn)
 		return;
