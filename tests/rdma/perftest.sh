@@ -2,10 +2,11 @@
 # perftest.sh - perftest between two gaudi devices in two namespaces over a
 # cable (ib_write_bw, ib_read_bw, ib_send_bw at 64 KiB, ib_write_lat and
 # ib_send_lat at 8 B, ib_write_bw at 64 B; ib_write_bw 64 KiB again with
-# zero-copy transmit off, and with the ICRC insertion offload off, every
-# ICRC computed and checked in software), then ib_write_bw and ib_write_lat on rdma_rxe in loopback (its
-# best case in one guest) and a memcpy reference, with the ratios.  Timing
-# never decides pass/fail.
+# the receive pipeline off, with zero-copy transmit off, and with the ICRC
+# insertion offload off, every ICRC computed and checked in software),
+# then ib_write_bw and ib_write_lat on rdma_rxe in loopback (its best case
+# in one guest) and a memcpy reference, with the ratios.  Timing never
+# decides pass/fail.
 # Output: TAP.
 here=$(dirname "$0")
 DEV_A=${DEV_A:-32}
@@ -14,7 +15,9 @@ DEV_B=${DEV_B:-33}
 
 ICRC_PARAM=/sys/module/gaudi_nic/parameters/roce_icrc_offload
 ZC_PARAM=/sys/module/gaudi_nic/parameters/roce_tx_zerocopy
+PIPE_PARAM=/sys/module/gaudi_nic/parameters/roce_rx_pipeline
 cleanup() {
+	[ -w "$PIPE_PARAM" ] && echo 1 > "$PIPE_PARAM"
 	[ -w "$ICRC_PARAM" ] && echo 1 > "$ICRC_PARAM"
 	[ -w "$ZC_PARAM" ] && echo 1 > "$ZC_PARAM"
 	rdma link del rxe_lo 2>/dev/null
@@ -49,6 +52,12 @@ run_pair write_lat "ib_write_lat 8 B" ib_write_lat -F -s 8 -n 500 -I 8
 # small frames: processed by the receiving engine in the cable's call chain
 run_pair send_lat "ib_send_lat 8 B" ib_send_lat -F -s 8 -n 500 -I 8
 run_pair write_bw_small "ib_write_bw 64 B" ib_write_bw -F -s 64 -n 2000
+# what the receive pipeline gives: large frames received in the sender's
+# context (on the sender's CPU) when the engine is idle
+echo 0 > "$PIPE_PARAM"
+run_pair write_bw_nopipe "ib_write_bw 64 KiB, receive pipeline off" \
+	ib_write_bw -F -s 65536 -n 2000 -m 4096
+echo 1 > "$PIPE_PARAM"
 # what zero-copy transmit saves: the payload copied into each frame
 echo 0 > "$ZC_PARAM"
 run_pair write_bw_copy "ib_write_bw 64 KiB, zero-copy transmit off" \
@@ -62,11 +71,13 @@ echo 1 > "$ICRC_PARAM"
 gw=$(bw_avg "${R[write_bw]}") gr=$(bw_avg "${R[read_bw]}") gs=$(bw_avg "${R[send_bw]}")
 gl=$(lat_typ "${R[write_lat]}") gsl=$(lat_typ "${R[send_lat]}") gws=$(bw_avg "${R[write_bw_small]}")
 gwi=$(bw_avg "${R[write_bw_swicrc]}") gwc=$(bw_avg "${R[write_bw_copy]}")
+gwp=$(bw_avg "${R[write_bw_nopipe]}")
 diag "gaudi: write_bw ${gw:-?} MiB/s, read_bw ${gr:-?} MiB/s, send_bw ${gs:-?} MiB/s, write_lat ${gl:-?} us"
 diag "gaudi: send_lat ${gsl:-?} us, write_bw at 64 B ${gws:-?} MiB/s"
+diag "gaudi: write_bw received in the sender's context (roce_rx_pipeline=0): ${gwp:-?} MiB/s"
 diag "gaudi: write_bw with the payload copied into each frame (roce_tx_zerocopy=0): ${gwc:-?} MiB/s"
 diag "gaudi: write_bw with every ICRC computed and checked in software (roce_icrc_offload=0): ${gwi:-?} MiB/s"
-for n in write_bw read_bw send_bw write_lat send_lat write_bw_small write_bw_copy write_bw_swicrc; do
+for n in write_bw read_bw send_bw write_lat send_lat write_bw_small write_bw_nopipe write_bw_copy write_bw_swicrc; do
 	# a result line that did not parse: show what perftest printed
 	case $n in *lat) v=$(lat_typ "${R[$n]}") ;; *) v=$(bw_avg "${R[$n]}") ;; esac
 	[ -n "$v" ] || diag "$n printed:" "$(tail -n 6 <<<"${R[$n]}")"

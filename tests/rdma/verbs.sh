@@ -9,7 +9,7 @@ DEV_A=${DEV_A:-34}
 DEV_B=${DEV_B:-35}
 . "$here/lib.sh"
 
-trap rdma_env_cleanup EXIT
+trap 'echo 1 > /sys/module/gaudi_nic/parameters/roce_rx_pipeline 2>/dev/null; rdma_env_cleanup' EXIT
 tap_env_start rdma_env_setup
 t_ok "environment: $IB_A cabled to $IB_B"
 # built by `make user` (tests/rdma/meson.build): the ASan+UBSan build
@@ -26,16 +26,29 @@ for ((i = 0; i < 50; i++)); do
 	grep -qs '^2001:0db8:0005:' /sys/class/infiniband/"$IB_B"/ports/1/gids/* && break
 	sleep 0.1
 done
-# the test's own TAP lines, renumbered into ours
-while IFS= read -r line; do
-	case "$line" in
-	"ok "*) t_ok "${line#ok [0-9]* - }" ;;
-	"not ok "*) t_fail "${line#not ok [0-9]* - }" ;;
-	*) diag "$line" ;;
-	esac
-done < <(timeout 300 "$bin" "$IB_A" "$GID_A" "$IB_B" "$GID_B" "$DEV_A" "$DEV_B" 2>&1 |
-	 grep -v '^TAP version\|^1\.\.')
-diag "$IB_A: $(ib_stats "$IB_A" 1)"
+# the test's own TAP lines, renumbered into ours, SUFFIX after each name
+run_verbs_test() { # SUFFIX
+	while IFS= read -r line; do
+		case "$line" in
+		"ok "*) t_ok "${line#ok [0-9]* - }$1" ;;
+		"not ok "*) t_fail "${line#not ok [0-9]* - }$1" ;;
+		*) diag "$line" ;;
+		esac
+	done < <(timeout 300 "$bin" "$IB_A" "$GID_A" "$IB_B" "$GID_B" "$DEV_A" "$DEV_B" 2>&1 |
+		 grep -v '^TAP version\|^1\.\.')
+	diag "$IB_A: $(ib_stats "$IB_A" 1)"
+}
+run_verbs_test ""
+# again with large frames received in the sender's context, not queued by
+# reference to the sender's pages (the receive pipeline, rdma.md)
+PIPE_PARAM=/sys/module/gaudi_nic/parameters/roce_rx_pipeline
+if [ -w "$PIPE_PARAM" ]; then
+	echo 0 > "$PIPE_PARAM"
+	run_verbs_test " [receive pipeline off]"
+	echo 1 > "$PIPE_PARAM"
+else
+	t_fail "roce_rx_pipeline parameter" "$PIPE_PARAM missing"
+fi
 
 # teardown in the wrong order: a process holds a QP, CQ and MR while its
 # device is deleted; it must get errors, not hang, and the kernel must not

@@ -9,8 +9,10 @@
  * the engine sends happens under @dp_lock (BH disabled): in the doorbell
  * caller (SQ processing) and in the engine's work item (received frames,
  * timers).  Frames received from the MACs are queued on @rxq by the MAC
- * hook (a large frame built by another engine on this CPU is taken over
- * by reference, any other is copied) and processed by the work item.
+ * hook (a large frame sent zero-copy by reference to its pages, a large
+ * frame built by another engine on this CPU by reference to its skb, any
+ * other copied) and processed by the work item, which drains @rxq until
+ * it is empty: only the frame that finds it empty kicks it.
  * Any frame but a READ request may be processed in the MAC's call chain
  * itself, if spin_trylock() gets @dp_lock and @rxq is empty (order
  * kept); meanwhile @rx_inline is set and everything the engine

@@ -55,6 +55,11 @@ module_param_named(roce_tx_zerocopy, gn_tx_zerocopy, bool, 0644);
 MODULE_PARM_DESC(roce_tx_zerocopy,
 		 "RoCE engines hand the MAC their payload where it lies in the memory regions instead of copying it into the frame (default: on; needs roce_icrc_offload)");
 
+static bool gn_rx_pipeline = true;
+module_param_named(roce_rx_pipeline, gn_rx_pipeline, bool, 0644);
+MODULE_PARM_DESC(roce_rx_pipeline,
+		 "A RoCE engine queues large frames sent zero-copy for its own thread, by reference to the sender's memory, so that sender and receiver run on two CPUs (default: on; off: received in the sender's context when idle)");
+
 /* BTH opcodes of the RC transport. */
 enum {
 	OP_SEND_FIRST		= 0x00,
@@ -157,6 +162,13 @@ struct gn_txf {
 static DEFINE_PER_CPU(struct sk_buff *, gn_rdp_handoff);
 /* Smaller frames (ACKs, READ requests) are cheaper to copy. */
 #define GN_RR_HANDOFF_MIN	512
+/*
+ * Frames the receive pipeline queues by reference: smaller ones (an 8 B
+ * ping-pong) are faster processed at once than handed to another CPU.
+ */
+#define GN_RR_PIPELINE_MIN	1024
+/* Room for the headers of any frame the engine builds (IPv6, RETH, ImmDt). */
+#define GN_RR_HDR_MAX		128
 
 static bool op_has_reth(u8 op)
 {
@@ -873,8 +885,6 @@ static void gn_tx_end(struct gaudi_nic_roce *r, struct gn_rqp *qp,
 		      const struct gn_txf *tf, struct gn_mac_roce_frag *pay,
 		      unsigned int npay)
 {
-	/* the pad and the ICRC field (which the MAC fills where it is seen) */
-	static const u8 zero_trailer[3 + ICRC_LEN];
 	struct gn_rport *pt = &r->ports[qp->ctx.port];
 	u8 *f = r->frame, *x = tf->payload + tf->paylen;
 	u32 pad = (-tf->paylen) & 3, flags = 0;
@@ -885,7 +895,11 @@ static void gn_tx_end(struct gaudi_nic_roce *r, struct gn_rqp *qp,
 		pt->st.tx_bytes += tf->flen;
 		pay[0].p = f;
 		pay[0].len = tf->payload - f;
-		pay[npay + 1].p = zero_trailer;
+		/*
+		 * pad and ICRC field (the MAC fills it where it is seen): zeros
+		 * in a page, which a receiver may hold by reference
+		 */
+		pay[npay + 1].p = page_address(ZERO_PAGE(0));
 		pay[npay + 1].len = pad + ICRC_LEN;
 		gn_mac_roce_xmitv(pt->mac, pay, npay + 2,
 				  GN_MAC_ROCE_ICRC_INSERT);
@@ -1888,11 +1902,58 @@ static bool gn_rdp_rx_inline(struct gn_rport *pt,
 }
 
 /*
+ * Receive pipeline: a frame sent zero-copy is queued as an skb holding
+ * its headers (copied) and references to the pages of its payload (the
+ * sender's memory regions) and trailer, so that this engine's thread
+ * copies the payload into the target on its own CPU while the sender goes
+ * on.  The page references keep the memory alive if the MR goes away
+ * first; the sender's WQE completes only once the data is placed (the
+ * ACK comes after).  Returns NULL if the frame does not fit (the caller
+ * takes the other paths).
+ */
+static struct sk_buff *gn_rdp_rx_ref_skb(const struct gn_mac_roce_frag *frags,
+					 unsigned int nfrags)
+{
+	struct sk_buff *skb;
+	unsigned int i, k = 0;
+
+	if (frags[0].len > GN_RR_HDR_MAX)
+		return NULL;
+	skb = alloc_skb(GN_RR_HDR_MAX, GFP_ATOMIC | __GFP_NOWARN);
+	if (!skb)
+		return NULL;
+	skb_put_data(skb, frags[0].p, frags[0].len);
+	for (i = 1; i < nfrags; i++) {
+		const u8 *p = frags[i].p;
+		unsigned int left = frags[i].len;
+
+		while (left) {
+			unsigned int off = offset_in_page(p);
+			unsigned int n = min_t(unsigned int, left, PAGE_SIZE - off);
+			/* lowmem pieces only (gn_mr_io, gn_tx_end) */
+			struct page *pg = virt_to_page(p);
+
+			if (k == MAX_SKB_FRAGS) {
+				kfree_skb(skb);
+				return NULL;
+			}
+			get_page(pg);
+			skb_add_rx_frag(skb, k++, pg, off, n, n);
+			p += n;
+			left -= n;
+		}
+	}
+	return skb;
+}
+
+/*
  * MAC hook: BH disabled, RCU; the frame is only valid during the call.
- * A frame built by an engine in gn_tx_end() in one piece on this CPU is
- * taken over by reference (its sender drops its own after the cable
- * returns); any other frame (in pieces, from the netdev path, a copy made
- * by the cable) is copied.
+ * A large frame sent zero-copy is queued by reference to its pages (the
+ * receive pipeline, gn_rdp_rx_ref_skb()); otherwise a frame is processed
+ * here if the engine is idle (gn_rdp_rx_inline()), else queued: a frame
+ * built by an engine in gn_tx_end() in one piece on this CPU is taken
+ * over by reference (its sender drops its own after the cable returns),
+ * any other (from the netdev path, a copy made by the cable) is copied.
  */
 void gn_rdp_rx_frame(void *ctx, const struct gn_mac_roce_frag *frags,
 		     unsigned int nfrags, unsigned int len, u32 flags)
@@ -1901,9 +1962,16 @@ void gn_rdp_rx_frame(void *ctx, const struct gn_mac_roce_frag *frags,
 	struct gaudi_nic_roce *r = pt->r;
 	struct sk_buff *skb;
 	unsigned int i;
+	bool first;
 
 	if (len > GN_RR_MAX_FRAME + 64)
 		return;
+	if (nfrags > 1 && len >= GN_RR_PIPELINE_MIN &&
+	    READ_ONCE(gn_rx_pipeline)) {
+		skb = gn_rdp_rx_ref_skb(frags, nfrags);
+		if (skb)
+			goto queue;
+	}
 	if (gn_rdp_rx_inline(pt, frags, nfrags, len, flags))
 		return;
 	skb = this_cpu_read(gn_rdp_handoff);
@@ -1921,10 +1989,16 @@ void gn_rdp_rx_frame(void *ctx, const struct gn_mac_roce_frag *frags,
 		for (i = 0; i < nfrags; i++)
 			skb_put_data(skb, frags[i].p, frags[i].len);
 	}
+queue:
 	skb->cb[0] = pt->port;
 	skb->cb[1] = flags;
-	skb_queue_tail(&r->rxq, skb);
-	gn_rdp_kick(r);
+	spin_lock(&r->rxq.lock);
+	first = skb_queue_empty(&r->rxq);
+	__skb_queue_tail(&r->rxq, skb);
+	spin_unlock(&r->rxq.lock);
+	/* the work item drains the queue until empty: one kick per burst */
+	if (first)
+		gn_rdp_kick(r);
 }
 
 /* Timer: hand the QP to the work item. */
@@ -2011,11 +2085,18 @@ void gn_rdp_work(struct kthread_work *work)
 		return;
 	}
 	while (budget-- > 0 && (skb = skb_dequeue(&r->rxq))) {
-		struct gn_mac_roce_frag one = { skb->data, skb->len };
+		struct gn_mac_roce_frag fr[MAX_SKB_FRAGS + 1];
 		u32 port = skb->cb[0];
+		unsigned int k;
 
+		fr[0].p = skb->data;
+		fr[0].len = skb_headlen(skb);
+		for (k = 0; k < skb_shinfo(skb)->nr_frags; k++) {
+			fr[k + 1].p = skb_frag_address(&skb_shinfo(skb)->frags[k]);
+			fr[k + 1].len = skb_frag_size(&skb_shinfo(skb)->frags[k]);
+		}
 		if (port < r->num_ports)
-			gn_rdp_rx_one(r, &r->ports[port], &one, 1, skb->len,
+			gn_rdp_rx_one(r, &r->ports[port], fr, k + 1, skb->len,
 				      skb->cb[1]);
 		__skb_queue_tail(&q, skb);
 	}
