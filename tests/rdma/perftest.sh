@@ -52,22 +52,25 @@ run_pair write_lat "ib_write_lat 8 B" ib_write_lat -F -s 8 -n 500 -I 8
 # small frames: processed by the receiving engine in the cable's call chain
 run_pair send_lat "ib_send_lat 8 B" ib_send_lat -F -s 8 -n 500 -I 8
 run_pair write_bw_small "ib_write_bw 64 B" ib_write_bw -F -s 64 -n 2000
-# what the receive pipeline gives: large frames received in the sender's
-# context (on the sender's CPU) when the engine is idle
-echo 0 > "$PIPE_PARAM"
-run_pair write_bw_nopipe "ib_write_bw 64 KiB, receive pipeline off" \
+# run_pair_off PARAM NAME DESC ARGS...: run_pair with the gaudi_nic module
+# parameter PARAM off (what the feature behind it is worth)
+run_pair_off() {
+	local p=/sys/module/gaudi_nic/parameters/$1
+	shift
+	echo 0 > "$p"
+	run_pair "$@"
+	echo 1 > "$p"
+}
+# the receive pipeline off: large frames received in the sender's context
+# (on the sender's CPU) when the engine is idle
+run_pair_off roce_rx_pipeline write_bw_nopipe "ib_write_bw 64 KiB, receive pipeline off" \
 	ib_write_bw -F -s 65536 -n 2000 -m 4096
-echo 1 > "$PIPE_PARAM"
-# what zero-copy transmit saves: the payload copied into each frame
-echo 0 > "$ZC_PARAM"
-run_pair write_bw_copy "ib_write_bw 64 KiB, zero-copy transmit off" \
+# zero-copy transmit off: the payload copied into each frame
+run_pair_off roce_tx_zerocopy write_bw_copy "ib_write_bw 64 KiB, zero-copy transmit off" \
 	ib_write_bw -F -s 65536 -n 2000 -m 4096
-echo 1 > "$ZC_PARAM"
-# what the offload saves: the same transfer with every ICRC in software
-echo 0 > "$ICRC_PARAM"
-run_pair write_bw_swicrc "ib_write_bw 64 KiB, ICRC in software" \
+# the ICRC offload off: every ICRC computed and checked in software
+run_pair_off roce_icrc_offload write_bw_swicrc "ib_write_bw 64 KiB, ICRC in software" \
 	ib_write_bw -F -s 65536 -n 2000 -m 4096
-echo 1 > "$ICRC_PARAM"
 gw=$(bw_avg "${R[write_bw]}") gr=$(bw_avg "${R[read_bw]}") gs=$(bw_avg "${R[send_bw]}")
 gl=$(lat_typ "${R[write_lat]}") gsl=$(lat_typ "${R[send_lat]}") gws=$(bw_avg "${R[write_bw_small]}")
 gwi=$(bw_avg "${R[write_bw_swicrc]}") gwc=$(bw_avg "${R[write_bw_copy]}")

@@ -959,6 +959,14 @@ static void gn_tx(struct gaudi_nic_roce *r, struct gn_rqp *qp,
 	gn_tx_end(r, qp, &tf, NULL, 0);
 }
 
+/* Transfer @len bytes of a payload source (gn_tx_mem()) to or from @io. */
+static int gn_tx_src_io(struct gaudi_nic_roce *r, struct gn_rqp *qp,
+			const struct gn_roce_wqe *w, u32 off, struct gn_rmr *mr,
+			u64 va, u32 len, struct gn_io *io)
+{
+	return w ? gn_sge_io(r, qp, w, off, len, io) : gn_mr_io(mr, va, len, io);
+}
+
 /*
  * Send @p, whose payload (p->paylen bytes) is in memory: at message offset
  * @off of the SGEs of @w, or at @va of @mr if @w is NULL.  The payload is
@@ -979,8 +987,7 @@ static int gn_tx_mem(struct gaudi_nic_roce *r, struct gn_rqp *qp,
 	if (p->paylen && gn_tx_zc_ok(r, qp)) {
 		io = (struct gn_io){ .kind = GN_IO_FRAGS, .frags = fr + 1,
 				     .max = ARRAY_SIZE(fr) - 2 };
-		ret = w ? gn_sge_io(r, qp, w, off, p->paylen, &io) :
-			  gn_mr_io(mr, va, p->paylen, &io);
+		ret = gn_tx_src_io(r, qp, w, off, mr, va, p->paylen, &io);
 		if (!ret) {
 			gn_tx_hdr(r, qp, p, &tf);
 			gn_tx_end(r, qp, &tf, fr, io.nfrags);
@@ -990,8 +997,7 @@ static int gn_tx_mem(struct gaudi_nic_roce *r, struct gn_rqp *qp,
 			return ret;
 	}
 	io = (struct gn_io){ .kind = GN_IO_TO_BUF, .buf = r->frame + hl };
-	ret = w ? gn_sge_io(r, qp, w, off, p->paylen, &io) :
-		  gn_mr_io(mr, va, p->paylen, &io);
+	ret = gn_tx_src_io(r, qp, w, off, mr, va, p->paylen, &io);
 	if (ret)
 		return ret;
 	gn_tx(r, qp, p);
