@@ -629,8 +629,39 @@ static void gn_rdp_skb_free(struct sk_buff *skb)
 }
 
 /*
+ * Reference skbs of the receive pipeline (gn_rdp_rx_ref_skb()): a head of
+ * GN_RR_HDR_MAX bytes for the headers and page fragments for the payload.
+ * The engine's thread puts them back here with their page references
+ * dropped (gn_rdp_work()), so that the sender's CPU, which makes them,
+ * does not allocate and the receiver's does not free one per frame.
+ * Marked in cb[2]; the pool lock is taken with BH disabled.
+ */
+static struct sk_buff_head gn_ref_pool;
+#define GN_REF_POOL_MAX		1024
+#define GN_SKB_REF		1
+
+/* Drop the page references of a processed reference skb; false if not one. */
+static bool gn_rdp_ref_reset(struct sk_buff *skb)
+{
+	struct skb_shared_info *sh = skb_shinfo(skb);
+	unsigned int k;
+
+	if (skb->cb[2] != GN_SKB_REF || skb_cloned(skb) ||
+	    refcount_read(&skb->users) != 1)
+		return false;
+	for (k = 0; k < sh->nr_frags; k++)
+		put_page(skb_frag_page(&sh->frags[k]));
+	sh->nr_frags = 0;
+	skb->data_len = 0;
+	skb->len = 0;
+	skb_reset_tail_pointer(skb);
+	skb->truesize = SKB_TRUESIZE(skb_end_offset(skb));
+	return true;
+}
+
+/*
  * State shared by the engines, made for the first one: the ICRC tables
- * (checked against the library) and the frame pool.
+ * (checked against the library) and the frame pools.
  */
 void gn_rdp_get(void)
 {
@@ -642,6 +673,7 @@ void gn_rdp_get(void)
 	if (gn_crc_users++)
 		goto out;
 	skb_queue_head_init(&gn_skb_pool);
+	skb_queue_head_init(&gn_ref_pool);
 	/* crc32-pclmul when available; the tables otherwise */
 	tfm = crypto_alloc_shash("crc32", 0, 0);
 	if (!IS_ERR(tfm) && strcmp(crypto_shash_driver_name(tfm),
@@ -679,6 +711,7 @@ void gn_rdp_put(void)
 	mutex_lock(&gn_crc_mutex);
 	if (!--gn_crc_users) {
 		skb_queue_purge(&gn_skb_pool);
+		skb_queue_purge(&gn_ref_pool);
 		kfree(gn_crc_tab);
 		gn_crc_tab = NULL;
 		if (gn_crc_tfm)
@@ -1925,9 +1958,15 @@ static struct sk_buff *gn_rdp_rx_ref_skb(const struct gn_mac_roce_frag *frags,
 
 	if (frags[0].len > GN_RR_HDR_MAX)
 		return NULL;
-	skb = alloc_skb(GN_RR_HDR_MAX, GFP_ATOMIC | __GFP_NOWARN);
-	if (!skb)
-		return NULL;
+	spin_lock(&gn_ref_pool.lock);
+	skb = __skb_dequeue(&gn_ref_pool);
+	spin_unlock(&gn_ref_pool.lock);
+	if (!skb) {
+		skb = alloc_skb(GN_RR_HDR_MAX, GFP_ATOMIC | __GFP_NOWARN);
+		if (!skb)
+			return NULL;
+		skb->cb[2] = GN_SKB_REF;
+	}
 	skb_put_data(skb, frags[0].p, frags[0].len);
 	for (i = 1; i < nfrags; i++) {
 		const u8 *p = frags[i].p;
@@ -2077,12 +2116,14 @@ void gn_rdp_work(struct kthread_work *work)
 {
 	struct gaudi_nic_roce *r = container_of(work, struct gaudi_nic_roce,
 						work);
-	struct sk_buff_head q;
+	struct sk_buff_head q, done, ref;
 	struct sk_buff *skb;
 	unsigned long qpn;
 	int budget = 256;
 
 	__skb_queue_head_init(&q);
+	__skb_queue_head_init(&done);
+	__skb_queue_head_init(&ref);
 	spin_lock_bh(&r->dp_lock);
 	if (!r->enabled) {
 		spin_unlock_bh(&r->dp_lock);
@@ -2090,7 +2131,12 @@ void gn_rdp_work(struct kthread_work *work)
 		skb_queue_purge(&r->txq);
 		return;
 	}
-	while (budget-- > 0 && (skb = skb_dequeue(&r->rxq))) {
+	/* one batch, taken under one acquisition of the queue's lock */
+	spin_lock(&r->rxq.lock);
+	while (budget-- > 0 && (skb = __skb_dequeue(&r->rxq)))
+		__skb_queue_tail(&q, skb);
+	spin_unlock(&r->rxq.lock);
+	while ((skb = __skb_dequeue(&q))) {
 		struct gn_mac_roce_frag fr[MAX_SKB_FRAGS + 1];
 		u32 port = skb->cb[0];
 		unsigned int k;
@@ -2104,7 +2150,7 @@ void gn_rdp_work(struct kthread_work *work)
 		if (port < r->num_ports)
 			gn_rdp_rx_one(r, &r->ports[port], fr, k + 1, skb->len,
 				      skb->cb[1]);
-		__skb_queue_tail(&q, skb);
+		__skb_queue_tail(&done, skb);
 	}
 	/*
 	 * Timers after the frames: an ACK that arrived while this thread
@@ -2116,8 +2162,19 @@ void gn_rdp_work(struct kthread_work *work)
 	}
 	gn_rdp_flush_tx(r);
 	spin_unlock_bh(&r->dp_lock);
-	while ((skb = __skb_dequeue(&q)))
-		gn_rdp_skb_free(skb);
+	while ((skb = __skb_dequeue(&done))) {
+		if (gn_rdp_ref_reset(skb))
+			__skb_queue_tail(&ref, skb);
+		else
+			gn_rdp_skb_free(skb);
+	}
+	if (!skb_queue_empty(&ref)) {
+		spin_lock_bh(&gn_ref_pool.lock);
+		if (skb_queue_len(&gn_ref_pool) < GN_REF_POOL_MAX)
+			skb_queue_splice_tail_init(&ref, &gn_ref_pool);
+		spin_unlock_bh(&gn_ref_pool.lock);
+		__skb_queue_purge(&ref);
+	}
 	if (!skb_queue_empty(&r->rxq))
 		gn_rdp_kick(r);
 }
