@@ -10,6 +10,32 @@ trap rdma_env_cleanup EXIT
 tap_env_start rdma_env_setup
 t_ok "environment: $IB_A ($IF_A in $NS_A) cabled to $IB_B ($IF_B in $NS_B), gids $GID_A/$GID_B"
 
+# the engines' threads: by default all on the last online CPU
+# (roce_engine_cpu in sim/roce.c), -2 leaves them to the scheduler, and a
+# CPU that is not online is refused with a warning
+ENGINE_CPU=/sys/module/gaudi_nic/parameters/roce_engine_cpu
+engine_cpus() { taskset -pc "$(pgrep -x "gaudi_roce/$1")" 2>&1 | awk '{ print $NF }'; }
+all_cpus=$(taskset -pc $$ | awk '{ print $NF }')
+last_cpu=$(awk -F'[-,]' '{ print $NF }' /sys/devices/system/cpu/online)
+if [ "$(nproc)" -ge 2 ]; then
+	t_expect "engine thread of $IB_A on the last online CPU" "$last_cpu" "$(engine_cpus "$DEV_A")"
+else
+	t_expect "engine thread of $IB_A on any CPU (one CPU online)" "$all_cpus" "$(engine_cpus "$DEV_A")"
+fi
+t_expect "roce_engine_cpu defaults to -1" "-1" "$(cat "$ENGINE_CPU")"
+for v in -2 99999; do
+	echo "$v" > "$ENGINE_CPU"
+	gn_new_device 98 1
+	t_expect "roce_engine_cpu=$v: engine thread on any online CPU" "$all_cpus" "$(engine_cpus 98)"
+	gn_del_device 98
+done
+echo -1 > "$ENGINE_CPU"
+if dmesg | grep -q "roce_engine_cpu=99999 is not an online CPU"; then
+	t_ok "roce_engine_cpu=99999 is refused with a warning"
+else
+	t_fail "roce_engine_cpu=99999 is refused with a warning" "$(dmesg | tail -n 5)"
+fi
+
 devs=$(ibv_devices 2>&1)
 if grep -qw "$IB_A" <<<"$devs" && grep -qw "$IB_B" <<<"$devs"; then
 	t_ok "ibv_devices lists $IB_A and $IB_B"
