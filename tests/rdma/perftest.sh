@@ -36,6 +36,9 @@ bw_avg() { awk '/^ *[0-9]+ +[0-9]+ +[0-9.]+ +[0-9.]+/ { v = $4 } END { print v }
 lat_typ() { awk '/^ *[0-9]+ +[0-9]+ +[0-9.]+ +[0-9.]+ +[0-9.]+/ { v = $5 } END { print v }' <<<"$1"; }
 
 declare -A R
+# messages per 64 KiB bandwidth run, gaudi and rxe alike: 10000 is 625 MiB,
+# about 0.6 s at 1 GiB/s; 2000 lasted about 0.1 s, mostly ramp-up
+BW_ITERS=${BW_ITERS:-10000}
 run_pair() { # NAME DESC ARGS...
 	local name=$1 desc=$2
 	shift 2
@@ -46,9 +49,9 @@ run_pair() { # NAME DESC ARGS...
 	diag "$IB_A after $name: $(ib_stats "$IB_A" 1 | tr '\n' ' ')"
 	diag "$IB_B after $name: $(ib_stats "$IB_B" 1 | tr '\n' ' ')"
 }
-run_pair write_bw "ib_write_bw 64 KiB" ib_write_bw -F -s 65536 -n 2000 -m 4096
-run_pair read_bw "ib_read_bw 64 KiB" ib_read_bw -F -s 65536 -n 2000 -m 4096
-run_pair send_bw "ib_send_bw 64 KiB" ib_send_bw -F -s 65536 -n 2000 -m 4096
+run_pair write_bw "ib_write_bw 64 KiB" ib_write_bw -F -s 65536 -n "$BW_ITERS" -m 4096
+run_pair read_bw "ib_read_bw 64 KiB" ib_read_bw -F -s 65536 -n "$BW_ITERS" -m 4096
+run_pair send_bw "ib_send_bw 64 KiB" ib_send_bw -F -s 65536 -n "$BW_ITERS" -m 4096
 # perftest prints "inf" when its clock calibration fails, which happens
 # now and then under TCG: such a run is repeated, and says so
 is_num() { [[ $1 =~ ^[0-9]+(\.[0-9]+)?$ ]]; }
@@ -72,13 +75,13 @@ run_pair_off() {
 # the receive pipeline off: large frames received in the sender's context
 # (on the sender's CPU) when the engine is idle
 run_pair_off roce_rx_pipeline write_bw_nopipe "ib_write_bw 64 KiB, receive pipeline off" \
-	ib_write_bw -F -s 65536 -n 2000 -m 4096
+	ib_write_bw -F -s 65536 -n "$BW_ITERS" -m 4096
 # zero-copy transmit off: the payload copied into each frame
 run_pair_off roce_tx_zerocopy write_bw_copy "ib_write_bw 64 KiB, zero-copy transmit off" \
-	ib_write_bw -F -s 65536 -n 2000 -m 4096
+	ib_write_bw -F -s 65536 -n "$BW_ITERS" -m 4096
 # the ICRC offload off: every ICRC computed and checked in software
 run_pair_off roce_icrc_offload write_bw_swicrc "ib_write_bw 64 KiB, ICRC in software" \
-	ib_write_bw -F -s 65536 -n 2000 -m 4096
+	ib_write_bw -F -s 65536 -n "$BW_ITERS" -m 4096
 # the engines' threads left to the scheduler instead of the last online
 # CPU (roce_engine_cpu=-2, gn_roce_place() in sim/roce.c)
 run_unplaced() {
@@ -92,7 +95,7 @@ run_unplaced() {
 	for pid in "${saved[@]}"; do taskset -pc "${pid#*:}" "${pid%%:*}" >/dev/null; done
 }
 run_unplaced write_bw_unplaced "ib_write_bw 64 KiB, engine threads left to the scheduler" \
-	ib_write_bw -F -s 65536 -n 2000 -m 4096
+	ib_write_bw -F -s 65536 -n "$BW_ITERS" -m 4096
 gw=$(bw_avg "${R[write_bw]}") gr=$(bw_avg "${R[read_bw]}") gs=$(bw_avg "${R[send_bw]}")
 gl=$(lat_typ "${R[write_lat]}") gsl=$(lat_typ "${R[send_lat]}") gws=$(bw_avg "${R[write_bw_small]}")
 gwi=$(bw_avg "${R[write_bw_swicrc]}") gwc=$(bw_avg "${R[write_bw_copy]}")
@@ -119,7 +122,7 @@ if modprobe -q rdma_rxe && rdma link add rxe_lo type rxe netdev lo 2>/dev/null; 
 		timeout 180 "$@" -d rxe_lo -x "$gid" 127.0.0.1 2>&1
 		wait
 	}
-	out=$(rxe_run ib_write_bw -F -s 65536 -n 2000 -m 4096)
+	out=$(rxe_run ib_write_bw -F -s 65536 -n "$BW_ITERS" -m 4096)
 	rw=$(bw_avg "$out")
 	for try in 1 2 3; do
 		out2=$(rxe_run ib_write_lat -F -s 8 -n 500 -I 8)
