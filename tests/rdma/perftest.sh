@@ -17,10 +17,12 @@ DEV_B=${DEV_B:-33}
 ICRC_PARAM=/sys/module/gaudi_nic/parameters/roce_icrc_offload
 ZC_PARAM=/sys/module/gaudi_nic/parameters/roce_tx_zerocopy
 PIPE_PARAM=/sys/module/gaudi_nic/parameters/roce_rx_pipeline
+TRAIN_PARAM=/sys/module/gaudi_nic/parameters/roce_tx_train
 cleanup() {
 	[ -w "$PIPE_PARAM" ] && echo 1 > "$PIPE_PARAM"
 	[ -w "$ICRC_PARAM" ] && echo 1 > "$ICRC_PARAM"
 	[ -w "$ZC_PARAM" ] && echo 1 > "$ZC_PARAM"
+	[ -w "$TRAIN_PARAM" ] && echo 16 > "$TRAIN_PARAM"
 	rdma link del rxe_lo 2>/dev/null
 	rdma_env_cleanup
 }
@@ -49,7 +51,23 @@ run_pair() { # NAME DESC ARGS...
 	diag "$IB_A after $name: $(ib_stats "$IB_A" 1 | tr '\n' ' ')"
 	diag "$IB_B after $name: $(ib_stats "$IB_B" 1 | tr '\n' ' ')"
 }
-run_pair write_bw "ib_write_bw 64 KiB" ib_write_bw -F -s 65536 -n "$BW_ITERS" -m 4096
+# trains_run CMD...: run CMD; TRAINS and TFRAMES are then the roce_tx_trains
+# and roce_tx_frames that $IF_B (the client's port) sent meanwhile
+trains_run() {
+	local t0 f0
+	t0=$(ethtool_stat "$NS_B" "$IF_B" roce_tx_trains)
+	f0=$(ethtool_stat "$NS_B" "$IF_B" roce_tx_frames)
+	"$@"
+	TRAINS=$(($(ethtool_stat "$NS_B" "$IF_B" roce_tx_trains) - t0))
+	TFRAMES=$(($(ethtool_stat "$NS_B" "$IF_B" roce_tx_frames) - f0))
+}
+trains_run run_pair write_bw "ib_write_bw 64 KiB" ib_write_bw -F -s 65536 -n "$BW_ITERS" -m 4096
+# 16 frames of 4 KiB per message: one train each (gn_tx_train_slot())
+if [ "$TRAINS" -gt 0 ] && [ "$TFRAMES" -ge $((TRAINS * 8)) ]; then
+	t_ok "ib_write_bw 64 KiB goes to the MAC in trains ($TFRAMES frames in $TRAINS trains)"
+else
+	t_fail "ib_write_bw 64 KiB goes to the MAC in trains ($TFRAMES frames in $TRAINS trains)"
+fi
 run_pair read_bw "ib_read_bw 64 KiB" ib_read_bw -F -s 65536 -n "$BW_ITERS" -m 4096
 run_pair send_bw "ib_send_bw 64 KiB" ib_send_bw -F -s 65536 -n "$BW_ITERS" -m 4096
 # perftest prints "inf" when its clock calibration fails, which happens
@@ -64,13 +82,15 @@ done
 run_pair send_lat "ib_send_lat 8 B" ib_send_lat -F -s 8 -n 500 -I 8
 run_pair write_bw_small "ib_write_bw 64 B" ib_write_bw -F -s 64 -n 2000
 # run_pair_off PARAM NAME DESC ARGS...: run_pair with the gaudi_nic module
-# parameter PARAM off (what the feature behind it is worth)
+# parameter PARAM set to 0 (what the feature behind it is worth), then
+# back to its value
 run_pair_off() {
-	local p=/sys/module/gaudi_nic/parameters/$1
+	local p=/sys/module/gaudi_nic/parameters/$1 old
 	shift
+	old=$(cat "$p")
 	echo 0 > "$p"
 	run_pair "$@"
-	echo 1 > "$p"
+	echo "$old" > "$p"
 }
 # the receive pipeline off: large frames received in the sender's context
 # (on the sender's CPU) when the engine is idle
@@ -79,6 +99,10 @@ run_pair_off roce_rx_pipeline write_bw_nopipe "ib_write_bw 64 KiB, receive pipel
 # zero-copy transmit off: the payload copied into each frame
 run_pair_off roce_tx_zerocopy write_bw_copy "ib_write_bw 64 KiB, zero-copy transmit off" \
 	ib_write_bw -F -s 65536 -n "$BW_ITERS" -m 4096
+# trains off: every frame to the MAC and the receiving engine on its own
+trains_run run_pair_off roce_tx_train write_bw_notrain "ib_write_bw 64 KiB, trains off" \
+	ib_write_bw -F -s 65536 -n "$BW_ITERS" -m 4096
+t_expect "roce_tx_train=0: no trains ($TFRAMES frames sent)" 0 "$TRAINS"
 # the ICRC offload off: every ICRC computed and checked in software
 run_pair_off roce_icrc_offload write_bw_swicrc "ib_write_bw 64 KiB, ICRC in software" \
 	ib_write_bw -F -s 65536 -n "$BW_ITERS" -m 4096
@@ -99,15 +123,16 @@ run_unplaced write_bw_unplaced "ib_write_bw 64 KiB, engine threads left to the s
 gw=$(bw_avg "${R[write_bw]}") gr=$(bw_avg "${R[read_bw]}") gs=$(bw_avg "${R[send_bw]}")
 gl=$(lat_typ "${R[write_lat]}") gsl=$(lat_typ "${R[send_lat]}") gws=$(bw_avg "${R[write_bw_small]}")
 gwi=$(bw_avg "${R[write_bw_swicrc]}") gwc=$(bw_avg "${R[write_bw_copy]}")
-gwp=$(bw_avg "${R[write_bw_nopipe]}")
+gwp=$(bw_avg "${R[write_bw_nopipe]}") gwt=$(bw_avg "${R[write_bw_notrain]}")
 gwu=$(bw_avg "${R[write_bw_unplaced]}")
 diag "gaudi: write_bw ${gw:-?} MiB/s, read_bw ${gr:-?} MiB/s, send_bw ${gs:-?} MiB/s, write_lat ${gl:-?} us"
 diag "gaudi: send_lat ${gsl:-?} us, write_bw at 64 B ${gws:-?} MiB/s"
 diag "gaudi: write_bw received in the sender's context (roce_rx_pipeline=0): ${gwp:-?} MiB/s"
 diag "gaudi: write_bw with the payload copied into each frame (roce_tx_zerocopy=0): ${gwc:-?} MiB/s"
+diag "gaudi: write_bw with every frame sent on its own, no trains (roce_tx_train=0): ${gwt:-?} MiB/s"
 diag "gaudi: write_bw with the engine threads left to the scheduler (roce_engine_cpu=-2): ${gwu:-?} MiB/s"
 diag "gaudi: write_bw with every ICRC computed and checked in software (roce_icrc_offload=0): ${gwi:-?} MiB/s"
-for n in write_bw read_bw send_bw write_lat send_lat write_bw_small write_bw_nopipe write_bw_copy write_bw_swicrc write_bw_unplaced; do
+for n in write_bw read_bw send_bw write_lat send_lat write_bw_small write_bw_nopipe write_bw_notrain write_bw_copy write_bw_swicrc write_bw_unplaced; do
 	# a result line that did not parse: show what perftest printed
 	case $n in *lat) v=$(lat_typ "${R[$n]}") ;; *) v=$(bw_avg "${R[$n]}") ;; esac
 	[ -n "$v" ] || diag "$n printed:" "$(tail -n 6 <<<"${R[$n]}")"

@@ -25,7 +25,7 @@ static const char gn_eth_q_strings[][ETH_GSTRING_LEN] = {
 static const char gn_eth_mac_strings[][ETH_GSTRING_LEN] = {
 	"mac_tx_frames", "mac_tx_no_carrier", "mac_tx_errors", "mac_tx_paused",
 	"mac_rx_frames", "mac_rx_no_buffer", "mac_rx_too_long",
-	"mac_rx_pause_sent", "roce_rx_frames", "roce_tx_frames",
+	"mac_rx_pause_sent", "roce_rx_frames", "roce_tx_frames", "roce_tx_trains",
 	"mac_fault_dropped", "mac_fault_duplicated", "mac_fault_reordered",
 	"mac_fault_corrupted",
 };
@@ -204,6 +204,7 @@ static void gn_eth_get_ethtool_stats(struct net_device *ndev,
 	*data++ = ms.rx_pause_sent;
 	*data++ = ms.roce_rx_frames;
 	*data++ = ms.roce_tx_frames;
+	*data++ = ms.roce_tx_trains;
 	*data++ = ms.fault_dropped;
 	*data++ = ms.fault_duplicated;
 	*data++ = ms.fault_reordered;

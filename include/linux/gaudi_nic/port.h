@@ -45,7 +45,8 @@
  * none installed it only counts the frames (roce_rx_frames).  The engine
  * transmits with gn_mac_roce_xmitv(), beside the TX rings, a frame
  * gathered from pieces of memory (headers, then payload where it lies in
- * the engine's memory regions: the engine's DMA read).
+ * the engine's memory regions: the engine's DMA read), or frames of one
+ * flow back to back with gn_mac_roce_xmit_train().
  *
  * Locking: configuration calls (bind, enable, ring setup, link) run under
  * RTNL; doorbells may be rung from any context with BH disabled.
@@ -131,6 +132,7 @@ struct gn_mac_stats {
 	u64 rx_pause_sent;	/* pause (XOFF) signalled to the sender */
 	u64 roce_rx_frames;	/* steered to the RoCE engine */
 	u64 roce_tx_frames;	/* sent by the RoCE engine */
+	u64 roce_tx_trains;	/* trains taken whole by the peer's engine */
 	/* cable fault injection (gn_mac_set_fault()), frames this port sent */
 	u64 fault_dropped;	/* lost on the cable */
 	u64 fault_duplicated;	/* delivered twice */
@@ -156,22 +158,29 @@ struct gn_mac_roce_frag {
 /* Pieces of one RoCE frame, at most. */
 #define GN_MAC_ROCE_MAX_FRAGS	16
 
+/* A RoCE frame: @len bytes in @nfrags pieces, the headers in the first. */
+struct gn_mac_roce_frame {
+	const struct gn_mac_roce_frag *frags;
+	unsigned int nfrags;
+	unsigned int len;
+};
+
 /*
- * RoCE engine hook: called for each steered frame (BH disabled, RCU read
- * side, in the sender's transmit context with its TX ring lock held); the
- * frame (@len bytes in @nfrags pieces) is only valid during the call.  A
- * frame that an engine sent in pieces (gn_mac_roce_xmitv()) and that
- * arrives unaltered comes in the same pieces; any other frame comes in
- * one piece.  The handler must not transmit synchronously: it queues what
- * it would send and returns.
- * @flags: GN_MAC_ROCE_ICRC_OK if the frame is, unaltered, one that an
- * engine sent with GN_MAC_ROCE_ICRC_INSERT: its ICRC field was never
- * written, and the frame is to be taken as having a good ICRC.
+ * RoCE engine hook: called for steered frames (BH disabled, RCU read
+ * side, in the sender's transmit context with its TX ring lock held): one
+ * frame, or @n frames of one flow that an engine sent as a train
+ * (gn_mac_roce_xmit_train()) and that arrive unaltered, in their order.
+ * The frames are only valid during the call.  A frame that an engine sent
+ * in pieces and that arrives unaltered comes in the same pieces; any
+ * other frame comes in one piece.  The handler must not transmit
+ * synchronously: it queues what it would send and returns.
+ * @flags: GN_MAC_ROCE_ICRC_OK if the frames are, unaltered, ones that an
+ * engine sent with GN_MAC_ROCE_ICRC_INSERT: their ICRC fields were never
+ * written, and the frames are to be taken as having a good ICRC.
  */
 typedef void (*gn_mac_roce_rx_t)(void *ctx,
-				 const struct gn_mac_roce_frag *frags,
-				 unsigned int nfrags, unsigned int len,
-				 u32 flags);
+				 const struct gn_mac_roce_frame *frames,
+				 unsigned int n, u32 flags);
 #define GN_MAC_ROCE_ICRC_OK	BIT(0)
 
 /* One auxiliary device of the NIC (gaudi_nic.eth.N, gaudi_nic.rdma.N). */
@@ -234,6 +243,21 @@ void gn_mac_set_roce_handler(struct gn_mac *mac, gn_mac_roce_rx_t fn,
 #define GN_MAC_ROCE_ICRC_INSERT	BIT(0)
 int gn_mac_roce_xmitv(struct gn_mac *mac, const struct gn_mac_roce_frag *frags,
 		      unsigned int nfrags, u32 flags);
+
+/*
+ * A train: @n frames of one flow (one QP: the same addresses and UDP
+ * ports), each as for gn_mac_roce_xmitv(), sent back to back, the way an
+ * engine posts a chain of descriptors with one doorbell.  Where the train
+ * meets another RoCE engine unaltered (no fault injection on the cable),
+ * that engine receives it in one call, and the MAC classifies it once
+ * (roce_tx_trains counts such trains); anywhere else the frames go one by
+ * one, exactly as sent one by one.  @len of each frame is checked against
+ * its pieces.  Returns 0, -ENOLINK or -EINVAL (nothing sent) as
+ * gn_mac_roce_xmitv().
+ */
+int gn_mac_roce_xmit_train(struct gn_mac *mac,
+			   const struct gn_mac_roce_frame *frames,
+			   unsigned int n, u32 flags);
 
 /* gn_mac_roce_xmitv() of a frame in one piece. */
 static inline int gn_mac_roce_xmit(struct gn_mac *mac, const void *frame,

@@ -325,28 +325,32 @@ static __wsum gn_frame_copy(const struct gn_frame *f, u8 *dst)
 static void gn_mac_roce_rx(struct gn_mac *mac, const struct gn_frame *f)
 {
 	gn_mac_roce_rx_t fn = READ_ONCE(mac->roce_fn);
-	struct gn_mac_roce_frag one;
+	struct gn_mac_roce_frame one = { .nfrags = 1, .len = f->len };
+	struct gn_mac_roce_frag piece;
 	u8 *buf;
 
 	if (!fn)
 		return;
 	/* an engine's frame, unaltered: in its pieces, nothing computed */
 	if (f->icrc_insert) {
-		fn(READ_ONCE(mac->roce_ctx), f->frag, f->nfrags, f->len,
-		   GN_MAC_ROCE_ICRC_OK);
+		one.frags = f->frag;
+		one.nfrags = f->nfrags;
+		fn(READ_ONCE(mac->roce_ctx), &one, 1, GN_MAC_ROCE_ICRC_OK);
 		return;
 	}
 	if (f->nfrags == 1 && f->csum_start < 0) {
-		fn(READ_ONCE(mac->roce_ctx), f->frag, 1, f->len, 0);
+		one.frags = f->frag;
+		fn(READ_ONCE(mac->roce_ctx), &one, 1, 0);
 		return;
 	}
 	buf = kmalloc(f->len, GFP_ATOMIC | __GFP_NOWARN);
 	if (!buf)
 		return;	/* the engine's own retransmission recovers */
 	gn_frame_copy(f, buf);
-	one.p = buf;
-	one.len = f->len;
-	fn(READ_ONCE(mac->roce_ctx), &one, 1, f->len, 0);
+	piece.p = buf;
+	piece.len = f->len;
+	one.frags = &piece;
+	fn(READ_ONCE(mac->roce_ctx), &one, 1, 0);
 	kfree(buf);
 }
 
@@ -940,49 +944,120 @@ out:
 	rcu_read_unlock();
 }
 
-int gn_mac_roce_xmitv(struct gn_mac *mac, const struct gn_mac_roce_frag *frags,
-		      unsigned int nfrags, u32 flags)
+/*
+ * A train of RoCE engine frames of one flow to @mac, whose RoCE engine
+ * takes it in one call, as gn_mac_rx() would deliver each frame (BH
+ * disabled, RCU).  The first frame's headers, in its first piece, stand
+ * for all.  Returns false if the train is not for @mac's engine: the
+ * caller sends the frames one by one.
+ */
+static bool gn_mac_roce_rx_train(struct gn_mac *mac,
+				 const struct gn_mac_roce_frame *fr,
+				 unsigned int n)
+{
+	unsigned int i, q = 0, nq = READ_ONCE(mac->nrxq);
+	bool hashed, l4, roce;
+	struct gn_mac_rxq *rxq;
+	gn_mac_roce_rx_t fn;
+	u32 hash = 0;
+
+	hashed = gn_mac_classify(mac, fr[0].frags[0].p, fr[0].frags[0].len,
+				 &hash, &l4, &roce);
+	if (!roce || !READ_ONCE(mac->roce_en))
+		return false;
+	if (hashed && nq > 1)
+		q = reciprocal_scale(hash, nq);
+	rxq = &mac->rxq[q];
+	spin_lock(&rxq->lock);
+	rxq->st.roce_rx_frames += n;
+	for (i = 0; i < n; i++)
+		gn_mac_count_rx(&rxq->st, fr[i].frags[0].p,
+				max_t(unsigned int, fr[i].len, ETH_ZLEN));
+	spin_unlock(&rxq->lock);
+	fn = READ_ONCE(mac->roce_fn);
+	if (fn)
+		fn(READ_ONCE(mac->roce_ctx), fr, n, GN_MAC_ROCE_ICRC_OK);
+	return true;
+}
+
+int gn_mac_roce_xmit_train(struct gn_mac *mac,
+			   const struct gn_mac_roce_frame *frames,
+			   unsigned int n, u32 flags)
 {
 	struct gn_frame f = {
-		.nfrags = nfrags,
 		.csum_start = -1,
 		.icrc_insert = flags & GN_MAC_ROCE_ICRC_INSERT,
 	};
+	bool train = n > 1 && f.icrc_insert;
 	struct gn_mac *peer;
-	unsigned int i;
+	unsigned int i, k;
 	int ret = 0;
 
 	BUILD_BUG_ON(ARRAY_SIZE(f.frag) < GN_MAC_ROCE_MAX_FRAGS);
-	if (!nfrags || nfrags > GN_MAC_ROCE_MAX_FRAGS ||
-	    frags[0].len < ETH_HLEN)
+	if (!n)
 		return -EINVAL;
-	for (i = 0; i < nfrags; i++) {
-		f.frag[i] = frags[i];
-		f.len += frags[i].len;
+	for (i = 0; i < n; i++) {
+		const struct gn_mac_roce_frame *fr = &frames[i];
+		unsigned int len = 0;
+
+		if (!fr->nfrags || fr->nfrags > GN_MAC_ROCE_MAX_FRAGS ||
+		    fr->frags[0].len < ETH_HLEN)
+			return -EINVAL;
+		for (k = 0; k < fr->nfrags; k++)
+			len += fr->frags[k].len;
+		if (len != fr->len)
+			return -EINVAL;
 	}
 	rcu_read_lock();
 	local_bh_disable();
 	peer = rcu_dereference(mac->peer);
 	if (!READ_ONCE(mac->link) || !peer) {
 		ret = -ENOLINK;
+	} else if (train && !READ_ONCE(mac->fault.on) &&
+		   gn_mac_roce_rx_train(peer, frames, n)) {
+		/* whole, to the peer's engine */
 	} else {
 		/*
 		 * Not under roce_lock: the peer's RoCE handler runs in this
 		 * context (it must defer its own transmissions).
 		 */
-		gn_mac_wire(mac, peer, &f, false);
+		train = false;
+		for (i = 0; i < n; i++) {
+			f.nfrags = frames[i].nfrags;
+			f.len = frames[i].len;
+			memcpy(f.frag, frames[i].frags,
+			       f.nfrags * sizeof(f.frag[0]));
+			gn_mac_wire(mac, peer, &f, false);
+		}
 	}
 	spin_lock(&mac->roce_lock);
 	if (ret) {
-		mac->roce_st.tx_no_carrier++;
+		mac->roce_st.tx_no_carrier += n;
 	} else {
-		mac->roce_st.roce_tx_frames++;
-		gn_mac_count_tx(&mac->roce_st, &f);
+		mac->roce_st.roce_tx_frames += n;
+		mac->roce_st.roce_tx_trains += train;
+		for (i = 0; i < n; i++) {
+			f.frag[0] = frames[i].frags[0];
+			f.len = frames[i].len;
+			gn_mac_count_tx(&mac->roce_st, &f);
+		}
 	}
 	spin_unlock(&mac->roce_lock);
 	local_bh_enable();
 	rcu_read_unlock();
 	return ret;
+}
+EXPORT_SYMBOL_NS_GPL(gn_mac_roce_xmit_train, GAUDI_NIC);
+
+int gn_mac_roce_xmitv(struct gn_mac *mac, const struct gn_mac_roce_frag *frags,
+		      unsigned int nfrags, u32 flags)
+{
+	struct gn_mac_roce_frame fr = { .frags = frags, .nfrags = nfrags };
+	unsigned int i;
+
+	for (i = 0; i < nfrags && nfrags <= GN_MAC_ROCE_MAX_FRAGS; i++)
+		fr.len += frags[i].len;
+	return gn_mac_roce_xmit_train(mac, &fr, 1, flags);
 }
 EXPORT_SYMBOL_NS_GPL(gn_mac_roce_xmitv, GAUDI_NIC);
 

@@ -722,6 +722,7 @@ static void gn_roce_free(struct gaudi_nic_roce *r)
 	bitmap_free(r->resend);
 	kfree_skb(r->txskb);
 	kfree(r->frame_buf);
+	kfree(r->train);
 	kfree(r);
 }
 
@@ -817,10 +818,11 @@ int gn_roce_init(struct gaudi_nic_dev *gdev)
 	r->kick = bitmap_zalloc(GN_ROCE_MAX_QP, GFP_KERNEL);
 	r->resend = bitmap_zalloc(GN_ROCE_MAX_QP, GFP_KERNEL);
 	r->frame_buf = kzalloc(GN_RR_MAX_FRAME, GFP_KERNEL);
+	r->train = kzalloc(sizeof(*r->train), GFP_KERNEL);
 	r->txskb = alloc_skb(GN_RR_MAX_FRAME, GFP_KERNEL);
 	r->frame = r->txskb ? r->txskb->data : r->frame_buf;
 	if (!r->qps || !r->cqs || !r->mrs || !r->kick || !r->resend ||
-	    !r->frame_buf) {
+	    !r->frame_buf || !r->train) {
 		gn_roce_free(r);
 		return -ENOMEM;
 	}
@@ -855,7 +857,7 @@ int gn_roce_init(struct gaudi_nic_dev *gdev)
 	radev->adev.dev.release = gn_roce_adev_release;
 	for (p = 0; p < r->num_ports; p++)
 		if (r->ports[p].mac)
-			gn_mac_set_roce_handler(r->ports[p].mac, gn_rdp_rx_frame,
+			gn_mac_set_roce_handler(r->ports[p].mac, gn_rdp_rx,
 						&r->ports[p]);
 	ret = auxiliary_device_init(&radev->adev);
 	if (ret)

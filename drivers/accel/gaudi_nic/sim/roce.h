@@ -9,10 +9,13 @@
  * the engine sends happens under @dp_lock (BH disabled): in the doorbell
  * caller (SQ processing) and in the engine's work item (received frames,
  * timers).  Frames received from the MACs are queued on @rxq by the MAC
- * hook (a large frame sent zero-copy by reference to its pages, a large
- * frame built by another engine on this CPU by reference to its skb, any
- * other copied) and processed by the work item, which drains @rxq until
- * it is empty: only the frame that finds it empty kicks it.
+ * hook (large frames and trains sent zero-copy by reference to their
+ * pages, a large frame built by another engine on this CPU by reference
+ * to its skb, any other copied) and processed by the work item, which
+ * drains @rxq until it is empty: only the skb that finds it empty kicks
+ * it.  Frames sent zero-copy are gathered in @train (one QP's) and go to
+ * the MAC together; the train is sent before any other frame and is empty
+ * whenever @dp_lock is released.
  * Any frame but a READ request may be processed in the MAC's call chain
  * itself, if spin_trylock() gets @dp_lock and @rxq is empty (order
  * kept); meanwhile @rx_inline is set and everything the engine
@@ -34,6 +37,7 @@
 #include <linux/timer.h>
 #include <linux/kthread.h>
 #include <linux/gaudi_nic/core.h>
+#include <linux/gaudi_nic/port.h>
 #include <linux/gaudi_nic/roce_hw.h>
 
 struct gn_mac;
@@ -55,6 +59,25 @@ struct gn_mac;
  */
 #define GN_RR_ACK_DELAY_US	200
 #define GN_RR_MAX_FRAME		(ETH_HLEN + 40 + 8 + 12 + 16 + 4 + 4096 + 4)
+
+/*
+ * Frames in a train (gn_tx_train_slot()): 64 KiB at MTU 4096, and at most
+ * what one reference skb of the receive pipeline holds of page-aligned
+ * payloads (MAX_SKB_FRAGS).
+ */
+#define GN_RR_TRAIN_MAX		16
+/* Room for the headers of any frame the engine builds (IPv6, RETH, ImmDt). */
+#define GN_RR_HDR_MAX		128
+
+/* A train being gathered: @n frames of QP @qpn on port @port. */
+struct gn_rtrain {
+	unsigned int n;
+	u32 port;
+	u32 qpn;
+	struct gn_mac_roce_frame fr[GN_RR_TRAIN_MAX];
+	struct gn_mac_roce_frag pieces[GN_RR_TRAIN_MAX][GN_MAC_ROCE_MAX_FRAGS];
+	u8 hdr[GN_RR_TRAIN_MAX][GN_RR_HDR_MAX];
+};
 
 /* Pages behind a page list; a reference is held on each. */
 struct gn_rmem {
@@ -205,6 +228,12 @@ struct gaudi_nic_roce {
 	u8 *frame;
 	struct sk_buff *txskb;
 	u8 *frame_buf;
+	/*
+	 * Frames sent zero-copy, gathered into a train for the MAC
+	 * (gn_tx_train_slot()), under dp_lock: of one QP, and empty whenever
+	 * dp_lock is not held.
+	 */
+	struct gn_rtrain *train;
 	bool rdp_ref;			/* holds gn_rdp_get() */
 	u32 num_ports;
 	struct gn_rport ports[] __counted_by(num_ports);
@@ -225,8 +254,8 @@ void gn_rdp_kick(struct gaudi_nic_roce *r);
 enum hrtimer_restart gn_rdp_ack_timer(struct hrtimer *t);
 void gn_rdp_stop(struct gaudi_nic_roce *r);
 void gn_rdp_timer(struct timer_list *t);
-void gn_rdp_rx_frame(void *ctx, const struct gn_mac_roce_frag *frags,
-		     unsigned int nfrags, unsigned int len, u32 flags);
+void gn_rdp_rx(void *ctx, const struct gn_mac_roce_frame *frames,
+	       unsigned int n, u32 flags);
 void gn_rdp_get(void);
 void gn_rdp_put(void);
 void *gn_rring_entry(struct gn_rring *ring, u32 idx);

@@ -55,6 +55,11 @@ module_param_named(roce_tx_zerocopy, gn_tx_zerocopy, bool, 0644);
 MODULE_PARM_DESC(roce_tx_zerocopy,
 		 "RoCE engines hand the MAC their payload where it lies in the memory regions instead of copying it into the frame (default: on; needs roce_icrc_offload)");
 
+static unsigned int gn_tx_train = GN_RR_TRAIN_MAX;
+module_param_named(roce_tx_train, gn_tx_train, uint, 0644);
+MODULE_PARM_DESC(roce_tx_train,
+		 "Frames a RoCE engine sends zero-copy go to the MAC in trains of up to this many (1 to 16, default 16; 1: one by one), which a receiving engine takes in one piece");
+
 static bool gn_rx_pipeline = true;
 module_param_named(roce_rx_pipeline, gn_rx_pipeline, bool, 0644);
 MODULE_PARM_DESC(roce_rx_pipeline,
@@ -167,8 +172,19 @@ static DEFINE_PER_CPU(struct sk_buff *, gn_rdp_handoff);
  * ping-pong) are faster processed at once than handed to another CPU.
  */
 #define GN_RR_PIPELINE_MIN	1024
-/* Room for the headers of any frame the engine builds (IPv6, RETH, ImmDt). */
-#define GN_RR_HDR_MAX		128
+/*
+ * A frame in a reference skb (gn_rdp_rx_ref_skb()): this record, then its
+ * headers (@hlen bytes, padded to 8), in the head; its @npieces payload
+ * pieces are the next page fragments.
+ */
+struct gn_rr_rec {
+	u16 hlen;
+	u16 npieces;
+	u32 flen;
+};
+
+#define GN_RR_REC_SIZE(hlen)	(sizeof(struct gn_rr_rec) + ALIGN(hlen, 8))
+#define GN_RR_REF_HEAD		(GN_RR_TRAIN_MAX * GN_RR_REC_SIZE(GN_RR_HDR_MAX))
 
 static bool op_has_reth(u8 op)
 {
@@ -630,14 +646,14 @@ static void gn_rdp_skb_free(struct sk_buff *skb)
 
 /*
  * Reference skbs of the receive pipeline (gn_rdp_rx_ref_skb()): a head of
- * GN_RR_HDR_MAX bytes for the headers and page fragments for the payload.
+ * GN_RR_REF_HEAD bytes for the headers and page fragments for the payload.
  * The engine's thread puts them back here with their page references
  * dropped (gn_rdp_work()), so that the sender's CPU, which makes them,
  * does not allocate and the receiver's does not free one per frame.
  * Marked in cb[2]; the pool lock is taken with BH disabled.
  */
 static struct sk_buff_head gn_ref_pool;
-#define GN_REF_POOL_MAX		1024
+#define GN_REF_POOL_MAX		512
 #define GN_SKB_REF		1
 
 /* Drop the page references of a processed reference skb; false if not one. */
@@ -906,13 +922,51 @@ static bool gn_tx_zc_ok(struct gaudi_nic_roce *r, struct gn_rqp *qp)
 	       !r->rx_inline && r->ports[qp->ctx.port].mac;
 }
 
+static unsigned int gn_tx_train_len(void)
+{
+	return clamp_t(unsigned int, READ_ONCE(gn_tx_train), 1,
+		       GN_RR_TRAIN_MAX);
+}
+
+/* Send the train gathered so far (under dp_lock). */
+static void gn_tx_train_flush(struct gaudi_nic_roce *r)
+{
+	struct gn_rtrain *t = r->train;
+	struct gn_mac *mac;
+
+	if (!t->n)
+		return;
+	mac = r->ports[t->port].mac;
+	if (mac)
+		gn_mac_roce_xmit_train(mac, t->fr, t->n,
+				       GN_MAC_ROCE_ICRC_INSERT);
+	t->n = 0;
+}
+
+/*
+ * The pieces for the next frame of @qp's train: a frame sent zero-copy
+ * joins the train (gn_tx_end()), which goes to the MAC when full, before
+ * any other frame, and at the end of gn_req_send() and gn_resp_read(), so
+ * that it is empty whenever dp_lock is released.
+ */
+static struct gn_mac_roce_frag *gn_tx_train_slot(struct gaudi_nic_roce *r,
+						 struct gn_rqp *qp)
+{
+	struct gn_rtrain *t = r->train;
+
+	if (t->n && (t->qpn != qp->qpn || t->port != qp->ctx.port))
+		gn_tx_train_flush(r);
+	return t->pieces[t->n];
+}
+
 /*
  * Finish the frame of gn_tx_hdr() and send it on @qp's path.  Its payload
  * is either in place after the headers (@pay NULL), or in @pay[1] to
- * @pay[npay] (gn_tx_zc_ok()): then the headers go in @pay[0] and the pad
- * and ICRC in @pay[npay + 1], and the MAC gathers the frame.  A large
- * frame built in place is in an skb that the receiving engine may take
- * over (see gn_rdp_rx_frame).
+ * @pay[npay] (gn_tx_zc_ok()), @pay being gn_tx_train_slot(): then the
+ * headers are copied to the train and go in @pay[0], the pad and ICRC in
+ * @pay[npay + 1], and the frame joins the train, which the MAC gathers.
+ * A large frame built in place is in an skb that the receiving engine may
+ * take over (see gn_rdp_rx_frame).
  */
 static void gn_tx_end(struct gaudi_nic_roce *r, struct gn_rqp *qp,
 		      const struct gn_txf *tf, struct gn_mac_roce_frag *pay,
@@ -924,20 +978,30 @@ static void gn_tx_end(struct gaudi_nic_roce *r, struct gn_rqp *qp,
 	struct sk_buff *skb, *prev;
 
 	if (pay) {
+		struct gn_rtrain *t = r->train;
+		u8 *hdr = t->hdr[t->n];
+
 		pt->st.tx_pkts++;
 		pt->st.tx_bytes += tf->flen;
-		pay[0].p = f;
+		memcpy(hdr, f, tf->payload - f);
+		pay[0].p = hdr;
 		pay[0].len = tf->payload - f;
 		/*
 		 * pad and ICRC field (the MAC fills it where it is seen): zeros
-		 * in a page, which a receiver may hold by reference
+		 * in the zero page, which a receiver knows
 		 */
 		pay[npay + 1].p = page_address(ZERO_PAGE(0));
 		pay[npay + 1].len = pad + ICRC_LEN;
-		gn_mac_roce_xmitv(pt->mac, pay, npay + 2,
-				  GN_MAC_ROCE_ICRC_INSERT);
+		t->fr[t->n].frags = pay;
+		t->fr[t->n].nfrags = npay + 2;
+		t->fr[t->n].len = tf->flen;
+		t->port = qp->ctx.port;
+		t->qpn = qp->qpn;
+		if (++t->n >= gn_tx_train_len())
+			gn_tx_train_flush(r);
 		return;
 	}
+	gn_tx_train_flush(r);	/* what was gathered goes first */
 	memset(x, 0, pad + ICRC_LEN);
 	if (READ_ONCE(gn_icrc_offload))
 		flags = GN_MAC_ROCE_ICRC_INSERT;
@@ -1012,14 +1076,15 @@ static int gn_tx_mem(struct gaudi_nic_roce *r, struct gn_rqp *qp,
 		     const struct gn_roce_wqe *w, u32 off,
 		     struct gn_rmr *mr, u64 va)
 {
-	struct gn_mac_roce_frag fr[GN_MAC_ROCE_MAX_FRAGS];
+	struct gn_mac_roce_frag *fr;
 	struct gn_io io;
 	struct gn_txf tf;
 	int ret;
 
 	if (p->paylen && gn_tx_zc_ok(r, qp)) {
+		fr = gn_tx_train_slot(r, qp);
 		io = (struct gn_io){ .kind = GN_IO_FRAGS, .frags = fr + 1,
-				     .max = ARRAY_SIZE(fr) - 2 };
+				     .max = GN_MAC_ROCE_MAX_FRAGS - 2 };
 		ret = gn_tx_src_io(r, qp, w, off, mr, va, p->paylen, &io);
 		if (!ret) {
 			gn_tx_hdr(r, qp, p, &tf);
@@ -1269,6 +1334,7 @@ static void gn_req_send(struct gaudi_nic_roce *r, struct gn_rqp *qp)
 		qp->sq_pkt = 0;
 	}
 out:
+	gn_tx_train_flush(r);
 	if (qp->state == GN_ROCE_QPS_RTS && !qp->timer_on)
 		gn_req_arm_timer(qp);
 }
@@ -1510,10 +1576,11 @@ static void gn_resp_read(struct gaudi_nic_roce *r, struct gn_rqp *qp,
 				   OP_READ_RESP_MIDDLE;
 		hl = gn_tx_hdr_len(r, qp, p.opcode);
 		if (hl < 0)
-			return;
+			break;
 		p.paylen = min(qp->mtu, len - i * qp->mtu);
 		gn_tx_mem(r, qp, &p, hl, NULL, 0, mr, va + (u64)i * qp->mtu);
 	}
+	gn_tx_train_flush(r);
 }
 
 /* rkey, PD, bounds and access of an RDMA request; NULL if refused. */
@@ -1940,101 +2007,97 @@ static bool gn_rdp_rx_inline(struct gn_rport *pt,
 	return true;
 }
 
+/* Page fragments that @len bytes at @p take. */
+static unsigned int gn_rdp_pages(const u8 *p, unsigned int len)
+{
+	return len ? DIV_ROUND_UP(offset_in_page(p) + len, PAGE_SIZE) : 0;
+}
+
 /*
- * Receive pipeline: a frame sent zero-copy is queued as an skb holding
- * its headers (copied) and references to the pages of its payload (the
- * sender's memory regions) and trailer, so that this engine's thread
- * copies the payload into the target on its own CPU while the sender goes
- * on.  The page references keep the memory alive if the MR goes away
- * first; the sender's WQE completes only once the data is placed (the
- * ACK comes after).  Returns NULL if the frame does not fit (the caller
+ * Receive pipeline: frames sent zero-copy are queued as an skb holding
+ * their headers (copied, each after a struct gn_rr_rec) and references to
+ * the pages of their payloads (the sender's memory regions), so that this
+ * engine's thread copies the payloads into the targets on its own CPU
+ * while the sender goes on.  The pad and ICRC piece (zeros in the zero
+ * page, never read: GN_MAC_ROCE_ICRC_OK) is left out.  The page
+ * references keep the memory alive if the MR goes away first; the
+ * sender's WQE completes only once the data is placed (the ACK comes
+ * after).  Packs as many of the @n frames (a train) as one skb holds into
+ * *@out and returns how many, or 0 if the first does not fit (the caller
  * takes the other paths).
  */
-static struct sk_buff *gn_rdp_rx_ref_skb(const struct gn_mac_roce_frag *frags,
-					 unsigned int nfrags)
+static unsigned int gn_rdp_rx_ref_skb(const struct gn_mac_roce_frame *fr,
+				      unsigned int n, struct sk_buff **out)
 {
+	const u8 *zero = page_address(ZERO_PAGE(0));
 	struct sk_buff *skb;
-	unsigned int i, k = 0;
+	unsigned int i, j, k = 0;
 
-	if (frags[0].len > GN_RR_HDR_MAX)
-		return NULL;
 	spin_lock(&gn_ref_pool.lock);
 	skb = __skb_dequeue(&gn_ref_pool);
 	spin_unlock(&gn_ref_pool.lock);
 	if (!skb) {
-		skb = alloc_skb(GN_RR_HDR_MAX, GFP_ATOMIC | __GFP_NOWARN);
+		skb = alloc_skb(GN_RR_REF_HEAD, GFP_ATOMIC | __GFP_NOWARN);
 		if (!skb)
-			return NULL;
+			return 0;
 		skb->cb[2] = GN_SKB_REF;
 	}
-	skb_put_data(skb, frags[0].p, frags[0].len);
-	for (i = 1; i < nfrags; i++) {
-		const u8 *p = frags[i].p;
-		unsigned int left = frags[i].len;
+	for (i = 0; i < n; i++) {
+		unsigned int hlen = fr[i].frags[0].len, np = 0, last;
+		struct gn_rr_rec *rec;
 
-		while (left) {
-			unsigned int off = offset_in_page(p);
-			unsigned int n = min_t(unsigned int, left, PAGE_SIZE - off);
-			/* lowmem pieces only (gn_mr_io, gn_tx_end) */
-			struct page *pg = virt_to_page(p);
+		/* only an engine's frame comes in pieces, all in lowmem */
+		if (fr[i].nfrags < 2 || hlen > GN_RR_HDR_MAX ||
+		    fr[i].len > GN_RR_MAX_FRAME + 64 ||
+		    skb_tailroom(skb) < GN_RR_REC_SIZE(hlen))
+			break;
+		last = fr[i].nfrags;
+		if (fr[i].frags[last - 1].p == zero)
+			last--;
+		for (j = 1; j < last; j++)
+			np += gn_rdp_pages(fr[i].frags[j].p, fr[i].frags[j].len);
+		if (k + np > MAX_SKB_FRAGS)
+			break;
+		rec = skb_put(skb, GN_RR_REC_SIZE(hlen));
+		rec->hlen = hlen;
+		rec->npieces = np;
+		rec->flen = fr[i].len;
+		memcpy(rec + 1, fr[i].frags[0].p, hlen);
+		for (j = 1; j < last; j++) {
+			const u8 *p = fr[i].frags[j].p;
+			unsigned int left = fr[i].frags[j].len;
 
-			if (k == MAX_SKB_FRAGS) {
-				kfree_skb(skb);
-				return NULL;
+			while (left) {
+				unsigned int off = offset_in_page(p);
+				unsigned int c = min_t(unsigned int, left,
+						       PAGE_SIZE - off);
+				/* lowmem pieces only (gn_mr_io, gn_tx_end) */
+				struct page *pg = virt_to_page(p);
+
+				get_page(pg);
+				skb_add_rx_frag(skb, k++, pg, off, c, c);
+				p += c;
+				left -= c;
 			}
-			get_page(pg);
-			skb_add_rx_frag(skb, k++, pg, off, n, n);
-			p += n;
-			left -= n;
 		}
 	}
-	return skb;
+	if (!i) {
+		spin_lock(&gn_ref_pool.lock);
+		__skb_queue_head(&gn_ref_pool, skb);
+		spin_unlock(&gn_ref_pool.lock);
+		return 0;
+	}
+	*out = skb;
+	return i;
 }
 
-/*
- * MAC hook: BH disabled, RCU; the frame is only valid during the call.
- * A large frame sent zero-copy is queued by reference to its pages (the
- * receive pipeline, gn_rdp_rx_ref_skb()); otherwise a frame is processed
- * here if the engine is idle (gn_rdp_rx_inline()), else queued: a frame
- * built by an engine in gn_tx_end() in one piece on this CPU is taken
- * over by reference (its sender drops its own after the cable returns),
- * any other (from the netdev path, a copy made by the cable) is copied.
- */
-void gn_rdp_rx_frame(void *ctx, const struct gn_mac_roce_frag *frags,
-		     unsigned int nfrags, unsigned int len, u32 flags)
+/* Queue @skb (from port @pt, @flags) for the work item. */
+static void gn_rdp_rx_queue(struct gn_rport *pt, struct sk_buff *skb,
+			    u32 flags)
 {
-	struct gn_rport *pt = ctx;
 	struct gaudi_nic_roce *r = pt->r;
-	struct sk_buff *skb;
-	unsigned int i;
 	bool first;
 
-	if (len > GN_RR_MAX_FRAME + 64)
-		return;
-	if (nfrags > 1 && len >= GN_RR_PIPELINE_MIN &&
-	    READ_ONCE(gn_rx_pipeline)) {
-		skb = gn_rdp_rx_ref_skb(frags, nfrags);
-		if (skb)
-			goto queue;
-	}
-	if (gn_rdp_rx_inline(pt, frags, nfrags, len, flags))
-		return;
-	skb = this_cpu_read(gn_rdp_handoff);
-	if (skb && nfrags == 1 && skb->data == frags[0].p && !skb->len &&
-	    len <= skb_tailroom(skb)) {
-		this_cpu_write(gn_rdp_handoff, NULL);
-		skb_get(skb);
-		skb_put(skb, len);
-	} else {
-		skb = len < GN_RR_HANDOFF_MIN ?
-		      alloc_skb(len, GFP_ATOMIC | __GFP_NOWARN) :
-		      gn_rdp_skb_alloc();
-		if (!skb)
-			return;
-		for (i = 0; i < nfrags; i++)
-			skb_put_data(skb, frags[i].p, frags[i].len);
-	}
-queue:
 	skb->cb[0] = pt->port;
 	skb->cb[1] = flags;
 	spin_lock(&r->rxq.lock);
@@ -2044,6 +2107,74 @@ queue:
 	/* the work item drains the queue until empty: one kick per burst */
 	if (first)
 		gn_rdp_kick(r);
+}
+
+/*
+ * One frame that the receive pipeline does not take: processed here if
+ * the engine is idle (gn_rdp_rx_inline()), else queued: a frame built by
+ * an engine in gn_tx_end() in one piece on this CPU is taken over by
+ * reference (its sender drops its own after the cable returns), any
+ * other (from the netdev path, a copy made by the cable) is copied.
+ */
+static void gn_rdp_rx_frame(struct gn_rport *pt,
+			    const struct gn_mac_roce_frame *fr, u32 flags)
+{
+	unsigned int i, len = fr->len;
+	struct sk_buff *skb;
+
+	if (gn_rdp_rx_inline(pt, fr->frags, fr->nfrags, len, flags))
+		return;
+	skb = this_cpu_read(gn_rdp_handoff);
+	if (skb && fr->nfrags == 1 && skb->data == fr->frags[0].p &&
+	    !skb->len && len <= skb_tailroom(skb)) {
+		this_cpu_write(gn_rdp_handoff, NULL);
+		skb_get(skb);
+		skb_put(skb, len);
+	} else {
+		skb = len < GN_RR_HANDOFF_MIN ?
+		      alloc_skb(len, GFP_ATOMIC | __GFP_NOWARN) :
+		      gn_rdp_skb_alloc();
+		if (!skb)
+			return;
+		for (i = 0; i < fr->nfrags; i++)
+			skb_put_data(skb, fr->frags[i].p, fr->frags[i].len);
+	}
+	gn_rdp_rx_queue(pt, skb, flags);
+}
+
+/*
+ * MAC hook (port.h): BH disabled, RCU; the frames are only valid during
+ * the call.  Frames sent zero-copy go to the receive pipeline
+ * (gn_rdp_rx_ref_skb()), a train of them in as few skbs as hold it;
+ * a single one only if large: a small one is faster processed at once.
+ */
+void gn_rdp_rx(void *ctx, const struct gn_mac_roce_frame *frames,
+	       unsigned int n, u32 flags)
+{
+	struct gn_rport *pt = ctx;
+	bool pipe = READ_ONCE(gn_rx_pipeline);
+	struct sk_buff *skb;
+	unsigned int i = 0, k;
+
+	while (i < n) {
+		const struct gn_mac_roce_frame *fr = &frames[i];
+
+		if (fr->len > GN_RR_MAX_FRAME + 64) {
+			i++;
+			continue;
+		}
+		if (pipe && fr->nfrags > 1 &&
+		    (n > 1 || fr->len >= GN_RR_PIPELINE_MIN)) {
+			k = gn_rdp_rx_ref_skb(fr, n - i, &skb);
+			if (k) {
+				gn_rdp_rx_queue(pt, skb, flags);
+				i += k;
+				continue;
+			}
+		}
+		gn_rdp_rx_frame(pt, fr, flags);
+		i++;
+	}
 }
 
 /* Timer: hand the QP to the work item. */
@@ -2112,6 +2243,40 @@ void gn_rdp_stop(struct gaudi_nic_roce *r)
 	kthread_cancel_work_sync(&r->work);
 }
 
+/*
+ * Process the frames of a queued skb: one frame in its data, or those of
+ * a reference skb (gn_rdp_rx_ref_skb()).
+ */
+static void gn_rdp_rx_skb(struct gaudi_nic_roce *r, struct gn_rport *pt,
+			  struct sk_buff *skb)
+{
+	const struct skb_shared_info *sh = skb_shinfo(skb);
+	struct gn_mac_roce_frag fr[MAX_SKB_FRAGS + 1];
+	unsigned int off = 0, k = 0, j;
+
+	if (skb->cb[2] != GN_SKB_REF) {
+		fr[0].p = skb->data;
+		fr[0].len = skb_headlen(skb);
+		gn_rdp_rx_one(r, pt, fr, 1, skb->len, skb->cb[1]);
+		return;
+	}
+	while (off + sizeof(struct gn_rr_rec) <= skb_headlen(skb)) {
+		const struct gn_rr_rec *rec = (void *)(skb->data + off);
+
+		if (k + rec->npieces > sh->nr_frags)
+			break;	/* cannot happen: the records fill the skb */
+		fr[0].p = rec + 1;
+		fr[0].len = rec->hlen;
+		for (j = 0; j < rec->npieces; j++, k++) {
+			fr[j + 1].p = skb_frag_address(&sh->frags[k]);
+			fr[j + 1].len = skb_frag_size(&sh->frags[k]);
+		}
+		gn_rdp_rx_one(r, pt, fr, rec->npieces + 1, rec->flen,
+			      skb->cb[1]);
+		off += GN_RR_REC_SIZE(rec->hlen);
+	}
+}
+
 void gn_rdp_work(struct kthread_work *work)
 {
 	struct gaudi_nic_roce *r = container_of(work, struct gaudi_nic_roce,
@@ -2137,19 +2302,10 @@ void gn_rdp_work(struct kthread_work *work)
 		__skb_queue_tail(&q, skb);
 	spin_unlock(&r->rxq.lock);
 	while ((skb = __skb_dequeue(&q))) {
-		struct gn_mac_roce_frag fr[MAX_SKB_FRAGS + 1];
 		u32 port = skb->cb[0];
-		unsigned int k;
 
-		fr[0].p = skb->data;
-		fr[0].len = skb_headlen(skb);
-		for (k = 0; k < skb_shinfo(skb)->nr_frags; k++) {
-			fr[k + 1].p = skb_frag_address(&skb_shinfo(skb)->frags[k]);
-			fr[k + 1].len = skb_frag_size(&skb_shinfo(skb)->frags[k]);
-		}
 		if (port < r->num_ports)
-			gn_rdp_rx_one(r, &r->ports[port], fr, k + 1, skb->len,
-				      skb->cb[1]);
+			gn_rdp_rx_skb(r, &r->ports[port], skb);
 		__skb_queue_tail(&done, skb);
 	}
 	/*
