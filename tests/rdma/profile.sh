@@ -36,4 +36,6 @@ diag "symbols (self time, with callers):"
 diag "$(perf report -i /tmp/gn-prof.data --no-children --sort sym --stdio 2>/dev/null | grep '%' | head -n 80)"
 diag "commands:"
 diag "$(perf report -i /tmp/gn-prof.data --no-children --sort comm -g none --stdio 2>/dev/null | grep '%' | head -n 12)"
+diag "CPUs and commands:"
+diag "$(perf report -i /tmp/gn-prof.data --no-children --sort cpu,comm -g none --stdio 2>/dev/null | grep '%' | head -n 16)"
 tap_done
