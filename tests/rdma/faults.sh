@@ -3,7 +3,8 @@
 # knobs (debugfs p<port>_fault_{drop,dup,reorder,corrupt}: one frame in N
 # of those the port transmits, at random) under RC transfers with every
 # byte checked (fault_xfer.c: WRITE, READ, SEND in both directions), each
-# fault alone and all at once; the MAC's fault counters and the RoCE
+# fault alone and all at once, and a receiving engine whose queue is too
+# small (roce_rx_queue_max: drops, rx_dropped); the MAC's fault counters and the RoCE
 # engine's recovery counters must show that faults happened and were
 # recovered from.  Then a TCP transfer with a checksum of the bytes, bad
 # knob input, knobs turned off under traffic, unlinking the cable and
@@ -14,7 +15,12 @@ DEV_A=${DEV_A:-36}
 DEV_B=${DEV_B:-37}
 . "$here/lib.sh"
 
-trap rdma_env_cleanup EXIT
+QMAX_PARAM=/sys/module/gaudi_nic/parameters/roce_rx_queue_max
+cleanup() {
+	[ -w "$QMAX_PARAM" ] && echo 16384 > "$QMAX_PARAM"
+	rdma_env_cleanup
+}
+trap cleanup EXIT
 tap_env_start rdma_env_setup
 t_ok "environment: $IB_A ($NS_A) cabled to $IB_B ($NS_B)"
 mountpoint -q /sys/kernel/debug || mount -t debugfs none /sys/kernel/debug
@@ -48,7 +54,7 @@ ibc() {
 	rdma statistic show link "$1/1" | tr -s ' ' '\n' |
 		awk -v n="$2" 'p { print; exit } $0 == n { p = 1 }' | grep . || echo 0
 }
-IBC="retransmits local_ack_timeouts out_of_sequence duplicate_requests rx_icrc_errors seq_nak_received"
+IBC="retransmits local_ack_timeouts out_of_sequence duplicate_requests rx_icrc_errors seq_nak_received rx_dropped"
 declare -A SNAP
 snap() {
 	local c
@@ -115,6 +121,25 @@ echo 1 > "$ICRC_PARAM"
 deltas
 t_expect "ICRC in software: every frame checked good (rx_icrc_errors, retransmits)" \
 	"0 0" "${D[rx_icrc_errors]} ${D[retransmits]}"
+
+# --- a full receive queue: with room for 2 buffers (a train of up to 16
+# frames takes one), the receiving engine drops what does not fit, as a
+# NIC out of receive buffers does, and counts it in rx_dropped; the
+# sender recovers (sequence NAK or timeout, go-back-N: slowly, as RoCE
+# without a lossless fabric does, so the transfer is small)
+t_expect "roce_rx_queue_max defaults to 16384" 16384 "$(cat "$QMAX_PARAM")"
+echo 2 > "$QMAX_PARAM"
+snap
+xfer "receive queue of 2" 4 65536 4 ws ab
+echo 16384 > "$QMAX_PARAM"
+deltas
+diag "receive queue of 2: $DSTR"
+expect_gt "receive queue of 2: frames dropped (rx_dropped), then resent" \
+	rx_dropped retransmits nak_or_timeout
+snap
+xfer "receive queue back to 16384" 4 65536 4 ws ab
+deltas
+t_expect "receive queue back to 16384: nothing dropped" 0 "${D[rx_dropped]}"
 
 # --- each fault alone, on both ports (both directions of the cable)
 declare -A EVERY=([drop]=13 [dup]=11 [reorder]=7 [corrupt]=17)

@@ -490,6 +490,10 @@ static int gn_cmd_query_stats(struct gaudi_nic_roce *r, u32 port,
 	dst = (__le64 *)out;
 	for (i = 0; i < sizeof(*out) / sizeof(u64); i++)
 		dst[i] = cpu_to_le64(src[i]);
+	/* frames the receive queue had no room for are dropped frames too */
+	spin_lock(&r->rxq.lock);
+	le64_add_cpu(&out->rx_drops, r->ports[port].rxq_drops);
+	spin_unlock(&r->rxq.lock);
 	spin_unlock_bh(&r->dp_lock);
 	return 0;
 }

@@ -192,6 +192,7 @@ struct gn_rport {
 	u32 mtu;
 	struct gn_roce_gid_ctx gids[GN_ROCE_MAX_GID];
 	struct gn_rstats st;		/* under dp_lock */
+	u64 rxq_drops;			/* receive queue full, under rxq.lock */
 };
 
 struct gaudi_nic_roce {

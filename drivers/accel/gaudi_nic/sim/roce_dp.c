@@ -60,6 +60,11 @@ module_param_named(roce_tx_train, gn_tx_train, uint, 0644);
 MODULE_PARM_DESC(roce_tx_train,
 		 "Frames a RoCE engine sends zero-copy go to the MAC in trains of up to this many (1 to 16, default 16; 1: one by one), which a receiving engine takes in one piece");
 
+static unsigned int gn_rx_queue_max = 16384;
+module_param_named(roce_rx_queue_max, gn_rx_queue_max, uint, 0644);
+MODULE_PARM_DESC(roce_rx_queue_max,
+		 "A RoCE engine's receive queue holds at most this many buffers (default 16384; a train of frames takes one); what does not fit is dropped and counted in rx_dropped, and the sender recovers");
+
 static bool gn_rx_pipeline = true;
 module_param_named(roce_rx_pipeline, gn_rx_pipeline, bool, 0644);
 MODULE_PARM_DESC(roce_rx_pipeline,
@@ -2091,9 +2096,13 @@ static unsigned int gn_rdp_rx_ref_skb(const struct gn_mac_roce_frame *fr,
 	return i;
 }
 
-/* Queue @skb (from port @pt, @flags) for the work item. */
+/*
+ * Queue @skb (@nframes frames from port @pt, @flags) for the work item,
+ * unless the queue is full (roce_rx_queue_max): then the frames are
+ * dropped, as a NIC out of receive buffers drops, and counted.
+ */
 static void gn_rdp_rx_queue(struct gn_rport *pt, struct sk_buff *skb,
-			    u32 flags)
+			    unsigned int nframes, u32 flags)
 {
 	struct gaudi_nic_roce *r = pt->r;
 	bool first;
@@ -2101,6 +2110,12 @@ static void gn_rdp_rx_queue(struct gn_rport *pt, struct sk_buff *skb,
 	skb->cb[0] = pt->port;
 	skb->cb[1] = flags;
 	spin_lock(&r->rxq.lock);
+	if (skb_queue_len(&r->rxq) >= READ_ONCE(gn_rx_queue_max)) {
+		pt->rxq_drops += nframes;
+		spin_unlock(&r->rxq.lock);
+		kfree_skb(skb);
+		return;
+	}
 	first = skb_queue_empty(&r->rxq);
 	__skb_queue_tail(&r->rxq, skb);
 	spin_unlock(&r->rxq.lock);
@@ -2139,7 +2154,7 @@ static void gn_rdp_rx_frame(struct gn_rport *pt,
 		for (i = 0; i < fr->nfrags; i++)
 			skb_put_data(skb, fr->frags[i].p, fr->frags[i].len);
 	}
-	gn_rdp_rx_queue(pt, skb, flags);
+	gn_rdp_rx_queue(pt, skb, 1, flags);
 }
 
 /*
@@ -2167,7 +2182,7 @@ void gn_rdp_rx(void *ctx, const struct gn_mac_roce_frame *frames,
 		    (n > 1 || fr->len >= GN_RR_PIPELINE_MIN)) {
 			k = gn_rdp_rx_ref_skb(fr, n - i, &skb);
 			if (k) {
-				gn_rdp_rx_queue(pt, skb, flags);
+				gn_rdp_rx_queue(pt, skb, k, flags);
 				i += k;
 				continue;
 			}
