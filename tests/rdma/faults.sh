@@ -16,8 +16,9 @@ DEV_B=${DEV_B:-37}
 . "$here/lib.sh"
 
 QMAX_PARAM=/sys/module/gaudi_nic/parameters/roce_rx_queue_max
+QMAX=$(cat "$QMAX_PARAM" 2>/dev/null)
 cleanup() {
-	[ -w "$QMAX_PARAM" ] && echo 16384 > "$QMAX_PARAM"
+	[ -w "$QMAX_PARAM" ] && echo "$QMAX" > "$QMAX_PARAM"
 	rdma_env_cleanup
 }
 trap cleanup EXIT
@@ -127,11 +128,11 @@ t_expect "ICRC in software: every frame checked good (rx_icrc_errors, retransmit
 # NIC out of receive buffers does, and counts it in rx_dropped; the
 # sender recovers (sequence NAK or timeout, go-back-N: slowly, as RoCE
 # without a lossless fabric does, so the transfer is small)
-t_expect "roce_rx_queue_max defaults to 16384" 16384 "$(cat "$QMAX_PARAM")"
+t_expect "roce_rx_queue_max defaults to 16384" 16384 "$QMAX"
 echo 2 > "$QMAX_PARAM"
 snap
 xfer "receive queue of 2" 4 65536 4 ws ab
-echo 16384 > "$QMAX_PARAM"
+echo "$QMAX" > "$QMAX_PARAM"
 deltas
 diag "receive queue of 2: $DSTR"
 expect_gt "receive queue of 2: frames dropped (rx_dropped), then resent" \

@@ -75,11 +75,24 @@ run_pair send_bw "ib_send_bw 64 KiB" ib_send_bw -F -s 65536 -n "$BW_ITERS" -m 40
 # says so.  is_meas: a number above 0
 is_num() { [[ $1 =~ ^[0-9]+(\.[0-9]+)?$ ]]; }
 is_meas() { is_num "$1" && [[ ! $1 =~ ^0+(\.0+)?$ ]]; }
-for try in 1 2 3; do
-	run_pair write_lat "ib_write_lat 8 B" ib_write_lat -F -s 8 -n 500 -I 8
-	is_meas "$(lat_typ "${R[write_lat]}")" && break
-	diag "ib_write_lat printed '$(lat_typ "${R[write_lat]}")' as its latency (try $try of 3)"
-done
+# measured PARSE WHAT CMD...: run CMD, which leaves perftest's output in
+# OUT, until PARSE (bw_avg, lat_typ) finds a measurement in it, at most 3
+# times; MEAS is then the figure (false if none was found)
+measured() {
+	local parse=$1 what=$2 try
+	shift 2
+	for try in 1 2 3; do
+		"$@"
+		MEAS=$("$parse" "$OUT")
+		is_meas "$MEAS" && return 0
+		diag "$what printed '$MEAS' (try $try of 3)"
+	done
+	return 1
+}
+# pair_out NAME DESC ARGS...: run_pair, OUT its output
+pair_out() { run_pair "$@"; OUT=${R[$1]}; }
+measured lat_typ "ib_write_lat, as its latency," \
+	pair_out write_lat "ib_write_lat 8 B" ib_write_lat -F -s 8 -n 500 -I 8
 # small frames: processed by the receiving engine in the cable's call chain
 run_pair send_lat "ib_send_lat 8 B" ib_send_lat -F -s 8 -n 500 -I 8
 run_pair write_bw_small "ib_write_bw 64 B" ib_write_bw -F -s 64 -n 2000
@@ -149,18 +162,13 @@ if modprobe -q rdma_rxe && rdma link add rxe_lo type rxe netdev lo 2>/dev/null; 
 		timeout 180 "$@" -d rxe_lo -x "$gid" 127.0.0.1 2>&1
 		wait
 	}
-	for try in 1 2 3; do
-		out=$(rxe_run ib_write_bw -F -s 65536 -n "$BW_ITERS" -m 4096)
-		rw=$(bw_avg "$out")
-		is_meas "$rw" && break
-		diag "rxe ib_write_bw printed '$rw' as its bandwidth (try $try of 3)"
-	done
-	for try in 1 2 3; do
-		out2=$(rxe_run ib_write_lat -F -s 8 -n 500 -I 8)
-		rl=$(lat_typ "$out2")
-		is_meas "$rl" && break
-		diag "rxe ib_write_lat printed '$rl' as its latency (try $try of 3)"
-	done
+	rxe_out() { OUT=$(rxe_run "$@"); }
+	measured bw_avg "rxe ib_write_bw, as its bandwidth," \
+		rxe_out ib_write_bw -F -s 65536 -n "$BW_ITERS" -m 4096
+	rw=$MEAS out=$OUT
+	measured lat_typ "rxe ib_write_lat, as its latency," \
+		rxe_out ib_write_lat -F -s 8 -n 500 -I 8
+	rl=$MEAS out2=$OUT
 	# not our code: a failing reference is reported, not counted
 	if is_meas "$rw" && is_meas "$rl"; then
 		t_ok "rxe loopback reference measured"
