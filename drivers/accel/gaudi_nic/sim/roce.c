@@ -226,7 +226,8 @@ static int gn_cmd_create_qp(struct gaudi_nic_roce *r, u32 qpn,
 			    &qp->rq);
 	if (ret)
 		goto err;
-	qp->swqe = kvcalloc(qp->sq.size, sizeof(*qp->swqe), GFP_KERNEL);
+	qp->swqe = kvcalloc(qp->sq.size, sizeof(*qp->swqe),
+			    GFP_KERNEL_ACCOUNT);
 	if (!qp->swqe) {
 		ret = -ENOMEM;
 		goto err;

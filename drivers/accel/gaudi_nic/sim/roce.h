@@ -111,7 +111,13 @@ struct gn_rmr {
 	struct gn_rmem mem;
 };
 
-/* Per SQ slot: how the WQE was put on the wire. */
+/*
+ * Per SQ slot: the WQE as the engine copied it out of the ring when it
+ * started it, and how it was put on the wire.  The ring is writable by
+ * user space, so after gn_req_start() the engine never reads the slot in
+ * the ring again: continued packets, retransmissions, READ responses and
+ * flushes all use @wqe, whose num_sge and inline_len were validated then.
+ */
 struct gn_rswqe {
 	u32 first_psn;
 	u32 npkts;
@@ -121,6 +127,7 @@ struct gn_rswqe {
 	u8 flags;
 	u8 bad;			/* CQE status if invalid, else 0 */
 	u64 wr_id;
+	struct gn_roce_wqe wqe;
 };
 
 struct gn_rqp {

@@ -336,10 +336,10 @@ static int gn_sge_io(struct gaudi_nic_roce *r, struct gn_rqp *qp,
 {
 	bool to_mem = io->kind == GN_IO_FROM_PKT;
 	u32 pdn = le32_to_cpu(qp->ctx.pdn);
-	unsigned int i;
+	unsigned int i, nsge = min_t(u32, w->num_sge, GN_ROCE_MAX_SGE);
 	int ret;
 
-	for (i = 0; i < w->num_sge && len; i++) {
+	for (i = 0; i < nsge && len; i++) {
 		const struct gn_roce_sge *s = &w->sge[i];
 		u32 slen = le32_to_cpu(s->length);
 		u64 addr = le64_to_cpu(s->addr);
@@ -366,12 +366,12 @@ static int gn_sge_io(struct gaudi_nic_roce *r, struct gn_rqp *qp,
 
 static u32 gn_wqe_len(const struct gn_roce_wqe *w)
 {
+	unsigned int i, nsge = min_t(u32, w->num_sge, GN_ROCE_MAX_SGE);
 	u64 len = 0;
-	unsigned int i;
 
 	if (w->flags & GN_ROCE_WQE_F_INLINE)
 		return le32_to_cpu(w->inline_len);
-	for (i = 0; i < w->num_sge; i++)
+	for (i = 0; i < nsge; i++)
 		len += le32_to_cpu(w->sge[i].length);
 	return min_t(u64, len, U32_MAX);
 }
@@ -463,15 +463,26 @@ static void gn_qp_stop_timer(struct gn_rqp *qp)
 /* Flush everything posted; the QP is in ERR. */
 static void gn_qp_flush(struct gaudi_nic_roce *r, struct gn_rqp *qp)
 {
+	u32 mask = qp->sq.size - 1;
 	int n;
 
 	n = gn_wq_posted(&qp->sq, qp->sq_tail);
 	while (n-- > 0) {
+		const struct gn_rswqe *sw = &qp->swqe[qp->sq_tail & mask];
 		const struct gn_roce_wqe *w = gn_rring_entry(&qp->sq,
 							     qp->sq_tail);
-		u64 wr_id = le64_to_cpu(READ_ONCE(w->wr_id));
-		u8 op = gn_sq_cqe_op(READ_ONCE(w->opcode));
+		bool started = (s32)(qp->sq_next - qp->sq_tail) > 0;
+		u64 wr_id;
+		u8 op;
 
+		/* a started WQE: the engine's copy; else the ring, once */
+		if (started) {
+			wr_id = sw->wr_id;
+			op = gn_sq_cqe_op(sw->opcode);
+		} else {
+			wr_id = le64_to_cpu(READ_ONCE(w->wr_id));
+			op = gn_sq_cqe_op(READ_ONCE(w->opcode));
+		}
 		qp->sq_tail++;
 		gn_sq_set_cons(qp);
 		gn_cqe(r, qp, qp->scq, wr_id, op, GN_ROCE_CQE_WR_FLUSH_ERR, 0,
@@ -1166,17 +1177,21 @@ static void gn_req_arm_timer(struct gn_rqp *qp)
 	qp->timer_on = true;
 }
 
-/* Validate the WQE at sq_next and record how it goes on the wire. */
-static void gn_req_start(struct gn_rqp *qp, const struct gn_roce_wqe *w)
+/*
+ * Validate the WQE at sq_next, already copied to @sw->wqe (the only copy
+ * the engine uses from now on), and record how it goes on the wire.
+ */
+static void gn_req_start(struct gn_rqp *qp, struct gn_rswqe *sw)
 {
-	struct gn_rswqe *sw = &qp->swqe[qp->sq_next & (qp->sq.size - 1)];
+	const struct gn_roce_wqe *w = &sw->wqe;
 	u32 len = gn_wqe_len(w);
 
-	memset(sw, 0, sizeof(*sw));
 	sw->wr_id = le64_to_cpu(w->wr_id);
 	sw->opcode = w->opcode;
 	sw->flags = w->flags;
 	sw->len = len;
+	sw->rcvd = 0;
+	sw->bad = 0;
 	sw->first_psn = qp->npsn;
 	switch (w->opcode) {
 	case GN_ROCE_WQE_SEND:
@@ -1202,9 +1217,9 @@ static void gn_req_start(struct gn_rqp *qp, const struct gn_roce_wqe *w)
 
 /* Send packet @i of the WQE at sq_head. Returns 0 or a CQE status. */
 static int gn_req_packet(struct gaudi_nic_roce *r, struct gn_rqp *qp,
-			 const struct gn_roce_wqe *w, struct gn_rswqe *sw,
-			 u32 i)
+			 struct gn_rswqe *sw, u32 i)
 {
+	const struct gn_roce_wqe *w = &sw->wqe;
 	bool first = i == 0, last = i == sw->npkts - 1;
 	u32 off = i * qp->mtu;
 	struct gn_pkt p = {
@@ -1253,8 +1268,9 @@ static int gn_req_packet(struct gaudi_nic_roce *r, struct gn_rqp *qp,
 	if (hl < 0)
 		return 0;	/* no path: the timeout will tell */
 	p.paylen = last ? sw->len - off : qp->mtu;
-	if (!(w->flags & GN_ROCE_WQE_F_INLINE))
+	if (!(sw->flags & GN_ROCE_WQE_F_INLINE))
 		return gn_tx_mem(r, qp, &p, hl, w, off, NULL, 0);
+	/* sw->len <= GN_ROCE_MAX_INLINE (gn_req_start()) */
 	memcpy(r->frame + hl, w->inline_data + off, p.paylen);
 	gn_tx(r, qp, &p);
 	return 0;
@@ -1285,24 +1301,26 @@ static void gn_req_send(struct gaudi_nic_roce *r, struct gn_rqp *qp)
 		return;
 	}
 	while (qp->sq_head != qp->sq_tail + posted) {
-		const struct gn_roce_wqe *w = gn_rring_entry(&qp->sq,
-							     qp->sq_head);
 		struct gn_rswqe *sw = &qp->swqe[qp->sq_head & mask];
-		struct gn_roce_wqe wq;
 		u32 max_rd = max_t(u32, qp->ctx.max_rd_atomic, 1);
 		int ret;
 
 		if (psn_diff(qp->npsn, qp->una) >= GN_RR_WINDOW)
 			break;
-		memcpy(&wq, w, sizeof(wq));
 		if (qp->sq_head == qp->sq_next) {
-			if ((wq.flags & GN_ROCE_WQE_F_FENCE) &&
+			/*
+			 * The one read of this WQE from the ring: the slot of
+			 * @sw is free (sq_next - sq_tail < size).
+			 */
+			memcpy(&sw->wqe, gn_rring_entry(&qp->sq, qp->sq_head),
+			       sizeof(sw->wqe));
+			if ((sw->wqe.flags & GN_ROCE_WQE_F_FENCE) &&
 			    gn_req_sq_has_read(qp))
 				break;
-			if (wq.opcode == GN_ROCE_WQE_READ &&
+			if (sw->wqe.opcode == GN_ROCE_WQE_READ &&
 			    qp->reads_out >= max_rd)
 				break;
-			gn_req_start(qp, &wq);
+			gn_req_start(qp, sw);
 			if (sw->opcode == GN_ROCE_WQE_READ && !sw->bad)
 				qp->reads_out++;
 		}
@@ -1314,12 +1332,12 @@ static void gn_req_send(struct gaudi_nic_roce *r, struct gn_rqp *qp)
 		}
 		if (sw->opcode == GN_ROCE_WQE_READ) {
 			if (qp->sq_pkt < sw->npkts)
-				gn_req_packet(r, qp, &wq, sw, qp->sq_pkt);
+				gn_req_packet(r, qp, sw, qp->sq_pkt);
 			qp->sq_pkt = sw->npkts;
 		} else {
 			while (qp->sq_pkt < sw->npkts &&
 			       psn_diff(qp->npsn, qp->una) < GN_RR_WINDOW) {
-				ret = gn_req_packet(r, qp, &wq, sw, qp->sq_pkt);
+				ret = gn_req_packet(r, qp, sw, qp->sq_pkt);
 				if (ret) {
 					/* a local error: report it in order */
 					sw->bad = ret;
@@ -1516,16 +1534,13 @@ static void gn_req_rx(struct gaudi_nic_roce *r, struct gn_rport *pt,
 		u32 off = sw->rcvd * qp->mtu;
 		u32 want = min(qp->mtu, sw->len - min(sw->len, off));
 		struct gn_io io = { .kind = GN_IO_FROM_PKT, .pkt = p };
-		struct gn_roce_wqe wq;
 
 		if (p->paylen != want) {
 			pt->st.rx_drops++;
 			return;
 		}
-		/* the WQE stays in the ring (not consumed) until completion */
-		memcpy(&wq, gn_rring_entry(&qp->sq, (u32)(sw - qp->swqe)),
-		       sizeof(wq));
-		ret = gn_sge_io(r, qp, &wq, off, p->paylen, &io);
+		/* the SGEs as validated when the READ started */
+		ret = gn_sge_io(r, qp, &sw->wqe, off, p->paylen, &io);
 		if (ret) {
 			sw->bad = ret;
 			gn_req_progress(r, qp, false);
