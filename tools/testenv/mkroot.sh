@@ -61,6 +61,19 @@ tmp="$root.tmp"
 start=$(date +%s)
 log "building trixie root in $tmp (first run only: a few minutes, ~2.5 GB)"
 
+# apt runs its hooks with "cat >&N" through /bin/sh, and dash only takes
+# one-digit descriptors: with descriptors inherited above 9 (CI runners and
+# IDE shells leave some open), mmdebstrap's own pipes land on 10 or more and
+# the download step fails with "Bad fd number".  Close everything inherited
+# but stdio and our lock.
+for fd in /proc/$$/fd/*; do
+	fd=${fd##*/}
+	case $fd in
+	0|1|2|9) ;;
+	*) eval "exec $fd>&-" 2>/dev/null || true ;;
+	esac
+done
+
 # root-setup.sh runs inside the new root once everything is installed.
 mmdebstrap --mode=root --format=directory --variant=apt \
 	--components=main --include="$pkgs" \
