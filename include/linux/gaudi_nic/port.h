@@ -245,6 +245,17 @@ int gn_mac_roce_xmitv(struct gn_mac *mac, const struct gn_mac_roce_frag *frags,
 		      unsigned int nfrags, u32 flags);
 
 /*
+ * Link-level flow control of RoCE traffic, as PFC on the RoCE priority: a
+ * receiving engine whose queue fills asserts XOFF on its own MAC
+ * (gn_mac_roce_set_xoff(), any context) and lifts it when the queue has
+ * drained; the engine at the other end of the cable sees it with
+ * gn_mac_roce_tx_paused() and holds back what it may delay (READ
+ * responses).  Frames sent anyway are still delivered.
+ */
+void gn_mac_roce_set_xoff(struct gn_mac *mac, bool xoff);
+bool gn_mac_roce_tx_paused(struct gn_mac *mac);
+
+/*
  * A train: @n frames of one flow (one QP: the same addresses and UDP
  * ports), each as for gn_mac_roce_xmitv(), sent back to back, the way an
  * engine posts a chain of descriptors with one doorbell.  Where the train

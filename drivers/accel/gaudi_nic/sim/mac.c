@@ -130,6 +130,7 @@ struct gn_mac {
 	void *ctx;
 	gn_mac_roce_rx_t roce_fn;
 	void *roce_ctx;
+	bool roce_xoff;		/* our engine pauses the partner's RoCE TX */
 	struct gn_mac_txq txq[GN_MAC_MAX_QUEUES];
 	struct gn_mac_rxq rxq[GN_MAC_MAX_QUEUES];
 	/* the RoCE engine's transmit path; protects roce_st */
@@ -1328,6 +1329,25 @@ void gn_mac_set_roce_handler(struct gn_mac *mac, gn_mac_roce_rx_t fn,
 	}
 }
 EXPORT_SYMBOL_NS_GPL(gn_mac_set_roce_handler, GAUDI_NIC);
+
+void gn_mac_roce_set_xoff(struct gn_mac *mac, bool xoff)
+{
+	WRITE_ONCE(mac->roce_xoff, xoff);
+}
+EXPORT_SYMBOL_NS_GPL(gn_mac_roce_set_xoff, GAUDI_NIC);
+
+bool gn_mac_roce_tx_paused(struct gn_mac *mac)
+{
+	struct gn_mac *peer;
+	bool paused;
+
+	rcu_read_lock();
+	peer = rcu_dereference(mac->peer);
+	paused = peer && READ_ONCE(peer->roce_xoff);
+	rcu_read_unlock();
+	return paused;
+}
+EXPORT_SYMBOL_NS_GPL(gn_mac_roce_tx_paused, GAUDI_NIC);
 
 void gn_mac_bind(struct gn_mac *mac, const struct gn_mac_client_ops *ops,
 		 void *ctx)

@@ -204,6 +204,8 @@ static int gn_cmd_create_qp(struct gaudi_nic_roce *r, u32 qpn,
 	    c->state != GN_ROCE_QPS_RESET ||
 	    c->sq_log_size > GN_ROCE_MAX_WQ_LOG ||
 	    c->rq_log_size > GN_ROCE_MAX_WQ_LOG ||
+	    c->max_rd_atomic > GN_ROCE_MAX_RD_ATOM ||
+	    c->max_dest_rd_atomic > GN_ROCE_MAX_RD_ATOM ||
 	    scqn >= GN_ROCE_MAX_CQ || rcqn >= GN_ROCE_MAX_CQ)
 		return -EINVAL;
 	if (r->qps[qpn])
@@ -218,6 +220,7 @@ static int gn_cmd_create_qp(struct gaudi_nic_roce *r, u32 qpn,
 	qp->mtu = 1024;
 	timer_setup(&qp->timer, gn_rdp_timer, 0);
 	INIT_LIST_HEAD(&qp->ack_node);
+	INIT_LIST_HEAD(&qp->read_node);
 	ret = gn_rring_load(r, &c->sq, c->sq_log_size, GN_ROCE_WQE_SIZE,
 			    &qp->sq);
 	if (ret)
@@ -262,6 +265,7 @@ static int gn_cmd_destroy_qp(struct gaudi_nic_roce *r, u32 qpn)
 	r->qps[qpn] = NULL;
 	if (qp) {
 		gn_rdp_ack_now(r, qp);
+		gn_rdp_detach(r, qp);
 		qp->scq->users--;
 		qp->rcq->users--;
 	}
@@ -294,6 +298,11 @@ static int gn_cmd_modify_qp(struct gaudi_nic_roce *r, u32 qpn,
 	if ((mask & GN_ROCE_QPC_PORT) && c->port >= r->num_ports)
 		return -EINVAL;
 	if ((mask & GN_ROCE_QPC_AV) && c->sgid_index >= GN_ROCE_MAX_GID)
+		return -EINVAL;
+	if (((mask & GN_ROCE_QPC_RD_ATOMIC) &&
+	     c->max_rd_atomic > GN_ROCE_MAX_RD_ATOM) ||
+	    ((mask & GN_ROCE_QPC_DEST_RD_AT) &&
+	     c->max_dest_rd_atomic > GN_ROCE_MAX_RD_ATOM))
 		return -EINVAL;
 
 	spin_lock_bh(&r->dp_lock);
@@ -636,7 +645,7 @@ static void gn_roce_reset_all(struct gaudi_nic_roce *r)
 	for (i = 0; i < GN_ROCE_MAX_CQ; i++)
 		if (r->cqs[i])
 			gn_cmd_destroy_cq(r, i);
-	skb_queue_purge(&r->rxq);
+	gn_rdp_rx_purge(r);
 	skb_queue_purge(&r->txq);
 }
 
@@ -814,9 +823,12 @@ int gn_roce_init(struct gaudi_nic_dev *gdev)
 	skb_queue_head_init(&r->rxq);
 	skb_queue_head_init(&r->txq);
 	INIT_LIST_HEAD(&r->ack_list);
+	INIT_LIST_HEAD(&r->read_list);
 	kthread_init_work(&r->work, gn_rdp_work);
 	hrtimer_init(&r->ack_timer, CLOCK_MONOTONIC, HRTIMER_MODE_REL);
 	r->ack_timer.function = gn_rdp_ack_timer;
+	hrtimer_init(&r->read_timer, CLOCK_MONOTONIC, HRTIMER_MODE_REL);
+	r->read_timer.function = gn_rdp_read_timer;
 	r->qps = kvcalloc(GN_ROCE_MAX_QP, sizeof(*r->qps), GFP_KERNEL);
 	r->cqs = kvcalloc(GN_ROCE_MAX_CQ, sizeof(*r->cqs), GFP_KERNEL);
 	r->mrs = kvcalloc(GN_ROCE_MAX_MR, sizeof(*r->mrs), GFP_KERNEL);

@@ -36,6 +36,7 @@
 #include <linux/spinlock.h>
 #include <linux/timer.h>
 #include <linux/kthread.h>
+#include <linux/sizes.h>
 #include <linux/gaudi_nic/core.h>
 #include <linux/gaudi_nic/port.h>
 #include <linux/gaudi_nic/roce_hw.h>
@@ -58,6 +59,21 @@ struct gn_mac;
  * requester's ACK timeout (at least 10 ms).
  */
 #define GN_RR_ACK_DELAY_US	200
+/*
+ * READ responses go out in bursts of at most this many packets (and
+ * bytes), dp_lock released between them, so that one READ of up to 2 GiB
+ * cannot hold the engine.  A burst is ~0.2 ms of TCG time at MTU 256.
+ */
+#define GN_RR_READ_BURST	64
+#define GN_RR_READ_BURST_BYTES	SZ_256K
+/*
+ * Link-level flow control between engines (PFC on the RoCE priority): a
+ * receive queue this long asserts XOFF to the link partner, one this
+ * short lifts it; a paused sender looks again after GN_RR_PAUSE_US.
+ */
+#define GN_RR_XOFF		512
+#define GN_RR_XON		128
+#define GN_RR_PAUSE_US		50
 #define GN_RR_MAX_FRAME		(ETH_HLEN + 40 + 8 + 12 + 16 + 4 + 4096 + 4)
 
 /*
@@ -130,6 +146,22 @@ struct gn_rswqe {
 	struct gn_roce_wqe wqe;
 };
 
+/*
+ * A READ the responder serves: one of the QP's responder resources
+ * (max_dest_rd_atomic of them, kept in a ring of GN_ROCE_MAX_RD_ATOM).
+ * The MR is looked up again for every burst, so a READ whose MR goes away
+ * meanwhile ends with a remote access NAK.
+ */
+struct gn_rread {
+	u32 psn;		/* PSN of the first response */
+	u32 npkts;
+	u32 next;		/* next response to send; npkts: all sent */
+	u32 msn;		/* MSN its responses carry */
+	u32 rkey;
+	u32 len;
+	u64 va;
+};
+
 struct gn_rqp {
 	struct gn_roce_qp_ctx ctx;	/* attributes as last set */
 	u32 qpn;
@@ -171,6 +203,18 @@ struct gn_rqp {
 	u32 wr_rkey;
 	u32 wr_left;
 	u32 wr_len;
+	/*
+	 * READs accepted: reads[rd_head - 1] is the newest, reads[rd_send]
+	 * the oldest whose responses are not all sent (all sent: rd_send ==
+	 * rd_head), indices modulo GN_ROCE_MAX_RD_ATOM.  While responses are
+	 * owed the QP is on gaudi_nic_roce.read_list, and the ACKs of later
+	 * requests wait (@ack_after_read) so that none overtakes them.
+	 */
+	struct gn_rread reads[GN_ROCE_MAX_RD_ATOM];
+	u32 rd_head;
+	u32 rd_send;
+	bool ack_after_read;
+	struct list_head read_node;	/* on gaudi_nic_roce.read_list */
 };
 
 /* Port counters in CPU order; same fields as struct gn_roce_stats. */
@@ -200,6 +244,7 @@ struct gn_rport {
 	struct gn_roce_gid_ctx gids[GN_ROCE_MAX_GID];
 	struct gn_rstats st;		/* under dp_lock */
 	u64 rxq_drops;			/* receive queue full, under rxq.lock */
+	bool xoff;			/* XOFF asserted, under rxq.lock */
 };
 
 struct gaudi_nic_roce {
@@ -215,6 +260,9 @@ struct gaudi_nic_roce {
 	struct gn_rmr **mrs;
 	struct sk_buff_head rxq;
 	struct list_head ack_list;	/* QPs owing an ACK, under dp_lock */
+	struct list_head read_list;	/* QPs owing READ responses, ditto */
+	/* wakes the work item when the link partner lifts its pause */
+	struct hrtimer read_timer;
 	/*
 	 * The engine's processing context: a SCHED_FIFO kthread, so that a
 	 * busy-polling process on the same CPU cannot hold back the "hardware"
@@ -260,6 +308,9 @@ void gn_rdp_reset(struct gaudi_nic_roce *r, struct gn_rqp *qp);
 void gn_rdp_work(struct kthread_work *work);
 void gn_rdp_kick(struct gaudi_nic_roce *r);
 enum hrtimer_restart gn_rdp_ack_timer(struct hrtimer *t);
+enum hrtimer_restart gn_rdp_read_timer(struct hrtimer *t);
+void gn_rdp_detach(struct gaudi_nic_roce *r, struct gn_rqp *qp);
+void gn_rdp_rx_purge(struct gaudi_nic_roce *r);
 void gn_rdp_stop(struct gaudi_nic_roce *r);
 void gn_rdp_timer(struct timer_list *t);
 void gn_rdp_rx(void *ctx, const struct gn_mac_roce_frame *frames,

@@ -514,13 +514,26 @@ void gn_rdp_to_error(struct gaudi_nic_roce *r, struct gn_rqp *qp)
 	qp->rnr_wait = false;
 	qp->in_write = false;
 	list_del_init(&qp->ack_node);
+	gn_rdp_detach(r, qp);
 	gn_qp_flush(r, qp);
+}
+
+/* @qp owes no READ response any more (error, reset, destroy). */
+void gn_rdp_detach(struct gaudi_nic_roce *r, struct gn_rqp *qp)
+{
+	lockdep_assert_held(&r->dp_lock);
+	list_del_init(&qp->read_node);
+	qp->rd_send = qp->rd_head;
+	qp->ack_after_read = false;
 }
 
 void gn_rdp_reset(struct gaudi_nic_roce *r, struct gn_rqp *qp)
 {
 	gn_qp_stop_timer(qp);
 	list_del_init(&qp->ack_node);
+	gn_rdp_detach(r, qp);
+	qp->rd_head = 0;
+	qp->rd_send = 0;
 	qp->state = GN_ROCE_QPS_RESET;
 	/* The rings are emptied: whatever was posted is dropped. */
 	qp->sq_tail = le32_to_cpu(READ_ONCE(gn_rring_hdr(&qp->sq)->prod));
@@ -1555,10 +1568,37 @@ static void gn_req_rx(struct gaudi_nic_roce *r, struct gn_rport *pt,
 
 /* ---------------------------------------------------------- responder */
 
+static bool gn_resp_reads_owed(const struct gn_rqp *qp)
+{
+	return qp->rd_send != qp->rd_head;
+}
+
+/*
+ * An ACK is owed.  While READ responses are still owed it waits for them:
+ * an ACK of a later PSN must not overtake them (a requester takes it as
+ * the implicit NAK of the READ).
+ */
 static void gn_resp_ack_later(struct gaudi_nic_roce *r, struct gn_rqp *qp)
 {
+	if (gn_resp_reads_owed(qp)) {
+		qp->ack_after_read = true;
+		return;
+	}
 	if (list_empty(&qp->ack_node))
 		list_add_tail(&qp->ack_node, &r->ack_list);
+}
+
+/*
+ * May a NAK that does not end the connection (RNR, sequence error) go
+ * now?  Not ahead of owed READ responses: the request is dropped instead
+ * and the requester's timer retries it.
+ */
+static bool gn_resp_may_nak(struct gn_rport *pt, struct gn_rqp *qp)
+{
+	if (!gn_resp_reads_owed(qp))
+		return true;
+	pt->st.rx_drops++;
+	return false;
 }
 
 static void gn_resp_fatal(struct gaudi_nic_roce *r, struct gn_rport *pt,
@@ -1574,33 +1614,156 @@ static void gn_resp_fatal(struct gaudi_nic_roce *r, struct gn_rport *pt,
 	gn_roce_event(r, ev, qp->qpn);
 }
 
-/* Send READ responses for [va, va + len) starting at PSN @psn. */
-static void gn_resp_read(struct gaudi_nic_roce *r, struct gn_rqp *qp,
-			 struct gn_rmr *mr, u64 va, u32 len, u32 psn)
+static struct gn_rmr *gn_resp_check(struct gaudi_nic_roce *r,
+				    struct gn_rqp *qp, u32 rkey, u64 va,
+				    u32 len, u32 mr_acc, u32 qp_acc);
+
+/* Response @i of READ @rd, from @mr. */
+static void gn_resp_read_pkt(struct gaudi_nic_roce *r, struct gn_rqp *qp,
+			     const struct gn_rread *rd, struct gn_rmr *mr,
+			     u32 i, int hl, u8 opcode)
 {
-	u32 n = len ? DIV_ROUND_UP(len, qp->mtu) : 1, i;
+	u64 off = (u64)i * qp->mtu;
+	struct gn_pkt p = {
+		.opcode = opcode,
+		.psn = (rd->psn + i) & PSN_MASK,
+		.dqpn = le32_to_cpu(qp->ctx.dest_qpn),
+		.aeth = (u32)AETH_ACK << 24 | (rd->msn & PSN_MASK),
+		.paylen = min_t(u64, qp->mtu, rd->len - off),
+	};
 
-	for (i = 0; i < n; i++) {
-		struct gn_pkt p = {
-			.psn = psn + i,
-			.dqpn = le32_to_cpu(qp->ctx.dest_qpn),
-			.aeth = (u32)AETH_ACK << 24 | (qp->msn & PSN_MASK),
-		};
-		int hl;
+	gn_tx_mem(r, qp, &p, hl, NULL, 0, mr, rd->va + off);
+}
 
-		if (n == 1)
-			p.opcode = OP_READ_RESP_ONLY;
-		else
-			p.opcode = !i ? OP_READ_RESP_FIRST :
-				   i == n - 1 ? OP_READ_RESP_LAST :
-				   OP_READ_RESP_MIDDLE;
-		hl = gn_tx_hdr_len(r, qp, p.opcode);
-		if (hl < 0)
-			break;
-		p.paylen = min(qp->mtu, len - i * qp->mtu);
-		gn_tx_mem(r, qp, &p, hl, NULL, 0, mr, va + (u64)i * qp->mtu);
+static u8 gn_resp_read_op(const struct gn_rread *rd, u32 i)
+{
+	if (rd->npkts == 1)
+		return OP_READ_RESP_ONLY;
+	return !i ? OP_READ_RESP_FIRST : i == rd->npkts - 1 ?
+	       OP_READ_RESP_LAST : OP_READ_RESP_MIDDLE;
+}
+
+/*
+ * Send the next burst of @qp's READ responses, oldest READ first: at most
+ * GN_RR_READ_BURST packets and GN_RR_READ_BURST_BYTES.  Returns true if
+ * responses are still owed.
+ */
+static bool gn_resp_read_burst(struct gaudi_nic_roce *r, struct gn_rqp *qp)
+{
+	struct gn_rport *pt = &r->ports[qp->ctx.port];
+	u32 pkts = 0, bytes = 0;
+
+	while (gn_resp_reads_owed(qp) && pkts < GN_RR_READ_BURST &&
+	       bytes < GN_RR_READ_BURST_BYTES) {
+		struct gn_rread *rd =
+			&qp->reads[qp->rd_send % GN_ROCE_MAX_RD_ATOM];
+		u64 off = (u64)rd->next * qp->mtu;
+		struct gn_rmr *mr;
+
+		if (rd->next >= rd->npkts) {
+			qp->rd_send++;
+			continue;
+		}
+		/* the MR may have been deregistered since the request */
+		mr = gn_resp_check(r, qp, rd->rkey, rd->va + off,
+				   rd->len - off, GN_ROCE_MR_REMOTE_READ,
+				   GN_ROCE_ACC_REMOTE_READ);
+		if (!mr) {
+			gn_tx_train_flush(r);
+			gn_resp_fatal(r, pt, qp, AETH_NAK_ACC,
+				      (rd->psn + rd->next) & PSN_MASK);
+			return false;
+		}
+		while (rd->next < rd->npkts && pkts < GN_RR_READ_BURST &&
+		       bytes < GN_RR_READ_BURST_BYTES) {
+			u8 op = gn_resp_read_op(rd, rd->next);
+			int hl = gn_tx_hdr_len(r, qp, op);
+
+			if (hl < 0) {
+				/* no path: the requester's timer retries */
+				rd->next = rd->npkts;
+				break;
+			}
+			gn_resp_read_pkt(r, qp, rd, mr, rd->next, hl, op);
+			rd->next++;
+			pkts++;
+			bytes += qp->mtu;
+		}
 	}
 	gn_tx_train_flush(r);
+	if (gn_resp_reads_owed(qp))
+		return true;
+	if (qp->ack_after_read) {
+		qp->ack_after_read = false;
+		gn_resp_ack_later(r, qp);
+	}
+	return false;
+}
+
+/* @qp owes READ responses: send the first burst now, the rest later. */
+static void gn_resp_read_start(struct gaudi_nic_roce *r, struct gn_rqp *qp)
+{
+	if (gn_resp_read_burst(r, qp) && list_empty(&qp->read_node))
+		list_add_tail(&qp->read_node, &r->read_list);
+}
+
+/*
+ * One burst for every QP that owes READ responses and whose link partner
+ * does not pause it.  Returns true if responses are still owed; @paused
+ * tells whether a pause held any back.
+ */
+static bool gn_rdp_reads_run(struct gaudi_nic_roce *r, bool *paused)
+{
+	struct gn_rqp *qp, *tmp;
+
+	*paused = false;
+	list_for_each_entry_safe(qp, tmp, &r->read_list, read_node) {
+		struct gn_mac *mac = r->ports[qp->ctx.port].mac;
+
+		if (mac && gn_mac_roce_tx_paused(mac)) {
+			*paused = true;
+			continue;
+		}
+		if (!gn_resp_read_burst(r, qp))
+			list_del_init(&qp->read_node);
+	}
+	/* the next run starts with another QP */
+	if (!list_empty(&r->read_list))
+		list_rotate_left(&r->read_list);
+	return !list_empty(&r->read_list);
+}
+
+/*
+ * A duplicate READ request: the requester lost responses.  Only a READ
+ * still held in the responder resources is replayed, and only from the
+ * requested PSN to its end; a request that does not match what is held
+ * (address, length, key) is dropped, as is one for a READ no longer held.
+ */
+static void gn_resp_read_dup(struct gaudi_nic_roce *r, struct gn_rport *pt,
+			     struct gn_rqp *qp, const struct gn_pkt *p)
+{
+	u32 max = min_t(u32, qp->ctx.max_dest_rd_atomic, GN_ROCE_MAX_RD_ATOM);
+	u32 held = min(qp->rd_head, max), k;
+
+	for (k = 1; k <= held; k++) {
+		u32 j = qp->rd_head - k;
+		struct gn_rread *rd = &qp->reads[j % GN_ROCE_MAX_RD_ATOM];
+		s32 d = psn_diff(p->psn, rd->psn);
+		u64 off = (u64)d * qp->mtu;
+
+		if (d < 0 || d >= rd->npkts)
+			continue;
+		if (p->rkey != rd->rkey || p->va != rd->va + off ||
+		    p->dmalen != rd->len - min_t(u64, rd->len, off))
+			break;
+		rd->next = d;
+		/* what the requester lost goes out first, in PSN order */
+		if ((s32)(j - qp->rd_send) < 0)
+			qp->rd_send = j;
+		gn_resp_read_start(r, qp);
+		return;
+	}
+	pt->st.rx_drops++;
 }
 
 /* rkey, PD, bounds and access of an RDMA request; NULL if refused. */
@@ -1655,13 +1818,7 @@ static void gn_resp_rx(struct gaudi_nic_roce *r, struct gn_rport *pt,
 	if (d < 0) {				/* duplicate */
 		pt->st.dup_reqs++;
 		if (op == OP_READ_REQ) {
-			struct gn_rmr *mr = gn_resp_check(r, qp, p->rkey, p->va,
-							  p->dmalen,
-							  GN_ROCE_MR_REMOTE_READ,
-							  GN_ROCE_ACC_REMOTE_READ);
-			if (mr)
-				gn_resp_read(r, qp, mr, p->va, p->dmalen,
-					     p->psn);
+			gn_resp_read_dup(r, pt, qp, p);
 			return;
 		}
 		gn_resp_ack_later(r, qp);
@@ -1669,7 +1826,7 @@ static void gn_resp_rx(struct gaudi_nic_roce *r, struct gn_rport *pt,
 	}
 	if (d > 0) {				/* gap */
 		pt->st.out_of_seq++;
-		if (!qp->nak_sent) {
+		if (!qp->nak_sent && gn_resp_may_nak(pt, qp)) {
 			qp->nak_sent = true;
 			gn_send_ack(r, qp, AETH_NAK_SEQ, qp->epsn);
 		}
@@ -1684,6 +1841,8 @@ static void gn_resp_rx(struct gaudi_nic_roce *r, struct gn_rport *pt,
 		if (qp->in_send || qp->in_write)
 			goto inv;
 		if (!gn_resp_take_rwqe(qp)) {
+			if (!gn_resp_may_nak(pt, qp))
+				return;
 			pt->st.rnr_naks_tx++;
 			gn_send_ack(r, qp, AETH_RNR(qp->ctx.min_rnr_timer),
 				    p->psn);
@@ -1736,6 +1895,8 @@ static void gn_resp_rx(struct gaudi_nic_roce *r, struct gn_rport *pt,
 			goto inv;
 		if (op == OP_WRITE_ONLY_IMM && !gn_wq_posted(&qp->rq,
 							     qp->rq_cons)) {
+			if (!gn_resp_may_nak(pt, qp))
+				return;
 			pt->st.rnr_naks_tx++;
 			gn_send_ack(r, qp, AETH_RNR(qp->ctx.min_rnr_timer),
 				    p->psn);
@@ -1766,6 +1927,8 @@ static void gn_resp_rx(struct gaudi_nic_roce *r, struct gn_rport *pt,
 			goto inv;
 		if (op == OP_WRITE_LAST_IMM &&
 		    !gn_wq_posted(&qp->rq, qp->rq_cons)) {
+			if (!gn_resp_may_nak(pt, qp))
+				return;
 			pt->st.rnr_naks_tx++;
 			gn_send_ack(r, qp, AETH_RNR(qp->ctx.min_rnr_timer),
 				    p->psn);
@@ -1799,22 +1962,38 @@ static void gn_resp_rx(struct gaudi_nic_roce *r, struct gn_rport *pt,
 		break;
 	}
 	case OP_READ_REQ: {
-		struct gn_rmr *mr;
-		u32 n;
+		u32 max = min_t(u32, qp->ctx.max_dest_rd_atomic,
+				GN_ROCE_MAX_RD_ATOM);
+		struct gn_rread *rd;
 
 		if (qp->in_send || qp->in_write)
 			goto inv;
-		mr = gn_resp_check(r, qp, p->rkey, p->va, p->dmalen,
+		/*
+		 * Responder resources: none (max_dest_rd_atomic 0), or all
+		 * still sending, means the requester exceeds what it was
+		 * given: an invalid request (rxe answers it the same way).
+		 */
+		if (qp->rd_head - qp->rd_send >= max)
+			goto inv;
+		if (!gn_resp_check(r, qp, p->rkey, p->va, p->dmalen,
 				   GN_ROCE_MR_REMOTE_READ,
-				   GN_ROCE_ACC_REMOTE_READ);
-		if (!mr) {
+				   GN_ROCE_ACC_REMOTE_READ)) {
 			gn_resp_fatal(r, pt, qp, AETH_NAK_ACC, p->psn);
 			return;
 		}
 		qp->msn++;
-		gn_resp_read(r, qp, mr, p->va, p->dmalen, p->psn);
-		n = p->dmalen ? DIV_ROUND_UP(p->dmalen, qp->mtu) : 1;
-		qp->epsn = (qp->epsn + n) & PSN_MASK;
+		rd = &qp->reads[qp->rd_head % GN_ROCE_MAX_RD_ATOM];
+		rd->psn = p->psn;
+		rd->npkts = p->dmalen ?
+			    DIV_ROUND_UP_ULL((u64)p->dmalen, qp->mtu) : 1;
+		rd->next = 0;
+		rd->msn = qp->msn;
+		rd->rkey = p->rkey;
+		rd->len = p->dmalen;
+		rd->va = p->va;
+		qp->rd_head++;
+		qp->epsn = (qp->epsn + rd->npkts) & PSN_MASK;
+		gn_resp_read_start(r, qp);
 		return;
 	}
 	default:
@@ -2133,6 +2312,10 @@ static void gn_rdp_rx_queue(struct gn_rport *pt, struct sk_buff *skb,
 	}
 	first = skb_queue_empty(&r->rxq);
 	__skb_queue_tail(&r->rxq, skb);
+	if (!pt->xoff && skb_queue_len(&r->rxq) >= GN_RR_XOFF && pt->mac) {
+		pt->xoff = true;
+		gn_mac_roce_set_xoff(pt->mac, true);
+	}
 	spin_unlock(&r->rxq.lock);
 	/* the work item drains the queue until empty: one kick per burst */
 	if (first)
@@ -2253,6 +2436,48 @@ void gn_rdp_kick(struct gaudi_nic_roce *r)
 	kthread_queue_work(r->kworker, &r->work);
 }
 
+/* The link partner paused READ responses a while ago: look again. */
+enum hrtimer_restart gn_rdp_read_timer(struct hrtimer *t)
+{
+	struct gaudi_nic_roce *r = container_of(t, struct gaudi_nic_roce,
+						read_timer);
+
+	gn_rdp_kick(r);
+	return HRTIMER_NORESTART;
+}
+
+/* The receive queue has room again: lift the XOFF of every port. */
+static void gn_rdp_xon(struct gaudi_nic_roce *r)
+{
+	unsigned int i;
+
+	lockdep_assert_held(&r->rxq.lock);
+	if (skb_queue_len(&r->rxq) > GN_RR_XON)
+		return;
+	for (i = 0; i < r->num_ports; i++) {
+		struct gn_rport *pt = &r->ports[i];
+
+		if (pt->xoff) {
+			pt->xoff = false;
+			if (pt->mac)
+				gn_mac_roce_set_xoff(pt->mac, false);
+		}
+	}
+}
+
+/* Drop every received frame not processed yet (engine off or reset). */
+void gn_rdp_rx_purge(struct gaudi_nic_roce *r)
+{
+	struct sk_buff_head q;
+
+	__skb_queue_head_init(&q);
+	spin_lock_bh(&r->rxq.lock);
+	skb_queue_splice_init(&r->rxq, &q);
+	gn_rdp_xon(r);
+	spin_unlock_bh(&r->rxq.lock);
+	__skb_queue_purge(&q);
+}
+
 /* The ACKs deferred by inline receives are still owed: send them. */
 enum hrtimer_restart gn_rdp_ack_timer(struct hrtimer *t)
 {
@@ -2269,7 +2494,11 @@ enum hrtimer_restart gn_rdp_ack_timer(struct hrtimer *t)
  */
 void gn_rdp_stop(struct gaudi_nic_roce *r)
 {
+	/* a run under way may still arm a timer ... */
+	kthread_cancel_work_sync(&r->work);
 	hrtimer_cancel(&r->ack_timer);
+	hrtimer_cancel(&r->read_timer);
+	/* ... which may have queued the work again: it sees the engine off */
 	kthread_cancel_work_sync(&r->work);
 }
 
@@ -2312,6 +2541,7 @@ void gn_rdp_work(struct kthread_work *work)
 	struct gaudi_nic_roce *r = container_of(work, struct gaudi_nic_roce,
 						work);
 	struct sk_buff_head q, done, ref;
+	bool reads, paused;
 	struct sk_buff *skb;
 	unsigned long qpn;
 	int budget = 256;
@@ -2322,7 +2552,7 @@ void gn_rdp_work(struct kthread_work *work)
 	spin_lock_bh(&r->dp_lock);
 	if (!r->enabled) {
 		spin_unlock_bh(&r->dp_lock);
-		skb_queue_purge(&r->rxq);
+		gn_rdp_rx_purge(r);
 		skb_queue_purge(&r->txq);
 		return;
 	}
@@ -2330,6 +2560,7 @@ void gn_rdp_work(struct kthread_work *work)
 	spin_lock(&r->rxq.lock);
 	while (budget-- > 0 && (skb = __skb_dequeue(&r->rxq)))
 		__skb_queue_tail(&q, skb);
+	gn_rdp_xon(r);
 	spin_unlock(&r->rxq.lock);
 	while ((skb = __skb_dequeue(&q))) {
 		u32 port = skb->cb[0];
@@ -2346,8 +2577,15 @@ void gn_rdp_work(struct kthread_work *work)
 		if (test_and_clear_bit(qpn, r->kick) && r->qps[qpn])
 			gn_rdp_timeout(r, r->qps[qpn]);
 	}
+	/* READ responses: a burst each, the lock released between bursts */
+	reads = gn_rdp_reads_run(r, &paused);
 	gn_rdp_flush_tx(r);
 	spin_unlock_bh(&r->dp_lock);
+	if (reads && paused)
+		hrtimer_start(&r->read_timer, ns_to_ktime(GN_RR_PAUSE_US * NSEC_PER_USEC),
+			      HRTIMER_MODE_REL);
+	else if (reads)
+		gn_rdp_kick(r);
 	while ((skb = __skb_dequeue(&done))) {
 		if (gn_rdp_ref_reset(skb))
 			__skb_queue_tail(&ref, skb);
