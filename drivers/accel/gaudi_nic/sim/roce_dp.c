@@ -2012,6 +2012,35 @@ inv:
 /* ------------------------------------------------------------ receive */
 
 /*
+ * An RC packet belongs to its connection: it arrived on the QP's port,
+ * from the QP's remote GID, addressed to the QP's source GID.  Anything
+ * else (a datagram from another host, or from a socket bound to another
+ * local address) is not the peer's and is dropped before the QP sees it.
+ */
+static bool gn_rdp_addr_ok(const struct gn_rport *pt, const struct gn_rqp *qp,
+			   const u8 *l3, bool v4)
+{
+	const struct gn_roce_gid_ctx *g;
+
+	if (qp->ctx.port != pt->port || qp->ctx.sgid_index >= GN_ROCE_MAX_GID)
+		return false;
+	g = &pt->gids[qp->ctx.sgid_index];
+	if (v4) {
+		const struct iphdr *ih = (const struct iphdr *)l3;
+
+		return g->type == GN_ROCE_GID_V2_IPV4 &&
+		       !memcmp(&ih->saddr, qp->ctx.dgid + 12, 4) &&
+		       !memcmp(&ih->daddr, g->gid + 12, 4);
+	} else {
+		const struct ipv6hdr *ih = (const struct ipv6hdr *)l3;
+
+		return g->type != GN_ROCE_GID_V2_IPV4 &&
+		       !memcmp(&ih->saddr, qp->ctx.dgid, 16) &&
+		       !memcmp(&ih->daddr, g->gid, 16);
+	}
+}
+
+/*
  * Process one received frame: @flen bytes in @nfrags pieces (port.h), the
  * headers in the first piece.
  */
@@ -2105,7 +2134,7 @@ static void gn_rdp_rx_one(struct gaudi_nic_roce *r, struct gn_rport *pt,
 		goto drop;
 
 	qp = dqpn < GN_ROCE_MAX_QP ? r->qps[dqpn] : NULL;
-	if (!qp)
+	if (!qp || !gn_rdp_addr_ok(pt, qp, l3, v4))
 		goto drop;
 	pt->st.rx_pkts++;
 	pt->st.rx_bytes += flen;
