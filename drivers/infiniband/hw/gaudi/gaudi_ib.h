@@ -59,7 +59,9 @@ struct gib_pd {
  * A ring shared with the engine (and, for user objects, mapped into the
  * process).  The buffer is vmalloc_user() memory; each page is DMA-mapped
  * for the engine.  User mappings hold page references, so the buffer can
- * be freed once the engine context is gone even if still mapped.
+ * be freed once the engine context is gone even if still mapped; but once
+ * offered for mmap() it is freed by its mmap entry, when no mmap() call
+ * can be using it any more (gib_ring_free(), gib_mmap_free()).
  */
 struct gib_ring {
 	void *buf;

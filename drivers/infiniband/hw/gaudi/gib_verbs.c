@@ -268,12 +268,17 @@ static int gib_mmap(struct ib_ucontext *uc, struct vm_area_struct *vma)
 	return ret;
 }
 
+/*
+ * The last reference to an offered ring is gone: no mmap() can reach its
+ * buffer any more, so it is freed here (gib_ring_free() gave it to the
+ * entry).  Mappings already made hold references to its pages.
+ */
 static void gib_mmap_free(struct rdma_user_mmap_entry *e)
 {
 	struct gib_mmap_entry *me = container_of(e, struct gib_mmap_entry,
 						 rdma);
 
-	/* The pages were inserted with references; the buffer is gone. */
+	vfree(me->buf);
 	kfree(me);
 }
 
@@ -312,20 +317,27 @@ static int gib_dealloc_pd(struct ib_pd *ibpd, struct ib_udata *udata)
 
 /* --------------------------------------------------------------- rings */
 
+/*
+ * The engine is done with the ring.  A ring offered to user space belongs
+ * to its mmap entry from then on: an mmap() that looked the entry up
+ * before the removal may still be mapping the buffer, so the buffer is
+ * freed only when the entry's last reference goes (gib_mmap_free()).
+ */
 static void gib_ring_free(struct gib_dev *dev, struct gib_ring *r)
 {
 	u32 i;
 
-	if (r->mmap)
-		rdma_user_mmap_entry_remove(r->mmap);
-	r->mmap = NULL;
 	for (i = 0; r->dma && i < r->npages; i++)
 		if (r->dma[i])
 			dma_unmap_page(dev->dma_dev, r->dma[i], PAGE_SIZE,
 				       DMA_BIDIRECTIONAL);
 	kfree(r->dma);
 	r->dma = NULL;
-	vfree(r->buf);
+	if (r->mmap)
+		rdma_user_mmap_entry_remove(r->mmap);
+	else
+		vfree(r->buf);
+	r->mmap = NULL;
 	r->buf = NULL;
 }
 
