@@ -119,19 +119,47 @@ static void gib_sync_ports(struct gib_dev *dev)
 	}
 }
 
+/* @port is backed by @ndev now (NULL: by none).  Under RTNL. */
+static void gib_update_port(struct gib_dev *dev, u32 port,
+			    struct net_device *ndev)
+{
+	ASSERT_RTNL();
+	if (ndev != dev->netdevs[port]) {
+		if (ib_device_set_netdev(&dev->ibdev, ndev, port + 1))
+			return;
+		if (ndev)
+			dev_hold(ndev);
+		if (dev->netdevs[port])
+			dev_put(dev->netdevs[port]);
+		dev->netdevs[port] = ndev;
+	}
+	gib_port_config(dev, port, ndev);
+}
+
+/*
+ * Netdev events of the whole system arrive here; only those of our own
+ * ports' netdevs matter, and gaudi_nic_roce_port_of() tells which port a
+ * netdev is without searching any namespace.  A netdev that moves to
+ * another namespace is unregistered and registered again.
+ */
 static int gib_netdev_event(struct notifier_block *nb, unsigned long event,
 			    void *ptr)
 {
 	struct net_device *ndev = netdev_notifier_info_to_dev(ptr);
 	struct gib_dev *dev = container_of(nb, struct gib_dev, nb);
+	int ours = gaudi_nic_roce_port_of(dev->hw, ndev);
 	u32 port;
 
 	switch (event) {
 	case NETDEV_REGISTER:
-	case NETDEV_UNREGISTER:
 	case NETDEV_CHANGEMTU:
 	case NETDEV_CHANGEADDR:
-		gib_sync_ports(dev);
+		if (ours >= 0)
+			gib_update_port(dev, ours, ndev);
+		break;
+	case NETDEV_UNREGISTER:
+		if (ours >= 0 && dev->netdevs[ours] == ndev)
+			gib_update_port(dev, ours, NULL);
 		break;
 	case NETDEV_UP:
 	case NETDEV_DOWN:
