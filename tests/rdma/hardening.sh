@@ -1,7 +1,11 @@
 #!/usr/bin/env bash
 # hardening.sh - the engine against a hostile process and hostile frames
 # (tests/rdma/hardening_test.c): WQEs rewritten in the mmap'd send queue
-# after posting must not change what goes on the wire.  The kernel log
+# after posting must not change what goes on the wire; the responder
+# resources (max_dest_rd_atomic) are enforced; a 16 MiB READ at MTU 256 is
+# answered once, in bursts, without overflowing the requester; an mmap()
+# racing with the destroy of its ring (held open by the test module
+# gaudi_nic_test_delay) maps the ring, not freed memory.  The kernel log
 # must stay free of warnings.  Output: TAP.
 here=$(dirname "$0")
 DEV_A=${DEV_A:-46}
@@ -14,6 +18,21 @@ t_ok "environment: $IB_A cabled to $IB_B"
 # built by `make user` (tests/rdma/meson.build): the ASan+UBSan build
 bin=${HARDENING_TEST:-/build/tests-rdma/hardening_test}
 need_test_bin hardening_test "$bin"
+DELAY_KO=/build/kmod/tests/kmod/gaudi_nic_test_delay.ko
+if grep -q '^gaudi_nic_test_delay ' /proc/modules || insmod "$DELAY_KO"; then
+	t_ok "load the delay injector gaudi_nic_test_delay"
+else
+	t_fail "load the delay injector gaudi_nic_test_delay" "insmod $DELAY_KO failed"
+fi
+# frames from the wire: roce_inject.py on B's port, towards A's port
+mac_a=$(ns_a cat "/sys/class/net/$IF_A/address")
+ns_b ip addr add 192.0.2.99/24 dev "$IF_B"
+export INJECT="ip netns exec $NS_B python3 $here/roce_inject.py"
+export INJECT_FOREIGN="$IF_B $mac_a 192.0.2.99 $IP_A" INJECT_PEER="$IF_B $mac_a $IP_B $IP_A"
+ns_a ip -6 addr add 2001:db8:46::1/64 dev "$IF_A" nodad
+ns_b ip -6 addr add 2001:db8:46::2/64 dev "$IF_B" nodad
+export INJECT_PEER6="$IF_B $mac_a 2001:db8:46::2 2001:db8:46::1"
+export FUZZ_SECS=${FUZZ_SECS:-15}
 export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=0:abort_on_error=0}
 dmesg_mark=$(dmesg | wc -l)
 while IFS= read -r line; do
@@ -25,6 +44,43 @@ while IFS= read -r line; do
 done < <(timeout 200 "$bin" "$IB_A" "$GID_A" "$IB_B" "$GID_B" 2>&1 |
 	 grep -v '^TAP version\|^1\.\.')
 diag "$IB_A: $(ib_stats "$IB_A" 1)"
+
+# Per-process limits: the rdma cgroup controller, which ib_core applies to
+# every uverbs object of every device.  A process held at its limit of 8
+# objects leaves another, outside the cgroup, free to allocate 40.
+cg=/sys/fs/cgroup
+if ! grep -q " $cg cgroup2 " /proc/mounts; then
+	mount -t cgroup2 none "$cg" 2>/dev/null
+fi
+if grep -qw rdma "$cg/cgroup.controllers" 2>/dev/null; then
+	echo +rdma > "$cg/cgroup.subtree_control"
+	mkdir -p "$cg/gn-limit"
+	echo "$IB_A hca_handle=1 hca_object=8" > "$cg/gn-limit/rdma.max"
+	held=$(mktemp)
+	(echo $BASHPID > "$cg/gn-limit/cgroup.procs" &&
+	 exec "$bin" exhaust "$IB_A" 40 6) >"$held" 2>&1 &
+	hpid=$!
+	sleep 3
+	free_out=$("$bin" exhaust "$IB_A" 40 0 2>&1)
+	wait "$hpid"
+	read -r _ nheld _ eheld _ <"$held"
+	read -r _ nfree _ <<<"$free_out"
+	if [ "${nheld:-0}" -gt 0 ] && [ "$nheld" -le 8 ] && [ "$eheld" != 0 ] &&
+	   [ "$nfree" = 40 ]; then
+		t_ok "rdma cgroup: a process limited to 8 objects stops at $nheld PDs ($(cut -d' ' -f5- "$held")), another allocates $nfree meanwhile"
+	else
+		t_fail "rdma cgroup: a process at its limit leaves another able to work" "limited: $(cat "$held")" "free: $free_out"
+	fi
+	rm -f "$held"
+	# Lift the limits before removing the cgroup: 6.12's rdma controller
+	# frees an idle pool only when its limits are back to max, and one
+	# left behind by rmdir stays on the device's list pointing into the
+	# freed cgroup (list corruption at del_device, seen here).
+	echo "$IB_A hca_handle=max hca_object=max" > "$cg/gn-limit/rdma.max"
+	rmdir "$cg/gn-limit" 2>/dev/null
+else
+	t_skip "rdma cgroup limits" "the guest kernel has no rdma cgroup controller in $cg"
+fi
 new=$(dmesg | tail -n +"$((dmesg_mark + 1))")
 if grep -q "BUG:\|Oops\|WARNING:\|UBSAN\|KASAN" <<<"$new"; then
 	t_fail "no kernel warning" "$(grep -A5 "BUG:\|Oops\|WARNING:\|UBSAN\|KASAN" <<<"$new" | head -n 30)"

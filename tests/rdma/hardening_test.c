@@ -14,8 +14,10 @@
  * usage: hardening_test DEV_A GID_A DEV_B GID_B
  * Output: TAP.
  */
+#define _GNU_SOURCE		/* gettid() */
 #include <errno.h>
 #include <inttypes.h>
+#include <pthread.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -64,6 +66,9 @@ struct side {
 };
 
 static struct side A, B;
+/* what to_rts() sets: the responder resources and the path MTU */
+static int dest_rd_atomic = 4;
+static enum ibv_mtu path_mtu = IBV_MTU_1024;
 
 static int open_side(struct side *s, const char *name, int gid_index)
 {
@@ -112,8 +117,9 @@ static int to_rts(struct side *s, struct ibv_qp *qp, struct side *peer,
 		  uint32_t dqpn)
 {
 	struct ibv_qp_attr a = {
-		.qp_state = IBV_QPS_RTR, .path_mtu = IBV_MTU_1024,
-		.dest_qp_num = dqpn, .rq_psn = 100, .max_dest_rd_atomic = 4,
+		.qp_state = IBV_QPS_RTR, .path_mtu = path_mtu,
+		.dest_qp_num = dqpn, .rq_psn = 100,
+		.max_dest_rd_atomic = dest_rd_atomic,
 		.min_rnr_timer = 1,
 		.ah_attr = { .is_global = 1, .port_num = 1,
 			     .grh = { .dgid = peer->gid, .hop_limit = 64,
@@ -311,8 +317,490 @@ out:
 	free(b);
 }
 
+/* Hardware counter @name of port 1 of @s, or -1. */
+static long long hw_counter(struct side *s, const char *name)
+{
+	char path[256];
+	long long v = -1;
+	FILE *f;
+
+	snprintf(path, sizeof(path),
+		 "/sys/class/infiniband/%s/ports/1/hw_counters/%s",
+		 ibv_get_device_name(s->ctx->device), name);
+	f = fopen(path, "r");
+	if (!f)
+		return -1;
+	if (fscanf(f, "%lld", &v) != 1)
+		v = -1;
+	fclose(f);
+	return v;
+}
+
+/* A connected pair of QPs, A's to B's; false if it could not be made. */
+static bool connect_pair(struct ibv_qp **qa, struct ibv_qp **qb)
+{
+	*qa = new_qp(&A);
+	*qb = new_qp(&B);
+	return *qa && *qb && !to_init(*qa) && !to_init(*qb) &&
+	       !to_rts(&A, *qa, &B, (*qb)->qp_num) &&
+	       !to_rts(&B, *qb, &A, (*qa)->qp_num);
+}
+
+/*
+ * The responder resources are enforced: with max_dest_rd_atomic 0 no
+ * READ is served; with 1, a second READ that arrives while the first is
+ * still being answered is refused.  Either way the requester gets a
+ * remote invalid request error, not data.
+ */
+static void test_rd_limit(int dest, int nreads)
+{
+	size_t len = 1 << 20;
+	uint8_t *a = aligned_alloc(4096, len), *b = aligned_alloc(4096, len);
+	struct ibv_mr *ma = ibv_reg_mr(A.pd, a, len, ACC_ALL);
+	struct ibv_mr *mb = ibv_reg_mr(B.pd, b, len, ACC_ALL);
+	struct ibv_qp *qa = NULL, *qb = NULL;
+	struct ibv_wc wc = {};
+	int i, inv = 0, good = 0, done = 0;
+
+	dest_rd_atomic = dest;
+	path_mtu = IBV_MTU_256;
+	if (!a || !b || !ma || !mb || !connect_pair(&qa, &qb)) {
+		ok(false, "max_dest_rd_atomic %d: set up (%s)", dest,
+		   strerror(errno));
+		goto out;
+	}
+	for (i = 0; i < nreads; i++) {
+		size_t part = len / nreads;
+		struct ibv_sge sg = { (uintptr_t)a + i * part, part,
+				      ma->lkey };
+		struct ibv_send_wr wr = {
+			.wr_id = i, .sg_list = &sg, .num_sge = 1,
+			.opcode = IBV_WR_RDMA_READ,
+			.send_flags = IBV_SEND_SIGNALED,
+			.wr.rdma = { .remote_addr = (uintptr_t)b + i * part,
+				     .rkey = mb->rkey },
+		}, *bad;
+
+		if (ibv_post_send(qa, &wr, &bad)) {
+			ok(false, "max_dest_rd_atomic %d: post", dest);
+			goto out;
+		}
+	}
+	for (done = 0; done < nreads; done++) {
+		if (wait_wc(A.cq, &wc, 60))
+			break;
+		inv += wc.status == IBV_WC_REM_INV_REQ_ERR;
+		good += wc.status == IBV_WC_SUCCESS;
+	}
+	ok(done == nreads && inv >= 1,
+	   "max_dest_rd_atomic %d, %d READs posted at once: refused with a remote invalid request error (%d refused, %d served, %d completions)",
+	   dest, nreads, inv, good, done);
+out:
+	dest_rd_atomic = 4;
+	path_mtu = IBV_MTU_1024;
+	if (qa)
+		ibv_destroy_qp(qa);
+	if (qb)
+		ibv_destroy_qp(qb);
+	while (ibv_poll_cq(A.cq, 1, &wc) > 0 || ibv_poll_cq(B.cq, 1, &wc) > 0)
+		;
+	if (ma)
+		ibv_dereg_mr(ma);
+	if (mb)
+		ibv_dereg_mr(mb);
+	free(a);
+	free(b);
+}
+
+/*
+ * One large READ at MTU 256 (64 Ki responses): the responder sends each
+ * response once (no replay of what was received), the requester's
+ * receive queue never overflows, and a WRITE on another QP of the same
+ * devices, posted behind it, completes while the READ is still going on.
+ */
+static void test_big_read(void)
+{
+	size_t len = 16 << 20;
+	long long npkts = len / 256;
+	uint8_t *a = aligned_alloc(4096, len), *b = aligned_alloc(4096, len);
+	struct ibv_mr *ma = ibv_reg_mr(A.pd, a, len, ACC_ALL);
+	struct ibv_mr *mb = ibv_reg_mr(B.pd, b, len, ACC_ALL);
+	struct ibv_qp *qa = NULL, *qb = NULL, *qa2 = NULL, *qb2 = NULL;
+	struct ibv_wc wc = {};
+	long long tx0, drop0, tx1, drop1;
+	double t0, t_write = -1, t_read = -1;
+	bool read_ok = false, write_ok = false;
+
+	path_mtu = IBV_MTU_256;
+	if (!a || !b || !ma || !mb || !connect_pair(&qa, &qb) ||
+	    !connect_pair(&qa2, &qb2)) {
+		ok(false, "16 MiB READ at MTU 256: set up (%s)",
+		   strerror(errno));
+		goto out;
+	}
+	memset(a, 0, len);
+	fill(b, len, 7);
+	tx0 = hw_counter(&B, "tx_packets");
+	drop0 = hw_counter(&A, "rx_dropped");
+	{
+		struct ibv_sge sg = { (uintptr_t)a, len, ma->lkey };
+		struct ibv_sge sg2 = { (uintptr_t)a, 64, ma->lkey };
+		struct ibv_send_wr rd = {
+			.wr_id = 1, .sg_list = &sg, .num_sge = 1,
+			.opcode = IBV_WR_RDMA_READ,
+			.send_flags = IBV_SEND_SIGNALED,
+			.wr.rdma = { .remote_addr = (uintptr_t)b,
+				     .rkey = mb->rkey },
+		}, wr = {
+			.wr_id = 2, .sg_list = &sg2, .num_sge = 1,
+			.opcode = IBV_WR_RDMA_WRITE,
+			.send_flags = IBV_SEND_SIGNALED,
+			.wr.rdma = { .remote_addr = (uintptr_t)b + len - 64,
+				     .rkey = mb->rkey },
+		}, *bad;
+
+		t0 = now();
+		if (ibv_post_send(qa, &rd, &bad) ||
+		    ibv_post_send(qa2, &wr, &bad)) {
+			ok(false, "16 MiB READ at MTU 256: post");
+			goto out;
+		}
+	}
+	while ((t_read < 0 || t_write < 0) && !wait_wc(A.cq, &wc, 120)) {
+		if (wc.wr_id == 1) {
+			t_read = now() - t0;
+			read_ok = wc.status == IBV_WC_SUCCESS;
+		} else {
+			t_write = now() - t0;
+			write_ok = wc.status == IBV_WC_SUCCESS;
+		}
+	}
+	tx1 = hw_counter(&B, "tx_packets");
+	drop1 = hw_counter(&A, "rx_dropped");
+	{
+		uint8_t *want = malloc(len);
+
+		if (want)
+			fill(want, len, 7);
+		ok(read_ok && want && !memcmp(a, want, len - 64),
+		   "16 MiB READ at MTU 256 completes with the data (%s, %.2f s)",
+		   t_read < 0 ? "no completion" : read_ok ? "success" :
+		   "error", t_read);
+		free(want);
+	}
+	ok(write_ok && t_write < t_read,
+	   "a WRITE on another QP, posted behind it, completes first (%.3f s against %.2f s)",
+	   t_write, t_read);
+	ok(tx0 >= 0 && tx1 - tx0 <= npkts + npkts / 8,
+	   "the responder sent each response about once (%lld packets for %lld responses)",
+	   tx1 - tx0, npkts);
+	ok(drop0 >= 0 && drop1 == drop0,
+	   "the requester dropped nothing (rx_dropped +%lld)", drop1 - drop0);
+out:
+	path_mtu = IBV_MTU_1024;
+	if (qa)
+		ibv_destroy_qp(qa);
+	if (qb)
+		ibv_destroy_qp(qb);
+	if (qa2)
+		ibv_destroy_qp(qa2);
+	if (qb2)
+		ibv_destroy_qp(qb2);
+	while (ibv_poll_cq(A.cq, 1, &wc) > 0 || ibv_poll_cq(B.cq, 1, &wc) > 0)
+		;
+	if (ma)
+		ibv_dereg_mr(ma);
+	if (mb)
+		ibv_dereg_mr(mb);
+	free(a);
+	free(b);
+}
+
+/* The uverbs mappings in /proc/self/maps: start addresses and offsets. */
+static int uverbs_maps(uintptr_t *lo, uintptr_t *hi, unsigned long long *off,
+		       int max)
+{
+	FILE *f = fopen("/proc/self/maps", "r");
+	char line[512];
+	int n = 0;
+
+	if (!f)
+		return 0;
+	while (n < max && fgets(line, sizeof(line), f)) {
+		if (strstr(line, "/dev/infiniband/uverbs") &&
+		    sscanf(line, "%" SCNxPTR "-%" SCNxPTR " %*s %llx", &lo[n],
+			   &hi[n], &off[n]) == 3)
+			n++;
+	}
+	fclose(f);
+	return n;
+}
+
+#define DELAY_ARM "/sys/kernel/debug/gaudi_nic_test_delay/arm"
+
+struct mmap_race {
+	int fd;
+	size_t len;
+	unsigned long long off;
+	pid_t tid;
+	int go;
+	void *map;
+	int err;
+};
+
+static void *mmap_race_thread(void *arg)
+{
+	struct mmap_race *m = arg;
+
+	__atomic_store_n(&m->tid, gettid(), __ATOMIC_RELEASE);
+	while (!__atomic_load_n(&m->go, __ATOMIC_ACQUIRE))
+		usleep(1000);
+	m->map = mmap(NULL, m->len, PROT_READ, MAP_SHARED, m->fd, m->off);
+	m->err = m->map == MAP_FAILED ? errno : 0;
+	return NULL;
+}
+
+/*
+ * mmap() of a QP's ring while the QP is destroyed: the driver looked the
+ * ring up, and the destroy frees it before the mapping is made (the test
+ * module gaudi_nic_test_delay holds the mmap() for 500 ms at
+ * remap_vmalloc_range(), the destroy runs meanwhile).  The mapping must
+ * show the ring as it was, not fail and not show freed memory.
+ */
+static void test_mmap_race(void)
+{
+	uintptr_t lo0[64], hi0[64], lo1[64], hi1[64];
+	unsigned long long off0[64], off1[64];
+	struct mmap_race m = { .fd = A.ctx->cmd_fd, .map = MAP_FAILED };
+	const uint64_t marker = 0x6761756469726163ULL;
+	struct ibv_qp *qp = NULL;
+	pthread_t th;
+	int n0, n1, i, j;
+	uint64_t *ring = NULL;
+	FILE *arm;
+
+	if (access(DELAY_ARM, W_OK)) {
+		printf("ok %d - mmap of a ring during its QP's destroy # SKIP %s is not there: the test module gaudi_nic_test_delay is not loaded (tests/rdma/hardening.sh loads it)\n",
+		       ++tap_n, DELAY_ARM);
+		return;
+	}
+	n0 = uverbs_maps(lo0, hi0, off0, 64);
+	qp = new_qp(&A);
+	n1 = uverbs_maps(lo1, hi1, off1, 64);
+	for (i = 0; qp && !ring && i < n1; i++) {
+		for (j = 0; j < n0 && lo0[j] != lo1[i]; j++)
+			;
+		if (j == n0) {		/* a mapping the QP brought: a ring */
+			ring = (uint64_t *)lo1[i];
+			m.len = hi1[i] - lo1[i];
+			m.off = off1[i];
+		}
+	}
+	if (!ring) {
+		ok(false, "mmap race: a QP and its ring mapping (%s)",
+		   strerror(errno));
+		goto out;
+	}
+	/* the last 8 bytes of the ring: no WQE was posted there */
+	ring[m.len / 8 - 1] = marker;
+	if (pthread_create(&th, NULL, mmap_race_thread, &m)) {
+		ok(false, "mmap race: thread");
+		goto out;
+	}
+	while (!__atomic_load_n(&m.tid, __ATOMIC_ACQUIRE))
+		usleep(1000);
+	arm = fopen(DELAY_ARM, "w");
+	if (!arm || fprintf(arm, "remap_vmalloc_range %d 500\n", m.tid) < 0 ||
+	    fclose(arm)) {
+		ok(false, "mmap race: arm the delay (%s)", strerror(errno));
+		__atomic_store_n(&m.go, 1, __ATOMIC_RELEASE);
+		pthread_join(th, NULL);
+		goto out;
+	}
+	__atomic_store_n(&m.go, 1, __ATOMIC_RELEASE);
+	usleep(150000);		/* the thread is held inside mmap() */
+	ibv_destroy_qp(qp);
+	qp = NULL;
+	pthread_join(th, NULL);
+	ok(m.map != MAP_FAILED &&
+	   ((uint64_t *)m.map)[m.len / 8 - 1] == marker,
+	   "mmap of a ring during its QP's destroy maps the ring as it was (%s)",
+	   m.map == MAP_FAILED ? strerror(m.err) : "mapped");
+	if (m.map != MAP_FAILED)
+		munmap(m.map, m.len);
+	arm = fopen(DELAY_ARM, "w");
+	if (arm) {
+		fputs("off\n", arm);
+		fclose(arm);
+	}
+out:
+	if (qp)
+		ibv_destroy_qp(qp);
+}
+
+/* Run tests/rdma/roce_inject.py as $INJECT (a command prefix) with @args. */
+static int inject(const char *args)
+{
+	const char *cmd = getenv("INJECT");
+	char buf[1024];
+
+	snprintf(buf, sizeof(buf), "%s %s", cmd, args);
+	fflush(stdout);
+	return system(buf);
+}
+
+/* Post an 8-byte-capable receive on @qp into @buf. */
+static int post_recv8(struct ibv_qp *qp, struct ibv_mr *mr, void *buf,
+		      uint64_t wr_id)
+{
+	struct ibv_sge sg = { (uintptr_t)buf, 64, mr->lkey };
+	struct ibv_recv_wr wr = { .wr_id = wr_id, .sg_list = &sg,
+				  .num_sge = 1 }, *bad;
+
+	return ibv_post_recv(qp, &wr, &bad);
+}
+
+/* A WRITE of 64 bytes from @from to @to's buffer; true if it arrived. */
+static bool write_ok(struct side *s, struct ibv_qp *qp, struct ibv_mr *src,
+		     struct ibv_mr *dst, unsigned int seed)
+{
+	struct ibv_sge sg = { (uintptr_t)src->addr, 64, src->lkey };
+	struct ibv_send_wr wr = {
+		.wr_id = 77, .sg_list = &sg, .num_sge = 1,
+		.opcode = IBV_WR_RDMA_WRITE, .send_flags = IBV_SEND_SIGNALED,
+		.wr.rdma = { .remote_addr = (uintptr_t)dst->addr,
+			     .rkey = dst->rkey },
+	}, *bad;
+	struct ibv_wc wc;
+
+	fill(src->addr, 64, seed);
+	memset(dst->addr, 0, 64);
+	return !ibv_post_send(qp, &wr, &bad) && !wait_wc(s->cq, &wc, 20) &&
+	       wc.status == IBV_WC_SUCCESS && !memcmp(src->addr, dst->addr, 64);
+}
+
+/*
+ * Frames from the wire that are not the connection's.  A SEND Only with
+ * a valid ICRC, the QP's number and its expected PSN, sent from an
+ * address that is not the QP's peer, must not reach the QP; the same
+ * frame from the peer's address does (the control that shows the frame
+ * was good).  Then FUZZ_SECS seconds of malformed frames from the peer's
+ * address at the QP and its neighbours (tests/rdma/roce_inject.py fuzz);
+ * afterwards new QPs on both devices still carry a WRITE each way.
+ * $INJECT is the injector command; $INJECT_FOREIGN, $INJECT_PEER and
+ * $INJECT_PEER6 (optional: the fuzzer again over IPv6) are its "IFACE
+ * DMAC SRC_IP DST_IP" arguments.
+ */
+static void test_wire(void)
+{
+	const char *foreign = getenv("INJECT_FOREIGN");
+	const char *peer = getenv("INJECT_PEER");
+	const char *secs = getenv("FUZZ_SECS");
+	const char *peer6 = getenv("INJECT_PEER6");
+	uint8_t *a = aligned_alloc(4096, 4096), *b = aligned_alloc(4096, 4096);
+	struct ibv_mr *ma = ibv_reg_mr(A.pd, a, 4096, ACC_ALL);
+	struct ibv_mr *mb = ibv_reg_mr(B.pd, b, 4096, ACC_ALL);
+	struct ibv_qp *qa = NULL, *qb = NULL;
+	struct ibv_wc wc = {};
+	char args[512];
+	int got;
+
+	if (!getenv("INJECT") || !foreign || !peer || !secs) {
+		printf("ok %d - frames from the wire # SKIP INJECT, INJECT_FOREIGN, INJECT_PEER and FUZZ_SECS are not set (tests/rdma/hardening.sh sets them)\n",
+		       ++tap_n);
+		goto out;
+	}
+	if (!a || !b || !ma || !mb || !connect_pair(&qa, &qb) ||
+	    post_recv8(qa, ma, a, 500)) {
+		ok(false, "wire: set up (%s)", strerror(errno));
+		goto out;
+	}
+	memset(a, 0, 64);
+	/* "send" DQPN PSN: A's QP expects PSN 100 (to_rts()) */
+	snprintf(args, sizeof(args), "send %s %u 100 >/dev/null", foreign,
+		 qa->qp_num);
+	inject(args);
+	got = !wait_wc(A.cq, &wc, 1);
+	ok(!got && !memcmp(a, (uint8_t[8]){0}, 8),
+	   "a SEND from an address that is not the QP's peer is dropped (%s)",
+	   got ? "it completed a receive" : "no receive completion");
+	snprintf(args, sizeof(args), "send %s %u 100 >/dev/null", peer,
+		 qa->qp_num);
+	inject(args);
+	got = !wait_wc(A.cq, &wc, 5);
+	ok(got && wc.wr_id == 500 && wc.status == IBV_WC_SUCCESS &&
+	   !memcmp(a, "injected", 8),
+	   "the same SEND from the peer's address is delivered (control: %s)",
+	   got ? ibv_wc_status_str(wc.status) : "no completion");
+
+	snprintf(args, sizeof(args), "fuzz %s %u %s 1 | sed 's/^/# /'", peer,
+		 qa->qp_num, secs);
+	ok(inject(args) == 0, "the frame fuzzer ran for %s s over IPv4", secs);
+	if (peer6) {
+		snprintf(args, sizeof(args), "fuzz %s %u %s 2 | sed 's/^/# /'",
+			 peer6, qa->qp_num, secs);
+		ok(inject(args) == 0, "the frame fuzzer ran for %s s over IPv6",
+		   secs);
+	}
+	ibv_destroy_qp(qa);
+	ibv_destroy_qp(qb);
+	qa = qb = NULL;
+	while (ibv_poll_cq(A.cq, 1, &wc) > 0 || ibv_poll_cq(B.cq, 1, &wc) > 0)
+		;
+	ok(connect_pair(&qa, &qb) && write_ok(&A, qa, ma, mb, 5) &&
+	   write_ok(&B, qb, mb, ma, 9),
+	   "after the fuzzer, new QPs carry a WRITE each way");
+out:
+	if (qa)
+		ibv_destroy_qp(qa);
+	if (qb)
+		ibv_destroy_qp(qb);
+	while (ibv_poll_cq(A.cq, 1, &wc) > 0 || ibv_poll_cq(B.cq, 1, &wc) > 0)
+		;
+	if (ma)
+		ibv_dereg_mr(ma);
+	if (mb)
+		ibv_dereg_mr(mb);
+	free(a);
+	free(b);
+}
+
+/*
+ * "exhaust DEV N HOLD": allocate up to N PDs on DEV, print how many and
+ * the error that stopped them, hold them HOLD seconds.  The per-process
+ * limit test runs it inside and outside an rdma cgroup.
+ */
+static int exhaust(const char *name, int n, int hold)
+{
+	struct ibv_context *ctx = open_device_by_name(name);
+	struct ibv_pd **pds = calloc(n, sizeof(*pds));
+	int i, err = 0;
+
+	if (!ctx || !pds) {
+		printf("exhaust: cannot open %s\n", name);
+		return 1;
+	}
+	for (i = 0; i < n; i++) {
+		pds[i] = ibv_alloc_pd(ctx);
+		if (!pds[i]) {
+			err = errno;
+			break;
+		}
+	}
+	printf("objects %d errno %d (%s)\n", i, err, err ? strerror(err) : "none");
+	fflush(stdout);
+	sleep(hold);
+	while (i-- > 0)
+		ibv_dealloc_pd(pds[i]);
+	free(pds);
+	ibv_close_device(ctx);
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
+	if (argc == 5 && !strcmp(argv[1], "exhaust"))
+		return exhaust(argv[2], atoi(argv[3]), atoi(argv[4]));
 	if (argc < 5) {
 		fprintf(stderr, "usage: %s DEV_A GID_A DEV_B GID_B\n", argv[0]);
 		return 2;
@@ -327,6 +815,11 @@ int main(int argc, char **argv)
 	test_rewrite(SET_INLINE);
 	test_rewrite(SET_NUM_SGE);
 	test_rewrite(MOVE_READ_SGE);
+	test_rd_limit(0, 1);
+	test_rd_limit(1, 2);
+	test_big_read();
+	test_mmap_race();
+	test_wire();
 	printf("1..%d\n", tap_n);
 	return tap_failed ? 1 : 0;
 }

@@ -5,7 +5,7 @@
 # then checks that the kernel log of the whole boot holds no warning, oops or
 # memory-safety report.  Output: TAP.
 set -u
-mods=(gaudi_nic_test_importer gaudi_ib gaudi_nic)
+mods=(gaudi_nic_test_delay gaudi_nic_test_importer gaudi_ib gaudi_nic)
 n=0
 echo "TAP version 13"
 echo "1..$(( ${#mods[@]} + 1 ))"
