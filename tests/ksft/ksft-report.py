@@ -1,0 +1,160 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: GPL-2.0
+"""ksft-report.py - turn the kselftest runner's output into our TAP.
+
+Reads the output of run_kselftest.sh (stdin or files): top-level KTAP
+lines ("ok 3 selftests: drivers/net: stats.py"), each test's own output
+prefixed with "# " (nested KTAP "ok 1 stats.check_pause # SKIP why", or
+the forwarding library's "TEST: name  [ OK ]").
+
+Prints the runner's output unchanged as diagnostics ("# ..."), then one
+TAP line per subtest ("ok N drivers/net/stats.py: check_pause"), skips and
+expected failures as "# SKIP reason", a test that reported no subtest as
+one line from its top-level result, and a "not ok" when a test's exit
+status says failure although no subtest failed.  Tests that were not run
+come from --not-run TEST=REASON and count as skips with that reason.
+Ends with a table per test (pass/fail/skip) and "1..N"; exits 1 if any
+line is "not ok".
+"""
+import argparse
+import re
+import sys
+
+TOP = re.compile(r'^(not )?ok \d+ selftests: (\S+): (\S+)(?:\s*#\s*(.*))?$')
+HDR = re.compile(r'^# selftests: (\S+): (\S+)$')
+SUB = re.compile(r'^# (?:# )*(not )?ok \d+ (.*?)(?:\s+#\s*(SKIP|XFAIL|TODO)\b\s*(.*))?$', re.I)
+FWD = re.compile(r'^# TEST: (.*?)\s+\[\s*(OK|FAIL|SKIP|XFAIL)\s*\]$')
+# KTAP plan / totals lines of a nested test are not results
+TOTALS = re.compile(r'^# (?:# )*(Totals:|1\.\.\d+|TAP version)')
+# nor lines that say nothing about why a test skipped
+NOISE = re.compile(r'^(KTAP version|TAP version|1\.\.\d+|timeout set|overriding timeout)')
+
+
+class Test:
+    def __init__(self, name):
+        self.name = name
+        self.subs = []          # (status, desc, reason) status: pass/fail/skip
+        self.top = None         # (status, comment)
+        self.last_msg = ''
+
+    def counts(self):
+        c = {'pass': 0, 'fail': 0, 'skip': 0}
+        for s, _, _ in self.results():
+            c[s] += 1
+        return c
+
+    def results(self):
+        out = list(self.subs)
+        top_status, comment = self.top or ('fail', 'no result from the runner')
+        if not self.subs:
+            if top_status == 'skip':
+                out.append(('skip', '', comment or self.last_msg or
+                            'the test skipped itself'))
+            else:
+                out.append((top_status, '', comment))
+        elif top_status == 'fail' and not any(s == 'fail' for s, _, _ in self.subs):
+            out.append(('fail', 'exit status', comment))
+        return out
+
+
+def parse(lines):
+    tests, cur = [], None
+    for raw in lines:
+        line = raw.rstrip('\n')
+        m = HDR.match(line)
+        if m:
+            cur = Test(f'{m.group(1)}/{m.group(2)}')
+            tests.append(cur)
+            continue
+        m = TOP.match(line)
+        if m:
+            name = f'{m.group(2)}/{m.group(3)}'
+            if cur is None or cur.name != name:
+                cur = Test(name)
+                tests.append(cur)
+            comment = (m.group(4) or '').strip()
+            if m.group(1):
+                cur.top = ('fail', comment)
+            elif comment.upper().startswith('SKIP'):
+                cur.top = ('skip', comment[4:].strip())
+            else:
+                cur.top = ('pass', comment)
+            cur = None
+            continue
+        if cur is None or TOTALS.match(line):
+            continue
+        m = FWD.match(line)
+        if m:
+            st = {'OK': 'pass', 'FAIL': 'fail', 'SKIP': 'skip',
+                  'XFAIL': 'skip'}[m.group(2).upper()]
+            why = 'expected failure' if m.group(2).upper() == 'XFAIL' else ''
+            cur.subs.append((st, m.group(1), why))
+            continue
+        m = SUB.match(line)
+        if m:
+            directive = (m.group(3) or '').upper()
+            reason = (m.group(4) or '').strip()
+            if m.group(1):
+                st = 'fail'
+            elif directive == 'SKIP':
+                st = 'skip'
+            elif directive == 'XFAIL':
+                st, reason = 'skip', 'expected failure: ' + (reason or cur.last_msg)
+            else:
+                st = 'pass'
+            if st == 'skip' and not reason:
+                reason = cur.last_msg
+            cur.subs.append((st, m.group(2).strip(), reason))
+            continue
+        msg = line.lstrip('# ').strip()
+        if msg and not NOISE.match(msg):
+            cur.last_msg = msg
+    return tests
+
+
+def report(tests, not_run, out=sys.stdout):
+    for name, reason in not_run:
+        t = Test(name)
+        t.top = ('skip', 'not run: ' + reason)
+        tests.append(t)
+    n, failed = 0, False
+    for t in tests:
+        for st, desc, reason in t.results():
+            n += 1
+            label = f'{t.name}: {desc}' if desc else t.name
+            if st == 'pass':
+                print(f'ok {n} {label}', file=out)
+            elif st == 'skip':
+                print(f'ok {n} {label} # SKIP {reason}'.rstrip(), file=out)
+            else:
+                failed = True
+                print(f'not ok {n} {label}' + (f' # {reason}' if reason else ''),
+                      file=out)
+    print('#', file=out)
+    print(f'# {"test":42} {"pass":>4} {"fail":>4} {"skip":>4}', file=out)
+    for t in tests:
+        c = t.counts()
+        print(f'# {t.name:42} {c["pass"]:4} {c["fail"]:4} {c["skip"]:4}', file=out)
+    print(f'1..{n}', file=out)
+    return 1 if failed or n == 0 else 0
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument('--not-run', action='append', default=[],
+                    metavar='TEST=REASON')
+    ap.add_argument('files', nargs='*')
+    a = ap.parse_args()
+    lines = []
+    for f in a.files or ['-']:
+        fp = sys.stdin if f == '-' else open(f, errors='replace')
+        lines += fp.readlines()
+    for line in lines:
+        print('# ' + line.rstrip('\n') if not line.startswith('#') else
+              line.rstrip('\n'))
+    not_run = [tuple(x.split('=', 1)) for x in a.not_run]
+    return report(parse(lines), not_run)
+
+
+if __name__ == '__main__':
+    sys.exit(main())
