@@ -81,4 +81,10 @@ r = t.results()
 check('a failed wall-clock bound alone is a skip that says so',
       r[1][0] == 'skip' and '0.734 s >= 0.2 s' in r[1][2])
 check('any other failed check stays a failure', r[2][0] == 'fail')
+t = kr.parse(io.StringIO("""# selftests: drivers/net/hw: loopback.sh
+# TEST: SKIP: dev gn30p2 does not support loopback feature            [ OK ]
+ok 1 selftests: drivers/net/hw: loopback.sh # SKIP
+"""))[0]
+check('a forwarding "TEST: SKIP: why [ OK ]" line is a skip with its reason',
+      t.results() == [('skip', 'skip', 'dev gn30p2 does not support loopback feature')])
 print(f'1..{n}')
