@@ -99,7 +99,7 @@ export KSELFTEST_ETHTOOL_RMON_SH_ARGS="gn${DEV}p2 gn${DEV}p3"
 export KSELFTEST_ETHTOOL_MM_SH_ARGS="gn${DEV}p4 gn${DEV}p5"
 export KSELFTEST_LOOPBACK_SH_ARGS="gn${DEV}p2 gn${DEV}p3"
 export KSELFTEST_ETHTOOL_EXTENDED_STATE_SH_ARGS="gn${DEV}p2 gn${DEV}p3"
-export KSELFTEST_DEVLINK_PORT_SPLIT_PY_ARGS="-d platform/gaudi_nic.$SPLIT_DEV"
+export KSELFTEST_DEVLINK_PORT_SPLIT_PY_ARGS="--dev platform/gaudi_nic.$SPLIT_DEV"
 # results as they come, so a test the runner times out still shows them
 export PYTHONUNBUFFERED=1
 

@@ -58,6 +58,7 @@ class Test:
         self.top = None         # (status, comment)
         self.last_msg = ''
         self.block = []         # output lines since the last subtest
+        self.timing = False     # a failure was only a wall-clock bound
 
     def counts(self):
         c = {'pass': 0, 'fail': 0, 'skip': 0}
@@ -74,7 +75,9 @@ class Test:
                             'the test skipped itself'))
             else:
                 out.append((top_status, '', comment))
-        elif top_status == 'fail' and not any(s == 'fail' for s, _, _ in self.subs):
+        elif top_status == 'fail' and not self.timing and \
+                not any(s == 'fail' for s, _, _ in self.subs):
+            # (a test's exit status counts its timing failure too)
             out.append(('fail', 'exit status', comment))
         return out
 
@@ -133,6 +136,7 @@ def parse(lines):
             desc = m.group(2).strip()
             if st == 'fail' and f'{cur.name}:{desc}' in TIMING:
                 st, reason = timing_only(cur.block, TIMING[f'{cur.name}:{desc}'], reason)
+                cur.timing = st == 'skip'
             cur.subs.append((st, desc, reason))
             cur.block = []
             continue
