@@ -92,4 +92,14 @@ ok 1 selftests: drivers/net/hw: loopback.sh # SKIP
 """))[0]
 check('a forwarding "TEST: SKIP: why [ OK ]" line is a skip with its reason',
       t.results() == [('skip', 'skip', 'dev gn30p2 does not support loopback feature')])
+t = kr.parse(io.StringIO('''# selftests: drivers/net/hw: csum.py
+# # Exception| STDERR: b'tx: sending checksum: 0x218d\\n/build/ksft/net/lib/csum: write: Connection refused\\n'
+# # Exception| STDERR: b'/build/ksft/net/lib/csum: rx: missing packets at pf_packet: 0 < 100\\n'
+# not ok 11 csum.ipv6_tx_udp_csum_offload
+# # Exception| STDERR: b'/build/ksft/net/lib/csum: rx: missing packets at pf_packet: 37 < 100\\n'
+# not ok 12 csum.ipv6_tx_udp_zero_checksum
+not ok 1 selftests: drivers/net/hw: csum.py # exit=1
+'''))[0]
+check('csum: a receiver that gave up before the sender began is a timing skip',
+      [x[0] for x in t.results()] == ['skip', 'fail'])
 print(f'1..{n}')
