@@ -9,6 +9,7 @@
 #   make demo     boot the VM, load the drivers, show what the stack does
 #   make sparse   kernel build with C=1 (sparse)
 #   make root     only create/refresh the cached test root
+#   make ksft     only the kernel's drivers/net selftests (tests/ksft) in the VM
 #   make clean    remove the build directory
 
 SHELL := /bin/bash
@@ -24,10 +25,10 @@ root:
 clean:
 	rm -rf build
 
-all check demo sparse kmod user bench:
+all check demo sparse kmod user bench ksft:
 	@$(INROOT) $(MAKE) --no-print-directory -C /src $@ V=$(V)
 
-.PHONY: root clean all check demo sparse kmod user bench
+.PHONY: root clean all check demo sparse kmod user bench ksft
 else
 # ---------------------------------------------------------------- root side
 KVER ?= $(GAUDI_NIC_KVER)
@@ -40,7 +41,7 @@ MESON_COMPONENTS := hl-thunk collectives tests/rdma
 # next to the sources, and the checkout must stay clean.
 KSRC := Kbuild drivers include tests/kmod
 
-all: kmod user
+all: kmod user ksft-build
 
 kmod-sync:
 	@mkdir -p $(KMOD)
@@ -93,5 +94,12 @@ demo: all
 bench: all
 	@tools/testenv/bench.sh
 
-.PHONY: all kmod kmod-sync sparse user check demo bench
+# The kernel's own selftests (tests/ksft): installed into $(B)/ksft.
+ksft-build:
+	@tests/ksft/build.sh
+
+ksft: all
+	@tools/testenv/vm.sh tests/vm.d/ksft.list $(B)/results/ksft
+
+.PHONY: all kmod kmod-sync sparse user check demo bench ksft-build ksft
 endif

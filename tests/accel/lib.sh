@@ -5,8 +5,17 @@ IMP_KO=/build/kmod/tests/kmod/gaudi_nic_test_importer.ko
 BIN=/build/hl-thunk-rel
 MARK=/tmp/gaudi_nic_dmesg_mark
 
+# KTAP through the kselftest library's helpers; "$n" is the number of
+# points so far, for the plan line ("1..$n") the tests print at the end.
+# shellcheck source=/dev/null
+. "${KTAP_HELPERS:-/opt/linux-src/tools/testing/selftests/kselftest/ktap_helpers.sh}"
 n=0
-ok() { n=$((n + 1)); if eval "$2"; then echo "ok $n - $1"; else echo "not ok $n - $1"; fi; }
+# ok DESC SHELL-CONDITION
+ok() {
+	local -
+	n=$((n + 1))
+	if eval "$2"; then set -f; ktap_test_pass "- $1"; else set -f; ktap_test_fail "- $1"; fi
+}
 
 # Load both modules once per boot; remember where the kernel log starts.
 ensure_loaded() {

@@ -37,9 +37,14 @@ lcl() { ip netns exec "$LOCAL_NS" "$@"; }
 rmt() { ip netns exec "$REMOTE_NS" "$@"; }
 
 # ---------------------------------------------------------------- TAP
-_tap_n=0
-tap_start() { echo "TAP version 13"; }
-tap_done() { echo "1..$_tap_n"; }
+# KTAP output through the kselftest library's helpers (ktap_helpers.sh from
+# the root's Linux source), so the tests can move under
+# tools/testing/selftests unchanged.  The helpers echo unquoted: the
+# wrappers turn globbing off so a '*' in a description stays one.
+# shellcheck source=/dev/null
+. "${KTAP_HELPERS:-/opt/linux-src/tools/testing/selftests/kselftest/ktap_helpers.sh}"
+tap_start() { ktap_print_header; }
+tap_done() { ktap_print_totals; echo "1..$((KTAP_TESTNO - 1))"; }
 # tap_env_start SETUP: start the TAP stream and run the environment setup
 # function SETUP in this shell (it may set variables the test uses); if it
 # fails, report its output and the kernel log's tail, and end the test.
@@ -55,9 +60,21 @@ tap_env_start() {
 	fi
 	rm -f "$log"
 }
-t_ok() { _tap_n=$((_tap_n + 1)); echo "ok $_tap_n - $*"; }
-t_fail() { _tap_n=$((_tap_n + 1)); echo "not ok $_tap_n - $1"; shift; [ $# -gt 0 ] && printf '%s\n' "$@" | head -n 30 | sed 's/^/# /'; return 0; }
-t_skip() { _tap_n=$((_tap_n + 1)); echo "ok $_tap_n - $1 # SKIP $2"; }
+t_ok() { local -; set -f; ktap_test_pass "- $*"; }
+t_fail() {
+	local -
+	set -f
+	ktap_test_fail "- $1"
+	shift
+	[ $# -gt 0 ] && printf '%s\n' "$@" | head -n 30 | sed 's/^/# /'
+	return 0
+}
+t_skip() {
+	local -
+	set -f
+	__ktap_test ok "- $1" "SKIP $2"
+	KTAP_CNT_SKIP=$((KTAP_CNT_SKIP + 1))
+}
 diag() { printf '%s\n' "$@" | sed 's/^/# /'; }
 # t_check DESC CMD...: ok if CMD succeeds; its output is shown on failure
 t_check() {

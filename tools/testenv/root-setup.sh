@@ -25,6 +25,19 @@ mkdir -p /opt/checkpatch
 tar -xJf "$tarball" -C /opt/checkpatch --strip-components=1 --wildcards \
 	'*/scripts/checkpatch.pl' '*/scripts/spelling.txt' \
 	'*/scripts/const_structs.checkpatch'
-rm -f "$tarball"
 test -x /opt/checkpatch/scripts/checkpatch.pl
 echo "root-setup: checkpatch in /opt/checkpatch/scripts"
+
+# The kernel's own selftests (kselftest runner, drivers/net, net, their
+# Python and shell libraries) and the YNL library with its netlink specs,
+# from the same tarball.  tests/ksft/build.sh copies them, applies our
+# backports (tests/ksft/patches) and installs them into /build/ksft.
+mkdir -p /opt/linux-src/usr
+tar -xJf "$tarball" -C /opt/linux-src --strip-components=1 --wildcards \
+	'*/tools/testing/selftests/*' '*/tools/net/ynl/*' '*/tools/include/*' \
+	'*/Documentation/netlink/*' '*/scripts/subarch.include'
+# The uAPI headers of the root's linux-libc-dev are those of this kernel.
+ln -sfn /usr/include /opt/linux-src/usr/include
+rm -f "$tarball"
+test -x /opt/linux-src/tools/testing/selftests/run_kselftest.sh
+echo "root-setup: kselftest and ynl sources in /opt/linux-src"

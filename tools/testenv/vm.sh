@@ -53,16 +53,22 @@ start=$(date +%s)
 vng_run "$total" "/src/tools/testenv/run-tests.sh $list $out; echo \$? > $out/finished; dmesg > $out/dmesg.log" \
 	</dev/null >"$console" 2>&1 &
 vpid=$!
-# Progress: each test's result line, as the guest prints it.
+# Progress: each test's result line, as the guest prints it: only whole
+# lines (the console may hold half of one), each test number once (the
+# console can repeat a line, e.g. when the kernel's messages interleave).
 pat='^(1\.\.[0-9]+|(not )?ok [0-9]+ )'
-shown=0
+declare -A shown=()
 progress() {
-	local now
-	now=$(grep -a -cE "$pat" "$console" 2>/dev/null)
-	if [ "${now:-0}" -gt "$shown" ]; then
-		grep -a -E "$pat" "$console" | tail -n +$((shown + 1)) | head -n $((now - shown))
-		shown=$now
-	fi
+	local line key partial=
+	# a last line without its newline yet is still being written
+	[ -n "$(tail -c1 "$console" 2>/dev/null)" ] && partial=$(tail -n1 "$console")
+	while IFS= read -r line; do
+		[ -n "$partial" ] && [ "$line" = "$partial" ] && continue
+		[[ $line =~ ^(not\ )?ok\ ([0-9]+) ]] && key=${BASH_REMATCH[2]} || key=$line
+		[ -n "${shown[$key]:-}" ] && continue
+		shown[$key]=1
+		printf '%s\n' "$line"
+	done < <(grep -a -E "$pat" "$console" 2>/dev/null)
 }
 while kill -0 "$vpid" 2>/dev/null; do
 	sleep 2

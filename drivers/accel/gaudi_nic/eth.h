@@ -178,5 +178,6 @@ void gn_eth_qstats_read(const struct gn_eth_qstats *qs,
 			struct gn_eth_qstats_snap *s);
 int gn_eth_reconfigure(struct gn_eth_port *port,
 		       const struct gn_eth_params *p);
+int gn_eth_rss_default(struct gn_eth_port *port, unsigned int n);
 
 #endif /* _GAUDI_NIC_ETH_H */

@@ -9,6 +9,14 @@
  * emulated MAC keeps), rmon (size histograms) and pause.  There is no
  * eth-ctrl group: pause is signalled over the emulated cable without
  * MAC-control frames, and the MAC has no FCS to check.
+ *
+ * RSS: the MAC's Toeplitz key and 128-entry indirection table (one table:
+ * no additional RSS contexts, no ntuple filters).  Unless the user set a
+ * table, it spreads over the enabled channels and follows their count.
+ *
+ * Not reported, because the device has none of them: FEC (the emulated
+ * cable has no PMA), link modes and autonegotiation (no PHY), interrupt
+ * moderation (one interrupt per completion batch, NAPI).
  */
 #include <linux/ethtool.h>
 #include <linux/log2.h>
@@ -105,6 +113,7 @@ static int gn_eth_set_channels(struct net_device *ndev,
 {
 	struct gn_eth_port *port = netdev_priv(ndev);
 	struct gn_eth_params p = port->params;
+	int ret;
 
 	if (!ch->combined_count || ch->rx_count || ch->tx_count ||
 	    ch->other_count)
@@ -112,7 +121,118 @@ static int gn_eth_set_channels(struct net_device *ndev,
 	if (ch->combined_count == p.num_channels)
 		return 0;
 	p.num_channels = ch->combined_count;
-	return gn_eth_reconfigure(port, &p);
+	ret = gn_eth_reconfigure(port, &p);
+	/* a table the user set stays (the core keeps it within the count) */
+	if (!ret && !netif_is_rxfh_configured(ndev))
+		ret = gn_eth_rss_default(port, p.num_channels);
+	return ret;
+}
+
+/* The MAC's RSS table spread over @n channels (under RTNL). */
+int gn_eth_rss_default(struct gn_eth_port *port, unsigned int n)
+{
+	u32 indir[GN_MAC_RSS_INDIR_SIZE];
+	unsigned int i;
+
+	ASSERT_RTNL();
+	for (i = 0; i < GN_MAC_RSS_INDIR_SIZE; i++)
+		indir[i] = ethtool_rxfh_indir_default(i, n);
+	return gn_mac_set_rss(port->mac, NULL, indir);
+}
+
+static u32 gn_eth_get_rxfh_key_size(struct net_device *ndev)
+{
+	return GN_MAC_RSS_KEY_SIZE;
+}
+
+static u32 gn_eth_get_rxfh_indir_size(struct net_device *ndev)
+{
+	return GN_MAC_RSS_INDIR_SIZE;
+}
+
+static int gn_eth_get_rxfh(struct net_device *ndev,
+			   struct ethtool_rxfh_param *rxfh)
+{
+	struct gn_eth_port *port = netdev_priv(ndev);
+
+	rxfh->hfunc = ETH_RSS_HASH_TOP;
+	gn_mac_get_rss(port->mac, rxfh->key, rxfh->indir);
+	return 0;
+}
+
+static int gn_eth_set_rxfh(struct net_device *ndev,
+			   struct ethtool_rxfh_param *rxfh,
+			   struct netlink_ext_ack *extack)
+{
+	struct gn_eth_port *port = netdev_priv(ndev);
+
+	if (rxfh->hfunc != ETH_RSS_HASH_NO_CHANGE &&
+	    rxfh->hfunc != ETH_RSS_HASH_TOP) {
+		NL_SET_ERR_MSG_MOD(extack, "the MAC hashes with Toeplitz only");
+		return -EOPNOTSUPP;
+	}
+	if (rxfh->input_xfrm != RXH_XFRM_NO_CHANGE && rxfh->input_xfrm) {
+		NL_SET_ERR_MSG_MOD(extack, "no input transformation");
+		return -EOPNOTSUPP;
+	}
+	if (!rxfh->key && !rxfh->indir)
+		return 0;
+	return gn_mac_set_rss(port->mac, rxfh->key, rxfh->indir);
+}
+
+static int gn_eth_get_rxfh_fields(struct net_device *ndev,
+				  struct ethtool_rxfh_fields *f)
+{
+	switch (f->flow_type) {
+	case TCP_V4_FLOW:
+	case UDP_V4_FLOW:
+	case TCP_V6_FLOW:
+	case UDP_V6_FLOW:
+		f->data = RXH_IP_SRC | RXH_IP_DST | RXH_L4_B_0_1 | RXH_L4_B_2_3;
+		return 0;
+	case SCTP_V4_FLOW:
+	case AH_ESP_V4_FLOW:
+	case IPV4_FLOW:
+	case SCTP_V6_FLOW:
+	case AH_ESP_V6_FLOW:
+	case IPV6_FLOW:
+		f->data = RXH_IP_SRC | RXH_IP_DST;
+		return 0;
+	default:
+		f->data = 0;
+		return 0;
+	}
+}
+
+static int gn_eth_get_rxnfc(struct net_device *ndev, struct ethtool_rxnfc *nfc,
+			    u32 *rule_locs)
+{
+	struct gn_eth_port *port = netdev_priv(ndev);
+
+	if (nfc->cmd != ETHTOOL_GRXRINGS)
+		return -EOPNOTSUPP;
+	nfc->data = port->params.num_channels;
+	return 0;
+}
+
+static int gn_eth_get_coalesce(struct net_device *ndev,
+			       struct ethtool_coalesce *ec,
+			       struct kernel_ethtool_coalesce *kec,
+			       struct netlink_ext_ack *extack)
+{
+	/* no moderation: the counters are read live (stats-block-usecs 0) */
+	return 0;
+}
+
+static int gn_eth_get_link_ext_state(struct net_device *ndev,
+				     struct ethtool_link_ext_state_info *info)
+{
+	struct gn_eth_port *port = netdev_priv(ndev);
+
+	if (gn_mac_cabled(port->mac))
+		return -ENODATA;
+	info->link_ext_state = ETHTOOL_LINK_EXT_STATE_NO_CABLE;
+	return 0;
 }
 
 static void gn_eth_get_pauseparam(struct net_device *ndev,
@@ -267,6 +387,14 @@ const struct ethtool_ops gn_eth_ethtool_ops = {
 	.get_drvinfo		= gn_eth_get_drvinfo,
 	.get_link_ksettings	= gn_eth_get_link_ksettings,
 	.get_link		= ethtool_op_get_link,
+	.get_link_ext_state	= gn_eth_get_link_ext_state,
+	.get_coalesce		= gn_eth_get_coalesce,
+	.get_rxnfc		= gn_eth_get_rxnfc,
+	.get_rxfh_key_size	= gn_eth_get_rxfh_key_size,
+	.get_rxfh_indir_size	= gn_eth_get_rxfh_indir_size,
+	.get_rxfh		= gn_eth_get_rxfh,
+	.set_rxfh		= gn_eth_set_rxfh,
+	.get_rxfh_fields	= gn_eth_get_rxfh_fields,
 	.get_ringparam		= gn_eth_get_ringparam,
 	.set_ringparam		= gn_eth_set_ringparam,
 	.get_channels		= gn_eth_get_channels,

@@ -689,6 +689,69 @@ static void gn_eth_get_stats64(struct net_device *ndev,
 	stats->multicast = ms.rx_mcast + ms.rx_bcast;
 }
 
+/*
+ * Queue statistics (netdev-genl qstats).  The counters of a queue live
+ * in the port, not in its rings, so they survive reconfiguration; the
+ * queues not enabled now are the base.
+ */
+static void gn_eth_get_queue_stats_rx(struct net_device *ndev, int idx,
+				      struct netdev_queue_stats_rx *rx)
+{
+	struct gn_eth_port *port = netdev_priv(ndev);
+	struct gn_eth_qstats_snap s;
+
+	gn_eth_qstats_read(&port->qstats[idx], &s);
+	rx->packets = s.rx_packets;
+	rx->bytes = s.rx_bytes;
+	rx->alloc_fail = s.rx_alloc_fail;
+}
+
+static void gn_eth_get_queue_stats_tx(struct net_device *ndev, int idx,
+				      struct netdev_queue_stats_tx *tx)
+{
+	struct gn_eth_port *port = netdev_priv(ndev);
+	struct gn_eth_qstats_snap s;
+
+	gn_eth_qstats_read(&port->qstats[idx], &s);
+	tx->packets = s.tx_packets;
+	tx->bytes = s.tx_bytes;
+	tx->stop = s.tx_stops;
+	tx->wake = s.tx_wakes;
+}
+
+static void gn_eth_get_base_stats(struct net_device *ndev,
+				  struct netdev_queue_stats_rx *rx,
+				  struct netdev_queue_stats_tx *tx)
+{
+	struct gn_eth_port *port = netdev_priv(ndev);
+	struct gn_eth_qstats_snap s;
+	unsigned int q;
+
+	rx->packets = 0;
+	rx->bytes = 0;
+	rx->alloc_fail = 0;
+	tx->packets = 0;
+	tx->bytes = 0;
+	tx->stop = 0;
+	tx->wake = 0;
+	for (q = ndev->real_num_rx_queues; q < GN_MAC_MAX_QUEUES; q++) {
+		gn_eth_qstats_read(&port->qstats[q], &s);
+		rx->packets += s.rx_packets;
+		rx->bytes += s.rx_bytes;
+		rx->alloc_fail += s.rx_alloc_fail;
+		tx->packets += s.tx_packets;
+		tx->bytes += s.tx_bytes;
+		tx->stop += s.tx_stops;
+		tx->wake += s.tx_wakes;
+	}
+}
+
+static const struct netdev_stat_ops gn_eth_stat_ops = {
+	.get_queue_stats_rx	= gn_eth_get_queue_stats_rx,
+	.get_queue_stats_tx	= gn_eth_get_queue_stats_tx,
+	.get_base_stats		= gn_eth_get_base_stats,
+};
+
 static const struct net_device_ops gn_eth_netdev_ops = {
 	.ndo_open		= gn_eth_open,
 	.ndo_stop		= gn_eth_stop,
@@ -782,6 +845,7 @@ static struct gn_eth_port *gn_eth_port_create(struct gaudi_nic_adev *gadev,
 	struct gn_eth_port *port;
 	struct net_device *ndev;
 	char name[IFNAMSIZ];
+	u8 rss_key[GN_MAC_RSS_KEY_SIZE];
 	u8 addr[ETH_ALEN];
 	unsigned int q;
 	int ret;
@@ -812,6 +876,7 @@ static struct gn_eth_port *gn_eth_port_create(struct gaudi_nic_adev *gadev,
 	SET_NETDEV_DEV(ndev, &gadev->adev.dev);
 	ndev->netdev_ops = &gn_eth_netdev_ops;
 	ndev->ethtool_ops = &gn_eth_ethtool_ops;
+	ndev->stat_ops = &gn_eth_stat_ops;
 	ndev->min_mtu = GN_MTU_MIN;
 	ndev->max_mtu = GN_MTU_MAX;
 	/*
@@ -843,8 +908,16 @@ static struct gn_eth_port *gn_eth_port_create(struct gaudi_nic_adev *gadev,
 
 	netif_carrier_off(ndev);
 	rtnl_lock();
-	gn_mac_bind(port->mac, &gn_eth_mac_ops, port);
+	/* RSS: the system's key, the table spread over the channels */
+	netdev_rss_key_fill(rss_key, sizeof(rss_key));
+	ret = gn_mac_set_rss(port->mac, rss_key, NULL);
+	if (!ret)
+		ret = gn_eth_rss_default(port, port->params.num_channels);
+	if (!ret)
+		gn_mac_bind(port->mac, &gn_eth_mac_ops, port);
 	rtnl_unlock();
+	if (ret)
+		goto err_free;
 	ret = register_netdev(ndev);
 	if (ret) {
 		dev_err(&gadev->adev.dev, "cannot register %s: %d\n", name,

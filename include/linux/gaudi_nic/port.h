@@ -13,8 +13,9 @@
  * Receive: the driver keeps RX descriptors posted (buffer address and
  * length); the MAC fills them in order and writes back length, status and
  * the RSS hash of the flow.  The MAC has no address filter (it delivers
- * every frame); it picks the RX ring by RSS hash over the IPv4/IPv6
- * addresses and TCP/UDP ports.
+ * every frame); it picks the RX ring by RSS: the Toeplitz hash (40-byte
+ * key) of the IPv4/IPv6 addresses and TCP/UDP ports, whose low 7 bits
+ * index a 128-entry indirection table of RX rings (gn_mac_set_rss()).
  *
  * Transmit: a frame is gathered from up to GN_MAC_MAX_FRAGS descriptors,
  * the last one flagged GN_TXD_EOP.  With GN_TXD_CSUM on the first one, the
@@ -207,6 +208,7 @@ void gn_mac_bind(struct gn_mac *mac, const struct gn_mac_client_ops *ops,
 void gn_mac_unbind(struct gn_mac *mac);
 void gn_mac_enable(struct gn_mac *mac, bool enable);
 bool gn_mac_link_up(struct gn_mac *mac);
+bool gn_mac_cabled(struct gn_mac *mac);	/* a cable is plugged in (RTNL) */
 void gn_mac_set_max_frame(struct gn_mac *mac, unsigned int len);
 void gn_mac_set_rx_queues(struct gn_mac *mac, unsigned int n);
 int gn_mac_tx_ring_set(struct gn_mac *mac, unsigned int q, dma_addr_t base,
@@ -216,6 +218,18 @@ int gn_mac_rx_ring_set(struct gn_mac *mac, unsigned int q, dma_addr_t base,
 void gn_mac_quiesce(struct gn_mac *mac);
 void gn_mac_tx_doorbell(struct gn_mac *mac, unsigned int q, u32 prod);
 void gn_mac_rx_doorbell(struct gn_mac *mac, unsigned int q, u32 tail);
+/*
+ * RSS (under RTNL): replace the key and/or the indirection table (NULL:
+ * keep), read them back.  The swap is atomic for the receive path: each
+ * frame sees either the old or the new state.  At reset the key is random
+ * and every entry points at ring 0; an entry beyond the enabled rings
+ * (gn_mac_set_rx_queues()) wraps around them.  -EINVAL for an entry
+ * beyond GN_MAC_MAX_QUEUES.
+ */
+#define GN_MAC_RSS_KEY_SIZE	40
+#define GN_MAC_RSS_INDIR_SIZE	128
+int gn_mac_set_rss(struct gn_mac *mac, const u8 *key, const u32 *indir);
+void gn_mac_get_rss(struct gn_mac *mac, u8 *key, u32 *indir);
 void gn_mac_set_pause(struct gn_mac *mac, bool rx_pause, bool tx_pause);
 void gn_mac_get_pause(struct gn_mac *mac, bool *rx_pause, bool *tx_pause);
 void gn_mac_get_stats(struct gn_mac *mac, struct gn_mac_stats *stats);

@@ -32,7 +32,6 @@
 #include <linux/ipv6.h>
 #include <linux/tcp.h>
 #include <net/ip6_checksum.h>
-#include <linux/jhash.h>
 #include <linux/log2.h>
 #include <linux/random.h>
 #include <linux/rtnetlink.h>
@@ -113,10 +112,23 @@ struct gn_mac_fault_state {
 	u64 corrupted;
 };
 
+/*
+ * RSS state: key, indirection table and the key's Toeplitz lookup tables
+ * (one per nibble of hash input).  Replaced as a whole under RTNL; the
+ * receive path reads it under RCU.
+ */
+#define GN_MAC_RSS_INPUT	36	/* IPv6 addresses and L4 ports */
+struct gn_mac_rss {
+	struct rcu_head rcu;
+	u8 key[GN_MAC_RSS_KEY_SIZE];
+	u8 indir[GN_MAC_RSS_INDIR_SIZE];
+	u32 tbl[GN_MAC_RSS_INPUT * 2][16];
+};
+
 struct gn_mac {
 	struct device *dma_dev;
 	unsigned int port;
-	u32 hash_seed;
+	struct gn_mac_rss __rcu *rss;
 	struct gn_mac __rcu *peer;
 	/* configuration: written under RTNL, read with READ_ONCE */
 	bool enabled;
@@ -166,21 +178,64 @@ static unsigned int gn_mac_hist_bucket(unsigned int len)
 	return GN_MAC_HIST - 1;
 }
 
+/* The 32 key bits starting at bit @bit, for input bit @bit of Toeplitz. */
+static u32 gn_mac_rss_window(const u8 *key, unsigned int bit)
+{
+	u64 v = (u64)get_unaligned_be32(key + bit / 8) << 8 | key[bit / 8 + 4];
+
+	return v >> (8 - bit % 8);
+}
+
+/* Precompute the Toeplitz hash of every nibble value at every position. */
+static void gn_mac_rss_tables(struct gn_mac_rss *rss)
+{
+	unsigned int n, v, b;
+
+	for (n = 0; n < GN_MAC_RSS_INPUT * 2; n++)
+		for (v = 0; v < 16; v++) {
+			u32 h = 0;
+
+			for (b = 0; b < 4; b++)
+				if (v & (8 >> b))
+					h ^= gn_mac_rss_window(rss->key, n * 4 + b);
+			rss->tbl[n][v] = h;
+		}
+}
+
+/* The Toeplitz hash of @len bytes of hash input (Microsoft RSS). */
+static u32 gn_mac_toeplitz(const struct gn_mac_rss *rss, const u8 *in,
+			   unsigned int len)
+{
+	unsigned int i;
+	u32 h = 0;
+
+	for (i = 0; i < len; i++)
+		h ^= rss->tbl[2 * i][in[i] >> 4] ^ rss->tbl[2 * i + 1][in[i] & 15];
+	return h;
+}
+
 /*
  * Parse the headers the way the RSS and steering logic of the MAC does:
  * Ethernet (one optional VLAN tag), IPv4 or IPv6 (no extension headers),
- * TCP or UDP.  Returns true if @hash was computed.
+ * TCP or UDP.  The hash is the Toeplitz hash of the source and
+ * destination addresses, then the source and destination ports for TCP
+ * and UDP (not for fragments).  Returns true if @hash was computed; then
+ * @q is the RX ring of the hash's indirection table entry (of @nq rings).
+ * RCU read side.
  */
-static bool gn_mac_classify(struct gn_mac *mac, const u8 *f,
-			    unsigned int len, u32 *hash, bool *l4, bool *roce)
+static bool gn_mac_classify(struct gn_mac *mac, const u8 *f, unsigned int len,
+			    unsigned int nq, u32 *hash, unsigned int *q,
+			    bool *l4, bool *roce)
 {
-	unsigned int off = ETH_HLEN, l4off;
-	u32 words[9], ports = 0;
+	unsigned int off = ETH_HLEN, l4off, alen;
+	const struct gn_mac_rss *rss;
+	u8 in[GN_MAC_RSS_INPUT];
 	u16 proto;
 	u8 ipproto;
 
 	*l4 = false;
 	*roce = false;
+	*q = 0;
 	if (len < ETH_HLEN)
 		return false;
 	proto = get_unaligned_be16(f + 12);
@@ -201,29 +256,28 @@ static bool gn_mac_classify(struct gn_mac *mac, const u8 *f,
 		/* fragments: no ports */
 		if (get_unaligned_be16(f + off + 6) & 0x3fff)
 			ipproto = 0;
-		memcpy(words, f + off + 12, 8);
-		if ((ipproto == IPPROTO_TCP || ipproto == IPPROTO_UDP) &&
-		    len >= l4off + 4) {
-			ports = get_unaligned((u32 *)(f + l4off));
-			*l4 = true;
-		}
-		*hash = jhash_3words(words[0], words[1], ports, mac->hash_seed);
+		alen = 8;
+		memcpy(in, f + off + 12, alen);
 	} else if (proto == ETH_P_IPV6) {
 		if (len < off + 40 || (f[off] >> 4) != 6)
 			return false;
 		ipproto = f[off + 6];
 		l4off = off + 40;
-		memcpy(words, f + off + 8, 32);
-		if ((ipproto == IPPROTO_TCP || ipproto == IPPROTO_UDP) &&
-		    len >= l4off + 4) {
-			ports = get_unaligned((u32 *)(f + l4off));
-			*l4 = true;
-		}
-		words[8] = ports;
-		*hash = jhash2(words, 9, mac->hash_seed);
+		alen = 32;
+		memcpy(in, f + off + 8, alen);
 	} else {
 		return false;
 	}
+	if ((ipproto == IPPROTO_TCP || ipproto == IPPROTO_UDP) &&
+	    len >= l4off + 4) {
+		memcpy(in + alen, f + l4off, 4);
+		alen += 4;
+		*l4 = true;
+	}
+	rss = rcu_dereference(mac->rss);
+	*hash = gn_mac_toeplitz(rss, in, alen);
+	/* an entry beyond the enabled rings wraps around them */
+	*q = rss->indir[*hash % GN_MAC_RSS_INDIR_SIZE] % nq;
 	if (*l4 && ipproto == IPPROTO_UDP &&
 	    get_unaligned_be16(f + l4off + 2) == GN_ROCE_UDP_PORT)
 		*roce = true;
@@ -381,7 +435,7 @@ static int gn_mac_rx(struct gn_mac *mac, const struct gn_frame *f,
 		     bool may_hold)
 {
 	unsigned int len = f->len, flen = max_t(unsigned int, len, ETH_ZLEN);
-	unsigned int q = 0, nq = READ_ONCE(mac->nrxq);
+	unsigned int q, nq = READ_ONCE(mac->nrxq);
 	bool hashed, l4, roce;
 	struct gn_mac_rxq *rxq;
 	struct gn_rx_desc *d;
@@ -404,9 +458,7 @@ static int gn_mac_rx(struct gn_mac *mac, const struct gn_frame *f,
 		hdr = hbuf;
 	}
 	hashed = gn_mac_classify(mac, hdr, min_t(unsigned int, len, sizeof(hbuf)),
-				 &hash, &l4, &roce);
-	if (hashed && nq > 1)
-		q = reciprocal_scale(hash, nq);
+				 nq, &hash, &q, &l4, &roce);
 	rxq = &mac->rxq[q];
 
 	if (roce && READ_ONCE(mac->roce_en)) {
@@ -956,18 +1008,16 @@ static bool gn_mac_roce_rx_train(struct gn_mac *mac,
 				 const struct gn_mac_roce_frame *fr,
 				 unsigned int n)
 {
-	unsigned int i, q = 0, nq = READ_ONCE(mac->nrxq);
-	bool hashed, l4, roce;
+	unsigned int i, q, nq = READ_ONCE(mac->nrxq);
+	bool l4, roce;
 	struct gn_mac_rxq *rxq;
 	gn_mac_roce_rx_t fn;
 	u32 hash = 0;
 
-	hashed = gn_mac_classify(mac, fr[0].frags[0].p, fr[0].frags[0].len,
-				 &hash, &l4, &roce);
+	gn_mac_classify(mac, fr[0].frags[0].p, fr[0].frags[0].len, nq, &hash,
+			&q, &l4, &roce);
 	if (!roce || !READ_ONCE(mac->roce_en))
 		return false;
-	if (hashed && nq > 1)
-		q = reciprocal_scale(hash, nq);
 	rxq = &mac->rxq[q];
 	spin_lock(&rxq->lock);
 	rxq->st.roce_rx_frames += n;
@@ -1166,6 +1216,54 @@ void gn_mac_set_rx_queues(struct gn_mac *mac, unsigned int n)
 }
 EXPORT_SYMBOL_NS_GPL(gn_mac_set_rx_queues, GAUDI_NIC);
 
+static struct gn_mac_rss *gn_mac_rss_alloc(const u8 *key, const u8 *indir)
+{
+	struct gn_mac_rss *rss = kmalloc(sizeof(*rss), GFP_KERNEL);
+
+	if (!rss)
+		return NULL;
+	memcpy(rss->key, key, GN_MAC_RSS_KEY_SIZE);
+	memcpy(rss->indir, indir, GN_MAC_RSS_INDIR_SIZE);
+	gn_mac_rss_tables(rss);
+	return rss;
+}
+
+int gn_mac_set_rss(struct gn_mac *mac, const u8 *key, const u32 *indir)
+{
+	struct gn_mac_rss *old = rtnl_dereference(mac->rss), *rss;
+	u8 tbl[GN_MAC_RSS_INDIR_SIZE];
+	unsigned int i;
+
+	ASSERT_RTNL();
+	for (i = 0; i < GN_MAC_RSS_INDIR_SIZE; i++) {
+		if (indir && indir[i] >= GN_MAC_MAX_QUEUES)
+			return -EINVAL;
+		tbl[i] = indir ? indir[i] : old->indir[i];
+	}
+	rss = gn_mac_rss_alloc(key ?: old->key, tbl);
+	if (!rss)
+		return -ENOMEM;
+	/* frames in flight finish with the old state: the swap is hitless */
+	rcu_assign_pointer(mac->rss, rss);
+	kfree_rcu(old, rcu);
+	return 0;
+}
+EXPORT_SYMBOL_NS_GPL(gn_mac_set_rss, GAUDI_NIC);
+
+void gn_mac_get_rss(struct gn_mac *mac, u8 *key, u32 *indir)
+{
+	const struct gn_mac_rss *rss = rtnl_dereference(mac->rss);
+	unsigned int i;
+
+	ASSERT_RTNL();
+	if (key)
+		memcpy(key, rss->key, GN_MAC_RSS_KEY_SIZE);
+	if (indir)
+		for (i = 0; i < GN_MAC_RSS_INDIR_SIZE; i++)
+			indir[i] = rss->indir[i];
+}
+EXPORT_SYMBOL_NS_GPL(gn_mac_get_rss, GAUDI_NIC);
+
 void gn_mac_set_max_frame(struct gn_mac *mac, unsigned int len)
 {
 	WRITE_ONCE(mac->max_frame, len);
@@ -1206,6 +1304,14 @@ bool gn_mac_link_up(struct gn_mac *mac)
 	return READ_ONCE(mac->link);
 }
 EXPORT_SYMBOL_NS_GPL(gn_mac_link_up, GAUDI_NIC);
+
+/* The cable-detect pin of the port's cage: a cable is plugged in. */
+bool gn_mac_cabled(struct gn_mac *mac)
+{
+	ASSERT_RTNL();
+	return rtnl_dereference(mac->peer);
+}
+EXPORT_SYMBOL_NS_GPL(gn_mac_cabled, GAUDI_NIC);
 
 int gn_mac_link(struct gn_mac *a, struct gn_mac *b)
 {
@@ -1369,6 +1475,8 @@ EXPORT_SYMBOL_NS_GPL(gn_mac_unbind, GAUDI_NIC);
 
 struct gn_mac *gn_mac_create(struct device *dma_dev, unsigned int port)
 {
+	u8 key[GN_MAC_RSS_KEY_SIZE], indir[GN_MAC_RSS_INDIR_SIZE] = {};
+	struct gn_mac_rss *rss;
 	struct gn_mac *mac;
 	unsigned int q;
 
@@ -1377,7 +1485,14 @@ struct gn_mac *gn_mac_create(struct device *dma_dev, unsigned int port)
 		return NULL;
 	mac->dma_dev = dma_dev;
 	mac->port = port;
-	mac->hash_seed = get_random_u32();
+	/* reset state: a random key, every entry on ring 0 */
+	get_random_bytes(key, sizeof(key));
+	rss = gn_mac_rss_alloc(key, indir);
+	if (!rss) {
+		kfree(mac);
+		return NULL;
+	}
+	RCU_INIT_POINTER(mac->rss, rss);
 	mac->roce_en = true;
 	mac->max_frame = GN_MAC_FRAME_LEN(ETH_DATA_LEN);
 	mac->nrxq = 1;
@@ -1400,5 +1515,6 @@ void gn_mac_destroy(struct gn_mac *mac)
 	synchronize_rcu();
 	/* unlinked: no sender can hold a frame any more (see the struct) */
 	kfree(mac->fault.held);
+	kfree(rcu_dereference_protected(mac->rss, true));
 	kfree(mac);
 }
