@@ -207,6 +207,26 @@ static void fill(uint8_t *p, size_t n, unsigned int seed)
 		p[i] = (uint8_t)(i * 13 + seed);
 }
 
+/* Destroy the QPs, drain both CQs, free the MRs and their buffers. */
+static void release(struct ibv_qp *const *qps, int nqps, struct ibv_mr *ma,
+		    struct ibv_mr *mb, void *a, void *b)
+{
+	struct ibv_wc wc;
+	int i;
+
+	for (i = 0; i < nqps; i++)
+		if (qps[i])
+			ibv_destroy_qp(qps[i]);
+	while (ibv_poll_cq(A.cq, 1, &wc) > 0 || ibv_poll_cq(B.cq, 1, &wc) > 0)
+		;
+	if (ma)
+		ibv_dereg_mr(ma);
+	if (mb)
+		ibv_dereg_mr(mb);
+	free(a);
+	free(b);
+}
+
 enum rewrite {
 	SET_INLINE,		/* the WRITE's data becomes "inline" */
 	SET_NUM_SGE,		/* num_sge 255, SGE 0 shrunk: walk past the WQE */
@@ -303,18 +323,7 @@ static void test_rewrite(enum rewrite how)
 		   "%s: nothing written past the message", rewrite_name[how]);
 	}
 out:
-	if (qa)
-		ibv_destroy_qp(qa);
-	if (qb)
-		ibv_destroy_qp(qb);
-	while (ibv_poll_cq(A.cq, 1, &wc) > 0 || ibv_poll_cq(B.cq, 1, &wc) > 0)
-		;
-	if (ma)
-		ibv_dereg_mr(ma);
-	if (mb)
-		ibv_dereg_mr(mb);
-	free(a);
-	free(b);
+	release((struct ibv_qp *[]){ qa, qb }, 2, ma, mb, a, b);
 }
 
 /* Hardware counter @name of port 1 of @s, or -1. */
@@ -398,18 +407,7 @@ static void test_rd_limit(int dest, int nreads)
 out:
 	dest_rd_atomic = 4;
 	path_mtu = IBV_MTU_1024;
-	if (qa)
-		ibv_destroy_qp(qa);
-	if (qb)
-		ibv_destroy_qp(qb);
-	while (ibv_poll_cq(A.cq, 1, &wc) > 0 || ibv_poll_cq(B.cq, 1, &wc) > 0)
-		;
-	if (ma)
-		ibv_dereg_mr(ma);
-	if (mb)
-		ibv_dereg_mr(mb);
-	free(a);
-	free(b);
+	release((struct ibv_qp *[]){ qa, qb }, 2, ma, mb, a, b);
 }
 
 /*
@@ -498,22 +496,7 @@ static void test_big_read(void)
 	   "the requester dropped nothing (rx_dropped +%lld)", drop1 - drop0);
 out:
 	path_mtu = IBV_MTU_1024;
-	if (qa)
-		ibv_destroy_qp(qa);
-	if (qb)
-		ibv_destroy_qp(qb);
-	if (qa2)
-		ibv_destroy_qp(qa2);
-	if (qb2)
-		ibv_destroy_qp(qb2);
-	while (ibv_poll_cq(A.cq, 1, &wc) > 0 || ibv_poll_cq(B.cq, 1, &wc) > 0)
-		;
-	if (ma)
-		ibv_dereg_mr(ma);
-	if (mb)
-		ibv_dereg_mr(mb);
-	free(a);
-	free(b);
+	release((struct ibv_qp *[]){ qa, qb, qa2, qb2 }, 4, ma, mb, a, b);
 }
 
 /* The uverbs mappings in /proc/self/maps: start addresses and offsets. */
@@ -751,18 +734,7 @@ static void test_wire(void)
 	   write_ok(&B, qb, mb, ma, 9),
 	   "after the fuzzer, new QPs carry a WRITE each way");
 out:
-	if (qa)
-		ibv_destroy_qp(qa);
-	if (qb)
-		ibv_destroy_qp(qb);
-	while (ibv_poll_cq(A.cq, 1, &wc) > 0 || ibv_poll_cq(B.cq, 1, &wc) > 0)
-		;
-	if (ma)
-		ibv_dereg_mr(ma);
-	if (mb)
-		ibv_dereg_mr(mb);
-	free(a);
-	free(b);
+	release((struct ibv_qp *[]){ qa, qb }, 2, ma, mb, a, b);
 }
 
 /*
