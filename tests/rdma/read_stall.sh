@@ -12,6 +12,7 @@ DEV_A=${DEV_A:-48}
 DEV_B=${DEV_B:-49}
 . "$here/lib.sh"
 RUNS=${RUNS:-5}
+export RUNS
 
 trap rdma_env_cleanup EXIT
 tap_env_start rdma_env_setup
@@ -29,7 +30,10 @@ lat_once() {
 	pair "ib_write_lat 8 B ($1)" 120 ib_write_lat -F -s 8 -n 1000 -I 8 -p 18515 \
 		-d "$IB_A" -x "$GID_A" -- ib_write_lat -F -s 8 -n 1000 -I 8 -p 18515 \
 		-d "$IB_B" -x "$GID_B" "$IP_A" >/dev/null
-	lat_typ "$PAIR_OUT_C"
+	local v
+	v=$(lat_typ "$PAIR_OUT_C")
+	is_meas "$v" || printf '%s\n' "server:" "$PAIR_OUT_S" "client:" "$PAIR_OUT_C" | tail -n 25 | sed 's/^/# /' >&2
+	echo "$v"
 }
 
 alone=() busy=() bad=0
@@ -59,6 +63,8 @@ if kill -0 "$rd_cli" 2>/dev/null; then
 else
 	t_fail "the READs were still running when the last latency run ended" "$(cat "$rd_out")"
 fi
+diag "ib_read_bw client so far:" "$(tail -n 15 "$rd_out")"
+diag "$IB_A: $(ib_stats "$IB_A" 1 | tr '\n' ' ')" "$IB_B: $(ib_stats "$IB_B" 1 | tr '\n' ' ')"
 kill "$rd_cli" "$rd_srv" 2>/dev/null
 wait "$rd_cli" "$rd_srv" 2>/dev/null
 rm -f "$rd_out"
