@@ -17,6 +17,9 @@
 #include <c10/util/Exception.h>
 
 #include <sched.h>
+#include <unistd.h>
+#include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <set>
 #include <stdexcept>
@@ -197,11 +200,12 @@ bool WorkGcoll::wait(std::chrono::milliseconds timeout) {
 }
 
 void WorkGcoll::complete(std::exception_ptr e) {
+  // Work first: whoever the future wakes sees is_completed() true
+  finish(e);
   if (e)
     future_->setError(e);
   else
     future_->markCompleted(c10::IValue(outputs_));
-  finish(e);
 }
 
 // --------------------------------------------------------------- Channel
@@ -307,16 +311,26 @@ ProcessGroupGcoll::ProcessGroupGcoll(const c10::intrusive_ptr<c10d::Store> &stor
 
 ProcessGroupGcoll::~ProcessGroupGcoll() { shutdown(); }
 
+static void dbg(const char *what, const void *pg) {
+  static const bool on = getenv("TORCH_GCOLL_DEBUG") != nullptr;
+  if (on) fprintf(stderr, "torch_gcoll[%d]: %p %s\n", (int)getpid(), pg, what);
+}
+
 void ProcessGroupGcoll::shutdown() {
   if (shut_.exchange(true)) return;
+  dbg("shutdown", this);
   {
     std::lock_guard<std::mutex> l(g_live_mu);
     g_live.erase(this);
   }
   coll_.stop();
+  dbg("coll stopped", this);
   p2p_.stop();
+  dbg("p2p stopped", this);
   coll_.close(true);
+  dbg("coll closed", this);
   p2p_.close(true);
+  dbg("p2p closed", this);
 }
 
 void shutdown_all() {
