@@ -281,7 +281,7 @@ void Channel::close(bool healthy) {
   sweep_hbm(true);
   if (healthy && failed.empty()) {
     // destroy flushes with a barrier: bound it, a peer may be gone
-    gcoll_comm_set_timeout(comm, 5000);
+    gcoll_comm_set_timeout(comm, 3000);
     if (gcoll_comm_destroy(comm) != GCOLL_SUCCESS) {
       /* destroy frees the communicator whatever the barrier did */
     }
