@@ -8,7 +8,7 @@ echo "1..2"
 python3 -c 'import torch_gcoll, torch.distributed as d; assert "gcoll" in d.Backend.backend_list; print("# imported", torch_gcoll.__file__)' &&
 	echo "ok 1 - import torch_gcoll from the build prefix registers backend gcoll" ||
 	echo "not ok 1 - import torch_gcoll from the build prefix"
-out=$(timeout 90 python3 -m torch_gcoll.run --nproc-per-node 2 --master-port 0 \
+out=$(timeout 90 python3 -m torch_gcoll.run --nproc-per-node 2 --master-port "$(python3 -c "import socket; s=socket.socket(); s.bind(('127.0.0.1', 0)); print(s.getsockname()[1])")" \
 	collectives/bindings/torch/examples/ddp_train.py --backend gcoll --steps 5 2>&1)
 rc=$?
 echo "$out" | grep -E '^backend' | sed 's/^/# /'

@@ -11,6 +11,8 @@
 //     payload is received into a buffer until a matching recv is posted.
 // Workers poll their requests (gcoll_test) so that shutdown is noticed;
 // every gcoll operation carries the process group's timeout.
+#include <Python.h>
+
 #include "gcoll_torch.hpp"
 
 #include <ATen/ATen.h>
@@ -319,6 +321,12 @@ static void dbg(const char *what, const void *pg) {
 void ProcessGroupGcoll::shutdown() {
   if (shut_.exchange(true)) return;
   dbg("shutdown", this);
+  // The last reference may go in Python's destroy_process_group with the
+  // GIL held, while a worker drops the last reference to a tensor that has
+  // a Python object (which takes the GIL): joining it then deadlocks.
+  // Release the GIL for the join and the bounded flush.
+  PyThreadState *ts = nullptr;
+  if (Py_IsInitialized() && PyGILState_Check()) ts = PyEval_SaveThread();
   {
     std::lock_guard<std::mutex> l(g_live_mu);
     g_live.erase(this);
@@ -331,6 +339,7 @@ void ProcessGroupGcoll::shutdown() {
   dbg("coll closed", this);
   p2p_.close(true);
   dbg("p2p closed", this);
+  if (ts) PyEval_RestoreThread(ts);
 }
 
 void shutdown_all() {

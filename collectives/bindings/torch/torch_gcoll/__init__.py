@@ -19,6 +19,27 @@ import torch.distributed as dist
 
 from . import _C
 
+
+def _no_libuv_rendezvous():
+    # Under torchrun, workers reach the agent's store through
+    # torch.distributed.rendezvous.TCPStore(...) with the default
+    # use_libuv=True, which a torch without libuv refuses.
+    import importlib
+    rdzv = importlib.import_module("torch.distributed.rendezvous")
+    orig = rdzv.TCPStore
+    if getattr(orig, "_gcoll_no_libuv", False):
+        return
+
+    def tcpstore(*args, **kwargs):
+        if os.environ.get("USE_LIBUV") == "0":
+            kwargs["use_libuv"] = False
+        return orig(*args, **kwargs)
+    tcpstore._gcoll_no_libuv = True
+    rdzv.TCPStore = tcpstore
+
+
+_no_libuv_rendezvous()
+
 __all__ = ["empty_hbm", "is_hbm", "ProcessGroupGcoll", "BACKEND"]
 
 BACKEND = "gcoll"
