@@ -403,9 +403,6 @@ def worker_ops(args):
     res.check("barrier", t_barrier)
 
     res.report(prefix)
-    if os.environ.get("TORCH_GCOLL_DEBUG"):
-        import faulthandler
-        faulthandler.dump_traceback_later(20)
     dist.destroy_process_group()
     if os.environ.get("TORCH_GCOLL_DEBUG"):
         print("rank %d destroyed" % rank, file=sys.stderr, flush=True)
@@ -444,6 +441,11 @@ def worker_ddp(args):
     res.check("DDP %d steps: gcoll params == gloo params" % args.steps, t_ddp)
     res.report("%s n=%d" % (args.provider, dist.get_world_size()))
     dist.destroy_process_group()
+    # Known problem (Documentation/torch.md): with DDP modules still alive,
+    # interpreter teardown was seen to hang once in ~3 runs at 3 ranks.
+    # Not diagnosed yet; the ops tests exit normally.
+    sys.stdout.flush()
+    os._exit(0)
 
 
 def worker_fail(args):
@@ -548,14 +550,7 @@ def main():
         argv.remove("--worker")
         args = ap.parse_args(argv)
         {"ops": worker_ops, "ddp": worker_ddp, "fail": worker_fail}[args.mode](args)
-        # destroy_process_group() has returned (that is what is tested).
-        # Interpreter teardown hangs now and then in a destructor after
-        # every gcoll communicator is closed (not diagnosed yet, see
-        # Documentation/torch.md): leave without it.
-        sys.stdout.flush()
-        sys.stderr.flush()
-        if not os.environ.get("TORCH_GCOLL_TEST_CLEAN_EXIT"):
-            os._exit(0)
+        # a normal interpreter exit: must not hang (the launcher's timeout)
         return 0
     args = ap.parse_args(argv)
     if args.mode == "fail":
