@@ -410,6 +410,7 @@ def worker_ops(args):
 
 def worker_ddp(args):
     torch, dist = setup()
+    sys.dont_write_bytecode = True  # the checkout stays clean
     sys.path.insert(0, os.path.join(HERE, "../../collectives/bindings/torch/examples"))
     from ddp_train import make_model, train
     from torch.nn.parallel import DistributedDataParallel as DDP
