@@ -25,10 +25,10 @@ root:
 clean:
 	rm -rf build
 
-all check demo sparse kmod user bench ksft:
+all check demo sparse kmod user bench ksft torch:
 	@$(INROOT) $(MAKE) --no-print-directory -C /src $@ V=$(V)
 
-.PHONY: root clean all check demo sparse kmod user bench ksft
+.PHONY: root clean all check demo sparse kmod user bench ksft torch
 else
 # ---------------------------------------------------------------- root side
 KVER ?= $(GAUDI_NIC_KVER)
@@ -84,6 +84,20 @@ user:
 	done
 	@echo "  PROVIDER libgaudi-rdmav34.so (inside the rdma-core source in /opt/src)"
 	@rdma-core/providers/gaudi/build.sh
+	@$(MAKE) --no-print-directory torch
+
+# The PyTorch backend (package torch_gcoll), a C++17 extension against the
+# root's libtorch, installed into $(B)/prefix/$(TORCH_PYDIR).
+TORCH_PYDIR := lib/python3/dist-packages
+torch: export PKG_CONFIG_PATH := $(B)/prefix/lib/pkgconfig
+torch:
+	@echo "  MESON   collectives/bindings/torch (torch_gcoll: build/torch)"
+	@[ -f $(B)/torch/build.ninja ] || meson setup $(B)/torch collectives/bindings/torch \
+		--prefix=$(B)/prefix -Dpython.platlibdir=$(B)/prefix/$(TORCH_PYDIR) \
+		-Dpython.purelibdir=$(B)/prefix/$(TORCH_PYDIR) \
+		>$(B)/torch.setup.log 2>&1 || { cat $(B)/torch.setup.log; exit 1; }
+	@ninja -j2 -C $(B)/torch install >$(B)/torch.ninja.log 2>&1 || \
+		{ cat $(B)/torch.ninja.log; exit 1; }
 
 check: all
 	@tools/testenv/check.sh
@@ -101,5 +115,5 @@ ksft-build:
 ksft: all
 	@tools/testenv/vm.sh tests/vm.d/ksft.list $(B)/results/ksft
 
-.PHONY: all kmod kmod-sync sparse user check demo bench ksft-build ksft
+.PHONY: all kmod kmod-sync sparse user check demo bench ksft-build ksft torch
 endif

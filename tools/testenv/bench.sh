@@ -9,6 +9,8 @@ cd /src
 status=0
 echo "# collectives: gcoll-perf allreduce vs Open MPI MPI_Allreduce (root, no VM)"
 collectives/bench/run.sh || status=1
+echo "# torch.distributed: gcoll vs gloo vs mpi backends (root, no VM)"
+python3 tests/torch/bench.py --ranks 2 --reps 3 || status=1
 echo "# in the guest: tests/bench.d"
 tools/testenv/vm.sh tests/bench.d /build/results/bench || status=1
 for f in /build/results/bench/*.log; do

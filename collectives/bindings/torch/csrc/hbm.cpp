@@ -1,0 +1,113 @@
+// SPDX-License-Identifier: MIT
+// torch_gcoll.empty_hbm(): CPU tensors whose storage is HBM of gaudi_nic.N,
+// allocated through hl-thunk, CPU-mapped and exported as a dma-buf.  The
+// storage's deleter drops the allocation; a backend that registered the
+// dma-buf keeps its own reference until it deregisters it.
+#include "gcoll_torch.hpp"
+
+#include <ATen/ATen.h>
+#include <c10/util/Exception.h>
+
+#include <fcntl.h>
+#include <sys/mman.h>
+#include <unistd.h>
+#include <cerrno>
+#include <cstring>
+
+#include <hlthunk.h>
+
+namespace torch_gcoll {
+
+namespace {
+std::mutex g_mu;
+std::map<int, int> g_devfd;                          // device index -> fd
+std::map<uintptr_t, std::weak_ptr<HbmAlloc>> g_allocs;  // cpu address -> allocation
+
+int devfd(int device) {
+  std::lock_guard<std::mutex> l(g_mu);
+  auto it = g_devfd.find(device);
+  if (it != g_devfd.end()) return it->second;
+  int fd = hlthunk_open_by_index((uint32_t)device);
+  TORCH_CHECK(fd >= 0, "torch_gcoll.empty_hbm: no gaudi_nic device ", device,
+              " (hlthunk_open_by_index(", device, "): ", strerror(-fd),
+              "); load gaudi_nic.ko and create gaudi_nic.", device, " first");
+  g_devfd[device] = fd;
+  return fd;
+}
+}  // namespace
+
+HbmAlloc::~HbmAlloc() {
+  {
+    std::lock_guard<std::mutex> l(g_mu);
+    auto it = g_allocs.find((uintptr_t)cpu);
+    if (it != g_allocs.end() && it->second.expired()) g_allocs.erase(it);
+  }
+  if (cpu) hlthunk_device_memory_munmap(cpu, size);
+  if (dmabuf >= 0) close(dmabuf);
+  if (devva) hlthunk_memory_unmap(devfd, devva);
+  if (handle) hlthunk_device_memory_free(devfd, handle);
+}
+
+std::shared_ptr<HbmAlloc> hbm_find(const void *p, size_t len) {
+  std::lock_guard<std::mutex> l(g_mu);
+  if (g_allocs.empty()) return nullptr;
+  auto it = g_allocs.upper_bound((uintptr_t)p);
+  if (it == g_allocs.begin()) return nullptr;
+  --it;
+  auto a = it->second.lock();
+  if (!a) return nullptr;
+  uintptr_t b = (uintptr_t)a->cpu;
+  if ((uintptr_t)p + len > b + a->size) return nullptr;
+  return a;
+}
+
+at::Tensor empty_hbm(std::vector<int64_t> sizes, at::ScalarType dtype, int device) {
+  TORCH_CHECK(device >= 0, "torch_gcoll.empty_hbm: device must be >= 0, got ", device);
+  int64_t numel = 1;
+  for (auto s : sizes) {
+    TORCH_CHECK(s >= 0, "torch_gcoll.empty_hbm: negative size ", s);
+    numel *= s;
+  }
+  int fd = devfd(device);
+  struct hlthunk_hw_ip_info hw;
+  memset(&hw, 0, sizeof(hw));
+  TORCH_CHECK(hlthunk_get_hw_ip_info(fd, &hw) == 0, "torch_gcoll.empty_hbm: gaudi_nic.",
+              device, ": hlthunk_get_hw_ip_info: ", strerror(errno));
+  uint64_t page = hw.dram_page_size ? hw.dram_page_size : 4096;
+  uint64_t want = (uint64_t)numel * c10::elementSize(dtype);
+  uint64_t size = want ? (want + page - 1) / page * page : page;
+  auto a = std::make_shared<HbmAlloc>();
+  a->device = device;
+  a->devfd = fd;
+  a->size = size;
+  a->handle = hlthunk_device_memory_alloc(fd, size, 0, false, false);
+  TORCH_CHECK(a->handle, "torch_gcoll.empty_hbm: gaudi_nic.", device, ": cannot allocate ",
+              size, " bytes of HBM (", hw.dram_free, " free): ", strerror(errno));
+  a->devva = hlthunk_device_memory_map(fd, a->handle, 0);
+  TORCH_CHECK(a->devva, "torch_gcoll.empty_hbm: hlthunk_device_memory_map: ", strerror(errno));
+  a->dmabuf = hlthunk_device_mapped_memory_export_dmabuf_fd(fd, a->devva, size, 0,
+                                                            O_RDWR | O_CLOEXEC);
+  TORCH_CHECK(a->dmabuf >= 0, "torch_gcoll.empty_hbm: dma-buf export: ", strerror(-a->dmabuf));
+  a->cpu = hlthunk_device_memory_mmap(fd, a->handle, size);
+  if (!a->cpu) {
+    int e = errno;
+    a->cpu = nullptr;
+    TORCH_CHECK(false, "torch_gcoll.empty_hbm: CPU mapping of HBM: ", strerror(e));
+  }
+  {
+    std::lock_guard<std::mutex> l(g_mu);
+    g_allocs[(uintptr_t)a->cpu] = a;
+  }
+  auto keep = a;
+  return at::from_blob(
+      a->cpu, sizes, [keep](void *) mutable { keep.reset(); },
+      at::TensorOptions().dtype(dtype).device(at::kCPU));
+}
+
+bool is_hbm(const at::Tensor &t) {
+  if (!t.defined() || !t.device().is_cpu() || !t.has_storage()) return false;
+  const void *p = t.storage().data();
+  return p && hbm_find(p, t.storage().nbytes()) != nullptr;
+}
+
+}  // namespace torch_gcoll
