@@ -769,12 +769,141 @@ static int exhaust(const char *name, int n, int hold)
 	return 0;
 }
 
+static int cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/*
+ * "lat ... N": the latency of an 8-byte RDMA WRITE the way ib_write_lat
+ * measures it (A writes B's buffer, B sees it and writes back, half the
+ * round trip), with clock_gettime() instead of perftest's cycle counter,
+ * whose calibration fails on a loaded TCG guest.  Prints the median and
+ * the spread over N round trips, in microseconds.
+ */
+static int bench_lat(int n)
+{
+	uint8_t *a = aligned_alloc(4096, 4096), *b = aligned_alloc(4096, 4096);
+	struct ibv_mr *ma = ibv_reg_mr(A.pd, a, 4096, ACC_ALL);
+	struct ibv_mr *mb = ibv_reg_mr(B.pd, b, 4096, ACC_ALL);
+	struct ibv_qp *qa = NULL, *qb = NULL;
+	double *t = calloc(n, sizeof(*t));
+	int i, ret = 1;
+
+	if (!a || !b || !ma || !mb || !t || !connect_pair(&qa, &qb))
+		goto out;
+	memset(a, 0, 4096);
+	memset(b, 0, 4096);
+	for (i = 0; i < n; i++) {
+		volatile uint32_t *ra = (uint32_t *)a, *rb = (uint32_t *)b;
+		uint32_t seq = i + 1;
+		struct ibv_sge sa = { (uintptr_t)a + 64, 8, ma->lkey };
+		struct ibv_sge sb = { (uintptr_t)b + 64, 8, mb->lkey };
+		struct ibv_send_wr wa = {
+			.sg_list = &sa, .num_sge = 1,
+			.opcode = IBV_WR_RDMA_WRITE,
+			.send_flags = (i % 64 == 63) ? IBV_SEND_SIGNALED : 0,
+			.wr.rdma = { (uintptr_t)b, mb->rkey },
+		}, wb = wa, *bad;
+		struct ibv_wc wc;
+		double t0;
+
+		wb.sg_list = &sb;
+		wb.wr.rdma.remote_addr = (uintptr_t)a;
+		wb.wr.rdma.rkey = ma->rkey;
+		memcpy(a + 64, &seq, 4);
+		memcpy(b + 64, &seq, 4);
+		t0 = now();
+		if (ibv_post_send(qa, &wa, &bad))
+			goto out;
+		while (*rb != seq)
+			if (now() - t0 > 10)
+				goto out;
+		if (ibv_post_send(qb, &wb, &bad))
+			goto out;
+		while (*ra != seq)
+			if (now() - t0 > 10)
+				goto out;
+		t[i] = (now() - t0) / 2 * 1e6;
+		if (wa.send_flags) {
+			ibv_poll_cq(A.cq, 1, &wc);
+			ibv_poll_cq(B.cq, 1, &wc);
+		}
+	}
+	qsort(t, n, sizeof(*t), cmp_double);
+	printf("lat_us median %.2f p10 %.2f p90 %.2f max %.2f n %d\n",
+	       t[n / 2], t[n / 10], t[n * 9 / 10], t[n - 1], n);
+	ret = 0;
+out:
+	if (ret)
+		printf("lat: failed (%s)\n", strerror(errno));
+	free(t);
+	release((struct ibv_qp *[]){ qa, qb }, 2, ma, mb, a, b);
+	return ret;
+}
+
+/*
+ * "readload ... SECS": B reads 256 MiB from A at MTU 256 (1 Mi responses
+ * per READ), one READ after another, for SECS seconds; prints how many.
+ */
+static int bench_readload(int secs)
+{
+	size_t len = 256 << 20;
+	uint8_t *a = aligned_alloc(4096, len), *b = aligned_alloc(4096, len);
+	struct ibv_mr *ma = ibv_reg_mr(A.pd, a, len, ACC_ALL);
+	struct ibv_mr *mb = ibv_reg_mr(B.pd, b, len, ACC_ALL);
+	struct ibv_qp *qa = NULL, *qb = NULL;
+	double end = now() + secs, t0 = now();
+	int reads = 0, ret = 1;
+
+	path_mtu = IBV_MTU_256;
+	if (!a || !b || !ma || !mb || !connect_pair(&qa, &qb))
+		goto out;
+	memset(a, 1, len);
+	printf("readload: connected, reading\n");
+	fflush(stdout);
+	while (now() < end) {
+		struct ibv_sge sg = { (uintptr_t)b, len, mb->lkey };
+		struct ibv_send_wr wr = {
+			.sg_list = &sg, .num_sge = 1,
+			.opcode = IBV_WR_RDMA_READ,
+			.send_flags = IBV_SEND_SIGNALED,
+			.wr.rdma = { (uintptr_t)a, ma->rkey },
+		}, *bad;
+		struct ibv_wc wc;
+
+		if (ibv_post_send(qb, &wr, &bad) || wait_wc(B.cq, &wc, 120) ||
+		    wc.status != IBV_WC_SUCCESS)
+			goto out;
+		reads++;
+	}
+	ret = 0;
+out:
+	printf("readload: %d READs of 256 MiB in %.1f s%s\n", reads,
+	       now() - t0, ret ? " (failed)" : "");
+	release((struct ibv_qp *[]){ qa, qb }, 2, ma, mb, a, b);
+	return ret;
+}
+
 int main(int argc, char **argv)
 {
 	if (argc == 5 && !strcmp(argv[1], "exhaust"))
 		return exhaust(argv[2], atoi(argv[3]), atoi(argv[4]));
+	if (argc == 7 && (!strcmp(argv[1], "lat") ||
+			  !strcmp(argv[1], "readload"))) {
+		if (open_side(&A, argv[2], atoi(argv[3])) ||
+		    open_side(&B, argv[4], atoi(argv[5])))
+			return 1;
+		return argv[1][0] == 'l' ? bench_lat(atoi(argv[6])) :
+		       bench_readload(atoi(argv[6]));
+	}
 	if (argc < 5) {
-		fprintf(stderr, "usage: %s DEV_A GID_A DEV_B GID_B\n", argv[0]);
+		fprintf(stderr, "usage: %s DEV_A GID_A DEV_B GID_B\n"
+			"       %s exhaust DEV N HOLD_SECS\n"
+			"       %s lat|readload DEV_A GID_A DEV_B GID_B N|SECS\n",
+			argv[0], argv[0], argv[0]);
 		return 2;
 	}
 	printf("TAP version 13\n");
