@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: MIT
-"""In the guest: torch_gcoll.empty_hbm tensors on gaudi_nic.0/1 used in
-collectives, 2 ranks (rank r on gaudi_nic.r) over a host provider (tcp).
+"""In the guest: torch_gcoll.empty_hbm tensors on two gaudi_nic devices
+($HBM_DEVS, default "0 1") used in collectives, 2 ranks (rank r on the
+r-th device) over a host provider (tcp).
 TAP from rank 0.  The path over gaudi verbs between two devices waits for
 collectives on the device (issue 16)."""
 import datetime
@@ -25,27 +26,28 @@ def worker():
     torch.set_num_threads(1)
     dist.init_process_group("gcoll", timeout=datetime.timedelta(seconds=120))
     rank = dist.get_rank()
+    dev = [int(d) for d in os.environ.get("HBM_DEVS", "0 1").split()][rank]
     res = []
 
     def ok(desc, cond):
         res.append((desc, bool(cond)))
 
-    before = hbm_used(rank)
-    t = torch_gcoll.empty_hbm(1 << 18, dtype=torch.float32, device=rank)
-    ok("empty_hbm on gaudi_nic.%d: is_hbm, HBM in use" % rank,
-       torch_gcoll.is_hbm(t) and not torch_gcoll.is_hbm(torch.ones(3)) and hbm_used(rank) > before)
+    before = hbm_used(dev)
+    t = torch_gcoll.empty_hbm(1 << 18, dtype=torch.float32, device=dev)
+    ok("empty_hbm on gaudi_nic.%d: is_hbm, HBM in use" % dev,
+       torch_gcoll.is_hbm(t) and not torch_gcoll.is_hbm(torch.ones(3)) and hbm_used(dev) > before)
     t.fill_(rank + 1)
     dist.all_reduce(t)
     ok("all_reduce 1 MiB in HBM", torch.all(t == 3).item())
-    b = torch_gcoll.empty_hbm(4, 1000, dtype=torch.int64, device=rank)
+    b = torch_gcoll.empty_hbm(4, 1000, dtype=torch.int64, device=dev)
     b.copy_(torch.arange(4000).view(4, 1000) * (rank + 1))
     dist.broadcast(b, 1)
     ok("broadcast from rank 1 into HBM", torch.equal(b, torch.arange(4000).view(4, 1000) * 2))
-    o = torch_gcoll.empty_hbm(2 * 5000, dtype=torch.float32, device=rank)
+    o = torch_gcoll.empty_hbm(2 * 5000, dtype=torch.float32, device=dev)
     i = torch.full((5000,), float(rank))
     dist.all_gather_into_tensor(o, i)
     ok("all_gather_into_tensor into HBM", torch.equal(o, torch.cat([torch.zeros(5000), torch.ones(5000)])))
-    s = torch_gcoll.empty_hbm(300000, dtype=torch.float32, device=rank)
+    s = torch_gcoll.empty_hbm(300000, dtype=torch.float32, device=dev)
     if rank == 0:
         s.copy_(torch.arange(300000, dtype=torch.float32))
         dist.send(s, 1, tag=4)
@@ -58,7 +60,7 @@ def worker():
     dist.destroy_process_group()
     import gc
     gc.collect()
-    ok("HBM freed with the tensors and the group", hbm_used(rank) == before)
+    ok("HBM freed with the tensors and the group", hbm_used(dev) == before)
     try:
         torch_gcoll.empty_hbm(4, device=9)
         ok("empty_hbm on missing gaudi_nic.9 raises", False)
