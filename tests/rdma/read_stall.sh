@@ -37,12 +37,16 @@ lat_run() {
 	awk '/^lat_us/ { print $3 }' <<<"$out"
 }
 
-pf=()
-for ((i = 0; i < RUNS; i++)); do
+# pf_run: one perftest ib_write_lat (in a subshell: its TAP line is not ours)
+pf_run() {
 	pair "ib_write_lat 8 B" 120 ib_write_lat -F -s 8 -n 1000 -I 8 \
 		-d "$IB_A" -x "$GID_A" -- ib_write_lat -F -s 8 -n 1000 -I 8 \
 		-d "$IB_B" -x "$GID_B" "$IP_A" >/dev/null
-	v=$(lat_typ "$PAIR_OUT_C")
+	lat_typ "$PAIR_OUT_C"
+}
+pf=()
+for ((i = 0; i < RUNS; i++)); do
+	v=$(pf_run)
 	is_meas "$v" && pf+=("$v")
 done
 alone=() busy=()
