@@ -368,8 +368,13 @@ static void test_rd_limit(int dest, int nreads)
 	struct ibv_mr *ma = ibv_reg_mr(A.pd, a, len, ACC_ALL);
 	struct ibv_mr *mb = ibv_reg_mr(B.pd, b, len, ACC_ALL);
 	struct ibv_qp *qa = NULL, *qb = NULL;
+	struct ibv_send_wr wr[4], *bad;
+	struct ibv_sge sg[4];
 	struct ibv_wc wc = {};
 	int i, inv = 0, good = 0, done = 0;
+
+	if (nreads > 4)
+		nreads = 4;
 
 	dest_rd_atomic = dest;
 	path_mtu = IBV_MTU_256;
@@ -378,22 +383,28 @@ static void test_rd_limit(int dest, int nreads)
 		   strerror(errno));
 		goto out;
 	}
+	/*
+	 * One post, one doorbell: the requests leave back to back, so the
+	 * second reaches the responder while the first one's 2048
+	 * responses (32 bursts) are still owed.
+	 */
 	for (i = 0; i < nreads; i++) {
 		size_t part = len / nreads;
-		struct ibv_sge sg = { (uintptr_t)a + i * part, part,
-				      ma->lkey };
-		struct ibv_send_wr wr = {
-			.wr_id = i, .sg_list = &sg, .num_sge = 1,
+
+		sg[i] = (struct ibv_sge){ (uintptr_t)a + i * part, part,
+					  ma->lkey };
+		wr[i] = (struct ibv_send_wr){
+			.wr_id = i, .sg_list = &sg[i], .num_sge = 1,
 			.opcode = IBV_WR_RDMA_READ,
 			.send_flags = IBV_SEND_SIGNALED,
 			.wr.rdma = { .remote_addr = (uintptr_t)b + i * part,
 				     .rkey = mb->rkey },
-		}, *bad;
-
-		if (ibv_post_send(qa, &wr, &bad)) {
-			ok(false, "max_dest_rd_atomic %d: post", dest);
-			goto out;
-		}
+			.next = i + 1 < nreads ? &wr[i + 1] : NULL,
+		};
+	}
+	if (ibv_post_send(qa, wr, &bad)) {
+		ok(false, "max_dest_rd_atomic %d: post", dest);
+		goto out;
 	}
 	for (done = 0; done < nreads; done++) {
 		if (wait_wc(A.cq, &wc, 60))
