@@ -1614,9 +1614,28 @@ static void gn_resp_fatal(struct gaudi_nic_roce *r, struct gn_rport *pt,
 	gn_roce_event(r, ev, qp->qpn);
 }
 
+/* rkey, PD, bounds and access of an RDMA request; NULL if refused. */
 static struct gn_rmr *gn_resp_check(struct gaudi_nic_roce *r,
 				    struct gn_rqp *qp, u32 rkey, u64 va,
-				    u32 len, u32 mr_acc, u32 qp_acc);
+				    u32 len, u32 mr_acc, u32 qp_acc)
+{
+	struct gn_rmr *mr;
+
+	if (!(le32_to_cpu(qp->ctx.access) & qp_acc))
+		return NULL;
+	mr = gn_mr_get(r, rkey, le32_to_cpu(qp->ctx.pdn));
+	if (!mr || !(mr->access & mr_acc))
+		return NULL;
+	if (len && !gn_mr_covers(mr, va, len))
+		return NULL;
+	return mr;
+}
+
+/* The QP's responder resources (READs it may hold at once). */
+static u32 gn_resp_rd_max(const struct gn_rqp *qp)
+{
+	return min_t(u32, qp->ctx.max_dest_rd_atomic, GN_ROCE_MAX_RD_ATOM);
+}
 
 /* Response @i of READ @rd, from @mr. */
 static void gn_resp_read_pkt(struct gaudi_nic_roce *r, struct gn_rqp *qp,
@@ -1742,8 +1761,7 @@ static bool gn_rdp_reads_run(struct gaudi_nic_roce *r, bool *paused)
 static void gn_resp_read_dup(struct gaudi_nic_roce *r, struct gn_rport *pt,
 			     struct gn_rqp *qp, const struct gn_pkt *p)
 {
-	u32 max = min_t(u32, qp->ctx.max_dest_rd_atomic, GN_ROCE_MAX_RD_ATOM);
-	u32 held = min(qp->rd_head, max), k;
+	u32 held = min(qp->rd_head, gn_resp_rd_max(qp)), k;
 
 	for (k = 1; k <= held; k++) {
 		u32 j = qp->rd_head - k;
@@ -1764,23 +1782,6 @@ static void gn_resp_read_dup(struct gaudi_nic_roce *r, struct gn_rport *pt,
 		return;
 	}
 	pt->st.rx_drops++;
-}
-
-/* rkey, PD, bounds and access of an RDMA request; NULL if refused. */
-static struct gn_rmr *gn_resp_check(struct gaudi_nic_roce *r,
-				    struct gn_rqp *qp, u32 rkey, u64 va,
-				    u32 len, u32 mr_acc, u32 qp_acc)
-{
-	struct gn_rmr *mr;
-
-	if (!(le32_to_cpu(qp->ctx.access) & qp_acc))
-		return NULL;
-	mr = gn_mr_get(r, rkey, le32_to_cpu(qp->ctx.pdn));
-	if (!mr || !(mr->access & mr_acc))
-		return NULL;
-	if (len && !gn_mr_covers(mr, va, len))
-		return NULL;
-	return mr;
 }
 
 /* Take the next receive WQE; false if the RQ is empty. */
@@ -1962,8 +1963,6 @@ static void gn_resp_rx(struct gaudi_nic_roce *r, struct gn_rport *pt,
 		break;
 	}
 	case OP_READ_REQ: {
-		u32 max = min_t(u32, qp->ctx.max_dest_rd_atomic,
-				GN_ROCE_MAX_RD_ATOM);
 		struct gn_rread *rd;
 
 		if (qp->in_send || qp->in_write)
@@ -1973,7 +1972,7 @@ static void gn_resp_rx(struct gaudi_nic_roce *r, struct gn_rport *pt,
 		 * still sending, means the requester exceeds what it was
 		 * given: an invalid request (rxe answers it the same way).
 		 */
-		if (qp->rd_head - qp->rd_send >= max)
+		if (qp->rd_head - qp->rd_send >= gn_resp_rd_max(qp))
 			goto inv;
 		if (!gn_resp_check(r, qp, p->rkey, p->va, p->dmalen,
 				   GN_ROCE_MR_REMOTE_READ,
