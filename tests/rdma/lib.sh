@@ -133,3 +133,11 @@ pair() {
 		t_fail "$desc" "server rc=$rc_s:" "$PAIR_OUT_S" "client rc=$rc_c:" "$PAIR_OUT_C"
 	fi
 }
+
+# perftest's result line: bw_avg OUTPUT is the average MiB/s column,
+# lat_typ OUTPUT the typical latency (us); is_meas VALUE is true for a real
+# measurement (a number, not 0.00: inf and 0 are failed clock calibrations)
+bw_avg() { awk '/^ *[0-9]+ +[0-9]+ +[0-9.]+ +[0-9.]+/ { v = $4 } END { print v }' <<<"$1"; }
+lat_typ() { awk '/^ *[0-9]+ +[0-9]+ +[0-9.]+ +[0-9.]+ +[0-9.]+/ { v = $5 } END { print v }' <<<"$1"; }
+is_num() { [[ $1 =~ ^[0-9]+(\.[0-9]+)?$ ]]; }
+is_meas() { is_num "$1" && [[ ! $1 =~ ^0+(\.0+)?$ ]]; }

@@ -33,9 +33,6 @@ ns_a ip link set "$IF_A" mtu 9000
 ns_b ip link set "$IF_B" mtu 9000
 wait_carrier "$NS_A" "$IF_A" 1
 
-# bw_field OUTPUT: the average MiB/s column of perftest's result line
-bw_avg() { awk '/^ *[0-9]+ +[0-9]+ +[0-9.]+ +[0-9.]+/ { v = $4 } END { print v }' <<<"$1"; }
-lat_typ() { awk '/^ *[0-9]+ +[0-9]+ +[0-9.]+ +[0-9.]+ +[0-9.]+/ { v = $5 } END { print v }' <<<"$1"; }
 
 declare -A R
 # messages per 64 KiB bandwidth run, gaudi and rxe alike: 10000 is 625 MiB,
@@ -73,8 +70,6 @@ run_pair send_bw "ib_send_bw 64 KiB" ib_send_bw -F -s 65536 -n "$BW_ITERS" -m 40
 # perftest prints "inf" (or a bandwidth of 0.00) when its clock calibration
 # fails, which happens now and then under TCG: such a run is repeated, and
 # says so.  is_meas: a number above 0
-is_num() { [[ $1 =~ ^[0-9]+(\.[0-9]+)?$ ]]; }
-is_meas() { is_num "$1" && [[ ! $1 =~ ^0+(\.0+)?$ ]]; }
 # measured PARSE WHAT CMD...: run CMD, which leaves perftest's output in
 # OUT, until PARSE (bw_avg, lat_typ) finds a measurement in it, at most 3
 # times; MEAS is then the figure (false if none was found)

@@ -23,8 +23,6 @@ tap_env_start rdma_env_setup
 t_ok "environment: $IB_A ($NS_A) cabled to $IB_B ($NS_B)"
 need_test_bin hardening_test "$bin"
 
-lat_typ() { awk '/^ *[0-9]+ +[0-9]+ +[0-9.]+ +[0-9.]+ +[0-9.]+/ { v = $5 } END { print v }' <<<"$1"; }
-is_meas() { [[ $1 =~ ^[0-9]+(\.[0-9]+)?$ ]] && [[ ! $1 =~ ^0+(\.0+)?$ ]]; }
 # median, min and max of the numbers on stdin
 stats() { sort -g | awk '{ v[NR] = $1 } END { if (!NR) { print "none"; exit }
 	m = NR % 2 ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2
