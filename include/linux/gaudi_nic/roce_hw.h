@@ -21,6 +21,10 @@
  * All multi-byte fields of in-memory formats are little endian, except
  * the immediate data, which is kept in network order as on the wire.
  *
+ * Loopback.  A frame a port sends to its own MAC address is not put on
+ * the cable: the engine receives it itself, as rxe and mlx5 do, so both
+ * ends of a connection may be on one port.
+ *
  * Rings.  Every ring (SQ, RQ, CQ) is one buffer, described by a PBL of
  * PAGE_SIZE pages: a 128-byte header (struct gn_roce_ring_hdr) followed by
  * 2^log_size entries of a power-of-two stride.  Producer and consumer
@@ -54,6 +58,20 @@ struct gaudi_nic_roce;
 #define GN_ROCE_MAX_RD_ATOM	16
 #define GN_ROCE_MAX_GID		16	/* per port */
 #define GN_ROCE_MAX_PBL_PAGES	BIT(19)		/* PAGE_SIZE pages per MR */
+#define GN_ROCE_UD_MAX_SGE	4	/* UD/GSI send WQEs: the AV takes room */
+#define GN_ROCE_UD_MAX_INLINE	64
+#define GN_ROCE_GRH_SIZE	40	/* UD/GSI receive: GRH area first */
+
+/*
+ * Reserved lkey of privileged (kernel) QPs (GN_ROCE_QPF_PRIV): the SGE
+ * address is a DMA address of the engine's device, not an MR address, as
+ * a PD's local_dma_lkey.  Any other QP using it gets a protection error.
+ */
+#define GN_ROCE_LOCAL_DMA_LKEY	0
+/* Q_Keys: QP1's well-known one; in a send WQE, MSB set = the QP's own. */
+#define GN_ROCE_GSI_QKEY	0x80010000U
+#define GN_ROCE_QKEY_USE_QP	0x80000000U
+#define GN_ROCE_GSI_QPN		1	/* wire QPN of every port's GSI QP */
 
 /* ------------------------------------------------------------- rings */
 struct gn_roce_ring_hdr {
@@ -72,6 +90,24 @@ struct gn_roce_sge {
 	__le64 addr;
 	__le32 length;
 	__le32 lkey;
+};
+
+/*
+ * Address vector of a UD/GSI send WQE (struct gn_roce_wqe ud.av): where
+ * the datagram goes and from which local GID, resolved by the driver.
+ * @port is informational (the QP's port is used); @network is
+ * GN_ROCE_GID_V2_IPV4 or _IPV6 and must match the source GID's type.
+ */
+struct gn_roce_av {
+	u8 port;
+	u8 sgid_index;
+	u8 hop_limit;
+	u8 traffic_class;
+	__le32 flow_label;
+	u8 dmac[6];
+	u8 network;
+	u8 rsvd;
+	u8 dgid[16];
 };
 
 /* Work request opcodes (gn_roce_wqe.opcode). */
@@ -95,6 +131,15 @@ enum gn_roce_wqe_op {
  * A work queue entry, GN_ROCE_WQE_SIZE bytes.  Without F_SIGNALED a
  * successful SQ WQE produces no CQE (the QP was created with
  * sq_sig_all = 0); errors always do.
+ *
+ * Send WQEs of UD and GSI QPs (SEND, SEND_IMM only) carry the remote
+ * Q_Key (GN_ROCE_QKEY_USE_QP: the QP's own), the destination QPN and an
+ * address vector; their SGEs or inline data follow it (ud.sge[],
+ * ud.inline_data[]).  A UD message is at most one path MTU (the port's
+ * active MTU): longer ones complete with LOC_LEN_ERR.  Receive WQEs are
+ * the same for every QP type; on UD and GSI QPs the first
+ * GN_ROCE_GRH_SIZE bytes of the SGEs receive the GRH area (see
+ * GN_ROCE_CQE_F_GRH), the payload follows.
  */
 struct gn_roce_wqe {
 	__le64 wr_id;
@@ -104,11 +149,27 @@ struct gn_roce_wqe {
 	u8 rsvd0;
 	__be32 imm;			/* SEND_IMM, WRITE_IMM */
 	__le32 inline_len;		/* F_INLINE: bytes in inline_data */
-	__le32 rkey;			/* WRITE*, READ */
-	__le64 remote_addr;		/* WRITE*, READ */
+	union {
+		__le32 rkey;		/* RC: WRITE*, READ */
+		__le32 qkey;		/* UD/GSI send */
+	};
+	union {
+		__le64 remote_addr;	/* RC: WRITE*, READ */
+		struct {
+			__le32 dest_qpn;	/* UD/GSI send */
+			__le32 rsvd1;
+		};
+	};
 	union {
 		struct gn_roce_sge sge[GN_ROCE_MAX_SGE];
 		u8 inline_data[GN_ROCE_MAX_INLINE];
+		struct {
+			struct gn_roce_av av;
+			union {
+				struct gn_roce_sge sge[GN_ROCE_UD_MAX_SGE];
+				u8 inline_data[GN_ROCE_UD_MAX_INLINE];
+			};
+		} ud;
 	};
 };
 
@@ -138,21 +199,28 @@ enum gn_roce_cqe_status {
 	GN_ROCE_CQE_GENERAL_ERR		= 21,
 };
 
-/* gn_roce_cqe.flags */
+/*
+ * gn_roce_cqe.flags.  F_GRH: a UD/GSI receive; byte_len counts the
+ * GN_ROCE_GRH_SIZE bytes of the GRH area, which holds the IPv6 header
+ * (F_IPV6) or, for IPv4, 20 zero bytes and then the IPv4 header (as
+ * union rdma_network_hdr).  @src_qp is the sender's QPN (DETH).
+ */
 #define GN_ROCE_CQE_F_IMM	0x01	/* imm is valid */
+#define GN_ROCE_CQE_F_GRH	0x02
+#define GN_ROCE_CQE_F_IPV6	0x04
 
 /* A completion queue entry, GN_ROCE_CQE_SIZE bytes. */
 struct gn_roce_cqe {
 	__le64 wr_id;
 	__le32 byte_len;
 	__be32 imm;
-	__le32 qpn;
+	__le32 qpn;		/* the engine's QP number (GSI: not 1) */
 	u8 opcode;
 	u8 status;
 	u8 flags;
 	u8 rsvd0;
 	__le32 vendor_err;
-	__le32 rsvd1;
+	__le32 src_qp;		/* F_GRH */
 };
 
 /* ---------------------------------------------------------- doorbells */
@@ -200,7 +268,17 @@ enum gn_roce_qp_state {
 	GN_ROCE_QPS_ERR		= 6,
 };
 
+/*
+ * QP types: the ib_qp_type order.  A GSI QP is created with its port in
+ * @port; it receives the port's datagrams for QPN 1 (GN_ROCE_GSI_QPN),
+ * sends with source QPN 1 and checks GN_ROCE_GSI_QKEY.  One per port.
+ */
+#define GN_ROCE_QPT_GSI		1
 #define GN_ROCE_QPT_RC		2
+#define GN_ROCE_QPT_UD		4
+
+/* gn_roce_qp_ctx.flags (CREATE_QP only) */
+#define GN_ROCE_QPF_PRIV	0x01	/* kernel QP: may use LOCAL_DMA_LKEY */
 
 /* gn_roce_qp_ctx.access (remote access granted to the peer) */
 #define GN_ROCE_ACC_REMOTE_WRITE	0x1
@@ -245,7 +323,9 @@ struct gn_roce_qp_ctx {
 	u8 dgid[16];
 	u8 sq_log_size;
 	u8 rq_log_size;
-	u8 rsvd0[6];
+	u8 flags;
+	u8 rsvd0;
+	__le32 qkey;		/* UD, GSI */
 	struct gn_roce_pbl sq;
 	struct gn_roce_pbl rq;
 };
@@ -264,6 +344,7 @@ struct gn_roce_qp_ctx {
 #define GN_ROCE_QPC_MIN_RNR	0x0800
 #define GN_ROCE_QPC_RD_ATOMIC	0x1000	/* max_rd_atomic */
 #define GN_ROCE_QPC_DEST_RD_AT	0x2000	/* max_dest_rd_atomic */
+#define GN_ROCE_QPC_QKEY	0x4000
 
 struct gn_roce_modify_qp {
 	__le32 mask;
@@ -356,6 +437,8 @@ struct gn_roce_stats {
 	__le64 seq_naks_rx;
 	__le64 rx_drops;
 	__le64 rem_access_errs;
+	__le64 qkey_viols;	/* UD/GSI datagrams with a wrong Q_Key */
+	__le64 loopback_pkts;	/* frames to the port's own MAC, looped */
 };
 
 /* ---------------------------------------------------- the aux device */

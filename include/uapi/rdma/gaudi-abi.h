@@ -31,6 +31,11 @@
 #define GAUDI_CQE_SIZE		32
 #define GAUDI_MAX_SGE		6
 #define GAUDI_MAX_INLINE	96
+#define GAUDI_UD_MAX_SGE	4
+#define GAUDI_UD_MAX_INLINE	64
+#define GAUDI_GRH_SIZE		40
+/* remote_qkey of a UD send with this bit set: use the QP's own Q_Key */
+#define GAUDI_QKEY_USE_QP	0x80000000U
 
 struct gaudi_ring_hdr {
 	__u32 prod;
@@ -61,7 +66,29 @@ enum gaudi_wqe_flags {
 	GAUDI_WQE_F_FENCE	= 1 << 3,
 };
 
-/* All fields little endian except imm_data (network order). */
+/*
+ * Address vector of a UD send, as create_ah returns it (struct
+ * gaudi_create_ah_resp): copied unchanged into the WQE.
+ */
+struct gaudi_av {
+	__u8 port;		/* 0-based; the QP's port is used */
+	__u8 sgid_index;
+	__u8 hop_limit;
+	__u8 traffic_class;
+	__u32 flow_label;
+	__u8 dmac[6];
+	__u8 network;		/* 1: RoCE v2 over IPv4, 2: over IPv6 */
+	__u8 rsvd;
+	__u8 dgid[16];
+};
+
+/*
+ * All fields little endian except imm_data (network order).  Send WQEs
+ * of UD QPs carry the remote Q_Key in rkey, the destination QPN in the
+ * low 32 bits of remote_addr, and the AV before their SGEs or inline
+ * data (data.ud); a UD message is at most one path MTU.  Receive
+ * buffers of UD QPs get the 40-byte GRH area first (GAUDI_CQE_F_GRH).
+ */
 struct gaudi_wqe {
 	__aligned_u64 wr_id;
 	__u8 opcode;
@@ -75,6 +102,13 @@ struct gaudi_wqe {
 	union {
 		struct gaudi_sge sge[GAUDI_MAX_SGE];
 		__u8 inline_data[GAUDI_MAX_INLINE];
+		struct {
+			struct gaudi_av av;
+			union {
+				struct gaudi_sge sge[GAUDI_UD_MAX_SGE];
+				__u8 inline_data[GAUDI_UD_MAX_INLINE];
+			};
+		} ud;
 	} data;
 };
 
@@ -86,8 +120,15 @@ enum gaudi_cqe_opcode {
 	GAUDI_CQE_RECV_WRITE_IMM	= 9,
 };
 
+/*
+ * GAUDI_CQE_F_GRH: a UD receive; byte_len includes the 40-byte GRH area,
+ * which holds the IPv6 header (GAUDI_CQE_F_IPV6) or 20 zero bytes and
+ * the IPv4 header; src_qp is the sender's QP number.
+ */
 enum gaudi_cqe_flags {
 	GAUDI_CQE_F_IMM		= 1 << 0,
+	GAUDI_CQE_F_GRH		= 1 << 1,
+	GAUDI_CQE_F_IPV6	= 1 << 2,
 };
 
 /* status is an enum ib_wc_status value. */
@@ -101,7 +142,7 @@ struct gaudi_cqe {
 	__u8 flags;
 	__u8 rsvd0;
 	__u32 vendor_err;
-	__u32 rsvd1;
+	__u32 src_qp;
 };
 
 struct gaudi_alloc_ucontext_resp {
@@ -111,6 +152,8 @@ struct gaudi_alloc_ucontext_resp {
 	__u32 wqe_size;
 	__u32 cqe_size;
 	__u32 ring_hdr_size;
+	__u32 ud_max_sge;
+	__u32 ud_max_inline;
 };
 
 struct gaudi_alloc_pd_resp {
@@ -134,6 +177,11 @@ struct gaudi_create_qp_resp {
 	__u32 sq_log_size;
 	__u32 rq_log_size;
 	__u32 rsvd;
+};
+
+/* create_ah: the address vector UD sends to this AH carry. */
+struct gaudi_create_ah_resp {
+	struct gaudi_av av;
 };
 
 #endif /* GAUDI_ABI_USER_H */

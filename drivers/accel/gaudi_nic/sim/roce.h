@@ -233,6 +233,8 @@ struct gn_rstats {
 	u64 seq_naks_rx;
 	u64 rx_drops;
 	u64 rem_access_errs;
+	u64 qkey_viols;
+	u64 loopback_pkts;
 };
 
 struct gn_rport {

@@ -50,6 +50,14 @@ static_assert(offsetof(struct gaudi_cqe, status) ==
 	      offsetof(struct gn_roce_cqe, status));
 static_assert(GAUDI_MAX_SGE == GN_ROCE_MAX_SGE);
 static_assert(GAUDI_MAX_INLINE == GN_ROCE_MAX_INLINE);
+static_assert(GAUDI_UD_MAX_SGE == GN_ROCE_UD_MAX_SGE);
+static_assert(GAUDI_UD_MAX_INLINE == GN_ROCE_UD_MAX_INLINE);
+static_assert(GAUDI_GRH_SIZE == GN_ROCE_GRH_SIZE);
+static_assert(sizeof(struct gaudi_av) == sizeof(struct gn_roce_av));
+static_assert(offsetof(struct gaudi_wqe, data.ud.sge) ==
+	      offsetof(struct gn_roce_wqe, ud.sge));
+static_assert(offsetof(struct gaudi_cqe, src_qp) ==
+	      offsetof(struct gn_roce_cqe, src_qp));
 
 /* No input udata is defined yet: all of it must be zero. */
 static int gib_check_udata_in(struct ib_udata *udata)
@@ -1192,6 +1200,8 @@ static const struct rdma_stat_desc gib_stat_descs[] = {
 	{ .name = "seq_nak_received" },
 	{ .name = "rx_dropped" },
 	{ .name = "remote_access_errors" },
+	{ .name = "qkey_violations" },
+	{ .name = "loopback_packets" },
 };
 
 static_assert(ARRAY_SIZE(gib_stat_descs) ==
