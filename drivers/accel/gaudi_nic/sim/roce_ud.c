@@ -236,7 +236,7 @@ void gn_ud_rx(struct gaudi_nic_roce *r, struct gn_rport *pt, const u8 *l3,
 		pt->st.qkey_viols++;
 		goto drop;
 	}
-	if (!gn_resp_take_rwqe(qp))
+	if (!gn_resp_take_rwqe(r, qp))
 		goto drop;
 	if (qp->ctx.type == GN_ROCE_QPT_GSI &&
 	    gn_ud_rwqe_room(qp) < GN_ROCE_GRH_SIZE + p->paylen)
@@ -254,8 +254,7 @@ void gn_ud_rx(struct gaudi_nic_roce *r, struct gn_rport *pt, const u8 *l3,
 		ret = gn_sge_io(r, qp, &qp->rwqe, GN_ROCE_GRH_SIZE, p->paylen,
 				&io);
 	}
-	qp->rq_cons++;
-	gn_rq_set_cons(qp);
+	gn_rq_consume(qp);
 	c.wr_id = qp->rwqe.wr_id;
 	c.byte_len = cpu_to_le32(ret ? 0 : GN_ROCE_GRH_SIZE + p->paylen);
 	c.imm = p->imm;
