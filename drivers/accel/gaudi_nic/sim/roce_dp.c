@@ -346,6 +346,21 @@ void gn_rq_consume(struct gn_rqp *qp)
 	gn_rq_set_cons(qp);
 }
 
+/*
+ * Send WQEs posted on @qp's SQ and not completed, or -1 if the producer
+ * index lies (more than the ring holds): then the QP is moved to ERR.
+ */
+int gn_sq_posted(struct gaudi_nic_roce *r, struct gn_rqp *qp)
+{
+	int posted = gn_wq_posted(&qp->sq, qp->sq_tail);
+
+	if (posted < 0) {
+		gn_rdp_to_error(r, qp);
+		gn_roce_event(r, GN_ROCE_EV_QP_FATAL, qp->qpn);
+	}
+	return posted;
+}
+
 /* Is a receive WQE posted for @qp (on its RQ or SRQ)? */
 bool gn_rq_has_wqe(struct gn_rqp *qp)
 {

@@ -195,6 +195,7 @@ void gn_rq_set_cons(struct gn_rqp *qp);
 void gn_rq_consume(struct gn_rqp *qp);
 bool gn_rq_has_wqe(struct gn_rqp *qp);
 int gn_wq_posted(struct gn_rring *ring, u32 cons);
+int gn_sq_posted(struct gaudi_nic_roce *r, struct gn_rqp *qp);
 void gn_qp_stop_timer(struct gn_rqp *qp);
 void gn_qp_flush(struct gaudi_nic_roce *r, struct gn_rqp *qp);
 void gn_req_fail(struct gaudi_nic_roce *r, struct gn_rqp *qp, u8 status);

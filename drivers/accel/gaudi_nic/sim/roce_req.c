@@ -159,12 +159,9 @@ void gn_req_send(struct gaudi_nic_roce *r, struct gn_rqp *qp)
 	}
 	if (qp->state != GN_ROCE_QPS_RTS || qp->rnr_wait)
 		return;
-	posted = gn_wq_posted(&qp->sq, qp->sq_tail);
-	if (posted < 0) {
-		gn_rdp_to_error(r, qp);
-		gn_roce_event(r, GN_ROCE_EV_QP_FATAL, qp->qpn);
+	posted = gn_sq_posted(r, qp);
+	if (posted < 0)
 		return;
-	}
 	if (r->rx_inline && qp->sq_head != qp->sq_tail + posted) {
 		/* in a MAC's call chain: the work item sends */
 		set_bit(qp->qpn, r->resend);

@@ -127,12 +127,9 @@ void gn_ud_send(struct gaudi_nic_roce *r, struct gn_rqp *qp)
 	lockdep_assert_held(&r->dp_lock);
 	if (qp->state != GN_ROCE_QPS_RTS)
 		return;
-	posted = gn_wq_posted(&qp->sq, qp->sq_tail);
-	if (posted < 0) {
-		gn_rdp_to_error(r, qp);
-		gn_roce_event(r, GN_ROCE_EV_QP_FATAL, qp->qpn);
+	posted = gn_sq_posted(r, qp);
+	if (posted < 0)
 		return;
-	}
 	if (posted && r->rx_inline) {
 		/* in a MAC's call chain: the work item sends */
 		set_bit(qp->qpn, r->resend);
