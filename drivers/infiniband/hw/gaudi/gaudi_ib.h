@@ -174,8 +174,52 @@ static inline struct gib_ucontext *to_guc(struct ib_ucontext *uc)
 	return container_of(uc, struct gib_ucontext, ibuc);
 }
 
+/*
+ * A page list for the engine: @n DMA addresses in a coherent buffer,
+ * valid until gib_pbl_free().  The engine copies it during the command.
+ */
+struct gib_pbl {
+	__le64 *cpu;
+	dma_addr_t dma;
+	size_t size;
+};
+
 /* gib_verbs.c */
 extern const struct ib_device_ops gib_dev_ops;
 int gib_port_mtu(struct gib_dev *dev, u32 port);
+int gib_check_udata_in(struct ib_udata *udata);
+int gib_respond(struct ib_udata *udata, const void *resp, size_t len);
+int gib_ring_alloc(struct gib_dev *dev, struct gib_ring *r, u32 log_size,
+		   u32 stride);
+void gib_ring_free(struct gib_dev *dev, struct gib_ring *r);
+int gib_ring_mmap(struct ib_ucontext *uc, struct gib_ring *r, u64 *key,
+		  u64 *len);
+int gib_pbl_alloc(struct gib_dev *dev, struct gib_pbl *p, u32 n,
+		  struct gn_roce_pbl *hw);
+void gib_pbl_free(struct gib_dev *dev, struct gib_pbl *p);
+int gib_ring_pbl(struct gib_dev *dev, struct gib_ring *r, struct gib_pbl *p,
+		 struct gn_roce_pbl *hw);
+
+/* gib_cq.c */
+int gib_create_cq(struct ib_cq *ibcq, const struct ib_cq_init_attr *attr,
+		  struct uverbs_attr_bundle *attrs);
+int gib_destroy_cq(struct ib_cq *ibcq, struct ib_udata *udata);
+int gib_poll_cq(struct ib_cq *ibcq, int n, struct ib_wc *wc);
+int gib_req_notify_cq(struct ib_cq *ibcq, enum ib_cq_notify_flags f);
+
+/* gib_qp.c */
+int gib_av_from_attr(struct gib_dev *dev, const struct rdma_ah_attr *ah,
+		     struct gib_av *av);
+int gib_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init,
+		  struct ib_udata *udata);
+int gib_modify_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr, int mask,
+		  struct ib_udata *udata);
+int gib_query_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr, int mask,
+		 struct ib_qp_init_attr *init);
+int gib_destroy_qp(struct ib_qp *ibqp, struct ib_udata *udata);
+int gib_post_send(struct ib_qp *ibqp, const struct ib_send_wr *wr,
+		  const struct ib_send_wr **bad);
+int gib_post_recv(struct ib_qp *ibqp, const struct ib_recv_wr *wr,
+		  const struct ib_recv_wr **bad);
 
 #endif /* _GAUDI_IB_H */
