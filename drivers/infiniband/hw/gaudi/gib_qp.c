@@ -1,6 +1,13 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * gaudi_ib queue pairs: creation, state changes, queries, doorbells.
+ * gaudi_ib queue pairs: creation, state changes, queries, posting.
+ *
+ * User QPs (RC, UD) post into rings mapped into the process; the kernel
+ * only rings their doorbells.  Kernel QPs are UD and GSI (QP1, one per
+ * port, made by the MAD layer); their rings are in kernel memory and
+ * gib_post_send()/gib_post_recv() fill them.  Kernel RC QPs are not
+ * offered: nothing here needs them (rdma_cm's RC QPs are user QPs, and
+ * ib_cm itself only uses QP1), so they get -EOPNOTSUPP.
  */
 #include <linux/log2.h>
 #include <net/ipv6.h>
@@ -10,8 +17,106 @@
 #include <linux/gaudi_nic/core.h>
 
 #include "gaudi_ib.h"
+
+/*
+ * Ring a kernel QP's doorbell.  The engine contract allows any context,
+ * but the emulated engine takes a BH-disabling lock in its doorbell, and
+ * the MAD layer posts with interrupts off (ib_send_mad() holds its
+ * send_queue lock, irqsave): local_bh_enable() with interrupts off is
+ * forbidden.  Those doorbells are rung from a work item instead; the WQEs
+ * are already visible, so only the engine's look at the ring is later.
+ */
+static void gib_qp_db_work(struct work_struct *work)
+{
+	struct gib_qp *qp = container_of(work, struct gib_qp, db_work);
+	struct gib_dev *dev = to_gdev(qp->ibqp.device);
+
+	if (test_and_clear_bit(GN_ROCE_DB_RQ, &qp->db_pending))
+		gaudi_nic_roce_doorbell(dev->hw,
+					GN_ROCE_DB(GN_ROCE_DB_RQ, qp->qpn));
+	if (test_and_clear_bit(GN_ROCE_DB_SQ, &qp->db_pending))
+		gaudi_nic_roce_doorbell(dev->hw,
+					GN_ROCE_DB(GN_ROCE_DB_SQ, qp->qpn));
+}
+
+static void gib_qp_doorbell(struct gib_dev *dev, struct gib_qp *qp, u32 type)
+{
+	if (!irqs_disabled()) {
+		gaudi_nic_roce_doorbell(dev->hw, GN_ROCE_DB(type, qp->qpn));
+		return;
+	}
+	set_bit(type, &qp->db_pending);
+	queue_work(system_highpri_wq, &qp->db_work);
+}
+
+static u8 gib_hw_qp_type(enum ib_qp_type t)
+{
+	switch (t) {
+	case IB_QPT_GSI:
+		return GN_ROCE_QPT_GSI;
+	case IB_QPT_UD:
+		return GN_ROCE_QPT_UD;
+	default:
+		return GN_ROCE_QPT_RC;
+	}
+}
+
+static bool gib_qp_is_ud(const struct gib_qp *qp)
+{
+	return qp->ibqp.qp_type == IB_QPT_UD || qp->ibqp.qp_type == IB_QPT_GSI;
+}
+
+/* QP types, owners and creation attributes the device serves. */
+static int gib_check_qp_init(struct gib_dev *dev,
+			     const struct ib_qp_init_attr *init, bool user)
+{
+	const struct ib_qp_cap *cap = &init->cap;
+	u32 max_sge, max_inline;
+
+	switch (init->qp_type) {
+	case IB_QPT_RC:
+		/* kernel RC QPs: see the top of this file */
+		if (!user)
+			return -EOPNOTSUPP;
+		max_sge = GN_ROCE_MAX_SGE;
+		max_inline = GN_ROCE_MAX_INLINE;
+		break;
+	case IB_QPT_GSI:
+		/* QP1 is the MAD layer's */
+		if (user)
+			return -EOPNOTSUPP;
+		if (!init->port_num || init->port_num > dev->num_ports)
+			return -EINVAL;
+		fallthrough;
+	case IB_QPT_UD:
+		max_sge = GN_ROCE_UD_MAX_SGE;
+		max_inline = GN_ROCE_UD_MAX_INLINE;
+		break;
+	default:
+		/* UC, XRC, raw packet, SMI (no QP0 on RoCE), driver QPs */
+		return -EOPNOTSUPP;
+	}
+	if (init->srq || init->create_flags)
+		return -EOPNOTSUPP;
+	if (!cap->max_send_wr || !cap->max_recv_wr ||
+	    cap->max_send_wr > (1 << GN_ROCE_MAX_WQ_LOG) ||
+	    cap->max_recv_wr > (1 << GN_ROCE_MAX_WQ_LOG) ||
+	    cap->max_send_sge > max_sge ||
+	    cap->max_recv_sge > GN_ROCE_MAX_SGE ||
+	    cap->max_inline_data > max_inline)
+		return -EINVAL;
+	return 0;
+}
+
+/*
+ * Create a QP.  User QPs get their rings offered for mmap; kernel QPs
+ * (udata NULL) keep them and are privileged in the engine
+ * (GN_ROCE_QPF_PRIV: their SGEs may use the local DMA lkey).  A GSI QP
+ * is the port's QP1: ibqp.qp_num is 1 while the engine knows it by the
+ * QP number allocated here, which is what its CQEs carry.
+ */
 int gib_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init,
-			 struct ib_udata *udata)
+		  struct ib_udata *udata)
 {
 	struct gib_dev *dev = to_gdev(ibqp->device);
 	struct gib_qp *qp = to_gqp(ibqp);
@@ -19,40 +124,48 @@ int gib_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init,
 	struct gn_roce_qp_ctx ctx = {};
 	struct gib_pbl sq_pbl = {}, rq_pbl = {};
 	struct ib_qp_cap *cap = &init->cap;
-	struct gib_ucontext *uc;
+	struct gib_ucontext *uc = NULL;
 	u32 sq_log, rq_log;
 	int ret;
 
-	if (!udata)
-		return -EOPNOTSUPP;
-	if (init->qp_type != IB_QPT_RC || init->srq || init->create_flags)
-		return -EOPNOTSUPP;
-	if (!cap->max_send_wr || !cap->max_recv_wr ||
-	    cap->max_send_wr > (1 << GN_ROCE_MAX_WQ_LOG) ||
-	    cap->max_recv_wr > (1 << GN_ROCE_MAX_WQ_LOG) ||
-	    cap->max_send_sge > GN_ROCE_MAX_SGE ||
-	    cap->max_recv_sge > GN_ROCE_MAX_SGE ||
-	    cap->max_inline_data > GN_ROCE_MAX_INLINE)
-		return -EINVAL;
-	ret = gib_check_udata_in(udata);
+	ret = gib_check_qp_init(dev, init, !!udata);
 	if (ret)
 		return ret;
-	uc = rdma_udata_to_drv_context(udata, struct gib_ucontext, ibuc);
-	if (!uc)
-		return -EINVAL;
+	if (udata) {
+		ret = gib_check_udata_in(udata);
+		if (ret)
+			return ret;
+		uc = rdma_udata_to_drv_context(udata, struct gib_ucontext,
+					       ibuc);
+		if (!uc)
+			return -EINVAL;
+	}
 
 	sq_log = order_base_2(cap->max_send_wr);
 	rq_log = order_base_2(cap->max_recv_wr);
 	mutex_init(&qp->mutex);
+	spin_lock_init(&qp->sq_lock);
+	spin_lock_init(&qp->rq_lock);
+	INIT_WORK(&qp->db_work, gib_qp_db_work);
+	qp->sq_prod = 0;
+	qp->rq_prod = 0;
 	qp->state = IB_QPS_RESET;
 	qp->sig_all = init->sq_sig_type == IB_SIGNAL_ALL_WR;
+	if (gib_qp_is_ud(qp)) {
+		qp->max_send_sge = GN_ROCE_UD_MAX_SGE;
+		qp->max_inline = GN_ROCE_UD_MAX_INLINE;
+	} else {
+		qp->max_send_sge = GN_ROCE_MAX_SGE;
+		qp->max_inline = GN_ROCE_MAX_INLINE;
+	}
+	qp->port = init->qp_type == IB_QPT_GSI ? init->port_num : 0;
 
 	ret = ida_alloc_range(&dev->qp_ida, GN_ROCE_MIN_QPN,
 			      GN_ROCE_MAX_QP - 1, GFP_KERNEL);
 	if (ret < 0)
 		return ret;
 	qp->qpn = ret;
-	ibqp->qp_num = qp->qpn;
+	ibqp->qp_num = init->qp_type == IB_QPT_GSI ? GN_ROCE_GSI_QPN : qp->qpn;
 	ret = gib_ring_alloc(dev, &qp->sq, sq_log, GN_ROCE_WQE_SIZE);
 	if (ret)
 		goto err_ida;
@@ -68,7 +181,9 @@ int gib_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init,
 
 	ctx.qpn = cpu_to_le32(qp->qpn);
 	ctx.state = GN_ROCE_QPS_RESET;
-	ctx.type = GN_ROCE_QPT_RC;
+	ctx.type = gib_hw_qp_type(init->qp_type);
+	ctx.port = qp->port ? qp->port - 1 : 0;
+	ctx.flags = udata ? 0 : GN_ROCE_QPF_PRIV;
 	ctx.sq_sig_all = qp->sig_all;
 	ctx.pdn = cpu_to_le32(to_gpd(ibqp->pd)->pdn);
 	ctx.sq_cqn = cpu_to_le32(to_gcq(init->send_cq)->cqn);
@@ -76,6 +191,8 @@ int gib_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init,
 	ctx.sq_log_size = sq_log;
 	ctx.rq_log_size = rq_log;
 	ctx.path_mtu = IB_MTU_1024;
+	if (init->qp_type == IB_QPT_GSI)
+		ctx.qkey = cpu_to_le32(GN_ROCE_GSI_QKEY);
 	ret = gaudi_nic_roce_cmd(dev->hw, GN_ROCE_CMD_CREATE_QP, qp->qpn, &ctx,
 				 sizeof(ctx), NULL, 0);
 	gib_pbl_free(dev, &rq_pbl);
@@ -85,27 +202,28 @@ int gib_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init,
 	ret = xa_insert_irq(&dev->qps, qp->qpn, qp, GFP_KERNEL);
 	if (ret)
 		goto err_destroy;
-	ret = gib_ring_mmap(&uc->ibuc, &qp->sq, &resp.sq_mmap_key,
-			    &resp.sq_mmap_len);
-	if (ret)
-		goto err_erase;
-	ret = gib_ring_mmap(&uc->ibuc, &qp->rq, &resp.rq_mmap_key,
-			    &resp.rq_mmap_len);
-	if (ret)
-		goto err_erase;
-	resp.qpn = qp->qpn;
-	resp.sq_log_size = sq_log;
-	resp.rq_log_size = rq_log;
-	ret = gib_respond(udata, &resp, sizeof(resp));
-	if (ret)
-		goto err_erase;
+	if (udata) {
+		ret = gib_ring_mmap(&uc->ibuc, &qp->sq, &resp.sq_mmap_key,
+				    &resp.sq_mmap_len);
+		if (ret)
+			goto err_erase;
+		ret = gib_ring_mmap(&uc->ibuc, &qp->rq, &resp.rq_mmap_key,
+				    &resp.rq_mmap_len);
+		if (ret)
+			goto err_erase;
+		resp.qpn = qp->qpn;
+		resp.sq_log_size = sq_log;
+		resp.rq_log_size = rq_log;
+		ret = gib_respond(udata, &resp, sizeof(resp));
+		if (ret)
+			goto err_erase;
+	}
 
 	cap->max_send_wr = 1 << sq_log;
 	cap->max_recv_wr = 1 << rq_log;
-	cap->max_send_sge = GN_ROCE_MAX_SGE;
+	cap->max_send_sge = qp->max_send_sge;
 	cap->max_recv_sge = GN_ROCE_MAX_SGE;
-	cap->max_inline_data = GN_ROCE_MAX_INLINE;
-	qp->max_inline = GN_ROCE_MAX_INLINE;
+	cap->max_inline_data = qp->max_inline;
 	return 0;
 
 err_erase:
@@ -134,8 +252,8 @@ err_ida:
  * user QPs and AHs, resolved the destination MAC and hop limit through
  * the IP stack of the GID's netdev.
  */
-int gib_av_from_attr(struct gib_dev *dev,
-			    const struct rdma_ah_attr *ah, struct gib_av *av)
+int gib_av_from_attr(struct gib_dev *dev, const struct rdma_ah_attr *ah,
+		     struct gn_roce_av *av)
 {
 	const struct ib_global_route *grh;
 	const struct ib_gid_attr *sgid;
@@ -171,7 +289,7 @@ int gib_av_from_attr(struct gib_dev *dev,
 static int gib_fill_av(struct gib_dev *dev, struct gib_qp *qp,
 		       struct rdma_ah_attr *ah, struct gn_roce_qp_ctx *c)
 {
-	struct gib_av av;
+	struct gn_roce_av av;
 	int ret;
 
 	ret = gib_av_from_attr(dev, ah, &av);
@@ -186,14 +304,37 @@ static int gib_fill_av(struct gib_dev *dev, struct gib_qp *qp,
 	return 0;
 }
 
-int gib_modify_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr,
-			 int mask, struct ib_udata *udata)
+/* The engine may have moved the QP to ERR (or SQE) by itself. */
+static int gib_qp_sync_state(struct gib_dev *dev, struct gib_qp *qp,
+			     struct gn_roce_qp_ctx *c)
+{
+	int ret;
+
+	lockdep_assert_held(&qp->mutex);
+	ret = gaudi_nic_roce_cmd(dev->hw, GN_ROCE_CMD_QUERY_QP, qp->qpn, NULL,
+				 0, c, sizeof(*c));
+	if (!ret)
+		WRITE_ONCE(qp->state, min_t(u32, c->state, IB_QPS_ERR));
+	return ret;
+}
+
+/*
+ * The state table is the IBTA one for the QP's real type: for UD and GSI
+ * it admits no path attributes (AV, MTU, timeouts...) and requires the
+ * Q_Key (GSI QPs always keep GN_ROCE_GSI_QKEY).  Without IB_QP_STATE the
+ * QP stays where it is, e.g. RTS -> RTS with just IB_QP_MIN_RNR_TIMER, as
+ * libfabric does once connected.
+ */
+int gib_modify_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr, int mask,
+		  struct ib_udata *udata)
 {
 	struct gib_dev *dev = to_gdev(ibqp->device);
 	struct gib_qp *qp = to_gqp(ibqp);
 	struct gn_roce_modify_qp m = {};
 	struct gn_roce_qp_ctx *c = &m.ctx;
 	enum ib_qp_state cur, next;
+	struct gn_roce_qp_ctx now;
+	bool same_state = false;
 	u32 hw = 0;
 	int ret;
 
@@ -209,10 +350,24 @@ int gib_modify_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr,
 	ret = -EINVAL;
 	if (cur > IB_QPS_ERR || next > IB_QPS_ERR)
 		goto out;
-	if ((mask & IB_QP_CUR_STATE) && cur != qp->state &&
-	    !(qp->state == IB_QPS_SQE && cur == IB_QPS_RTS))
-		goto out;
-	if (!ib_modify_qp_is_ok(cur, next, IB_QPT_RC, mask))
+	if ((mask & IB_QP_CUR_STATE) && cur != qp->state) {
+		ret = gib_qp_sync_state(dev, qp, &now);
+		if (ret)
+			goto out;
+		ret = -EINVAL;
+	}
+	if ((mask & IB_QP_CUR_STATE) && cur != qp->state) {
+		/*
+		 * The MAD layer answers a failed send with SQE -> RTS; the
+		 * engine may have kept a UD QP in RTS: nothing to change.
+		 */
+		if (gib_qp_is_ud(qp) && cur == IB_QPS_SQE &&
+		    qp->state == IB_QPS_RTS && next == IB_QPS_RTS)
+			same_state = true;
+		else if (!(qp->state == IB_QPS_SQE && cur == IB_QPS_RTS))
+			goto out;
+	}
+	if (!ib_modify_qp_is_ok(cur, next, ibqp->qp_type, mask))
 		goto out;
 	/* SQ drain (SQD) is not implemented by the engine. */
 	if (next == IB_QPS_SQD)
@@ -226,6 +381,11 @@ int gib_modify_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr,
 	}
 	if ((mask & IB_QP_PKEY_INDEX) && attr->pkey_index)
 		goto out;
+	if (mask & IB_QP_QKEY) {
+		c->qkey = cpu_to_le32(ibqp->qp_type == IB_QPT_GSI ?
+				      GN_ROCE_GSI_QKEY : attr->qkey);
+		hw |= GN_ROCE_QPC_QKEY;
+	}
 	if (mask & IB_QP_ACCESS_FLAGS) {
 		if (attr->qp_access_flags & ~(GIB_QP_ACCESS |
 					      IB_ACCESS_REMOTE_ATOMIC))
@@ -299,7 +459,7 @@ int gib_modify_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr,
 		c->max_dest_rd_atomic = attr->max_dest_rd_atomic;
 		hw |= GN_ROCE_QPC_DEST_RD_AT;
 	}
-	if (mask & IB_QP_STATE) {
+	if ((mask & IB_QP_STATE) && !same_state) {
 		c->state = next;
 		hw |= GN_ROCE_QPC_STATE;
 	}
@@ -315,7 +475,9 @@ int gib_modify_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr,
 		rdma_copy_ah_attr(&qp->attr.ah_attr, &attr->ah_attr);
 	}
 	if (mask & IB_QP_PORT)
-		qp->attr.port_num = attr->port_num;
+		qp->port = attr->port_num;
+	if (mask & IB_QP_QKEY)
+		qp->attr.qkey = le32_to_cpu(c->qkey);
 	if (mask & IB_QP_ACCESS_FLAGS)
 		qp->attr.qp_access_flags = attr->qp_access_flags;
 	if (mask & IB_QP_PATH_MTU)
@@ -334,11 +496,11 @@ int gib_modify_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr,
 		qp->attr.max_rd_atomic = attr->max_rd_atomic;
 	if (mask & IB_QP_MAX_DEST_RD_ATOMIC)
 		qp->attr.max_dest_rd_atomic = attr->max_dest_rd_atomic;
-	qp->state = next;
 	if (next == IB_QPS_RESET) {
 		rdma_destroy_ah_attr(&qp->attr.ah_attr);
 		memset(&qp->attr, 0, sizeof(qp->attr));
 	}
+	WRITE_ONCE(qp->state, next);
 	ret = 0;
 	goto out;
 out_unsup:
@@ -348,8 +510,8 @@ out:
 	return ret;
 }
 
-int gib_query_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr,
-			int mask, struct ib_qp_init_attr *init)
+int gib_query_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr, int mask,
+		 struct ib_qp_init_attr *init)
 {
 	struct gib_dev *dev = to_gdev(ibqp->device);
 	struct gib_qp *qp = to_gqp(ibqp);
@@ -357,27 +519,26 @@ int gib_query_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr,
 	int ret;
 
 	mutex_lock(&qp->mutex);
-	ret = gaudi_nic_roce_cmd(dev->hw, GN_ROCE_CMD_QUERY_QP, qp->qpn, NULL,
-				 0, &c, sizeof(c));
+	ret = gib_qp_sync_state(dev, qp, &c);
 	if (ret)
 		goto out;
 	*attr = qp->attr;
 	/* callers (uverbs, nldev) take no GID reference: report the index */
 	attr->ah_attr.grh.sgid_attr = NULL;
-	/* The engine may have moved the QP to ERR (or SQE) by itself. */
-	qp->state = min_t(u32, c.state, IB_QPS_ERR);
+	attr->port_num = qp->port;
 	attr->qp_state = qp->state;
 	attr->cur_qp_state = qp->state;
 	attr->sq_psn = le32_to_cpu(c.sq_psn);
 	attr->rq_psn = le32_to_cpu(c.rq_psn);
 	attr->cap.max_send_wr = 1 << qp->sq.log_size;
 	attr->cap.max_recv_wr = 1 << qp->rq.log_size;
-	attr->cap.max_send_sge = GN_ROCE_MAX_SGE;
+	attr->cap.max_send_sge = qp->max_send_sge;
 	attr->cap.max_recv_sge = GN_ROCE_MAX_SGE;
 	attr->cap.max_inline_data = qp->max_inline;
 	attr->sq_draining = 0;
 	memset(init, 0, sizeof(*init));
-	init->qp_type = IB_QPT_RC;
+	init->qp_type = ibqp->qp_type;
+	init->port_num = qp->port;
 	init->send_cq = ibqp->send_cq;
 	init->recv_cq = ibqp->recv_cq;
 	init->cap = attr->cap;
@@ -393,6 +554,8 @@ int gib_destroy_qp(struct ib_qp *ibqp, struct ib_udata *udata)
 	struct gib_qp *qp = to_gqp(ibqp);
 
 	xa_erase_irq(&dev->qps, qp->qpn);
+	/* kernel QPs: no post is running any more, a deferred doorbell may */
+	cancel_work_sync(&qp->db_work);
 	gaudi_nic_roce_cmd(dev->hw, GN_ROCE_CMD_DESTROY_QP, qp->qpn, NULL, 0,
 			   NULL, 0);
 	gib_ring_free(dev, &qp->sq);
@@ -402,34 +565,212 @@ int gib_destroy_qp(struct ib_qp *ibqp, struct ib_udata *udata)
 	return 0;
 }
 
-/*
- * User QPs post into their mapped rings; the (empty) post_send command is
- * the doorbell.  Kernel QPs do not exist yet.
- */
-int gib_post_send(struct ib_qp *ibqp, const struct ib_send_wr *wr,
-			 const struct ib_send_wr **bad)
+static void *gib_wq_slot(struct gib_ring *r, u32 idx)
 {
-	struct gib_qp *qp = to_gqp(ibqp);
+	return r->buf + GN_ROCE_RING_HDR_SIZE +
+	       (size_t)(idx & ((1U << r->log_size) - 1)) * r->stride;
+}
 
-	if (!ibqp->uobject) {
-		*bad = wr;
-		return -EOPNOTSUPP;
+static struct gn_roce_ring_hdr *gib_wq_hdr(struct gib_ring *r)
+{
+	return r->buf;
+}
+
+/* Free slots of a kernel work queue whose producer index is @prod. */
+static u32 gib_wq_room(struct gib_ring *r, u32 prod)
+{
+	u32 cons, used;
+
+	/* the engine is done reading the slots before cons */
+	cons = le32_to_cpu(smp_load_acquire(&gib_wq_hdr(r)->cons));
+	used = prod - cons;
+
+	/* an engine reporting more than it could have taken: full */
+	return used >= (1U << r->log_size) ? 0 : (1U << r->log_size) - used;
+}
+
+/*
+ * Inline data of a kernel UD send: the SGE addresses are kernel virtual
+ * addresses (as in every kernel driver that offers IB_SEND_INLINE).
+ */
+static int gib_fill_ud_inline(struct gn_roce_wqe *w, const struct ib_send_wr *wr)
+{
+	u32 len = 0;
+	int i;
+
+	for (i = 0; i < wr->num_sge; i++) {
+		const struct ib_sge *sg = &wr->sg_list[i];
+
+		if (sg->length > GN_ROCE_UD_MAX_INLINE - len)
+			return -EINVAL;
+		memcpy(w->ud.inline_data + len, (void *)(uintptr_t)sg->addr,
+		       sg->length);
+		len += sg->length;
 	}
-	gaudi_nic_roce_doorbell(to_gdev(ibqp->device)->hw,
-				GN_ROCE_DB(GN_ROCE_DB_SQ, qp->qpn));
+	w->inline_len = cpu_to_le32(len);
+	w->flags |= GN_ROCE_WQE_F_INLINE;
 	return 0;
 }
 
-int gib_post_recv(struct ib_qp *ibqp, const struct ib_recv_wr *wr,
-			 const struct ib_recv_wr **bad)
+/* One kernel UD/GSI send work request as a WQE. */
+static int gib_build_ud_send(struct gib_qp *qp, const struct ib_send_wr *wr,
+			     struct gn_roce_wqe *w)
 {
-	struct gib_qp *qp = to_gqp(ibqp);
+	const struct ib_ud_wr *ud = ud_wr(wr);
+	int i;
 
-	if (!ibqp->uobject) {
-		*bad = wr;
-		return -EOPNOTSUPP;
+	memset(w, 0, sizeof(*w));
+	w->wr_id = cpu_to_le64(wr->wr_id);
+	switch (wr->opcode) {
+	case IB_WR_SEND:
+		w->opcode = GN_ROCE_WQE_SEND;
+		break;
+	case IB_WR_SEND_WITH_IMM:
+		w->opcode = GN_ROCE_WQE_SEND_IMM;
+		w->imm = wr->ex.imm_data;
+		break;
+	default:
+		/* UD has sends only */
+		return -EINVAL;
 	}
-	gaudi_nic_roce_doorbell(to_gdev(ibqp->device)->hw,
-				GN_ROCE_DB(GN_ROCE_DB_RQ, qp->qpn));
+	if (wr->num_sge < 0 || wr->num_sge > GN_ROCE_UD_MAX_SGE || !ud->ah ||
+	    ud->remote_qpn > 0xffffff)
+		return -EINVAL;
+	if ((wr->send_flags & IB_SEND_SIGNALED) || qp->sig_all)
+		w->flags |= GN_ROCE_WQE_F_SIGNALED;
+	if (wr->send_flags & IB_SEND_SOLICITED)
+		w->flags |= GN_ROCE_WQE_F_SOLICITED;
+	/* the engine takes the QP's own Q_Key for GN_ROCE_QKEY_USE_QP */
+	w->qkey = cpu_to_le32(ud->remote_qkey);
+	w->dest_qpn = cpu_to_le32(ud->remote_qpn);
+	w->ud.av = to_gah(ud->ah)->av;
+	if (wr->send_flags & IB_SEND_INLINE)
+		return gib_fill_ud_inline(w, wr);
+	for (i = 0; i < wr->num_sge; i++) {
+		w->ud.sge[i].addr = cpu_to_le64(wr->sg_list[i].addr);
+		w->ud.sge[i].length = cpu_to_le32(wr->sg_list[i].length);
+		w->ud.sge[i].lkey = cpu_to_le32(wr->sg_list[i].lkey);
+	}
+	w->num_sge = wr->num_sge;
 	return 0;
+}
+
+/*
+ * User QPs post into their mapped rings; the (empty) post_send command is
+ * the doorbell.  Kernel QPs (UD, GSI) are posted to here: each WQE is
+ * written whole into its slot, the producer index is published (release)
+ * after all of them, and one doorbell tells the engine.  A send needs
+ * RTS (or a later state: SQE and ERR flush), as in rxe.
+ */
+int gib_post_send(struct ib_qp *ibqp, const struct ib_send_wr *wr,
+		  const struct ib_send_wr **bad)
+{
+	struct gib_dev *dev = to_gdev(ibqp->device);
+	struct gib_qp *qp = to_gqp(ibqp);
+	struct gn_roce_wqe w;
+	unsigned long flags;
+	u32 start, room;
+	bool posted;
+	int ret = 0;
+
+	if (ibqp->uobject) {
+		gaudi_nic_roce_doorbell(dev->hw,
+					GN_ROCE_DB(GN_ROCE_DB_SQ, qp->qpn));
+		return 0;
+	}
+	if (READ_ONCE(qp->state) < IB_QPS_RTS) {
+		*bad = wr;
+		return -EINVAL;
+	}
+	spin_lock_irqsave(&qp->sq_lock, flags);
+	start = qp->sq_prod;
+	room = gib_wq_room(&qp->sq, qp->sq_prod);
+	for (; wr; wr = wr->next) {
+		if (!room) {
+			ret = -ENOMEM;
+			break;
+		}
+		ret = gib_build_ud_send(qp, wr, &w);
+		if (ret)
+			break;
+		memcpy(gib_wq_slot(&qp->sq, qp->sq_prod), &w, sizeof(w));
+		qp->sq_prod++;
+		room--;
+	}
+	if (ret)
+		*bad = wr;
+	posted = qp->sq_prod != start;
+	if (posted)
+		/* the WQEs before the index */
+		smp_store_release(&gib_wq_hdr(&qp->sq)->prod,
+				  cpu_to_le32(qp->sq_prod));
+	spin_unlock_irqrestore(&qp->sq_lock, flags);
+	/* one doorbell for the whole list, outside our lock */
+	if (posted)
+		gib_qp_doorbell(dev, qp, GN_ROCE_DB_SQ);
+	return ret;
+}
+
+/*
+ * Receive work requests.  User QPs fill their mapped RQ; the doorbell
+ * only matters in the error state (the engine flushes what is posted).
+ * Kernel QPs are posted to here, in any state but RESET.
+ */
+int gib_post_recv(struct ib_qp *ibqp, const struct ib_recv_wr *wr,
+		  const struct ib_recv_wr **bad)
+{
+	struct gib_dev *dev = to_gdev(ibqp->device);
+	struct gib_qp *qp = to_gqp(ibqp);
+	struct gn_roce_wqe w;
+	unsigned long flags;
+	u32 start, room;
+	bool posted;
+	int ret = 0, i;
+
+	if (ibqp->uobject) {
+		gaudi_nic_roce_doorbell(dev->hw,
+					GN_ROCE_DB(GN_ROCE_DB_RQ, qp->qpn));
+		return 0;
+	}
+	if (READ_ONCE(qp->state) == IB_QPS_RESET) {
+		*bad = wr;
+		return -EINVAL;
+	}
+	spin_lock_irqsave(&qp->rq_lock, flags);
+	start = qp->rq_prod;
+	room = gib_wq_room(&qp->rq, qp->rq_prod);
+	for (; wr; wr = wr->next) {
+		if (!room) {
+			ret = -ENOMEM;
+			break;
+		}
+		if (wr->num_sge < 0 || wr->num_sge > GN_ROCE_MAX_SGE) {
+			ret = -EINVAL;
+			break;
+		}
+		memset(&w, 0, sizeof(w));
+		w.wr_id = cpu_to_le64(wr->wr_id);
+		w.opcode = GN_ROCE_WQE_RECV;
+		w.num_sge = wr->num_sge;
+		for (i = 0; i < wr->num_sge; i++) {
+			w.sge[i].addr = cpu_to_le64(wr->sg_list[i].addr);
+			w.sge[i].length = cpu_to_le32(wr->sg_list[i].length);
+			w.sge[i].lkey = cpu_to_le32(wr->sg_list[i].lkey);
+		}
+		memcpy(gib_wq_slot(&qp->rq, qp->rq_prod), &w, sizeof(w));
+		qp->rq_prod++;
+		room--;
+	}
+	if (ret)
+		*bad = wr;
+	posted = qp->rq_prod != start;
+	if (posted)
+		/* the WQEs before the index */
+		smp_store_release(&gib_wq_hdr(&qp->rq)->prod,
+				  cpu_to_le32(qp->rq_prod));
+	spin_unlock_irqrestore(&qp->rq_lock, flags);
+	/* one doorbell for the whole list, outside our lock */
+	if (posted)
+		gib_qp_doorbell(dev, qp, GN_ROCE_DB_RQ);
+	return ret;
 }

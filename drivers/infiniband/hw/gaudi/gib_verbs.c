@@ -109,6 +109,12 @@ static int gib_query_device(struct ib_device *ibdev,
 	a->atomic_cap = IB_ATOMIC_NONE;
 	a->max_pkeys = 1;
 	a->local_ca_ack_delay = 15;
+	/*
+	 * Kernel PDs use GN_ROCE_LOCAL_DMA_LKEY (ibdev.local_dma_lkey): the
+	 * engine takes SGE addresses of privileged QPs under that lkey as DMA
+	 * addresses of its device, which is our dma_device.
+	 */
+	a->kernel_cap_flags = IBK_LOCAL_DMA_LKEY;
 	return 0;
 }
 
@@ -130,6 +136,17 @@ int gib_port_mtu(struct gib_dev *dev, u32 port)
 	return mtu;
 }
 
+/* UD/GSI datagrams the port dropped for a wrong Q_Key (0 if unknown). */
+static u32 gib_qkey_viols(struct gib_dev *dev, u32 port)
+{
+	struct gn_roce_stats st;
+
+	if (gaudi_nic_roce_cmd(dev->hw, GN_ROCE_CMD_QUERY_STATS, port - 1,
+			       NULL, 0, &st, sizeof(st)))
+		return 0;
+	return min_t(u64, le64_to_cpu(st.qkey_viols), U32_MAX);
+}
+
 static int gib_query_port(struct ib_device *ibdev, u32 port,
 			  struct ib_port_attr *a)
 {
@@ -149,11 +166,11 @@ static int gib_query_port(struct ib_device *ibdev, u32 port,
 	a->max_mtu = IB_MTU_4096;
 	a->active_mtu = gib_port_mtu(dev, port);
 	a->gid_tbl_len = GN_ROCE_MAX_GID;
-	/* no IB_PORT_CM_SUP: CM needs a GSI QP (QP1, UD), not there yet */
-	a->port_cap_flags = 0;
+	/* QP1 (GSI) on every port serves ib_cm */
+	a->port_cap_flags = IB_PORT_CM_SUP;
 	a->max_msg_sz = GN_ROCE_MAX_MSG;
 	a->bad_pkey_cntr = 0;
-	a->qkey_viol_cntr = 0;
+	a->qkey_viol_cntr = gib_qkey_viols(dev, port);
 	a->pkey_tbl_len = 1;
 	a->lid = 0;
 	a->sm_lid = 0;
@@ -174,8 +191,12 @@ static int gib_get_port_immutable(struct ib_device *ibdev, u32 port,
 		return ret;
 	im->pkey_tbl_len = a.pkey_tbl_len;
 	im->gid_tbl_len = a.gid_tbl_len;
-	/* RoCE v2 only; no MAD/CM until QP1 (UD) exists. */
-	im->core_cap_flags = RDMA_CORE_CAP_PROT_ROCE_UDP_ENCAP;
+	/*
+	 * RoCE v2 with QP1: the MAD layer opens a GSI QP on every port and
+	 * ib_cm runs on it (rdma_cm connects through it).  No SMI, no SA.
+	 */
+	im->core_cap_flags = RDMA_CORE_PORT_IBA_ROCE_UDP_ENCAP;
+	im->max_mad_size = IB_MGMT_MAD_SIZE;
 	return 0;
 }
 
@@ -235,6 +256,8 @@ static int gib_alloc_ucontext(struct ib_ucontext *ibuc,
 		.wqe_size = GAUDI_WQE_SIZE,
 		.cqe_size = GAUDI_CQE_SIZE,
 		.ring_hdr_size = GAUDI_RING_HDR_SIZE,
+		.ud_max_sge = GAUDI_UD_MAX_SGE,
+		.ud_max_inline = GAUDI_UD_MAX_INLINE,
 	};
 	int ret;
 
@@ -348,8 +371,8 @@ void gib_ring_free(struct gib_dev *dev, struct gib_ring *r)
 	r->buf = NULL;
 }
 
-int gib_ring_alloc(struct gib_dev *dev, struct gib_ring *r,
-			  u32 log_size, u32 stride)
+int gib_ring_alloc(struct gib_dev *dev, struct gib_ring *r, u32 log_size,
+		   u32 stride)
 {
 	u32 i;
 
@@ -378,8 +401,8 @@ err:
 }
 
 /* Offer a ring to user space; returns the mmap key in *key. */
-int gib_ring_mmap(struct ib_ucontext *uc, struct gib_ring *r,
-			 u64 *key, u64 *len)
+int gib_ring_mmap(struct ib_ucontext *uc, struct gib_ring *r, u64 *key,
+		  u64 *len)
 {
 	struct gib_mmap_entry *me;
 	int ret;
@@ -400,7 +423,7 @@ int gib_ring_mmap(struct ib_ucontext *uc, struct gib_ring *r,
 }
 
 int gib_pbl_alloc(struct gib_dev *dev, struct gib_pbl *p, u32 n,
-			 struct gn_roce_pbl *hw)
+		  struct gn_roce_pbl *hw)
 {
 	if (!n || n > GN_ROCE_MAX_PBL_PAGES)
 		return -EINVAL;
@@ -422,8 +445,8 @@ void gib_pbl_free(struct gib_dev *dev, struct gib_pbl *p)
 	p->cpu = NULL;
 }
 
-int gib_ring_pbl(struct gib_dev *dev, struct gib_ring *r,
-			struct gib_pbl *p, struct gn_roce_pbl *hw)
+int gib_ring_pbl(struct gib_dev *dev, struct gib_ring *r, struct gib_pbl *p,
+		 struct gn_roce_pbl *hw)
 {
 	u32 i;
 	int ret;
@@ -451,6 +474,7 @@ static int gib_create_ah(struct ib_ah *ibah, struct rdma_ah_init_attr *init,
 	struct gib_ah *ah = to_gah(ibah);
 	gfp_t gfp = init->flags & RDMA_CREATE_AH_SLEEPABLE ? GFP_KERNEL :
 							     GFP_ATOMIC;
+	struct gaudi_create_ah_resp resp = {};
 	const struct ib_global_route *grh;
 	int ret;
 
@@ -460,7 +484,7 @@ static int gib_create_ah(struct ib_ah *ibah, struct rdma_ah_init_attr *init,
 	ret = gib_av_from_attr(dev, init->ah_attr, &ah->av);
 	if (ret)
 		return ret;
-	/* The engine has no multicast groups (no UD yet either). */
+	/* The engine has no multicast groups. */
 	grh = rdma_ah_read_grh(init->ah_attr);
 	if (rdma_is_multicast_addr((struct in6_addr *)grh->dgid.raw))
 		return -EOPNOTSUPP;
@@ -468,6 +492,16 @@ static int gib_create_ah(struct ib_ah *ibah, struct rdma_ah_init_attr *init,
 	if (ret < 0)
 		return ret == -ENOSPC ? -ENOMEM : ret;
 	ah->ahn = ret;
+	if (udata) {
+		/* the provider copies the AV into its UD send WQEs */
+		static_assert(sizeof(resp.av) == sizeof(ah->av));
+		memcpy(&resp.av, &ah->av, sizeof(resp.av));
+		ret = gib_respond(udata, &resp, sizeof(resp));
+		if (ret) {
+			ida_free(&dev->ah_ida, ah->ahn);
+			return ret;
+		}
+	}
 	return 0;
 }
 
@@ -482,6 +516,10 @@ static int gib_destroy_ah(struct ib_ah *ibah, u32 flags)
 
 /* ------------------------------------------------------------------ MR */
 
+/*
+ * No MR maps all of memory: kernel PDs get the local DMA lkey instead
+ * (IBK_LOCAL_DMA_LKEY), and nothing here registers remote-access DMA MRs.
+ */
 static struct ib_mr *gib_get_dma_mr(struct ib_pd *pd, int access)
 {
 	return ERR_PTR(-EOPNOTSUPP);
@@ -583,8 +621,14 @@ static int gib_check_mr_len(struct gib_dev *dev, u64 len)
 	return 0;
 }
 
+/*
+ * IB_ACCESS_REMOTE_ATOMIC is accepted and ignored: atomic_cap is NONE, so
+ * no atomic request ever reaches an MR, and libfabric's verbs provider
+ * asks for it on every registration with remote write.
+ */
 #define GIB_MR_ACCESS	(IB_ACCESS_LOCAL_WRITE | IB_ACCESS_REMOTE_WRITE | \
-			 IB_ACCESS_REMOTE_READ | IB_ACCESS_RELAXED_ORDERING)
+			 IB_ACCESS_REMOTE_READ | IB_ACCESS_REMOTE_ATOMIC | \
+			 IB_ACCESS_RELAXED_ORDERING)
 
 static struct ib_mr *gib_reg_user_mr(struct ib_pd *pd, u64 start, u64 len,
 				     u64 iova, int access,
