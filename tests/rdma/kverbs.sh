@@ -96,13 +96,18 @@ diag "$IB_A: $(ib_stats "$IB_A" 1)"
 # ------------------------------------------------------------ teardown
 # live rdma_cm connections and UD traffic, then the device goes away.
 # bg NAME CMD...: run CMD in the background; when it ends, its exit
-# status and the time since del_device land in /tmp/kv-NAME.end
-t_del=
+# status and the time (epoch seconds) land in /tmp/kv-NAME.end
 bg() {
 	local name=$1
 	shift
 	( "$@" >"/tmp/kv-$name.log" 2>&1
-	  echo "rc=$? at $((SECONDS - ${t_del:-$SECONDS})) s" >"/tmp/kv-$name.end" ) &
+	  echo "$? $(date +%s)" >"/tmp/kv-$name.end" ) &
+}
+# ended NAME: "rc=N, S s after del_device"
+ended() {
+	local rc t
+	read -r rc t <"/tmp/kv-$1.end"
+	echo "rc=$rc, $((t - t_del)) s after del_device"
 }
 rm -f /tmp/kv-*.end
 bg rping-srv ns_a timeout 120 rping -s -a "$IP_A" -C 1000000
@@ -115,9 +120,18 @@ bg ud-cli ns_b timeout 120 ibv_ud_pingpong -e -d "$IB_B" -g "$GID_B" -n 1000000 
 sleep 5
 diag "QPs on $IB_A before del_device:" "$(rdma resource show qp link "$IB_A/1" 2>&1)"
 diag "$IB_A: $(ib_stats "$IB_A" 1)"
-t_del=$SECONDS
+early=
+for n in rping-srv ud-srv rping-cli ud-cli; do
+	[ -e "/tmp/kv-$n.end" ] && early+="$n ($(cat "/tmp/kv-$n.end")): $(tail -n 3 "/tmp/kv-$n.log")"$'\n'
+done
+if [ -z "$early" ]; then
+	t_ok "rping and ibv_ud_pingpong running on both sides before del_device"
+else
+	t_fail "rping and ibv_ud_pingpong running on both sides before del_device" "already ended (rc, time):" "$early"
+fi
+t_del=$(date +%s)
 gn_del_device "$DEV_A"
-t_ok "del_device $DEV_A with rping and ibv_ud_pingpong running (took $((SECONDS - t_del)) s)"
+t_ok "del_device $DEV_A with rping and ibv_ud_pingpong running (took $(($(date +%s) - t_del)) s)"
 # the programs on the removed device, and rping's peer (its connection
 # fails), must end by themselves; ibv_ud_pingpong's peer waits for
 # datagrams that will never come (UD has no connection to lose)
@@ -128,14 +142,14 @@ for ((i = 0; i < 600; i++)); do
 done
 for n in rping-srv ud-srv rping-cli; do
 	if [ -e "/tmp/kv-$n.end" ]; then
-		t_ok "$n ended after del_device ($(cat "/tmp/kv-$n.end"))"
+		t_ok "$n ended after del_device ($(ended "$n"))"
 	else
 		t_fail "$n ended after del_device" "still running 60 s later:" "$(tail -n 5 "/tmp/kv-$n.log")"
 	fi
 done
 [ -e /tmp/kv-ud-cli.end ] || ip netns pids "$NS_B" 2>/dev/null | xargs -r kill 2>/dev/null
 wait
-diag "ud-cli (peer of the removed device): $(cat /tmp/kv-ud-cli.end 2>/dev/null)"
+[ -e /tmp/kv-ud-cli.end ] && diag "ud-cli (peer of the removed device): $(ended ud-cli)"
 if [ -e "/sys/class/infiniband/$IB_A" ]; then
 	t_fail "$IB_A is gone"
 else
