@@ -441,6 +441,31 @@ err_free:
 	return NULL;
 }
 
+/*
+ * ibv_create_qp_ex() with what ibv_create_qp() has: a PD, and no create
+ * flags.  Anything more (XRC, TSO, send_ops_flags, ...) is EOPNOTSUPP.
+ */
+static struct ibv_qp *gaudi_create_qp_ex(struct ibv_context *context,
+					 struct ibv_qp_init_attr_ex *attr)
+{
+	const uint32_t known = IBV_QP_INIT_ATTR_PD |
+			       IBV_QP_INIT_ATTR_CREATE_FLAGS;
+
+	if ((attr->comp_mask & ~known) ||
+	    !(attr->comp_mask & IBV_QP_INIT_ATTR_PD) ||
+	    ((attr->comp_mask & IBV_QP_INIT_ATTR_CREATE_FLAGS) &&
+	     attr->create_flags)) {
+		errno = EOPNOTSUPP;
+		return NULL;
+	}
+	if (!attr->pd || attr->pd->context != context) {
+		errno = EINVAL;
+		return NULL;
+	}
+	/* struct ibv_qp_init_attr is the head of struct ibv_qp_init_attr_ex */
+	return gaudi_create_qp(attr->pd, (struct ibv_qp_init_attr *)attr);
+}
+
 static int gaudi_query_qp(struct ibv_qp *ibqp, struct ibv_qp_attr *attr,
 			  int attr_mask, struct ibv_qp_init_attr *init_attr)
 {
@@ -744,6 +769,7 @@ static const struct verbs_context_ops gaudi_ctx_ops = {
 	.create_ah = gaudi_create_ah,
 	.create_cq = gaudi_create_cq,
 	.create_qp = gaudi_create_qp,
+	.create_qp_ex = gaudi_create_qp_ex,
 	.dealloc_pd = gaudi_dealloc_pd,
 	.dereg_mr = gaudi_dereg_mr,
 	.destroy_ah = gaudi_destroy_ah,
