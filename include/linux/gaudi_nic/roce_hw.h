@@ -48,6 +48,7 @@ struct gaudi_nic_roce;
 #define GN_ROCE_MAX_QP		1024	/* QPN 0 and 1 are reserved (GSI) */
 #define GN_ROCE_MIN_QPN		2
 #define GN_ROCE_MAX_CQ		1024
+#define GN_ROCE_MAX_SRQ		1024
 #define GN_ROCE_MAX_MR		8192	/* MR index; key = index << 8 | tag */
 #define GN_ROCE_MAX_PD		65536
 #define GN_ROCE_MAX_WQ_LOG	12	/* 4096 WQEs per work queue */
@@ -279,6 +280,7 @@ enum gn_roce_qp_state {
 
 /* gn_roce_qp_ctx.flags (CREATE_QP only) */
 #define GN_ROCE_QPF_PRIV	0x01	/* kernel QP: may use LOCAL_DMA_LKEY */
+#define GN_ROCE_QPF_SRQ		0x02	/* receives from SRQ @srqn, no RQ */
 
 /* gn_roce_qp_ctx.access (remote access granted to the peer) */
 #define GN_ROCE_ACC_REMOTE_WRITE	0x1
@@ -327,7 +329,9 @@ struct gn_roce_qp_ctx {
 	u8 rsvd0;
 	__le32 qkey;		/* UD, GSI */
 	struct gn_roce_pbl sq;
-	struct gn_roce_pbl rq;
+	struct gn_roce_pbl rq;		/* unused with GN_ROCE_QPF_SRQ */
+	__le32 srqn;			/* GN_ROCE_QPF_SRQ */
+	__le32 rsvd1;
 };
 
 #define GN_ROCE_QPC_STATE	0x0001
@@ -350,6 +354,24 @@ struct gn_roce_modify_qp {
 	__le32 mask;
 	__le32 rsvd;
 	struct gn_roce_qp_ctx ctx;
+};
+
+/*
+ * Shared receive queue: a ring of receive WQEs (GN_ROCE_WQE_SIZE stride,
+ * the RQ format) of protection domain @pdn.  QPs created with
+ * GN_ROCE_QPF_SRQ take their receive WQEs from it, in ring order, each
+ * consumed (cons advanced) when a message starts to arrive for it;
+ * their own RQ does not exist.  @limit (ib_srq_attr.srq_limit): when
+ * non-zero, the engine raises GN_ROCE_EV_SRQ_LIMIT once the posted WQEs
+ * are fewer than @limit, and disarms it (limit 0).  ARM_SRQ sets it.
+ * An SRQ is destroyed only once no QP uses it (-EBUSY).
+ */
+struct gn_roce_srq_ctx {
+	struct gn_roce_pbl ring;
+	__le32 pdn;
+	__le32 limit;
+	u8 log_size;
+	u8 rsvd[7];
 };
 
 /* gn_roce_mr_ctx.access */
@@ -403,6 +425,10 @@ enum gn_roce_cmd_op {
 	GN_ROCE_CMD_CREATE_MR	= 9,	/* index: mr index, in: mr_ctx */
 	GN_ROCE_CMD_DESTROY_MR	= 10,	/* index: mr index */
 	GN_ROCE_CMD_QUERY_STATS	= 11,	/* index: port, out: stats */
+	GN_ROCE_CMD_CREATE_SRQ	= 12,	/* index: srqn, in: srq_ctx */
+	GN_ROCE_CMD_DESTROY_SRQ	= 13,	/* index: srqn */
+	GN_ROCE_CMD_ARM_SRQ	= 14,	/* index: srqn, in: __le32 limit */
+	GN_ROCE_CMD_QUERY_SRQ	= 15,	/* index: srqn, out: srq_ctx */
 };
 
 /* ------------------------------------------------------------ events */
@@ -413,6 +439,7 @@ enum gn_roce_event_type {
 	GN_ROCE_EV_QP_REQ_ERR	= 4,	/* num: qpn, invalid request */
 	GN_ROCE_EV_QP_ACC_ERR	= 5,	/* num: qpn, access violation */
 	GN_ROCE_EV_QP_LAST_WQE	= 6,
+	GN_ROCE_EV_SRQ_LIMIT	= 7,	/* num: srqn, limit reached */
 };
 
 struct gn_roce_eqe {

@@ -179,6 +179,18 @@ struct gaudi_create_qp_resp {
 	__u32 rsvd;
 };
 
+/*
+ * create_srq: the SRQ's ring (receive WQEs, struct gaudi_wqe, opcode
+ * GAUDI_WQE_RECV), mapped and posted like an RQ; no doorbell is needed.
+ * A QP created on an SRQ has no RQ (rq_mmap_len 0).
+ */
+struct gaudi_create_srq_resp {
+	__aligned_u64 srq_mmap_key;
+	__aligned_u64 srq_mmap_len;
+	__u32 srqn;
+	__u32 log_size;
+};
+
 /* create_ah: the address vector UD sends to this AH carry. */
 struct gaudi_create_ah_resp {
 	struct gaudi_av av;

@@ -200,7 +200,11 @@ static int gn_cmd_create_qp(struct gaudi_nic_roce *r, u32 qpn,
 	int ret;
 
 	if (qpn < GN_ROCE_MIN_QPN || qpn >= GN_ROCE_MAX_QP ||
-	    le32_to_cpu(c->qpn) != qpn || c->type != GN_ROCE_QPT_RC ||
+	    le32_to_cpu(c->qpn) != qpn ||
+	    (c->type != GN_ROCE_QPT_RC && c->type != GN_ROCE_QPT_UD &&
+	     c->type != GN_ROCE_QPT_GSI) ||
+	    c->flags & ~GN_ROCE_QPF_PRIV || c->rsvd0 ||
+	    c->port >= r->num_ports ||
 	    c->state != GN_ROCE_QPS_RESET ||
 	    c->sq_log_size > GN_ROCE_MAX_WQ_LOG ||
 	    c->rq_log_size > GN_ROCE_MAX_WQ_LOG ||
@@ -214,6 +218,8 @@ static int gn_cmd_create_qp(struct gaudi_nic_roce *r, u32 qpn,
 	if (!qp)
 		return -ENOMEM;
 	qp->ctx = *c;
+	if (c->type == GN_ROCE_QPT_GSI)
+		qp->ctx.qkey = cpu_to_le32(GN_ROCE_GSI_QKEY);
 	qp->qpn = qpn;
 	qp->r = r;
 	qp->state = GN_ROCE_QPS_RESET;
@@ -243,6 +249,15 @@ static int gn_cmd_create_qp(struct gaudi_nic_roce *r, u32 qpn,
 		ret = -ENOENT;
 		goto err;
 	}
+	if (c->type == GN_ROCE_QPT_GSI) {
+		/* one QP1 per port */
+		if (r->ports[c->port].gsi) {
+			spin_unlock_bh(&r->dp_lock);
+			ret = -EBUSY;
+			goto err;
+		}
+		r->ports[c->port].gsi = qp;
+	}
 	qp->scq->users++;
 	qp->rcq->users++;
 	gn_rdp_reset(r, qp);
@@ -264,6 +279,8 @@ static int gn_cmd_destroy_qp(struct gaudi_nic_roce *r, u32 qpn)
 	qp = r->qps[qpn];
 	r->qps[qpn] = NULL;
 	if (qp) {
+		if (r->ports[qp->ctx.port].gsi == qp)
+			r->ports[qp->ctx.port].gsi = NULL;
 		gn_rdp_ack_now(r, qp);
 		gn_rdp_detach(r, qp);
 		qp->scq->users--;
@@ -311,10 +328,18 @@ static int gn_cmd_modify_qp(struct gaudi_nic_roce *r, u32 qpn,
 		ret = -ENOENT;
 		goto out;
 	}
+	/* QP1 is its port's for life */
+	if ((mask & GN_ROCE_QPC_PORT) && qp->ctx.type == GN_ROCE_QPT_GSI &&
+	    c->port != qp->ctx.port) {
+		ret = -EINVAL;
+		goto out;
+	}
 	if (mask & GN_ROCE_QPC_ACCESS)
 		qp->ctx.access = c->access;
 	if (mask & GN_ROCE_QPC_PORT)
 		qp->ctx.port = c->port;
+	if ((mask & GN_ROCE_QPC_QKEY) && qp->ctx.type == GN_ROCE_QPT_UD)
+		qp->ctx.qkey = c->qkey;
 	if (mask & GN_ROCE_QPC_PATH_MTU)
 		qp->ctx.path_mtu = c->path_mtu;
 	if (mask & GN_ROCE_QPC_DEST_QPN)

@@ -244,6 +244,7 @@ struct gn_rport {
 	u8 mac_addr[ETH_ALEN];
 	u32 mtu;
 	struct gn_roce_gid_ctx gids[GN_ROCE_MAX_GID];
+	struct gn_rqp *gsi;		/* QP1, under dp_lock */
 	struct gn_rstats st;		/* under dp_lock */
 	u64 rxq_drops;			/* receive queue full, under rxq.lock */
 	bool xoff;			/* XOFF asserted, under rxq.lock */

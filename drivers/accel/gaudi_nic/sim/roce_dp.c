@@ -29,6 +29,7 @@
  */
 #include <crypto/hash.h>
 #include <linux/crc32.h>
+#include <linux/dma-direct.h>
 #include <linux/etherdevice.h>
 #include <linux/highmem.h>
 #include <linux/if_ether.h>
@@ -43,7 +44,7 @@
 #include <linux/gaudi_nic/port.h>
 
 #include "mac.h"
-#include "roce.h"
+#include "roce_dp.h"
 
 static bool gn_icrc_offload = true;
 module_param_named(roce_icrc_offload, gn_icrc_offload, bool, 0644);
@@ -70,101 +71,6 @@ module_param_named(roce_rx_pipeline, gn_rx_pipeline, bool, 0644);
 MODULE_PARM_DESC(roce_rx_pipeline,
 		 "A RoCE engine queues large frames sent zero-copy for its own thread, by reference to the sender's memory, so that sender and receiver run on two CPUs (default: on; off: received in the sender's context when idle)");
 
-/* BTH opcodes of the RC transport. */
-enum {
-	OP_SEND_FIRST		= 0x00,
-	OP_SEND_MIDDLE		= 0x01,
-	OP_SEND_LAST		= 0x02,
-	OP_SEND_LAST_IMM	= 0x03,
-	OP_SEND_ONLY		= 0x04,
-	OP_SEND_ONLY_IMM	= 0x05,
-	OP_WRITE_FIRST		= 0x06,
-	OP_WRITE_MIDDLE		= 0x07,
-	OP_WRITE_LAST		= 0x08,
-	OP_WRITE_LAST_IMM	= 0x09,
-	OP_WRITE_ONLY		= 0x0a,
-	OP_WRITE_ONLY_IMM	= 0x0b,
-	OP_READ_REQ		= 0x0c,
-	OP_READ_RESP_FIRST	= 0x0d,
-	OP_READ_RESP_MIDDLE	= 0x0e,
-	OP_READ_RESP_LAST	= 0x0f,
-	OP_READ_RESP_ONLY	= 0x10,
-	OP_ACK			= 0x11,
-};
-
-#define BTH_SE		0x80
-#define BTH_MIG		0x40
-#define BTH_ACKREQ	0x80000000U
-#define PSN_MASK	0xffffff
-
-/* AETH syndromes */
-#define AETH_ACK	0x1f		/* ACK, no end-to-end credits */
-#define AETH_RNR(t)	(0x20 | (t))
-#define AETH_NAK_SEQ	0x60
-#define AETH_NAK_INV	0x61
-#define AETH_NAK_ACC	0x62
-#define AETH_NAK_OP	0x63
-
-#define BTH_LEN		12
-#define RETH_LEN	16
-#define AETH_LEN	4
-#define IMM_LEN		4
-#define ICRC_LEN	4
-
-/* Extension headers carried by a packet. */
-struct gn_pkt {
-	u8 opcode;
-	u8 se;
-	bool ackreq;
-	u32 psn;
-	u32 dqpn;
-	u64 va;			/* RETH */
-	u32 rkey;
-	u32 dmalen;
-	u32 aeth;		/* syndrome << 24 | msn */
-	__be32 imm;
-	u32 paylen;
-	/* received: the payload is at offset @pay_off of the frame's pieces */
-	const struct gn_mac_roce_frag *frags;
-	unsigned int nfrags;
-	u32 pay_off;
-};
-
-/*
- * The other side of a transfer to or from memory regions (gn_mr_io):
- * a linear buffer (GN_IO_TO_BUF: read from the MR), the payload of a
- * received packet (GN_IO_FROM_PKT: written to the MR), or the list of
- * pieces of the MR itself (GN_IO_FRAGS: what the MAC gathers to send,
- * read where it lies as a DMA engine would; no copy).
- */
-enum gn_io_kind { GN_IO_TO_BUF, GN_IO_FROM_PKT, GN_IO_FRAGS };
-
-struct gn_io {
-	enum gn_io_kind kind;
-	union {
-		u8 *buf;			/* TO_BUF: advances */
-		struct {			/* FROM_PKT */
-			const struct gn_pkt *pkt;
-			u32 off;		/* payload offset: advances */
-		};
-		struct {			/* FRAGS */
-			struct gn_mac_roce_frag *frags;
-			unsigned int nfrags;
-			unsigned int max;
-		};
-	};
-};
-
-/* A frame being built in r->frame (gn_tx_hdr, gn_tx_end). */
-struct gn_txf {
-	u8 *bth;
-	u8 *payload;
-	u32 paylen;
-	u32 tlen;		/* BTH to ICRC */
-	u32 flen;
-	bool v4;
-};
-
 /*
  * The TX skb an engine is handing to the cable on this CPU (gn_tx_end),
  * which the receiving engine's hook takes instead of copying the frame.
@@ -190,37 +96,6 @@ struct gn_rr_rec {
 
 #define GN_RR_REC_SIZE(hlen)	(sizeof(struct gn_rr_rec) + ALIGN(hlen, 8))
 #define GN_RR_REF_HEAD		(GN_RR_TRAIN_MAX * GN_RR_REC_SIZE(GN_RR_HDR_MAX))
-
-static bool op_has_reth(u8 op)
-{
-	return op == OP_WRITE_FIRST || op == OP_WRITE_ONLY ||
-	       op == OP_WRITE_ONLY_IMM || op == OP_READ_REQ;
-}
-
-static bool op_has_imm(u8 op)
-{
-	return op == OP_SEND_LAST_IMM || op == OP_SEND_ONLY_IMM ||
-	       op == OP_WRITE_LAST_IMM || op == OP_WRITE_ONLY_IMM;
-}
-
-static bool op_has_aeth(u8 op)
-{
-	return op == OP_READ_RESP_FIRST || op == OP_READ_RESP_LAST ||
-	       op == OP_READ_RESP_ONLY || op == OP_ACK;
-}
-
-static u32 op_ext_len(u8 op)
-{
-	return (op_has_reth(op) ? RETH_LEN : 0) +
-	       (op_has_imm(op) ? IMM_LEN : 0) +
-	       (op_has_aeth(op) ? AETH_LEN : 0);
-}
-
-/* Signed distance a - b between 24-bit PSNs. */
-static inline s32 psn_diff(u32 a, u32 b)
-{
-	return (s32)((a - b) << 8) >> 8;
-}
 
 /* ------------------------------------------------------------ memory */
 
@@ -278,48 +153,92 @@ static void gn_pay_read(const struct gn_pkt *p, u32 off, u8 *dst, u32 len)
 }
 
 /*
+ * Transfer @n bytes at offset @in of page @pg (n <= PAGE_SIZE - in) to
+ * or from @io.  Returns 0, or -E2BIG if GN_IO_FRAGS ran out of pieces (or
+ * met a page without a permanent kernel mapping): the caller copies
+ * instead.
+ */
+static int gn_page_io(struct page *pg, u32 in, u32 n, struct gn_io *io)
+{
+	struct gn_mac_roce_frag *fr;
+	u8 *v;
+
+	switch (io->kind) {
+	case GN_IO_TO_BUF:
+		memcpy_from_page(io->buf, pg, in, n);
+		io->buf += n;
+		break;
+	case GN_IO_FROM_BUF:
+		memcpy_to_page(pg, in, io->src, n);
+		io->src += n;
+		break;
+	case GN_IO_FROM_PKT:
+		v = kmap_local_page(pg);
+		gn_pay_read(io->pkt, io->off, v + in, n);
+		kunmap_local(v);
+		io->off += n;
+		break;
+	case GN_IO_FRAGS:
+		if (PageHighMem(pg))
+			return -E2BIG;
+		v = page_address(pg) + in;
+		fr = io->nfrags ? &io->frags[io->nfrags - 1] : NULL;
+		if (fr && fr->p + fr->len == v) {
+			fr->len += n;	/* contiguous: one piece */
+			break;
+		}
+		if (io->nfrags == io->max)
+			return -E2BIG;
+		io->frags[io->nfrags].p = v;
+		io->frags[io->nfrags++].len = n;
+		break;
+	}
+	return 0;
+}
+
+/*
  * Transfer @len bytes at @va of @mr (range already checked) to or from
- * @io.  Returns 0, or -E2BIG if GN_IO_FRAGS ran out of pieces (or met a
- * page without a permanent kernel mapping): the caller copies instead.
+ * @io.  Returns 0 or -E2BIG (gn_page_io()).
  */
 static int gn_mr_io(struct gn_rmr *mr, u64 va, u32 len, struct gn_io *io)
 {
 	u64 off = va - mr->iova + mr->offset;
+	int ret;
 
 	while (len) {
-		struct page *pg = mr->mem.pages[off >> PAGE_SHIFT];
 		u32 in = off & ~PAGE_MASK;
 		u32 n = min_t(u32, len, PAGE_SIZE - in);
-		struct gn_mac_roce_frag *fr;
-		u8 *v;
 
-		switch (io->kind) {
-		case GN_IO_TO_BUF:
-			memcpy_from_page(io->buf, pg, in, n);
-			io->buf += n;
-			break;
-		case GN_IO_FROM_PKT:
-			v = kmap_local_page(pg);
-			gn_pay_read(io->pkt, io->off, v + in, n);
-			kunmap_local(v);
-			io->off += n;
-			break;
-		case GN_IO_FRAGS:
-			if (PageHighMem(pg))
-				return -E2BIG;
-			v = page_address(pg) + in;
-			fr = io->nfrags ? &io->frags[io->nfrags - 1] : NULL;
-			if (fr && fr->p + fr->len == v) {
-				fr->len += n;	/* contiguous: one piece */
-				break;
-			}
-			if (io->nfrags == io->max)
-				return -E2BIG;
-			io->frags[io->nfrags].p = v;
-			io->frags[io->nfrags++].len = n;
-			break;
-		}
+		ret = gn_page_io(mr->mem.pages[off >> PAGE_SHIFT], in, n, io);
+		if (ret)
+			return ret;
 		off += n;
+		len -= n;
+	}
+	return 0;
+}
+
+/*
+ * Transfer @len bytes at DMA address @addr (GN_ROCE_LOCAL_DMA_LKEY, only
+ * for privileged QPs) to or from @io.  Returns 0, -E2BIG (gn_page_io())
+ * or GN_ROCE_CQE_LOC_PROT_ERR if the address is not memory.
+ */
+static int gn_dma_io(struct gaudi_nic_roce *r, u64 addr, u32 len,
+		     struct gn_io *io)
+{
+	int ret;
+
+	while (len) {
+		phys_addr_t pa = dma_to_phys(r->dma_dev, addr);
+		u32 in = offset_in_page(pa);
+		u32 n = min_t(u32, len, PAGE_SIZE - in);
+
+		if (!pfn_valid(PHYS_PFN(pa)))
+			return GN_ROCE_CQE_LOC_PROT_ERR;
+		ret = gn_page_io(pfn_to_page(PHYS_PFN(pa)), in, n, io);
+		if (ret)
+			return ret;
+		addr += n;
 		len -= n;
 	}
 	return 0;
@@ -330,11 +249,11 @@ static int gn_mr_io(struct gn_rmr *mr, u64 va, u32 len, struct gn_io *io)
  * @io (to the SGEs for GN_IO_FROM_PKT).  Returns 0, a CQE status, or
  * -E2BIG (gn_mr_io).
  */
-static int gn_sge_io(struct gaudi_nic_roce *r, struct gn_rqp *qp,
-		     const struct gn_roce_wqe *w, u32 off, u32 len,
-		     struct gn_io *io)
+int gn_sge_io(struct gaudi_nic_roce *r, struct gn_rqp *qp,
+	      const struct gn_roce_wqe *w, u32 off, u32 len, struct gn_io *io)
 {
-	bool to_mem = io->kind == GN_IO_FROM_PKT;
+	bool to_mem = io->kind == GN_IO_FROM_PKT || io->kind == GN_IO_FROM_BUF;
+	bool priv = qp->ctx.flags & GN_ROCE_QPF_PRIV;
 	u32 pdn = le32_to_cpu(qp->ctx.pdn);
 	unsigned int i, nsge = min_t(u32, w->num_sge, GN_ROCE_MAX_SGE);
 	int ret;
@@ -351,6 +270,16 @@ static int gn_sge_io(struct gaudi_nic_roce *r, struct gn_rqp *qp,
 			continue;
 		}
 		n = min(len, slen - off);
+		if (le32_to_cpu(s->lkey) == GN_ROCE_LOCAL_DMA_LKEY) {
+			if (!priv)
+				return GN_ROCE_CQE_LOC_PROT_ERR;
+			ret = gn_dma_io(r, addr + off, n, io);
+			if (ret)
+				return ret;
+			len -= n;
+			off = 0;
+			continue;
+		}
 		mr = gn_mr_get(r, le32_to_cpu(s->lkey), pdn);
 		if (!mr || !gn_mr_covers(mr, addr + off, n) ||
 		    (to_mem && !(mr->access & GN_ROCE_MR_LOCAL_WRITE)))
@@ -378,8 +307,8 @@ static u32 gn_wqe_len(const struct gn_roce_wqe *w)
 
 /* ---------------------------------------------------------- completion */
 
-static void gn_cq_push(struct gaudi_nic_roce *r, struct gn_rcq *cq,
-		       const struct gn_roce_cqe *cqe, bool solicited)
+void gn_cq_push(struct gaudi_nic_roce *r, struct gn_rcq *cq,
+		const struct gn_roce_cqe *cqe, bool solicited)
 {
 	struct gn_roce_ring_hdr *hdr = gn_rring_hdr(&cq->ring);
 	u32 cons = le32_to_cpu(READ_ONCE(hdr->cons));
@@ -402,9 +331,9 @@ static void gn_cq_push(struct gaudi_nic_roce *r, struct gn_rcq *cq,
 	}
 }
 
-static void gn_cqe(struct gaudi_nic_roce *r, struct gn_rqp *qp,
-		   struct gn_rcq *cq, u64 wr_id, u8 opcode, u8 status,
-		   u32 len, bool has_imm, __be32 imm, bool solicited)
+void gn_cqe(struct gaudi_nic_roce *r, struct gn_rqp *qp, struct gn_rcq *cq,
+	    u64 wr_id, u8 opcode, u8 status, u32 len, bool has_imm,
+	    __be32 imm, bool solicited)
 {
 	struct gn_roce_cqe c = {
 		.wr_id = cpu_to_le64(wr_id),
@@ -432,18 +361,18 @@ static u8 gn_sq_cqe_op(u8 wqe_op)
 	}
 }
 
-static void gn_sq_set_cons(struct gn_rqp *qp)
+void gn_sq_set_cons(struct gn_rqp *qp)
 {
 	WRITE_ONCE(gn_rring_hdr(&qp->sq)->cons, cpu_to_le32(qp->sq_tail));
 }
 
-static void gn_rq_set_cons(struct gn_rqp *qp)
+void gn_rq_set_cons(struct gn_rqp *qp)
 {
 	WRITE_ONCE(gn_rring_hdr(&qp->rq)->cons, cpu_to_le32(qp->rq_cons));
 }
 
 /* Posted WQEs of a work queue: 0..size, or -1 if the producer lies. */
-static int gn_wq_posted(struct gn_rring *ring, u32 cons)
+int gn_wq_posted(struct gn_rring *ring, u32 cons)
 {
 	u32 prod = le32_to_cpu(READ_ONCE(gn_rring_hdr(ring)->prod));
 	u32 n = prod - cons;
@@ -558,8 +487,7 @@ void gn_rdp_reset(struct gaudi_nic_roce *r, struct gn_rqp *qp)
 }
 
 /* Complete the SQ WQE at sq_tail with an error; the QP goes to ERR. */
-static void gn_req_fail(struct gaudi_nic_roce *r, struct gn_rqp *qp,
-			u8 status)
+void gn_req_fail(struct gaudi_nic_roce *r, struct gn_rqp *qp, u8 status)
 {
 	struct gn_rswqe *sw = &qp->swqe[qp->sq_tail & (qp->sq.size - 1)];
 
@@ -577,7 +505,7 @@ static void gn_req_fail(struct gaudi_nic_roce *r, struct gn_rqp *qp,
  * Offset of the transport payload in the TX frame for @qp's path, or a
  * negative value if the path cannot be used (no source GID).
  */
-static int gn_tx_hdr_len(struct gaudi_nic_roce *r, struct gn_rqp *qp, u8 op)
+int gn_tx_hdr_len(struct gaudi_nic_roce *r, struct gn_rqp *qp, u8 op)
 {
 	const struct gn_roce_gid_ctx *g =
 		&r->ports[qp->ctx.port].gids[qp->ctx.sgid_index];
@@ -927,6 +855,11 @@ static void gn_tx_hdr(struct gaudi_nic_roce *r, struct gn_rqp *qp,
 		put_unaligned_be32(p->aeth, x);
 		x += AETH_LEN;
 	}
+	if (op_is_ud(p->opcode)) {
+		put_unaligned_be32(p->qkey, x);
+		put_unaligned_be32(p->sqpn & PSN_MASK, x + 4);
+		x += DETH_LEN;
+	}
 	if (op_has_imm(p->opcode)) {
 		memcpy(x, &p->imm, IMM_LEN);
 		x += IMM_LEN;
@@ -947,7 +880,9 @@ static void gn_tx_hdr(struct gaudi_nic_roce *r, struct gn_rqp *qp,
  */
 static bool gn_tx_zc_ok(struct gaudi_nic_roce *r, struct gn_rqp *qp)
 {
-	return READ_ONCE(gn_tx_zerocopy) && READ_ONCE(gn_icrc_offload) &&
+	/* a UD send completes once sent: its data must be copied by then */
+	return qp->ctx.type == GN_ROCE_QPT_RC &&
+	       READ_ONCE(gn_tx_zerocopy) && READ_ONCE(gn_icrc_offload) &&
 	       !r->rx_inline && r->ports[qp->ctx.port].mac;
 }
 
@@ -957,18 +892,59 @@ static unsigned int gn_tx_train_len(void)
 		       GN_RR_TRAIN_MAX);
 }
 
+static bool gn_rdp_is_loop(const struct gn_rport *pt,
+			   const struct gn_mac_roce_frame *fr)
+{
+	return ether_addr_equal(fr->frags[0].p, pt->mac_addr);
+}
+
+/*
+ * Hand @n frames to port @pt's MAC, except those addressed to the port's
+ * own MAC address: the engine receives them itself (loopback, as rxe and
+ * mlx5 do), through the same receive path as frames from the cable; the
+ * frame never leaves the chip, so an ICRC left to the MAC is good.
+ */
+static void gn_rdp_xmit(struct gn_rport *pt,
+			const struct gn_mac_roce_frame *fr, unsigned int n,
+			u32 flags)
+{
+	unsigned int i, j;
+
+	for (i = 0; i < n; i = j) {
+		bool loop = gn_rdp_is_loop(pt, &fr[i]);
+
+		for (j = i + 1; j < n && gn_rdp_is_loop(pt, &fr[j]) == loop;)
+			j++;
+		if (loop) {
+			pt->st.loopback_pkts += j - i;
+			gn_rdp_rx(pt, &fr[i], j - i,
+				  flags & GN_MAC_ROCE_ICRC_INSERT ?
+				  GN_MAC_ROCE_ICRC_OK : 0);
+		} else if (pt->mac) {
+			gn_mac_roce_xmit_train(pt->mac, &fr[i], j - i, flags);
+		}
+	}
+}
+
+/* gn_rdp_xmit() of one frame in one piece. */
+static void gn_rdp_xmit1(struct gn_rport *pt, const u8 *f, u32 len,
+			 u32 flags)
+{
+	struct gn_mac_roce_frag piece = { .p = f, .len = len };
+	struct gn_mac_roce_frame fr = { .frags = &piece, .nfrags = 1,
+					.len = len };
+
+	gn_rdp_xmit(pt, &fr, 1, flags);
+}
+
 /* Send the train gathered so far (under dp_lock). */
-static void gn_tx_train_flush(struct gaudi_nic_roce *r)
+void gn_tx_train_flush(struct gaudi_nic_roce *r)
 {
 	struct gn_rtrain *t = r->train;
-	struct gn_mac *mac;
 
 	if (!t->n)
 		return;
-	mac = r->ports[t->port].mac;
-	if (mac)
-		gn_mac_roce_xmit_train(mac, t->fr, t->n,
-				       GN_MAC_ROCE_ICRC_INSERT);
+	gn_rdp_xmit(&r->ports[t->port], t->fr, t->n, GN_MAC_ROCE_ICRC_INSERT);
 	t->n = 0;
 }
 
@@ -1038,7 +1014,7 @@ static void gn_tx_end(struct gaudi_nic_roce *r, struct gn_rqp *qp,
 		gn_icrc_write(f + ETH_HLEN, tf->v4, tf->bth, tf->tlen);
 	pt->st.tx_pkts++;
 	pt->st.tx_bytes += tf->flen;
-	if (!pt->mac)
+	if (!pt->mac && !ether_addr_equal(f, pt->mac_addr))
 		return;
 	if (r->rx_inline) {
 		/* in a MAC's call chain: the work item sends it */
@@ -1056,7 +1032,7 @@ static void gn_tx_end(struct gaudi_nic_roce *r, struct gn_rqp *qp,
 		/* dp_lock (BH off) keeps us on this CPU; the cable is synchronous */
 		prev = this_cpu_read(gn_rdp_handoff);
 		this_cpu_write(gn_rdp_handoff, skb);
-		gn_mac_roce_xmit(pt->mac, f, tf->flen, flags);
+		gn_rdp_xmit1(pt, f, tf->flen, flags);
 		if (this_cpu_read(gn_rdp_handoff) != skb) {
 			/* taken: the receiver holds its own reference */
 			gn_rdp_skb_free(skb);
@@ -1064,7 +1040,7 @@ static void gn_tx_end(struct gaudi_nic_roce *r, struct gn_rqp *qp,
 		}
 		this_cpu_write(gn_rdp_handoff, prev);
 	} else {
-		gn_mac_roce_xmit(pt->mac, f, tf->flen, flags);
+		gn_rdp_xmit1(pt, f, tf->flen, flags);
 	}
 	if (!r->txskb) {
 		r->txskb = gn_rdp_skb_alloc();
@@ -1076,8 +1052,8 @@ static void gn_tx_end(struct gaudi_nic_roce *r, struct gn_rqp *qp,
  * Finish the frame whose payload (p->paylen bytes) is already in place
  * and send it on @qp's path.
  */
-static void gn_tx(struct gaudi_nic_roce *r, struct gn_rqp *qp,
-		  const struct gn_pkt *p)
+void gn_tx(struct gaudi_nic_roce *r, struct gn_rqp *qp,
+	   const struct gn_pkt *p)
 {
 	struct gn_txf tf;
 
@@ -1100,10 +1076,9 @@ static int gn_tx_src_io(struct gaudi_nic_roce *r, struct gn_rqp *qp,
  * copied after the headers (@hl bytes).  Returns 0 or a CQE status (an
  * SGE the QP may not read: nothing is sent).
  */
-static int gn_tx_mem(struct gaudi_nic_roce *r, struct gn_rqp *qp,
-		     const struct gn_pkt *p, int hl,
-		     const struct gn_roce_wqe *w, u32 off,
-		     struct gn_rmr *mr, u64 va)
+int gn_tx_mem(struct gaudi_nic_roce *r, struct gn_rqp *qp,
+	      const struct gn_pkt *p, int hl, const struct gn_roce_wqe *w,
+	      u32 off, struct gn_rmr *mr, u64 va)
 {
 	struct gn_mac_roce_frag *fr;
 	struct gn_io io;
@@ -1300,6 +1275,10 @@ static void gn_req_send(struct gaudi_nic_roce *r, struct gn_rqp *qp)
 	u32 mask = qp->sq.size - 1;
 	int posted;
 
+	if (qp->ctx.type != GN_ROCE_QPT_RC) {
+		gn_ud_send(r, qp);
+		return;
+	}
 	if (qp->state != GN_ROCE_QPS_RTS || qp->rnr_wait)
 		return;
 	posted = gn_wq_posted(&qp->sq, qp->sq_tail);
@@ -1785,7 +1764,7 @@ static void gn_resp_read_dup(struct gaudi_nic_roce *r, struct gn_rport *pt,
 }
 
 /* Take the next receive WQE; false if the RQ is empty. */
-static bool gn_resp_take_rwqe(struct gn_rqp *qp)
+bool gn_resp_take_rwqe(struct gn_rqp *qp)
 {
 	int n = gn_wq_posted(&qp->rq, qp->rq_cons);
 
@@ -2099,7 +2078,7 @@ static void gn_rdp_rx_one(struct gaudi_nic_roce *r, struct gn_rport *pt,
 		}
 	}
 	p.opcode = bth[0];
-	if (p.opcode > OP_ACK)		/* RC only; no atomics */
+	if (p.opcode > OP_ACK && !op_is_ud(p.opcode))	/* no atomics */
 		goto drop;
 	p.se = bth[1] & BTH_SE;
 	pad = (bth[1] >> 4) & 3;
@@ -2121,6 +2100,11 @@ static void gn_rdp_rx_one(struct gaudi_nic_roce *r, struct gn_rport *pt,
 		p.aeth = get_unaligned_be32(x);
 		x += AETH_LEN;
 	}
+	if (op_is_ud(p.opcode)) {
+		p.qkey = get_unaligned_be32(x);
+		p.sqpn = get_unaligned_be32(x + 4) & PSN_MASK;
+		x += DETH_LEN;
+	}
 	if (op_has_imm(p.opcode)) {
 		memcpy(&p.imm, x, IMM_LEN);
 		x += IMM_LEN;
@@ -2132,8 +2116,14 @@ static void gn_rdp_rx_one(struct gaudi_nic_roce *r, struct gn_rport *pt,
 	if (p.paylen > 4096)
 		goto drop;
 
+	p.dqpn = dqpn;
+	if (op_is_ud(p.opcode)) {
+		gn_ud_rx(r, pt, l3, v4, &p, flen);
+		return;
+	}
 	qp = dqpn < GN_ROCE_MAX_QP ? r->qps[dqpn] : NULL;
-	if (!qp || !gn_rdp_addr_ok(pt, qp, l3, v4))
+	if (!qp || qp->ctx.type != GN_ROCE_QPT_RC ||
+	    !gn_rdp_addr_ok(pt, qp, l3, v4))
 		goto drop;
 	pt->st.rx_pkts++;
 	pt->st.rx_bytes += flen;
@@ -2155,9 +2145,9 @@ static void gn_rdp_flush_tx(struct gaudi_nic_roce *r)
 	while ((skb = skb_dequeue(&r->txq))) {
 		u32 port = skb->cb[0];
 
-		if (port < r->num_ports && r->ports[port].mac)
-			gn_mac_roce_xmit(r->ports[port].mac, skb->data,
-					 skb->len, skb->cb[1]);
+		if (port < r->num_ports)
+			gn_rdp_xmit1(&r->ports[port], skb->data, skb->len,
+				     skb->cb[1]);
 		consume_skb(skb);
 	}
 	/* the ACKs go now: the timer waiting for them need not wake us */

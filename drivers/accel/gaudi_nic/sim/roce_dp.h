@@ -1,0 +1,180 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * The emulated RoCE v2 engine's data path, shared by its parts (private
+ * to sim/): wire formats, the packet and transfer descriptors, and the
+ * helpers that the RC path (roce_dp.c) and the UD/GSI path (roce_ud.c)
+ * both use.  Everything here runs under gaudi_nic_roce.dp_lock.
+ */
+#ifndef _GAUDI_NIC_SIM_ROCE_DP_H
+#define _GAUDI_NIC_SIM_ROCE_DP_H
+
+#include "roce.h"
+
+/* BTH opcodes of the RC and UD transports. */
+enum {
+	OP_SEND_FIRST		= 0x00,
+	OP_SEND_MIDDLE		= 0x01,
+	OP_SEND_LAST		= 0x02,
+	OP_SEND_LAST_IMM	= 0x03,
+	OP_SEND_ONLY		= 0x04,
+	OP_SEND_ONLY_IMM	= 0x05,
+	OP_WRITE_FIRST		= 0x06,
+	OP_WRITE_MIDDLE		= 0x07,
+	OP_WRITE_LAST		= 0x08,
+	OP_WRITE_LAST_IMM	= 0x09,
+	OP_WRITE_ONLY		= 0x0a,
+	OP_WRITE_ONLY_IMM	= 0x0b,
+	OP_READ_REQ		= 0x0c,
+	OP_READ_RESP_FIRST	= 0x0d,
+	OP_READ_RESP_MIDDLE	= 0x0e,
+	OP_READ_RESP_LAST	= 0x0f,
+	OP_READ_RESP_ONLY	= 0x10,
+	OP_ACK			= 0x11,
+	/* UD transport (0x60 | operation) */
+	OP_UD_SEND_ONLY		= 0x64,
+	OP_UD_SEND_ONLY_IMM	= 0x65,
+};
+
+#define BTH_SE		0x80
+#define BTH_MIG		0x40
+#define BTH_ACKREQ	0x80000000U
+#define PSN_MASK	0xffffff
+
+/* AETH syndromes */
+#define AETH_ACK	0x1f		/* ACK, no end-to-end credits */
+#define AETH_RNR(t)	(0x20 | (t))
+#define AETH_NAK_SEQ	0x60
+#define AETH_NAK_INV	0x61
+#define AETH_NAK_ACC	0x62
+#define AETH_NAK_OP	0x63
+
+#define BTH_LEN		12
+#define RETH_LEN	16
+#define AETH_LEN	4
+#define IMM_LEN		4
+#define DETH_LEN	8
+#define ICRC_LEN	4
+
+/* Extension headers carried by a packet. */
+struct gn_pkt {
+	u8 opcode;
+	u8 se;
+	bool ackreq;
+	u32 psn;
+	u32 dqpn;
+	u64 va;			/* RETH */
+	u32 rkey;
+	u32 dmalen;
+	u32 aeth;		/* syndrome << 24 | msn */
+	u32 qkey;		/* DETH */
+	u32 sqpn;
+	__be32 imm;
+	u32 paylen;
+	/* received: the payload is at offset @pay_off of the frame's pieces */
+	const struct gn_mac_roce_frag *frags;
+	unsigned int nfrags;
+	u32 pay_off;
+};
+
+/*
+ * The other side of a transfer to or from memory regions (gn_mr_io):
+ * a linear buffer (GN_IO_TO_BUF: read from the MR), the payload of a
+ * received packet (GN_IO_FROM_PKT: written to the MR), or the list of
+ * pieces of the MR itself (GN_IO_FRAGS: what the MAC gathers to send,
+ * read where it lies as a DMA engine would; no copy), or a linear buffer
+ * written to the MR (GN_IO_FROM_BUF: the GRH area of a UD receive).
+ */
+enum gn_io_kind { GN_IO_TO_BUF, GN_IO_FROM_PKT, GN_IO_FRAGS, GN_IO_FROM_BUF };
+
+struct gn_io {
+	enum gn_io_kind kind;
+	union {
+		u8 *buf;			/* TO_BUF: advances */
+		const u8 *src;			/* FROM_BUF: advances */
+		struct {			/* FROM_PKT */
+			const struct gn_pkt *pkt;
+			u32 off;		/* payload offset: advances */
+		};
+		struct {			/* FRAGS */
+			struct gn_mac_roce_frag *frags;
+			unsigned int nfrags;
+			unsigned int max;
+		};
+	};
+};
+
+/* A frame being built in r->frame (gn_tx_hdr, gn_tx_end). */
+struct gn_txf {
+	u8 *bth;
+	u8 *payload;
+	u32 paylen;
+	u32 tlen;		/* BTH to ICRC */
+	u32 flen;
+	bool v4;
+};
+
+static inline bool op_has_reth(u8 op)
+{
+	return op == OP_WRITE_FIRST || op == OP_WRITE_ONLY ||
+	       op == OP_WRITE_ONLY_IMM || op == OP_READ_REQ;
+}
+
+static inline bool op_has_imm(u8 op)
+{
+	return op == OP_SEND_LAST_IMM || op == OP_SEND_ONLY_IMM ||
+	       op == OP_WRITE_LAST_IMM || op == OP_WRITE_ONLY_IMM ||
+	       op == OP_UD_SEND_ONLY_IMM;
+}
+
+static inline bool op_is_ud(u8 op)
+{
+	return op == OP_UD_SEND_ONLY || op == OP_UD_SEND_ONLY_IMM;
+}
+
+static inline bool op_has_aeth(u8 op)
+{
+	return op == OP_READ_RESP_FIRST || op == OP_READ_RESP_LAST ||
+	       op == OP_READ_RESP_ONLY || op == OP_ACK;
+}
+
+static inline u32 op_ext_len(u8 op)
+{
+	return (op_has_reth(op) ? RETH_LEN : 0) +
+	       (op_is_ud(op) ? DETH_LEN : 0) +
+	       (op_has_imm(op) ? IMM_LEN : 0) +
+	       (op_has_aeth(op) ? AETH_LEN : 0);
+}
+
+/* Signed distance a - b between 24-bit PSNs. */
+static inline s32 psn_diff(u32 a, u32 b)
+{
+	return (s32)((a - b) << 8) >> 8;
+}
+
+/* roce_dp.c: memory, completions, transmit */
+int gn_sge_io(struct gaudi_nic_roce *r, struct gn_rqp *qp,
+	      const struct gn_roce_wqe *w, u32 off, u32 len, struct gn_io *io);
+void gn_cq_push(struct gaudi_nic_roce *r, struct gn_rcq *cq,
+		const struct gn_roce_cqe *cqe, bool solicited);
+void gn_cqe(struct gaudi_nic_roce *r, struct gn_rqp *qp, struct gn_rcq *cq,
+	    u64 wr_id, u8 opcode, u8 status, u32 len, bool has_imm,
+	    __be32 imm, bool solicited);
+void gn_sq_set_cons(struct gn_rqp *qp);
+void gn_rq_set_cons(struct gn_rqp *qp);
+int gn_wq_posted(struct gn_rring *ring, u32 cons);
+void gn_req_fail(struct gaudi_nic_roce *r, struct gn_rqp *qp, u8 status);
+int gn_tx_hdr_len(struct gaudi_nic_roce *r, struct gn_rqp *qp, u8 op);
+void gn_tx(struct gaudi_nic_roce *r, struct gn_rqp *qp,
+	   const struct gn_pkt *p);
+int gn_tx_mem(struct gaudi_nic_roce *r, struct gn_rqp *qp,
+	      const struct gn_pkt *p, int hl, const struct gn_roce_wqe *w,
+	      u32 off, struct gn_rmr *mr, u64 va);
+void gn_tx_train_flush(struct gaudi_nic_roce *r);
+bool gn_resp_take_rwqe(struct gn_rqp *qp);
+
+/* roce_ud.c */
+void gn_ud_send(struct gaudi_nic_roce *r, struct gn_rqp *qp);
+void gn_ud_rx(struct gaudi_nic_roce *r, struct gn_rport *pt,
+	      const u8 *l3, bool v4, const struct gn_pkt *p, u32 flen);
+
+#endif /* _GAUDI_NIC_SIM_ROCE_DP_H */
