@@ -679,6 +679,7 @@ static int gaudi_post_send(struct ibv_qp *ibqp, struct ibv_send_wr *wr,
 			   struct ibv_send_wr **bad_wr)
 {
 	struct gaudi_qp *qp = container_of(ibqp, struct gaudi_qp, vqp.qp);
+	struct ibv_ah *db_ah = NULL;
 	uint32_t start;
 	int ret = 0;
 
@@ -697,6 +698,8 @@ static int gaudi_post_send(struct ibv_qp *ibqp, struct ibv_send_wr *wr,
 			break;
 		memcpy(gaudi_ring_entry(&qp->sq, qp->sq_prod), &w, sizeof(w));
 		qp->sq_prod++;
+		if (qp->ud)
+			db_ah = wr->wr.ud.ah;
 	}
 	if (ret) {
 		*bad_wr = wr;
@@ -712,7 +715,11 @@ static int gaudi_post_send(struct ibv_qp *ibqp, struct ibv_send_wr *wr,
 		struct ibv_send_wr *bad;
 
 		gaudi_store_release(&qp->sq.hdr->prod, qp->sq_prod);
-		/* doorbell: an empty post_send command */
+		/*
+		 * doorbell: an empty post_send command.  For a UD QP the
+		 * core looks up the WR's AH, so it names one just posted.
+		 */
+		db.wr.ud.ah = db_ah;
 		if (ibv_cmd_post_send(ibqp, &db, &bad) && !ret)
 			ret = EIO;
 	}
