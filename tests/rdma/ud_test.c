@@ -798,6 +798,89 @@ static void test_unsupported(void)
 }
 
 /*
+ * Extended CQs: a UD receive polled through start_poll/next_poll with
+ * the standard fields; what the device lacks (timestamps) EOPNOTSUPP.
+ */
+static void test_cq_ex(struct uqp *s, struct uqp *r)
+{
+	struct ibv_cq_init_attr_ex ca = {
+		.cqe = 16, .wc_flags = IBV_WC_STANDARD_FLAGS,
+	};
+	struct ibv_qp_init_attr ia = {
+		.send_cq = r->scq,
+		.cap = { .max_send_wr = 8, .max_recv_wr = 8, .max_send_sge = 1,
+			 .max_recv_sge = 1 },
+		.qp_type = IBV_QPT_UD,
+	};
+	struct ibv_poll_cq_attr pa = {};
+	struct ibv_send_wr *bad;
+	struct uqp x = { .d = r->d, .scq = r->scq };
+	struct ibv_cq_ex *cq, *ts;
+	struct ibv_ah *ah;
+	int ret, n = 0;
+	bool good;
+
+	ca.wc_flags |= IBV_WC_EX_WITH_COMPLETION_TIMESTAMP;
+	errno = 0;
+	ts = ibv_create_cq_ex(r->d->ctx, &ca);
+	ok(!ts && errno == EOPNOTSUPP,
+	   "extended CQ with completion timestamps: EOPNOTSUPP (%s)",
+	   ts ? "created" : strerror(errno));
+	if (ts)
+		ibv_destroy_cq(ibv_cq_ex_to_cq(ts));
+	ca.wc_flags = IBV_WC_STANDARD_FLAGS;
+	cq = ibv_create_cq_ex(r->d->ctx, &ca);
+	ok(cq != NULL, "extended CQ with the standard fields: %s",
+	   cq ? "created" : strerror(errno));
+	if (!cq)
+		return;
+	ia.recv_cq = ibv_cq_ex_to_cq(cq);
+	x.qp = ibv_create_qp(r->d->pd, &ia);
+	ah = mk_ah(s->d, &r->d->gid4, s->d->gid4_index);
+	ret = !x.qp || !ah ? -1 : ud_rts(&x, QKEY);
+	if (!ret)
+		ret = post_rx(&x, GRH + 64, 0x81);
+	if (!ret)
+		ret = post_ud(s, ah, x.qp->qp_num, QKEY, IBV_WR_SEND_WITH_IMM, 20,
+			      VIA_SGE, 0x1234, 0x82, &bad);
+	if (ret || wait_wc(s->scq, &(struct ibv_wc){}, 10)) {
+		ok(false, "UD send to a QP with an extended receive CQ");
+		goto out;
+	}
+	for (int i = 0; i < 10000; i++) {
+		ret = ibv_start_poll(cq, &pa);
+		if (ret != ENOENT)
+			break;
+		usleep(1000);
+	}
+	good = !ret && cq->status == IBV_WC_SUCCESS && cq->wr_id == 0x81 &&
+	       ibv_wc_read_opcode(cq) == IBV_WC_RECV &&
+	       ibv_wc_read_byte_len(cq) == GRH + 20 &&
+	       ntohl(ibv_wc_read_imm_data(cq)) == 0x1234 &&
+	       ibv_wc_read_qp_num(cq) == x.qp->qp_num &&
+	       ibv_wc_read_src_qp(cq) == s->qp->qp_num &&
+	       (ibv_wc_read_wc_flags(cq) & (IBV_WC_GRH | IBV_WC_WITH_IMM)) ==
+	       (IBV_WC_GRH | IBV_WC_WITH_IMM) &&
+	       ibv_wc_read_slid(cq) == 0 && ibv_wc_read_sl(cq) == 0;
+	if (!ret) {
+		n = 1;
+		while (ibv_next_poll(cq) == 0)
+			n++;
+		ibv_end_poll(cq);
+	}
+	ok(good && n == 1,
+	   "start_poll/next_poll/end_poll: the UD receive with GRH, src_qp and immediate (%s, %d)",
+	   ret ? strerror(ret) : "polled", n);
+	ok(ibv_start_poll(cq, &pa) == ENOENT, "then the extended CQ is empty");
+out:
+	if (ah)
+		ibv_destroy_ah(ah);
+	if (x.qp)
+		ibv_destroy_qp(x.qp);
+	ok(ibv_destroy_cq(ibv_cq_ex_to_cq(cq)) == 0, "destroy the extended CQ");
+}
+
+/*
  * A verbs command whose driver input (udata) is not zero: refused with
  * EINVAL.  ALLOC_PD through the write() ABI of the command file, with 8
  * bytes of driver input; all zero, the same command works.
@@ -940,6 +1023,7 @@ int main(int argc, char **argv)
 			test_exchange("IPv6", &a, &b, &A.gid6, A.gid6_index,
 				      &B.gid6);
 		test_opcodes(&a, &b);
+		test_cq_ex(&a, &b);
 		test_bad_input(&a, &b);
 		/* loopback: two QPs of one port */
 		if (!ud_up(&a2, &A, "loopback")) {

@@ -245,31 +245,51 @@ static void gaudi_ring_unmap(struct gaudi_ring *r)
 	r->map = NULL;
 }
 
-static struct ibv_cq *gaudi_create_cq(struct ibv_context *context, int cqe,
-				      struct ibv_comp_channel *channel,
-				      int comp_vector)
+static void gaudi_cq_ex_ops(struct ibv_cq_ex *cq);
+
+/* A CQ, plain (@ex NULL) or extended. */
+static struct gaudi_cq *gaudi_cq_new(struct ibv_context *context, int cqe,
+				     struct ibv_comp_channel *channel,
+				     int comp_vector,
+				     const struct ibv_cq_init_attr_ex *ex)
 {
+	struct ugaudi_create_cq_ex_resp resp_ex = {};
 	struct ugaudi_create_cq_resp resp = {};
+	struct ibv_create_cq_ex cmd_ex = {};
 	struct ibv_create_cq cmd = {};
 	struct gaudi_cq *cq;
+	uint64_t key, len;
+	uint32_t log;
 	int ret;
 
 	cq = calloc(1, sizeof(*cq));
 	if (!cq)
 		return NULL;
 	pthread_spin_init(&cq->lock, PTHREAD_PROCESS_PRIVATE);
-	ret = ibv_cmd_create_cq(context, cqe, channel, comp_vector,
-				&cq->vcq.cq, &cmd, sizeof(cmd),
-				&resp.ibv_resp, sizeof(resp));
+	if (ex) {
+		ret = ibv_cmd_create_cq_ex(context, ex, &cq->vcq, &cmd_ex,
+					   sizeof(cmd_ex), &resp_ex.ibv_resp,
+					   sizeof(resp_ex), 0);
+		key = resp_ex.cq_mmap_key;
+		len = resp_ex.cq_mmap_len;
+		log = resp_ex.log_size;
+	} else {
+		ret = ibv_cmd_create_cq(context, cqe, channel, comp_vector,
+					&cq->vcq.cq, &cmd, sizeof(cmd),
+					&resp.ibv_resp, sizeof(resp));
+		key = resp.cq_mmap_key;
+		len = resp.cq_mmap_len;
+		log = resp.log_size;
+	}
 	if (ret)
 		goto err_free;
-	ret = gaudi_ring_map(context, &cq->ring, resp.cq_mmap_key,
-			     resp.cq_mmap_len, resp.log_size, GAUDI_CQE_SIZE);
+	ret = gaudi_ring_map(context, &cq->ring, key, len, log,
+			     GAUDI_CQE_SIZE);
 	if (ret)
 		goto err_destroy;
 	cq->cons = gaudi_load_acquire(&cq->ring.hdr->cons);
 	gaudi_obj_get(context);
-	return &cq->vcq.cq;
+	return cq;
 
 err_destroy:
 	ibv_cmd_destroy_cq(&cq->vcq.cq);
@@ -278,6 +298,41 @@ err_free:
 	free(cq);
 	errno = ret;
 	return NULL;
+}
+
+static struct ibv_cq *gaudi_create_cq(struct ibv_context *context, int cqe,
+				      struct ibv_comp_channel *channel,
+				      int comp_vector)
+{
+	struct gaudi_cq *cq = gaudi_cq_new(context, cqe, channel, comp_vector,
+					   NULL);
+
+	return cq ? &cq->vcq.cq : NULL;
+}
+
+/*
+ * ibv_create_cq_ex(): the standard work completion fields (what poll_cq
+ * gives), polled through start_poll/next_poll/end_poll.  Timestamps,
+ * flow tags, VLANs, parent domains and ignoring overruns: EOPNOTSUPP.
+ */
+static struct ibv_cq_ex *gaudi_create_cq_ex(struct ibv_context *context,
+					    struct ibv_cq_init_attr_ex *attr)
+{
+	struct gaudi_cq *cq;
+
+	if ((attr->comp_mask & ~IBV_CQ_INIT_ATTR_MASK_FLAGS) ||
+	    ((attr->comp_mask & IBV_CQ_INIT_ATTR_MASK_FLAGS) &&
+	     (attr->flags & ~IBV_CREATE_CQ_ATTR_SINGLE_THREADED)) ||
+	    (attr->wc_flags & ~(uint64_t)IBV_WC_STANDARD_FLAGS)) {
+		errno = EOPNOTSUPP;
+		return NULL;
+	}
+	cq = gaudi_cq_new(context, attr->cqe, attr->channel,
+			  attr->comp_vector, attr);
+	if (!cq)
+		return NULL;
+	gaudi_cq_ex_ops(&cq->vcq.cq_ex);
+	return &cq->vcq.cq_ex;
 }
 
 static int gaudi_destroy_cq(struct ibv_cq *ibcq)
@@ -354,6 +409,123 @@ static int gaudi_poll_cq(struct ibv_cq *ibcq, int ne, struct ibv_wc *wc)
 		gaudi_store_release(&cq->ring.hdr->cons, cq->cons);
 	pthread_spin_unlock(&cq->lock);
 	return n;
+}
+
+/* Extended polling: one CQE at a time into cq->cur, under the CQ lock. */
+static struct gaudi_cq *to_gcq_ex(struct ibv_cq_ex *ibcq)
+{
+	return container_of(ibcq, struct gaudi_cq, vcq.cq_ex);
+}
+
+static int gaudi_cq_ex_fetch(struct gaudi_cq *cq)
+{
+	uint32_t prod = gaudi_load_acquire(&cq->ring.hdr->prod);
+	struct gaudi_cqe c;
+
+	if (cq->cons == prod)
+		return ENOENT;
+	memcpy(&c, gaudi_ring_entry(&cq->ring, cq->cons), sizeof(c));
+	gaudi_cqe_to_wc(&c, &cq->cur);
+	cq->cons++;
+	cq->vcq.cq_ex.wr_id = cq->cur.wr_id;
+	cq->vcq.cq_ex.status = cq->cur.status;
+	return 0;
+}
+
+static int gaudi_start_poll(struct ibv_cq_ex *ibcq,
+			    struct ibv_poll_cq_attr *attr)
+{
+	struct gaudi_cq *cq = to_gcq_ex(ibcq);
+	int ret;
+
+	if (attr->comp_mask)
+		return EINVAL;
+	pthread_spin_lock(&cq->lock);
+	ret = gaudi_cq_ex_fetch(cq);
+	if (ret)	/* no end_poll follows */
+		pthread_spin_unlock(&cq->lock);
+	return ret;
+}
+
+static int gaudi_next_poll(struct ibv_cq_ex *ibcq)
+{
+	return gaudi_cq_ex_fetch(to_gcq_ex(ibcq));
+}
+
+static void gaudi_end_poll(struct ibv_cq_ex *ibcq)
+{
+	struct gaudi_cq *cq = to_gcq_ex(ibcq);
+
+	gaudi_store_release(&cq->ring.hdr->cons, cq->cons);
+	pthread_spin_unlock(&cq->lock);
+}
+
+static enum ibv_wc_opcode gaudi_read_opcode(struct ibv_cq_ex *ibcq)
+{
+	return to_gcq_ex(ibcq)->cur.opcode;
+}
+
+static uint32_t gaudi_read_vendor_err(struct ibv_cq_ex *ibcq)
+{
+	return to_gcq_ex(ibcq)->cur.vendor_err;
+}
+
+static uint32_t gaudi_read_byte_len(struct ibv_cq_ex *ibcq)
+{
+	return to_gcq_ex(ibcq)->cur.byte_len;
+}
+
+static __be32 gaudi_read_imm_data(struct ibv_cq_ex *ibcq)
+{
+	return to_gcq_ex(ibcq)->cur.imm_data;
+}
+
+static uint32_t gaudi_read_qp_num(struct ibv_cq_ex *ibcq)
+{
+	return to_gcq_ex(ibcq)->cur.qp_num;
+}
+
+static uint32_t gaudi_read_src_qp(struct ibv_cq_ex *ibcq)
+{
+	return to_gcq_ex(ibcq)->cur.src_qp;
+}
+
+static unsigned int gaudi_read_wc_flags(struct ibv_cq_ex *ibcq)
+{
+	return to_gcq_ex(ibcq)->cur.wc_flags;
+}
+
+/* RoCE: no LIDs, no SLs */
+static uint32_t gaudi_read_slid(struct ibv_cq_ex *ibcq)
+{
+	return 0;
+}
+
+static uint8_t gaudi_read_sl(struct ibv_cq_ex *ibcq)
+{
+	return 0;
+}
+
+static uint8_t gaudi_read_dlid_path_bits(struct ibv_cq_ex *ibcq)
+{
+	return 0;
+}
+
+static void gaudi_cq_ex_ops(struct ibv_cq_ex *cq)
+{
+	cq->start_poll = gaudi_start_poll;
+	cq->next_poll = gaudi_next_poll;
+	cq->end_poll = gaudi_end_poll;
+	cq->read_opcode = gaudi_read_opcode;
+	cq->read_vendor_err = gaudi_read_vendor_err;
+	cq->read_byte_len = gaudi_read_byte_len;
+	cq->read_imm_data = gaudi_read_imm_data;
+	cq->read_qp_num = gaudi_read_qp_num;
+	cq->read_src_qp = gaudi_read_src_qp;
+	cq->read_wc_flags = gaudi_read_wc_flags;
+	cq->read_slid = gaudi_read_slid;
+	cq->read_sl = gaudi_read_sl;
+	cq->read_dlid_path_bits = gaudi_read_dlid_path_bits;
 }
 
 static int gaudi_req_notify_cq(struct ibv_cq *ibcq, int solicited_only)
@@ -775,6 +947,7 @@ static const struct verbs_context_ops gaudi_ctx_ops = {
 	.alloc_pd = gaudi_alloc_pd,
 	.create_ah = gaudi_create_ah,
 	.create_cq = gaudi_create_cq,
+	.create_cq_ex = gaudi_create_cq_ex,
 	.create_qp = gaudi_create_qp,
 	.create_qp_ex = gaudi_create_qp_ex,
 	.dealloc_pd = gaudi_dealloc_pd,

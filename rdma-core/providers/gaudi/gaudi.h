@@ -21,6 +21,8 @@ DECLARE_DRV_CMD(ugaudi_alloc_pd, IB_USER_VERBS_CMD_ALLOC_PD,
 		empty, gaudi_alloc_pd_resp);
 DECLARE_DRV_CMD(ugaudi_create_cq, IB_USER_VERBS_CMD_CREATE_CQ,
 		empty, gaudi_create_cq_resp);
+DECLARE_DRV_CMD(ugaudi_create_cq_ex, IB_USER_VERBS_EX_CMD_CREATE_CQ,
+		empty, gaudi_create_cq_resp);
 DECLARE_DRV_CMD(ugaudi_create_qp, IB_USER_VERBS_CMD_CREATE_QP,
 		empty, gaudi_create_qp_resp);
 DECLARE_DRV_CMD(ugaudi_create_ah, IB_USER_VERBS_CMD_CREATE_AH,
@@ -60,6 +62,8 @@ struct gaudi_cq {
 	pthread_spinlock_t lock;
 	struct gaudi_ring ring;
 	uint32_t cons;
+	/* extended polling: the completion start/next_poll are at */
+	struct ibv_wc cur;
 };
 
 struct gaudi_qp {
