@@ -9,6 +9,7 @@
 #include <linux/idr.h>
 #include <linux/netdevice.h>
 #include <linux/spinlock.h>
+#include <linux/workqueue.h>
 #include <linux/xarray.h>
 #include <rdma/ib_umem.h>
 #include <rdma/ib_verbs.h>
@@ -78,14 +79,27 @@ struct gib_mmap_entry {
 	void *buf;
 };
 
-/* User CQs are polled by the provider through the mapped ring. */
+/*
+ * User CQs are polled by the provider through the mapped ring; kernel CQs
+ * (no uobject) by gib_poll_cq(), which owns @cons under @lock.
+ */
 struct gib_cq {
 	struct ib_cq ibcq;
 	u32 cqn;
 	struct gib_ring ring;
+	spinlock_t lock;	/* kernel CQs: @cons, reading the ring */
+	u32 cons;
 };
 
-/* User QPs post through the mapped rings; the kernel only rings doorbells. */
+/*
+ * User QPs post through the mapped rings; the kernel only rings doorbells.
+ * Kernel QPs (UD, GSI: no uobject) are posted to by gib_post_send() and
+ * gib_post_recv() under @sq_lock/@rq_lock, which own @sq_prod/@rq_prod.
+ *
+ * @qpn is the engine's QP number (dev->qps key, CQE qpn); ibqp.qp_num is
+ * the same except for GSI QPs, whose qp_num is 1 on every port.
+ * @state is written under @mutex and read locklessly by the post paths.
+ */
 struct gib_qp {
 	struct ib_qp ibqp;
 	u32 qpn;
@@ -95,42 +109,36 @@ struct gib_qp {
 	struct gib_ring sq;
 	struct gib_ring rq;
 	u32 max_inline;
+	u32 max_send_sge;
+	u32 port;		/* 1-based; 0 until set (RC, UD) */
 	bool sig_all;
+	spinlock_t sq_lock;	/* kernel QPs: @sq_prod, SQ slots */
+	u32 sq_prod;
+	spinlock_t rq_lock;	/* kernel QPs: @rq_prod, RQ slots */
+	u32 rq_prod;
+	/* kernel QPs: doorbells of posts made with interrupts off */
+	struct work_struct db_work;
+	unsigned long db_pending;	/* BIT(GN_ROCE_DB_SQ), BIT(..._RQ) */
 };
 
 /*
- * Address vector: where a packet goes and from which GID, in the engine's
- * own encoding (the AV fields of struct gn_roce_qp_ctx: 0-based port,
- * little-endian flow label, dmac already resolved).  QPs (IB_QP_AV) and
- * AHs are validated into this one form by gib_av_from_attr().
- */
-struct gib_av {
-	u8 port;
-	u8 sgid_index;
-	u8 hop_limit;
-	u8 traffic_class;
-	__le32 flow_label;
-	u8 dmac[ETH_ALEN];
-	u8 network;		/* GN_ROCE_GID_V2_IPV4 or GN_ROCE_GID_V2_IPV6 */
-	u8 rsvd;
-	u8 dgid[16];
-};
-
-/*
- * Address handle.  Pure driver state today: nothing in the engine refers
- * to it until UD QPs exist, so create and destroy never sleep and send no
- * command (the core may create kernel AHs in atomic context).  @ahn is the
- * AH's number, unique per device while it lives; it is meant to become
- * the index of the AH in an engine-readable AH table.  Immutable between
- * create_ah and destroy_ah.  The core holds a reference on the source GID
- * entry (ib_ah.sgid_attr) for the whole lifetime, so @av.sgid_index is not
- * reused while the AH exists, but the entry may be invalidated (address
- * removed): then SET_GID has cleared it in the engine.
+ * Address handle.  @av is an address vector (struct gn_roce_av): where a
+ * packet goes and from which GID, in the engine's own encoding (0-based
+ * port, little-endian flow label, dmac already resolved); QPs (IB_QP_AV)
+ * and AHs are validated into this one form by gib_av_from_attr().  UD
+ * send WQEs carry the AV itself (as mlx5's do), so the AH is pure driver
+ * state: create and destroy never sleep and send no command (the core may
+ * create kernel AHs in atomic context).  @ahn is the AH's number, unique
+ * per device while it lives.  Immutable between create_ah and destroy_ah.
+ * The core holds a reference on the source GID entry (ib_ah.sgid_attr)
+ * for the whole lifetime, so @av.sgid_index is not reused while the AH
+ * exists, but the entry may be invalidated (address removed): then
+ * SET_GID has cleared it in the engine.
  */
 struct gib_ah {
 	struct ib_ah ibah;
 	u32 ahn;
-	struct gib_av av;
+	struct gn_roce_av av;
 };
 
 struct gib_mr {
@@ -174,8 +182,52 @@ static inline struct gib_ucontext *to_guc(struct ib_ucontext *uc)
 	return container_of(uc, struct gib_ucontext, ibuc);
 }
 
+/*
+ * A page list for the engine: @n DMA addresses in a coherent buffer,
+ * valid until gib_pbl_free().  The engine copies it during the command.
+ */
+struct gib_pbl {
+	__le64 *cpu;
+	dma_addr_t dma;
+	size_t size;
+};
+
 /* gib_verbs.c */
 extern const struct ib_device_ops gib_dev_ops;
 int gib_port_mtu(struct gib_dev *dev, u32 port);
+int gib_check_udata_in(struct ib_udata *udata);
+int gib_respond(struct ib_udata *udata, const void *resp, size_t len);
+int gib_ring_alloc(struct gib_dev *dev, struct gib_ring *r, u32 log_size,
+		   u32 stride);
+void gib_ring_free(struct gib_dev *dev, struct gib_ring *r);
+int gib_ring_mmap(struct ib_ucontext *uc, struct gib_ring *r, u64 *key,
+		  u64 *len);
+int gib_pbl_alloc(struct gib_dev *dev, struct gib_pbl *p, u32 n,
+		  struct gn_roce_pbl *hw);
+void gib_pbl_free(struct gib_dev *dev, struct gib_pbl *p);
+int gib_ring_pbl(struct gib_dev *dev, struct gib_ring *r, struct gib_pbl *p,
+		 struct gn_roce_pbl *hw);
+
+/* gib_cq.c */
+int gib_create_cq(struct ib_cq *ibcq, const struct ib_cq_init_attr *attr,
+		  struct uverbs_attr_bundle *attrs);
+int gib_destroy_cq(struct ib_cq *ibcq, struct ib_udata *udata);
+int gib_poll_cq(struct ib_cq *ibcq, int n, struct ib_wc *wc);
+int gib_req_notify_cq(struct ib_cq *ibcq, enum ib_cq_notify_flags f);
+
+/* gib_qp.c */
+int gib_av_from_attr(struct gib_dev *dev, const struct rdma_ah_attr *ah,
+		     struct gn_roce_av *av);
+int gib_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init,
+		  struct ib_udata *udata);
+int gib_modify_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr, int mask,
+		  struct ib_udata *udata);
+int gib_query_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr, int mask,
+		 struct ib_qp_init_attr *init);
+int gib_destroy_qp(struct ib_qp *ibqp, struct ib_udata *udata);
+int gib_post_send(struct ib_qp *ibqp, const struct ib_send_wr *wr,
+		  const struct ib_send_wr **bad);
+int gib_post_recv(struct ib_qp *ibqp, const struct ib_recv_wr *wr,
+		  const struct ib_recv_wr **bad);
 
 #endif /* _GAUDI_IB_H */

@@ -224,7 +224,8 @@ static int gib_probe(struct auxiliary_device *adev,
 	dev->ibdev.phys_port_cnt = dev->num_ports;
 	dev->ibdev.num_comp_vectors = 1;
 	dev->ibdev.dev.parent = &adev->dev;
-	dev->ibdev.local_dma_lkey = 0;
+	/* kernel PDs' lkey for DMA addresses of dev->dma_dev (our dma_device) */
+	dev->ibdev.local_dma_lkey = GN_ROCE_LOCAL_DMA_LKEY;
 	strscpy(dev->ibdev.node_desc, "gaudi_nic RoCE v2 engine",
 		sizeof(dev->ibdev.node_desc));
 	/* Node GUID from the device number, EUI-64 style. */

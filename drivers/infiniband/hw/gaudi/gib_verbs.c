@@ -1,12 +1,11 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * gaudi_ib verbs: device/port queries, ucontext, PD, AH, CQ, RC QP, MR.
+ * gaudi_ib verbs: device/port queries, ucontext, PD, rings, AH, MR,
+ * counters and the ops table.  CQs are in gib_cq.c, QPs in gib_qp.c.
  *
- * This version serves user space (the gaudi provider): work queues and
- * CQs are rings mapped into the process, which posts and polls without
- * the kernel; the kernel only creates contexts in the engine, rings the
- * send doorbell (an empty post_send) and arms CQs.  Kernel consumers get
- * -EOPNOTSUPP for QPs and CQs.
+ * User space (the gaudi provider) posts and polls through rings mapped
+ * into the process; the kernel only creates contexts in the engine, rings
+ * the send doorbell (an empty post_send) and arms CQs.
  */
 #include <linux/dma-mapping.h>
 #include <linux/log2.h>
@@ -60,7 +59,7 @@ static_assert(offsetof(struct gaudi_cqe, src_qp) ==
 	      offsetof(struct gn_roce_cqe, src_qp));
 
 /* No input udata is defined yet: all of it must be zero. */
-static int gib_check_udata_in(struct ib_udata *udata)
+int gib_check_udata_in(struct ib_udata *udata)
 {
 	if (udata && udata->inlen &&
 	    !ib_is_udata_cleared(udata, 0, udata->inlen))
@@ -68,7 +67,7 @@ static int gib_check_udata_in(struct ib_udata *udata)
 	return 0;
 }
 
-static int gib_respond(struct ib_udata *udata, const void *resp, size_t len)
+int gib_respond(struct ib_udata *udata, const void *resp, size_t len)
 {
 	return ib_copy_to_udata(udata, (void *)resp, min(len, udata->outlen));
 }
@@ -110,6 +109,12 @@ static int gib_query_device(struct ib_device *ibdev,
 	a->atomic_cap = IB_ATOMIC_NONE;
 	a->max_pkeys = 1;
 	a->local_ca_ack_delay = 15;
+	/*
+	 * Kernel PDs use GN_ROCE_LOCAL_DMA_LKEY (ibdev.local_dma_lkey): the
+	 * engine takes SGE addresses of privileged QPs under that lkey as DMA
+	 * addresses of its device, which is our dma_device.
+	 */
+	a->kernel_cap_flags = IBK_LOCAL_DMA_LKEY;
 	return 0;
 }
 
@@ -131,6 +136,17 @@ int gib_port_mtu(struct gib_dev *dev, u32 port)
 	return mtu;
 }
 
+/* UD/GSI datagrams the port dropped for a wrong Q_Key (0 if unknown). */
+static u32 gib_qkey_viols(struct gib_dev *dev, u32 port)
+{
+	struct gn_roce_stats st;
+
+	if (gaudi_nic_roce_cmd(dev->hw, GN_ROCE_CMD_QUERY_STATS, port - 1,
+			       NULL, 0, &st, sizeof(st)))
+		return 0;
+	return min_t(u64, le64_to_cpu(st.qkey_viols), U32_MAX);
+}
+
 static int gib_query_port(struct ib_device *ibdev, u32 port,
 			  struct ib_port_attr *a)
 {
@@ -150,11 +166,11 @@ static int gib_query_port(struct ib_device *ibdev, u32 port,
 	a->max_mtu = IB_MTU_4096;
 	a->active_mtu = gib_port_mtu(dev, port);
 	a->gid_tbl_len = GN_ROCE_MAX_GID;
-	/* no IB_PORT_CM_SUP: CM needs a GSI QP (QP1, UD), not there yet */
-	a->port_cap_flags = 0;
+	/* QP1 (GSI) on every port serves ib_cm */
+	a->port_cap_flags = IB_PORT_CM_SUP;
 	a->max_msg_sz = GN_ROCE_MAX_MSG;
 	a->bad_pkey_cntr = 0;
-	a->qkey_viol_cntr = 0;
+	a->qkey_viol_cntr = gib_qkey_viols(dev, port);
 	a->pkey_tbl_len = 1;
 	a->lid = 0;
 	a->sm_lid = 0;
@@ -175,8 +191,12 @@ static int gib_get_port_immutable(struct ib_device *ibdev, u32 port,
 		return ret;
 	im->pkey_tbl_len = a.pkey_tbl_len;
 	im->gid_tbl_len = a.gid_tbl_len;
-	/* RoCE v2 only; no MAD/CM until QP1 (UD) exists. */
-	im->core_cap_flags = RDMA_CORE_CAP_PROT_ROCE_UDP_ENCAP;
+	/*
+	 * RoCE v2 with QP1: the MAD layer opens a GSI QP on every port and
+	 * ib_cm runs on it (rdma_cm connects through it).  No SMI, no SA.
+	 */
+	im->core_cap_flags = RDMA_CORE_PORT_IBA_ROCE_UDP_ENCAP;
+	im->max_mad_size = IB_MGMT_MAD_SIZE;
 	return 0;
 }
 
@@ -236,6 +256,8 @@ static int gib_alloc_ucontext(struct ib_ucontext *ibuc,
 		.wqe_size = GAUDI_WQE_SIZE,
 		.cqe_size = GAUDI_CQE_SIZE,
 		.ring_hdr_size = GAUDI_RING_HDR_SIZE,
+		.ud_max_sge = GAUDI_UD_MAX_SGE,
+		.ud_max_inline = GAUDI_UD_MAX_INLINE,
 	};
 	int ret;
 
@@ -331,7 +353,7 @@ static int gib_dealloc_pd(struct ib_pd *ibpd, struct ib_udata *udata)
  * before the removal may still be mapping the buffer, so the buffer is
  * freed only when the entry's last reference goes (gib_mmap_free()).
  */
-static void gib_ring_free(struct gib_dev *dev, struct gib_ring *r)
+void gib_ring_free(struct gib_dev *dev, struct gib_ring *r)
 {
 	u32 i;
 
@@ -349,8 +371,8 @@ static void gib_ring_free(struct gib_dev *dev, struct gib_ring *r)
 	r->buf = NULL;
 }
 
-static int gib_ring_alloc(struct gib_dev *dev, struct gib_ring *r,
-			  u32 log_size, u32 stride)
+int gib_ring_alloc(struct gib_dev *dev, struct gib_ring *r, u32 log_size,
+		   u32 stride)
 {
 	u32 i;
 
@@ -379,8 +401,8 @@ err:
 }
 
 /* Offer a ring to user space; returns the mmap key in *key. */
-static int gib_ring_mmap(struct ib_ucontext *uc, struct gib_ring *r,
-			 u64 *key, u64 *len)
+int gib_ring_mmap(struct ib_ucontext *uc, struct gib_ring *r, u64 *key,
+		  u64 *len)
 {
 	struct gib_mmap_entry *me;
 	int ret;
@@ -400,18 +422,8 @@ static int gib_ring_mmap(struct ib_ucontext *uc, struct gib_ring *r,
 	return 0;
 }
 
-/*
- * A page list for the engine: @n DMA addresses in a coherent buffer,
- * valid until gib_pbl_free().  The engine copies it during the command.
- */
-struct gib_pbl {
-	__le64 *cpu;
-	dma_addr_t dma;
-	size_t size;
-};
-
-static int gib_pbl_alloc(struct gib_dev *dev, struct gib_pbl *p, u32 n,
-			 struct gn_roce_pbl *hw)
+int gib_pbl_alloc(struct gib_dev *dev, struct gib_pbl *p, u32 n,
+		  struct gn_roce_pbl *hw)
 {
 	if (!n || n > GN_ROCE_MAX_PBL_PAGES)
 		return -EINVAL;
@@ -426,15 +438,15 @@ static int gib_pbl_alloc(struct gib_dev *dev, struct gib_pbl *p, u32 n,
 	return 0;
 }
 
-static void gib_pbl_free(struct gib_dev *dev, struct gib_pbl *p)
+void gib_pbl_free(struct gib_dev *dev, struct gib_pbl *p)
 {
 	if (p->cpu)
 		dma_free_coherent(dev->dma_dev, p->size, p->cpu, p->dma);
 	p->cpu = NULL;
 }
 
-static int gib_ring_pbl(struct gib_dev *dev, struct gib_ring *r,
-			struct gib_pbl *p, struct gn_roce_pbl *hw)
+int gib_ring_pbl(struct gib_dev *dev, struct gib_ring *r, struct gib_pbl *p,
+		 struct gn_roce_pbl *hw)
 {
 	u32 i;
 	int ret;
@@ -444,534 +456,6 @@ static int gib_ring_pbl(struct gib_dev *dev, struct gib_ring *r,
 		return ret;
 	for (i = 0; i < r->npages; i++)
 		p->cpu[i] = cpu_to_le64(r->dma[i]);
-	return 0;
-}
-
-/* ------------------------------------------------------------------ CQ */
-
-static int gib_create_cq(struct ib_cq *ibcq, const struct ib_cq_init_attr *attr,
-			 struct uverbs_attr_bundle *attrs)
-{
-	struct ib_udata *udata = &attrs->driver_udata;
-	struct gib_dev *dev = to_gdev(ibcq->device);
-	struct gib_cq *cq = to_gcq(ibcq);
-	struct gaudi_create_cq_resp resp = {};
-	struct gn_roce_cq_ctx ctx = {};
-	struct gib_pbl pbl = {};
-	struct gib_ucontext *guc;
-	u32 log;
-	int ret;
-
-	if (!ibcq->uobject)
-		return -EOPNOTSUPP;
-	if (attr->flags || !attr->cqe || attr->cqe >= (1 << GN_ROCE_MAX_CQ_LOG))
-		return -EINVAL;
-	ret = gib_check_udata_in(udata);
-	if (ret)
-		return ret;
-	guc = rdma_udata_to_drv_context(udata, struct gib_ucontext, ibuc);
-	if (!guc)
-		return -EINVAL;
-	/* One slot is never filled: size > cqe. */
-	log = order_base_2(attr->cqe + 1);
-	ret = ida_alloc_range(&dev->cq_ida, 0, GN_ROCE_MAX_CQ - 1, GFP_KERNEL);
-	if (ret < 0)
-		return ret;
-	cq->cqn = ret;
-	ret = gib_ring_alloc(dev, &cq->ring, log, GN_ROCE_CQE_SIZE);
-	if (ret)
-		goto err_ida;
-	ret = gib_ring_pbl(dev, &cq->ring, &pbl, &ctx.ring);
-	if (ret)
-		goto err_ring;
-	ctx.log_size = log;
-	ret = gaudi_nic_roce_cmd(dev->hw, GN_ROCE_CMD_CREATE_CQ, cq->cqn, &ctx,
-				 sizeof(ctx), NULL, 0);
-	gib_pbl_free(dev, &pbl);
-	if (ret)
-		goto err_ring;
-	ret = xa_insert_irq(&dev->cqs, cq->cqn, cq, GFP_KERNEL);
-	if (ret)
-		goto err_destroy;
-	ret = gib_ring_mmap(&guc->ibuc, &cq->ring, &resp.cq_mmap_key,
-			    &resp.cq_mmap_len);
-	if (ret)
-		goto err_erase;
-	resp.cqn = cq->cqn;
-	resp.log_size = log;
-	ret = gib_respond(udata, &resp, sizeof(resp));
-	if (ret)
-		goto err_erase;
-	ibcq->cqe = (1 << log) - 1;
-	return 0;
-
-err_erase:
-	xa_erase_irq(&dev->cqs, cq->cqn);
-err_destroy:
-	gaudi_nic_roce_cmd(dev->hw, GN_ROCE_CMD_DESTROY_CQ, cq->cqn, NULL, 0,
-			   NULL, 0);
-err_ring:
-	gib_ring_free(dev, &cq->ring);
-err_ida:
-	ida_free(&dev->cq_ida, cq->cqn);
-	return ret;
-}
-
-static int gib_destroy_cq(struct ib_cq *ibcq, struct ib_udata *udata)
-{
-	struct gib_dev *dev = to_gdev(ibcq->device);
-	struct gib_cq *cq = to_gcq(ibcq);
-	int ret;
-
-	xa_erase_irq(&dev->cqs, cq->cqn);
-	ret = gaudi_nic_roce_cmd(dev->hw, GN_ROCE_CMD_DESTROY_CQ, cq->cqn,
-				 NULL, 0, NULL, 0);
-	/* The core destroys QPs first; the engine refuses only if busy. */
-	WARN_ON_ONCE(ret && ret != -ENODEV);
-	gib_ring_free(dev, &cq->ring);
-	ida_free(&dev->cq_ida, cq->cqn);
-	return 0;
-}
-
-static int gib_poll_cq(struct ib_cq *ibcq, int n, struct ib_wc *wc)
-{
-	return -EOPNOTSUPP;
-}
-
-static int gib_req_notify_cq(struct ib_cq *ibcq, enum ib_cq_notify_flags f)
-{
-	struct gib_cq *cq = to_gcq(ibcq);
-	u32 type = (f & IB_CQ_SOLICITED_MASK) == IB_CQ_SOLICITED ?
-		   GN_ROCE_DB_CQ_ARM_SOL : GN_ROCE_DB_CQ_ARM;
-
-	gaudi_nic_roce_doorbell(to_gdev(ibcq->device)->hw,
-				GN_ROCE_DB(type, cq->cqn));
-	return 0;
-}
-
-/* ------------------------------------------------------------------ QP */
-
-static int gib_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init,
-			 struct ib_udata *udata)
-{
-	struct gib_dev *dev = to_gdev(ibqp->device);
-	struct gib_qp *qp = to_gqp(ibqp);
-	struct gaudi_create_qp_resp resp = {};
-	struct gn_roce_qp_ctx ctx = {};
-	struct gib_pbl sq_pbl = {}, rq_pbl = {};
-	struct ib_qp_cap *cap = &init->cap;
-	struct gib_ucontext *uc;
-	u32 sq_log, rq_log;
-	int ret;
-
-	if (!udata)
-		return -EOPNOTSUPP;
-	if (init->qp_type != IB_QPT_RC || init->srq || init->create_flags)
-		return -EOPNOTSUPP;
-	if (!cap->max_send_wr || !cap->max_recv_wr ||
-	    cap->max_send_wr > (1 << GN_ROCE_MAX_WQ_LOG) ||
-	    cap->max_recv_wr > (1 << GN_ROCE_MAX_WQ_LOG) ||
-	    cap->max_send_sge > GN_ROCE_MAX_SGE ||
-	    cap->max_recv_sge > GN_ROCE_MAX_SGE ||
-	    cap->max_inline_data > GN_ROCE_MAX_INLINE)
-		return -EINVAL;
-	ret = gib_check_udata_in(udata);
-	if (ret)
-		return ret;
-	uc = rdma_udata_to_drv_context(udata, struct gib_ucontext, ibuc);
-	if (!uc)
-		return -EINVAL;
-
-	sq_log = order_base_2(cap->max_send_wr);
-	rq_log = order_base_2(cap->max_recv_wr);
-	mutex_init(&qp->mutex);
-	qp->state = IB_QPS_RESET;
-	qp->sig_all = init->sq_sig_type == IB_SIGNAL_ALL_WR;
-
-	ret = ida_alloc_range(&dev->qp_ida, GN_ROCE_MIN_QPN,
-			      GN_ROCE_MAX_QP - 1, GFP_KERNEL);
-	if (ret < 0)
-		return ret;
-	qp->qpn = ret;
-	ibqp->qp_num = qp->qpn;
-	ret = gib_ring_alloc(dev, &qp->sq, sq_log, GN_ROCE_WQE_SIZE);
-	if (ret)
-		goto err_ida;
-	ret = gib_ring_alloc(dev, &qp->rq, rq_log, GN_ROCE_WQE_SIZE);
-	if (ret)
-		goto err_sq;
-	ret = gib_ring_pbl(dev, &qp->sq, &sq_pbl, &ctx.sq);
-	if (ret)
-		goto err_rq;
-	ret = gib_ring_pbl(dev, &qp->rq, &rq_pbl, &ctx.rq);
-	if (ret)
-		goto err_pbl;
-
-	ctx.qpn = cpu_to_le32(qp->qpn);
-	ctx.state = GN_ROCE_QPS_RESET;
-	ctx.type = GN_ROCE_QPT_RC;
-	ctx.sq_sig_all = qp->sig_all;
-	ctx.pdn = cpu_to_le32(to_gpd(ibqp->pd)->pdn);
-	ctx.sq_cqn = cpu_to_le32(to_gcq(init->send_cq)->cqn);
-	ctx.rq_cqn = cpu_to_le32(to_gcq(init->recv_cq)->cqn);
-	ctx.sq_log_size = sq_log;
-	ctx.rq_log_size = rq_log;
-	ctx.path_mtu = IB_MTU_1024;
-	ret = gaudi_nic_roce_cmd(dev->hw, GN_ROCE_CMD_CREATE_QP, qp->qpn, &ctx,
-				 sizeof(ctx), NULL, 0);
-	gib_pbl_free(dev, &rq_pbl);
-	gib_pbl_free(dev, &sq_pbl);
-	if (ret)
-		goto err_rq;
-	ret = xa_insert_irq(&dev->qps, qp->qpn, qp, GFP_KERNEL);
-	if (ret)
-		goto err_destroy;
-	ret = gib_ring_mmap(&uc->ibuc, &qp->sq, &resp.sq_mmap_key,
-			    &resp.sq_mmap_len);
-	if (ret)
-		goto err_erase;
-	ret = gib_ring_mmap(&uc->ibuc, &qp->rq, &resp.rq_mmap_key,
-			    &resp.rq_mmap_len);
-	if (ret)
-		goto err_erase;
-	resp.qpn = qp->qpn;
-	resp.sq_log_size = sq_log;
-	resp.rq_log_size = rq_log;
-	ret = gib_respond(udata, &resp, sizeof(resp));
-	if (ret)
-		goto err_erase;
-
-	cap->max_send_wr = 1 << sq_log;
-	cap->max_recv_wr = 1 << rq_log;
-	cap->max_send_sge = GN_ROCE_MAX_SGE;
-	cap->max_recv_sge = GN_ROCE_MAX_SGE;
-	cap->max_inline_data = GN_ROCE_MAX_INLINE;
-	qp->max_inline = GN_ROCE_MAX_INLINE;
-	return 0;
-
-err_erase:
-	xa_erase_irq(&dev->qps, qp->qpn);
-err_destroy:
-	gaudi_nic_roce_cmd(dev->hw, GN_ROCE_CMD_DESTROY_QP, qp->qpn, NULL, 0,
-			   NULL, 0);
-	goto err_rq;
-err_pbl:
-	gib_pbl_free(dev, &sq_pbl);
-err_rq:
-	gib_ring_free(dev, &qp->rq);
-err_sq:
-	gib_ring_free(dev, &qp->sq);
-err_ida:
-	ida_free(&dev->qp_ida, qp->qpn);
-	return ret;
-}
-
-#define GIB_QP_ACCESS	(IB_ACCESS_LOCAL_WRITE | IB_ACCESS_REMOTE_WRITE | \
-			 IB_ACCESS_REMOTE_READ)
-
-/*
- * Check a RoCE v2 address vector and encode it for the engine.  The core
- * has already looked up the source GID (sgid_attr, referenced) and, for
- * user QPs and AHs, resolved the destination MAC and hop limit through
- * the IP stack of the GID's netdev.
- */
-static int gib_av_from_attr(struct gib_dev *dev,
-			    const struct rdma_ah_attr *ah, struct gib_av *av)
-{
-	const struct ib_global_route *grh;
-	const struct ib_gid_attr *sgid;
-	bool v4;
-
-	if (ah->type != RDMA_AH_ATTR_TYPE_ROCE ||
-	    !(rdma_ah_get_ah_flags(ah) & IB_AH_GRH))
-		return -EINVAL;
-	grh = rdma_ah_read_grh(ah);
-	sgid = grh->sgid_attr;
-	if (!sgid || sgid->gid_type != IB_GID_TYPE_ROCE_UDP_ENCAP ||
-	    grh->sgid_index >= GN_ROCE_MAX_GID)
-		return -EINVAL;
-	if (rdma_ah_get_port_num(ah) &&
-	    rdma_ah_get_port_num(ah) > dev->num_ports)
-		return -EINVAL;
-	/* Both ends of a RoCE v2 path use the same IP version. */
-	v4 = ipv6_addr_v4mapped((struct in6_addr *)sgid->gid.raw);
-	if (ipv6_addr_v4mapped((struct in6_addr *)grh->dgid.raw) != v4)
-		return -EINVAL;
-	memset(av, 0, sizeof(*av));
-	av->port = rdma_ah_get_port_num(ah) ? rdma_ah_get_port_num(ah) - 1 : 0;
-	av->sgid_index = grh->sgid_index;
-	av->hop_limit = grh->hop_limit;
-	av->traffic_class = grh->traffic_class;
-	av->flow_label = cpu_to_le32(grh->flow_label);
-	memcpy(av->dmac, ah->roce.dmac, ETH_ALEN);
-	av->network = v4 ? GN_ROCE_GID_V2_IPV4 : GN_ROCE_GID_V2_IPV6;
-	memcpy(av->dgid, grh->dgid.raw, sizeof(av->dgid));
-	return 0;
-}
-
-static int gib_fill_av(struct gib_dev *dev, struct gib_qp *qp,
-		       struct rdma_ah_attr *ah, struct gn_roce_qp_ctx *c)
-{
-	struct gib_av av;
-	int ret;
-
-	ret = gib_av_from_attr(dev, ah, &av);
-	if (ret)
-		return ret;
-	memcpy(c->dgid, av.dgid, sizeof(c->dgid));
-	memcpy(c->dmac, av.dmac, ETH_ALEN);
-	c->sgid_index = av.sgid_index;
-	c->hop_limit = av.hop_limit;
-	c->traffic_class = av.traffic_class;
-	c->flow_label = av.flow_label;
-	return 0;
-}
-
-static int gib_modify_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr,
-			 int mask, struct ib_udata *udata)
-{
-	struct gib_dev *dev = to_gdev(ibqp->device);
-	struct gib_qp *qp = to_gqp(ibqp);
-	struct gn_roce_modify_qp m = {};
-	struct gn_roce_qp_ctx *c = &m.ctx;
-	enum ib_qp_state cur, next;
-	u32 hw = 0;
-	int ret;
-
-	if (mask & ~IB_QP_ATTR_STANDARD_BITS)
-		return -EOPNOTSUPP;
-	ret = gib_check_udata_in(udata);
-	if (ret)
-		return ret;
-
-	mutex_lock(&qp->mutex);
-	cur = (mask & IB_QP_CUR_STATE) ? attr->cur_qp_state : qp->state;
-	next = (mask & IB_QP_STATE) ? attr->qp_state : cur;
-	ret = -EINVAL;
-	if (cur > IB_QPS_ERR || next > IB_QPS_ERR)
-		goto out;
-	if ((mask & IB_QP_CUR_STATE) && cur != qp->state &&
-	    !(qp->state == IB_QPS_SQE && cur == IB_QPS_RTS))
-		goto out;
-	if (!ib_modify_qp_is_ok(cur, next, IB_QPT_RC, mask))
-		goto out;
-	/* SQ drain (SQD) is not implemented by the engine. */
-	if (next == IB_QPS_SQD)
-		goto out_unsup;
-
-	if (mask & IB_QP_PORT) {
-		if (!attr->port_num || attr->port_num > dev->num_ports)
-			goto out;
-		c->port = attr->port_num - 1;
-		hw |= GN_ROCE_QPC_PORT;
-	}
-	if ((mask & IB_QP_PKEY_INDEX) && attr->pkey_index)
-		goto out;
-	if (mask & IB_QP_ACCESS_FLAGS) {
-		if (attr->qp_access_flags & ~(GIB_QP_ACCESS |
-					      IB_ACCESS_REMOTE_ATOMIC))
-			goto out;
-		if (attr->qp_access_flags & IB_ACCESS_REMOTE_WRITE)
-			c->access |= cpu_to_le32(GN_ROCE_ACC_REMOTE_WRITE);
-		if (attr->qp_access_flags & IB_ACCESS_REMOTE_READ)
-			c->access |= cpu_to_le32(GN_ROCE_ACC_REMOTE_READ);
-		hw |= GN_ROCE_QPC_ACCESS;
-	}
-	if (mask & IB_QP_PATH_MTU) {
-		if (attr->path_mtu < IB_MTU_256 || attr->path_mtu > IB_MTU_4096)
-			goto out;
-		c->path_mtu = attr->path_mtu;
-		hw |= GN_ROCE_QPC_PATH_MTU;
-	}
-	if (mask & IB_QP_AV) {
-		ret = gib_fill_av(dev, qp, &attr->ah_attr, c);
-		if (ret)
-			goto out;
-		ret = -EINVAL;
-		hw |= GN_ROCE_QPC_AV;
-	}
-	if (mask & IB_QP_DEST_QPN) {
-		if (attr->dest_qp_num > 0xffffff)
-			goto out;
-		c->dest_qpn = cpu_to_le32(attr->dest_qp_num);
-		hw |= GN_ROCE_QPC_DEST_QPN;
-	}
-	if (mask & IB_QP_RQ_PSN) {
-		c->rq_psn = cpu_to_le32(attr->rq_psn & 0xffffff);
-		hw |= GN_ROCE_QPC_RQ_PSN;
-	}
-	if (mask & IB_QP_SQ_PSN) {
-		c->sq_psn = cpu_to_le32(attr->sq_psn & 0xffffff);
-		hw |= GN_ROCE_QPC_SQ_PSN;
-	}
-	if (mask & IB_QP_TIMEOUT) {
-		if (attr->timeout > 31)
-			goto out;
-		c->timeout = attr->timeout;
-		hw |= GN_ROCE_QPC_TIMEOUT;
-	}
-	if (mask & IB_QP_RETRY_CNT) {
-		if (attr->retry_cnt > 7)
-			goto out;
-		c->retry_cnt = attr->retry_cnt;
-		hw |= GN_ROCE_QPC_RETRY;
-	}
-	if (mask & IB_QP_RNR_RETRY) {
-		if (attr->rnr_retry > 7)
-			goto out;
-		c->rnr_retry = attr->rnr_retry;
-		hw |= GN_ROCE_QPC_RNR_RETRY;
-	}
-	if (mask & IB_QP_MIN_RNR_TIMER) {
-		if (attr->min_rnr_timer > 31)
-			goto out;
-		c->min_rnr_timer = attr->min_rnr_timer;
-		hw |= GN_ROCE_QPC_MIN_RNR;
-	}
-	if (mask & IB_QP_MAX_QP_RD_ATOMIC) {
-		if (attr->max_rd_atomic > GN_ROCE_MAX_RD_ATOM)
-			goto out;
-		c->max_rd_atomic = attr->max_rd_atomic;
-		hw |= GN_ROCE_QPC_RD_ATOMIC;
-	}
-	if (mask & IB_QP_MAX_DEST_RD_ATOMIC) {
-		if (attr->max_dest_rd_atomic > GN_ROCE_MAX_RD_ATOM)
-			goto out;
-		c->max_dest_rd_atomic = attr->max_dest_rd_atomic;
-		hw |= GN_ROCE_QPC_DEST_RD_AT;
-	}
-	if (mask & IB_QP_STATE) {
-		c->state = next;
-		hw |= GN_ROCE_QPC_STATE;
-	}
-	m.mask = cpu_to_le32(hw);
-	ret = gaudi_nic_roce_cmd(dev->hw, GN_ROCE_CMD_MODIFY_QP, qp->qpn, &m,
-				 sizeof(m), NULL, 0);
-	if (ret)
-		goto out;
-
-	/* Remember what was set, for query_qp. */
-	if (mask & IB_QP_AV) {
-		rdma_destroy_ah_attr(&qp->attr.ah_attr);
-		rdma_copy_ah_attr(&qp->attr.ah_attr, &attr->ah_attr);
-	}
-	if (mask & IB_QP_PORT)
-		qp->attr.port_num = attr->port_num;
-	if (mask & IB_QP_ACCESS_FLAGS)
-		qp->attr.qp_access_flags = attr->qp_access_flags;
-	if (mask & IB_QP_PATH_MTU)
-		qp->attr.path_mtu = attr->path_mtu;
-	if (mask & IB_QP_DEST_QPN)
-		qp->attr.dest_qp_num = attr->dest_qp_num;
-	if (mask & IB_QP_TIMEOUT)
-		qp->attr.timeout = attr->timeout;
-	if (mask & IB_QP_RETRY_CNT)
-		qp->attr.retry_cnt = attr->retry_cnt;
-	if (mask & IB_QP_RNR_RETRY)
-		qp->attr.rnr_retry = attr->rnr_retry;
-	if (mask & IB_QP_MIN_RNR_TIMER)
-		qp->attr.min_rnr_timer = attr->min_rnr_timer;
-	if (mask & IB_QP_MAX_QP_RD_ATOMIC)
-		qp->attr.max_rd_atomic = attr->max_rd_atomic;
-	if (mask & IB_QP_MAX_DEST_RD_ATOMIC)
-		qp->attr.max_dest_rd_atomic = attr->max_dest_rd_atomic;
-	qp->state = next;
-	if (next == IB_QPS_RESET) {
-		rdma_destroy_ah_attr(&qp->attr.ah_attr);
-		memset(&qp->attr, 0, sizeof(qp->attr));
-	}
-	ret = 0;
-	goto out;
-out_unsup:
-	ret = -EOPNOTSUPP;
-out:
-	mutex_unlock(&qp->mutex);
-	return ret;
-}
-
-static int gib_query_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr,
-			int mask, struct ib_qp_init_attr *init)
-{
-	struct gib_dev *dev = to_gdev(ibqp->device);
-	struct gib_qp *qp = to_gqp(ibqp);
-	struct gn_roce_qp_ctx c;
-	int ret;
-
-	mutex_lock(&qp->mutex);
-	ret = gaudi_nic_roce_cmd(dev->hw, GN_ROCE_CMD_QUERY_QP, qp->qpn, NULL,
-				 0, &c, sizeof(c));
-	if (ret)
-		goto out;
-	*attr = qp->attr;
-	/* callers (uverbs, nldev) take no GID reference: report the index */
-	attr->ah_attr.grh.sgid_attr = NULL;
-	/* The engine may have moved the QP to ERR (or SQE) by itself. */
-	qp->state = min_t(u32, c.state, IB_QPS_ERR);
-	attr->qp_state = qp->state;
-	attr->cur_qp_state = qp->state;
-	attr->sq_psn = le32_to_cpu(c.sq_psn);
-	attr->rq_psn = le32_to_cpu(c.rq_psn);
-	attr->cap.max_send_wr = 1 << qp->sq.log_size;
-	attr->cap.max_recv_wr = 1 << qp->rq.log_size;
-	attr->cap.max_send_sge = GN_ROCE_MAX_SGE;
-	attr->cap.max_recv_sge = GN_ROCE_MAX_SGE;
-	attr->cap.max_inline_data = qp->max_inline;
-	attr->sq_draining = 0;
-	memset(init, 0, sizeof(*init));
-	init->qp_type = IB_QPT_RC;
-	init->send_cq = ibqp->send_cq;
-	init->recv_cq = ibqp->recv_cq;
-	init->cap = attr->cap;
-	init->sq_sig_type = qp->sig_all ? IB_SIGNAL_ALL_WR : IB_SIGNAL_REQ_WR;
-out:
-	mutex_unlock(&qp->mutex);
-	return ret;
-}
-
-static int gib_destroy_qp(struct ib_qp *ibqp, struct ib_udata *udata)
-{
-	struct gib_dev *dev = to_gdev(ibqp->device);
-	struct gib_qp *qp = to_gqp(ibqp);
-
-	xa_erase_irq(&dev->qps, qp->qpn);
-	gaudi_nic_roce_cmd(dev->hw, GN_ROCE_CMD_DESTROY_QP, qp->qpn, NULL, 0,
-			   NULL, 0);
-	gib_ring_free(dev, &qp->sq);
-	gib_ring_free(dev, &qp->rq);
-	rdma_destroy_ah_attr(&qp->attr.ah_attr);
-	ida_free(&dev->qp_ida, qp->qpn);
-	return 0;
-}
-
-/*
- * User QPs post into their mapped rings; the (empty) post_send command is
- * the doorbell.  Kernel QPs do not exist yet.
- */
-static int gib_post_send(struct ib_qp *ibqp, const struct ib_send_wr *wr,
-			 const struct ib_send_wr **bad)
-{
-	struct gib_qp *qp = to_gqp(ibqp);
-
-	if (!ibqp->uobject) {
-		*bad = wr;
-		return -EOPNOTSUPP;
-	}
-	gaudi_nic_roce_doorbell(to_gdev(ibqp->device)->hw,
-				GN_ROCE_DB(GN_ROCE_DB_SQ, qp->qpn));
-	return 0;
-}
-
-static int gib_post_recv(struct ib_qp *ibqp, const struct ib_recv_wr *wr,
-			 const struct ib_recv_wr **bad)
-{
-	struct gib_qp *qp = to_gqp(ibqp);
-
-	if (!ibqp->uobject) {
-		*bad = wr;
-		return -EOPNOTSUPP;
-	}
-	gaudi_nic_roce_doorbell(to_gdev(ibqp->device)->hw,
-				GN_ROCE_DB(GN_ROCE_DB_RQ, qp->qpn));
 	return 0;
 }
 
@@ -990,6 +474,7 @@ static int gib_create_ah(struct ib_ah *ibah, struct rdma_ah_init_attr *init,
 	struct gib_ah *ah = to_gah(ibah);
 	gfp_t gfp = init->flags & RDMA_CREATE_AH_SLEEPABLE ? GFP_KERNEL :
 							     GFP_ATOMIC;
+	struct gaudi_create_ah_resp resp = {};
 	const struct ib_global_route *grh;
 	int ret;
 
@@ -999,7 +484,7 @@ static int gib_create_ah(struct ib_ah *ibah, struct rdma_ah_init_attr *init,
 	ret = gib_av_from_attr(dev, init->ah_attr, &ah->av);
 	if (ret)
 		return ret;
-	/* The engine has no multicast groups (no UD yet either). */
+	/* The engine has no multicast groups. */
 	grh = rdma_ah_read_grh(init->ah_attr);
 	if (rdma_is_multicast_addr((struct in6_addr *)grh->dgid.raw))
 		return -EOPNOTSUPP;
@@ -1007,6 +492,16 @@ static int gib_create_ah(struct ib_ah *ibah, struct rdma_ah_init_attr *init,
 	if (ret < 0)
 		return ret == -ENOSPC ? -ENOMEM : ret;
 	ah->ahn = ret;
+	if (udata) {
+		/* the provider copies the AV into its UD send WQEs */
+		static_assert(sizeof(resp.av) == sizeof(ah->av));
+		memcpy(&resp.av, &ah->av, sizeof(resp.av));
+		ret = gib_respond(udata, &resp, sizeof(resp));
+		if (ret) {
+			ida_free(&dev->ah_ida, ah->ahn);
+			return ret;
+		}
+	}
 	return 0;
 }
 
@@ -1021,6 +516,10 @@ static int gib_destroy_ah(struct ib_ah *ibah, u32 flags)
 
 /* ------------------------------------------------------------------ MR */
 
+/*
+ * No MR maps all of memory: kernel PDs get the local DMA lkey instead
+ * (IBK_LOCAL_DMA_LKEY), and nothing here registers remote-access DMA MRs.
+ */
 static struct ib_mr *gib_get_dma_mr(struct ib_pd *pd, int access)
 {
 	return ERR_PTR(-EOPNOTSUPP);
@@ -1122,8 +621,14 @@ static int gib_check_mr_len(struct gib_dev *dev, u64 len)
 	return 0;
 }
 
+/*
+ * IB_ACCESS_REMOTE_ATOMIC is accepted and ignored: atomic_cap is NONE, so
+ * no atomic request ever reaches an MR, and libfabric's verbs provider
+ * asks for it on every registration with remote write.
+ */
 #define GIB_MR_ACCESS	(IB_ACCESS_LOCAL_WRITE | IB_ACCESS_REMOTE_WRITE | \
-			 IB_ACCESS_REMOTE_READ | IB_ACCESS_RELAXED_ORDERING)
+			 IB_ACCESS_REMOTE_READ | IB_ACCESS_REMOTE_ATOMIC | \
+			 IB_ACCESS_RELAXED_ORDERING)
 
 static struct ib_mr *gib_reg_user_mr(struct ib_pd *pd, u64 start, u64 len,
 				     u64 iova, int access,

@@ -1,0 +1,257 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * gaudi_ib completion queues.
+ *
+ * A CQ is a ring the engine writes (struct gn_roce_cqe) and its consumer
+ * reads.  User CQs are mapped into the process and polled there; kernel
+ * CQs (udata NULL: the MAD layer's, rdma_cm's) live in kernel memory and
+ * are polled by gib_poll_cq() under the CQ's lock.
+ */
+#include <linux/log2.h>
+#include <rdma/uverbs_ioctl.h>
+#include <rdma/gaudi-abi.h>
+#include <linux/gaudi_nic/core.h>
+
+#include "gaudi_ib.h"
+
+int gib_create_cq(struct ib_cq *ibcq, const struct ib_cq_init_attr *attr,
+		  struct uverbs_attr_bundle *attrs)
+{
+	/* kernel CQs (ib_alloc_cq(), ib_create_cq()) come without attrs */
+	struct ib_udata *udata = attrs && ibcq->uobject ?
+				 &attrs->driver_udata : NULL;
+	struct gib_dev *dev = to_gdev(ibcq->device);
+	struct gib_cq *cq = to_gcq(ibcq);
+	struct gaudi_create_cq_resp resp = {};
+	struct gn_roce_cq_ctx ctx = {};
+	struct gib_pbl pbl = {};
+	struct gib_ucontext *guc;
+	u32 log;
+	int ret;
+
+	if (attr->flags)
+		return -EOPNOTSUPP;
+	if (!attr->cqe || attr->cqe >= (1 << GN_ROCE_MAX_CQ_LOG))
+		return -EINVAL;
+	if (udata) {
+		ret = gib_check_udata_in(udata);
+		if (ret)
+			return ret;
+		guc = rdma_udata_to_drv_context(udata, struct gib_ucontext,
+						ibuc);
+		if (!guc)
+			return -EINVAL;
+	}
+	spin_lock_init(&cq->lock);
+	cq->cons = 0;
+	/* One slot is never filled: size > cqe. */
+	log = order_base_2(attr->cqe + 1);
+	ret = ida_alloc_range(&dev->cq_ida, 0, GN_ROCE_MAX_CQ - 1, GFP_KERNEL);
+	if (ret < 0)
+		return ret;
+	cq->cqn = ret;
+	ret = gib_ring_alloc(dev, &cq->ring, log, GN_ROCE_CQE_SIZE);
+	if (ret)
+		goto err_ida;
+	ret = gib_ring_pbl(dev, &cq->ring, &pbl, &ctx.ring);
+	if (ret)
+		goto err_ring;
+	ctx.log_size = log;
+	ret = gaudi_nic_roce_cmd(dev->hw, GN_ROCE_CMD_CREATE_CQ, cq->cqn, &ctx,
+				 sizeof(ctx), NULL, 0);
+	gib_pbl_free(dev, &pbl);
+	if (ret)
+		goto err_ring;
+	ret = xa_insert_irq(&dev->cqs, cq->cqn, cq, GFP_KERNEL);
+	if (ret)
+		goto err_destroy;
+	ibcq->cqe = (1 << log) - 1;
+	if (!udata)
+		return 0;
+	ret = gib_ring_mmap(&guc->ibuc, &cq->ring, &resp.cq_mmap_key,
+			    &resp.cq_mmap_len);
+	if (ret)
+		goto err_erase;
+	resp.cqn = cq->cqn;
+	resp.log_size = log;
+	ret = gib_respond(udata, &resp, sizeof(resp));
+	if (ret)
+		goto err_erase;
+	return 0;
+
+err_erase:
+	xa_erase_irq(&dev->cqs, cq->cqn);
+err_destroy:
+	gaudi_nic_roce_cmd(dev->hw, GN_ROCE_CMD_DESTROY_CQ, cq->cqn, NULL, 0,
+			   NULL, 0);
+err_ring:
+	gib_ring_free(dev, &cq->ring);
+err_ida:
+	ida_free(&dev->cq_ida, cq->cqn);
+	return ret;
+}
+
+int gib_destroy_cq(struct ib_cq *ibcq, struct ib_udata *udata)
+{
+	struct gib_dev *dev = to_gdev(ibcq->device);
+	struct gib_cq *cq = to_gcq(ibcq);
+	int ret;
+
+	xa_erase_irq(&dev->cqs, cq->cqn);
+	ret = gaudi_nic_roce_cmd(dev->hw, GN_ROCE_CMD_DESTROY_CQ, cq->cqn,
+				 NULL, 0, NULL, 0);
+	/* The core destroys QPs first; the engine refuses only if busy. */
+	WARN_ON_ONCE(ret && ret != -ENODEV);
+	gib_ring_free(dev, &cq->ring);
+	ida_free(&dev->cq_ida, cq->cqn);
+	return 0;
+}
+
+static struct gn_roce_ring_hdr *gib_cq_hdr(struct gib_cq *cq)
+{
+	return cq->ring.buf;
+}
+
+static const struct gn_roce_cqe *gib_cq_slot(struct gib_cq *cq, u32 idx)
+{
+	return cq->ring.buf + GN_ROCE_RING_HDR_SIZE +
+	       (size_t)(idx & ((1U << cq->ring.log_size) - 1)) * cq->ring.stride;
+}
+
+/* CQEs the engine has written and the kernel consumer not yet taken. */
+static u32 gib_cq_pending(struct gib_cq *cq)
+{
+	u32 prod;
+
+	lockdep_assert_held(&cq->lock);
+	/* pairs with the engine's write of prod after the CQEs */
+	prod = le32_to_cpu(smp_load_acquire(&gib_cq_hdr(cq)->prod));
+	/* never trust the engine to stay within the ring */
+	return min(prod - cq->cons, 1U << cq->ring.log_size);
+}
+
+static enum ib_wc_opcode gib_wc_opcode(u8 op, bool *ok)
+{
+	*ok = true;
+	switch (op) {
+	case GN_ROCE_CQE_SEND:
+		return IB_WC_SEND;
+	case GN_ROCE_CQE_WRITE:
+		return IB_WC_RDMA_WRITE;
+	case GN_ROCE_CQE_READ:
+		return IB_WC_RDMA_READ;
+	case GN_ROCE_CQE_RECV:
+		return IB_WC_RECV;
+	case GN_ROCE_CQE_RECV_WRITE_IMM:
+		return IB_WC_RECV_RDMA_WITH_IMM;
+	default:
+		*ok = false;
+		return IB_WC_SEND;
+	}
+}
+
+/*
+ * Translate one CQE (a private copy) into @wc.  The CQE names the QP by
+ * the engine's QP number (a GSI QP's is not 1); a QP destroyed since the
+ * CQE was written is no longer in dev->qps and its CQEs are dropped.
+ */
+static bool gib_cqe_to_wc(struct gib_dev *dev, struct gib_cq *cq,
+			  const struct gn_roce_cqe *cqe, struct ib_wc *wc)
+{
+	u32 qpn = le32_to_cpu(cqe->qpn);
+	struct gib_qp *qp;
+	bool op_ok;
+
+	xa_lock(&dev->qps);
+	qp = xa_load(&dev->qps, qpn);
+	xa_unlock(&dev->qps);
+	if (!qp)
+		return false;
+
+	memset(wc, 0, sizeof(*wc));
+	wc->wr_id = le64_to_cpu(cqe->wr_id);
+	wc->qp = &qp->ibqp;
+	wc->status = cqe->status <= IB_WC_GENERAL_ERR ? cqe->status :
+						       IB_WC_GENERAL_ERR;
+	wc->opcode = gib_wc_opcode(cqe->opcode, &op_ok);
+	wc->vendor_err = le32_to_cpu(cqe->vendor_err);
+	if (!op_ok && wc->status == IB_WC_SUCCESS) {
+		ibdev_warn_ratelimited(&dev->ibdev,
+				       "CQ %u: CQE with unknown opcode %u\n",
+				       cq->cqn, cqe->opcode);
+		wc->status = IB_WC_GENERAL_ERR;
+	}
+	wc->byte_len = le32_to_cpu(cqe->byte_len);
+	if (cqe->flags & GN_ROCE_CQE_F_IMM) {
+		wc->ex.imm_data = cqe->imm;
+		wc->wc_flags |= IB_WC_WITH_IMM;
+	}
+	if (cqe->flags & GN_ROCE_CQE_F_GRH) {
+		wc->wc_flags |= IB_WC_GRH | IB_WC_WITH_NETWORK_HDR_TYPE;
+		wc->network_hdr_type = cqe->flags & GN_ROCE_CQE_F_IPV6 ?
+				       RDMA_NETWORK_IPV6 : RDMA_NETWORK_IPV4;
+		wc->src_qp = le32_to_cpu(cqe->src_qp) & 0xffffff;
+	}
+	wc->pkey_index = 0;
+	wc->port_num = qp->port;
+	return true;
+}
+
+/*
+ * Kernel CQs only: user CQs are polled by the provider.  Each CQE is
+ * copied once out of the ring (the engine owns the slot until cons moves
+ * past it), then cons is published (release) so the engine may reuse
+ * the slots.
+ */
+int gib_poll_cq(struct ib_cq *ibcq, int n, struct ib_wc *wc)
+{
+	struct gib_dev *dev = to_gdev(ibcq->device);
+	struct gib_cq *cq = to_gcq(ibcq);
+	struct gn_roce_cqe cqe;
+	unsigned long flags;
+	u32 avail, taken;
+	int done = 0;
+
+	if (ibcq->uobject)
+		return -EOPNOTSUPP;
+	spin_lock_irqsave(&cq->lock, flags);
+	avail = gib_cq_pending(cq);
+	for (taken = 0; taken < avail && done < n; taken++) {
+		memcpy(&cqe, gib_cq_slot(cq, cq->cons + taken), sizeof(cqe));
+		if (gib_cqe_to_wc(dev, cq, &cqe, &wc[done]))
+			done++;
+	}
+	if (taken) {
+		cq->cons += taken;
+		/* our copies are taken before the engine may reuse the slots */
+		smp_store_release(&gib_cq_hdr(cq)->cons, cpu_to_le32(cq->cons));
+	}
+	spin_unlock_irqrestore(&cq->lock, flags);
+	return done;
+}
+
+/*
+ * Arm the CQ: the engine raises one completion event for the next CQE it
+ * writes.  CQEs already in the ring raise none, so with
+ * IB_CQ_REPORT_MISSED_EVENTS a kernel consumer learns (return 1) that it
+ * must poll again; user CQs cannot ask for that (uverbs never does).
+ */
+int gib_req_notify_cq(struct ib_cq *ibcq, enum ib_cq_notify_flags f)
+{
+	struct gib_cq *cq = to_gcq(ibcq);
+	u32 type = (f & IB_CQ_SOLICITED_MASK) == IB_CQ_SOLICITED ?
+		   GN_ROCE_DB_CQ_ARM_SOL : GN_ROCE_DB_CQ_ARM;
+	unsigned long flags;
+	int missed = 0;
+
+	gaudi_nic_roce_doorbell(to_gdev(ibcq->device)->hw,
+				GN_ROCE_DB(type, cq->cqn));
+	if (!ibcq->uobject && (f & IB_CQ_REPORT_MISSED_EVENTS)) {
+		/* the arm is ordered before the read of prod */
+		smp_mb();
+		spin_lock_irqsave(&cq->lock, flags);
+		missed = gib_cq_pending(cq) ? 1 : 0;
+		spin_unlock_irqrestore(&cq->lock, flags);
+	}
+	return missed;
+}

@@ -1,0 +1,776 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * gaudi_ib queue pairs: creation, state changes, queries, posting.
+ *
+ * User QPs (RC, UD) post into rings mapped into the process; the kernel
+ * only rings their doorbells.  Kernel QPs are UD and GSI (QP1, one per
+ * port, made by the MAD layer); their rings are in kernel memory and
+ * gib_post_send()/gib_post_recv() fill them.  Kernel RC QPs are not
+ * offered: nothing here needs them (rdma_cm's RC QPs are user QPs, and
+ * ib_cm itself only uses QP1), so they get -EOPNOTSUPP.
+ */
+#include <linux/log2.h>
+#include <net/ipv6.h>
+#include <rdma/ib_cache.h>
+#include <rdma/uverbs_ioctl.h>
+#include <rdma/gaudi-abi.h>
+#include <linux/gaudi_nic/core.h>
+
+#include "gaudi_ib.h"
+
+/*
+ * Ring a kernel QP's doorbell.  The engine contract allows any context,
+ * but the emulated engine takes a BH-disabling lock in its doorbell, and
+ * the MAD layer posts with interrupts off (ib_send_mad() holds its
+ * send_queue lock, irqsave): local_bh_enable() with interrupts off is
+ * forbidden.  Those doorbells are rung from a work item instead; the WQEs
+ * are already visible, so only the engine's look at the ring is later.
+ */
+static void gib_qp_db_work(struct work_struct *work)
+{
+	struct gib_qp *qp = container_of(work, struct gib_qp, db_work);
+	struct gib_dev *dev = to_gdev(qp->ibqp.device);
+
+	if (test_and_clear_bit(GN_ROCE_DB_RQ, &qp->db_pending))
+		gaudi_nic_roce_doorbell(dev->hw,
+					GN_ROCE_DB(GN_ROCE_DB_RQ, qp->qpn));
+	if (test_and_clear_bit(GN_ROCE_DB_SQ, &qp->db_pending))
+		gaudi_nic_roce_doorbell(dev->hw,
+					GN_ROCE_DB(GN_ROCE_DB_SQ, qp->qpn));
+}
+
+static void gib_qp_doorbell(struct gib_dev *dev, struct gib_qp *qp, u32 type)
+{
+	if (!irqs_disabled()) {
+		gaudi_nic_roce_doorbell(dev->hw, GN_ROCE_DB(type, qp->qpn));
+		return;
+	}
+	set_bit(type, &qp->db_pending);
+	queue_work(system_highpri_wq, &qp->db_work);
+}
+
+static u8 gib_hw_qp_type(enum ib_qp_type t)
+{
+	switch (t) {
+	case IB_QPT_GSI:
+		return GN_ROCE_QPT_GSI;
+	case IB_QPT_UD:
+		return GN_ROCE_QPT_UD;
+	default:
+		return GN_ROCE_QPT_RC;
+	}
+}
+
+static bool gib_qp_is_ud(const struct gib_qp *qp)
+{
+	return qp->ibqp.qp_type == IB_QPT_UD || qp->ibqp.qp_type == IB_QPT_GSI;
+}
+
+/* QP types, owners and creation attributes the device serves. */
+static int gib_check_qp_init(struct gib_dev *dev,
+			     const struct ib_qp_init_attr *init, bool user)
+{
+	const struct ib_qp_cap *cap = &init->cap;
+	u32 max_sge, max_inline;
+
+	switch (init->qp_type) {
+	case IB_QPT_RC:
+		/* kernel RC QPs: see the top of this file */
+		if (!user)
+			return -EOPNOTSUPP;
+		max_sge = GN_ROCE_MAX_SGE;
+		max_inline = GN_ROCE_MAX_INLINE;
+		break;
+	case IB_QPT_GSI:
+		/* QP1 is the MAD layer's */
+		if (user)
+			return -EOPNOTSUPP;
+		if (!init->port_num || init->port_num > dev->num_ports)
+			return -EINVAL;
+		fallthrough;
+	case IB_QPT_UD:
+		max_sge = GN_ROCE_UD_MAX_SGE;
+		max_inline = GN_ROCE_UD_MAX_INLINE;
+		break;
+	default:
+		/* UC, XRC, raw packet, SMI (no QP0 on RoCE), driver QPs */
+		return -EOPNOTSUPP;
+	}
+	if (init->srq || init->create_flags)
+		return -EOPNOTSUPP;
+	if (!cap->max_send_wr || !cap->max_recv_wr ||
+	    cap->max_send_wr > (1 << GN_ROCE_MAX_WQ_LOG) ||
+	    cap->max_recv_wr > (1 << GN_ROCE_MAX_WQ_LOG) ||
+	    cap->max_send_sge > max_sge ||
+	    cap->max_recv_sge > GN_ROCE_MAX_SGE ||
+	    cap->max_inline_data > max_inline)
+		return -EINVAL;
+	return 0;
+}
+
+/*
+ * Create a QP.  User QPs get their rings offered for mmap; kernel QPs
+ * (udata NULL) keep them and are privileged in the engine
+ * (GN_ROCE_QPF_PRIV: their SGEs may use the local DMA lkey).  A GSI QP
+ * is the port's QP1: ibqp.qp_num is 1 while the engine knows it by the
+ * QP number allocated here, which is what its CQEs carry.
+ */
+int gib_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init,
+		  struct ib_udata *udata)
+{
+	struct gib_dev *dev = to_gdev(ibqp->device);
+	struct gib_qp *qp = to_gqp(ibqp);
+	struct gaudi_create_qp_resp resp = {};
+	struct gn_roce_qp_ctx ctx = {};
+	struct gib_pbl sq_pbl = {}, rq_pbl = {};
+	struct ib_qp_cap *cap = &init->cap;
+	struct gib_ucontext *uc = NULL;
+	u32 sq_log, rq_log;
+	int ret;
+
+	ret = gib_check_qp_init(dev, init, !!udata);
+	if (ret)
+		return ret;
+	if (udata) {
+		ret = gib_check_udata_in(udata);
+		if (ret)
+			return ret;
+		uc = rdma_udata_to_drv_context(udata, struct gib_ucontext,
+					       ibuc);
+		if (!uc)
+			return -EINVAL;
+	}
+
+	sq_log = order_base_2(cap->max_send_wr);
+	rq_log = order_base_2(cap->max_recv_wr);
+	mutex_init(&qp->mutex);
+	spin_lock_init(&qp->sq_lock);
+	spin_lock_init(&qp->rq_lock);
+	INIT_WORK(&qp->db_work, gib_qp_db_work);
+	qp->sq_prod = 0;
+	qp->rq_prod = 0;
+	qp->state = IB_QPS_RESET;
+	qp->sig_all = init->sq_sig_type == IB_SIGNAL_ALL_WR;
+	if (gib_qp_is_ud(qp)) {
+		qp->max_send_sge = GN_ROCE_UD_MAX_SGE;
+		qp->max_inline = GN_ROCE_UD_MAX_INLINE;
+	} else {
+		qp->max_send_sge = GN_ROCE_MAX_SGE;
+		qp->max_inline = GN_ROCE_MAX_INLINE;
+	}
+	qp->port = init->qp_type == IB_QPT_GSI ? init->port_num : 0;
+
+	ret = ida_alloc_range(&dev->qp_ida, GN_ROCE_MIN_QPN,
+			      GN_ROCE_MAX_QP - 1, GFP_KERNEL);
+	if (ret < 0)
+		return ret;
+	qp->qpn = ret;
+	ibqp->qp_num = init->qp_type == IB_QPT_GSI ? GN_ROCE_GSI_QPN : qp->qpn;
+	ret = gib_ring_alloc(dev, &qp->sq, sq_log, GN_ROCE_WQE_SIZE);
+	if (ret)
+		goto err_ida;
+	ret = gib_ring_alloc(dev, &qp->rq, rq_log, GN_ROCE_WQE_SIZE);
+	if (ret)
+		goto err_sq;
+	ret = gib_ring_pbl(dev, &qp->sq, &sq_pbl, &ctx.sq);
+	if (ret)
+		goto err_rq;
+	ret = gib_ring_pbl(dev, &qp->rq, &rq_pbl, &ctx.rq);
+	if (ret)
+		goto err_pbl;
+
+	ctx.qpn = cpu_to_le32(qp->qpn);
+	ctx.state = GN_ROCE_QPS_RESET;
+	ctx.type = gib_hw_qp_type(init->qp_type);
+	ctx.port = qp->port ? qp->port - 1 : 0;
+	ctx.flags = udata ? 0 : GN_ROCE_QPF_PRIV;
+	ctx.sq_sig_all = qp->sig_all;
+	ctx.pdn = cpu_to_le32(to_gpd(ibqp->pd)->pdn);
+	ctx.sq_cqn = cpu_to_le32(to_gcq(init->send_cq)->cqn);
+	ctx.rq_cqn = cpu_to_le32(to_gcq(init->recv_cq)->cqn);
+	ctx.sq_log_size = sq_log;
+	ctx.rq_log_size = rq_log;
+	ctx.path_mtu = IB_MTU_1024;
+	if (init->qp_type == IB_QPT_GSI)
+		ctx.qkey = cpu_to_le32(GN_ROCE_GSI_QKEY);
+	ret = gaudi_nic_roce_cmd(dev->hw, GN_ROCE_CMD_CREATE_QP, qp->qpn, &ctx,
+				 sizeof(ctx), NULL, 0);
+	gib_pbl_free(dev, &rq_pbl);
+	gib_pbl_free(dev, &sq_pbl);
+	if (ret)
+		goto err_rq;
+	ret = xa_insert_irq(&dev->qps, qp->qpn, qp, GFP_KERNEL);
+	if (ret)
+		goto err_destroy;
+	if (udata) {
+		ret = gib_ring_mmap(&uc->ibuc, &qp->sq, &resp.sq_mmap_key,
+				    &resp.sq_mmap_len);
+		if (ret)
+			goto err_erase;
+		ret = gib_ring_mmap(&uc->ibuc, &qp->rq, &resp.rq_mmap_key,
+				    &resp.rq_mmap_len);
+		if (ret)
+			goto err_erase;
+		resp.qpn = qp->qpn;
+		resp.sq_log_size = sq_log;
+		resp.rq_log_size = rq_log;
+		ret = gib_respond(udata, &resp, sizeof(resp));
+		if (ret)
+			goto err_erase;
+	}
+
+	cap->max_send_wr = 1 << sq_log;
+	cap->max_recv_wr = 1 << rq_log;
+	cap->max_send_sge = qp->max_send_sge;
+	cap->max_recv_sge = GN_ROCE_MAX_SGE;
+	cap->max_inline_data = qp->max_inline;
+	return 0;
+
+err_erase:
+	xa_erase_irq(&dev->qps, qp->qpn);
+err_destroy:
+	gaudi_nic_roce_cmd(dev->hw, GN_ROCE_CMD_DESTROY_QP, qp->qpn, NULL, 0,
+			   NULL, 0);
+	goto err_rq;
+err_pbl:
+	gib_pbl_free(dev, &sq_pbl);
+err_rq:
+	gib_ring_free(dev, &qp->rq);
+err_sq:
+	gib_ring_free(dev, &qp->sq);
+err_ida:
+	ida_free(&dev->qp_ida, qp->qpn);
+	return ret;
+}
+
+#define GIB_QP_ACCESS	(IB_ACCESS_LOCAL_WRITE | IB_ACCESS_REMOTE_WRITE | \
+			 IB_ACCESS_REMOTE_READ)
+
+/*
+ * Check a RoCE v2 address vector and encode it for the engine.  The core
+ * has already looked up the source GID (sgid_attr, referenced) and, for
+ * user QPs and AHs, resolved the destination MAC and hop limit through
+ * the IP stack of the GID's netdev.
+ */
+int gib_av_from_attr(struct gib_dev *dev, const struct rdma_ah_attr *ah,
+		     struct gn_roce_av *av)
+{
+	const struct ib_global_route *grh;
+	const struct ib_gid_attr *sgid;
+	bool v4;
+
+	if (ah->type != RDMA_AH_ATTR_TYPE_ROCE ||
+	    !(rdma_ah_get_ah_flags(ah) & IB_AH_GRH))
+		return -EINVAL;
+	grh = rdma_ah_read_grh(ah);
+	sgid = grh->sgid_attr;
+	if (!sgid || sgid->gid_type != IB_GID_TYPE_ROCE_UDP_ENCAP ||
+	    grh->sgid_index >= GN_ROCE_MAX_GID)
+		return -EINVAL;
+	if (rdma_ah_get_port_num(ah) &&
+	    rdma_ah_get_port_num(ah) > dev->num_ports)
+		return -EINVAL;
+	/* Both ends of a RoCE v2 path use the same IP version. */
+	v4 = ipv6_addr_v4mapped((struct in6_addr *)sgid->gid.raw);
+	if (ipv6_addr_v4mapped((struct in6_addr *)grh->dgid.raw) != v4)
+		return -EINVAL;
+	memset(av, 0, sizeof(*av));
+	av->port = rdma_ah_get_port_num(ah) ? rdma_ah_get_port_num(ah) - 1 : 0;
+	av->sgid_index = grh->sgid_index;
+	av->hop_limit = grh->hop_limit;
+	av->traffic_class = grh->traffic_class;
+	av->flow_label = cpu_to_le32(grh->flow_label);
+	memcpy(av->dmac, ah->roce.dmac, ETH_ALEN);
+	av->network = v4 ? GN_ROCE_GID_V2_IPV4 : GN_ROCE_GID_V2_IPV6;
+	memcpy(av->dgid, grh->dgid.raw, sizeof(av->dgid));
+	return 0;
+}
+
+static int gib_fill_av(struct gib_dev *dev, struct gib_qp *qp,
+		       struct rdma_ah_attr *ah, struct gn_roce_qp_ctx *c)
+{
+	struct gn_roce_av av;
+	int ret;
+
+	ret = gib_av_from_attr(dev, ah, &av);
+	if (ret)
+		return ret;
+	memcpy(c->dgid, av.dgid, sizeof(c->dgid));
+	memcpy(c->dmac, av.dmac, ETH_ALEN);
+	c->sgid_index = av.sgid_index;
+	c->hop_limit = av.hop_limit;
+	c->traffic_class = av.traffic_class;
+	c->flow_label = av.flow_label;
+	return 0;
+}
+
+/* The engine may have moved the QP to ERR (or SQE) by itself. */
+static int gib_qp_sync_state(struct gib_dev *dev, struct gib_qp *qp,
+			     struct gn_roce_qp_ctx *c)
+{
+	int ret;
+
+	lockdep_assert_held(&qp->mutex);
+	ret = gaudi_nic_roce_cmd(dev->hw, GN_ROCE_CMD_QUERY_QP, qp->qpn, NULL,
+				 0, c, sizeof(*c));
+	if (!ret)
+		WRITE_ONCE(qp->state, min_t(u32, c->state, IB_QPS_ERR));
+	return ret;
+}
+
+/*
+ * The state table is the IBTA one for the QP's real type: for UD and GSI
+ * it admits no path attributes (AV, MTU, timeouts...) and requires the
+ * Q_Key (GSI QPs always keep GN_ROCE_GSI_QKEY).  Without IB_QP_STATE the
+ * QP stays where it is, e.g. RTS -> RTS with just IB_QP_MIN_RNR_TIMER, as
+ * libfabric does once connected.
+ */
+int gib_modify_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr, int mask,
+		  struct ib_udata *udata)
+{
+	struct gib_dev *dev = to_gdev(ibqp->device);
+	struct gib_qp *qp = to_gqp(ibqp);
+	struct gn_roce_modify_qp m = {};
+	struct gn_roce_qp_ctx *c = &m.ctx;
+	enum ib_qp_state cur, next;
+	struct gn_roce_qp_ctx now;
+	bool same_state = false;
+	u32 hw = 0;
+	int ret;
+
+	if (mask & ~IB_QP_ATTR_STANDARD_BITS)
+		return -EOPNOTSUPP;
+	ret = gib_check_udata_in(udata);
+	if (ret)
+		return ret;
+
+	mutex_lock(&qp->mutex);
+	cur = (mask & IB_QP_CUR_STATE) ? attr->cur_qp_state : qp->state;
+	next = (mask & IB_QP_STATE) ? attr->qp_state : cur;
+	ret = -EINVAL;
+	if (cur > IB_QPS_ERR || next > IB_QPS_ERR)
+		goto out;
+	if ((mask & IB_QP_CUR_STATE) && cur != qp->state) {
+		ret = gib_qp_sync_state(dev, qp, &now);
+		if (ret)
+			goto out;
+		ret = -EINVAL;
+	}
+	if ((mask & IB_QP_CUR_STATE) && cur != qp->state) {
+		/*
+		 * The MAD layer answers a failed send with SQE -> RTS; the
+		 * engine may have kept a UD QP in RTS: nothing to change.
+		 */
+		if (gib_qp_is_ud(qp) && cur == IB_QPS_SQE &&
+		    qp->state == IB_QPS_RTS && next == IB_QPS_RTS)
+			same_state = true;
+		else if (!(qp->state == IB_QPS_SQE && cur == IB_QPS_RTS))
+			goto out;
+	}
+	if (!ib_modify_qp_is_ok(cur, next, ibqp->qp_type, mask))
+		goto out;
+	/* SQ drain (SQD) is not implemented by the engine. */
+	if (next == IB_QPS_SQD)
+		goto out_unsup;
+
+	if (mask & IB_QP_PORT) {
+		if (!attr->port_num || attr->port_num > dev->num_ports)
+			goto out;
+		c->port = attr->port_num - 1;
+		hw |= GN_ROCE_QPC_PORT;
+	}
+	if ((mask & IB_QP_PKEY_INDEX) && attr->pkey_index)
+		goto out;
+	if (mask & IB_QP_QKEY) {
+		c->qkey = cpu_to_le32(ibqp->qp_type == IB_QPT_GSI ?
+				      GN_ROCE_GSI_QKEY : attr->qkey);
+		hw |= GN_ROCE_QPC_QKEY;
+	}
+	if (mask & IB_QP_ACCESS_FLAGS) {
+		if (attr->qp_access_flags & ~(GIB_QP_ACCESS |
+					      IB_ACCESS_REMOTE_ATOMIC))
+			goto out;
+		if (attr->qp_access_flags & IB_ACCESS_REMOTE_WRITE)
+			c->access |= cpu_to_le32(GN_ROCE_ACC_REMOTE_WRITE);
+		if (attr->qp_access_flags & IB_ACCESS_REMOTE_READ)
+			c->access |= cpu_to_le32(GN_ROCE_ACC_REMOTE_READ);
+		hw |= GN_ROCE_QPC_ACCESS;
+	}
+	if (mask & IB_QP_PATH_MTU) {
+		if (attr->path_mtu < IB_MTU_256 || attr->path_mtu > IB_MTU_4096)
+			goto out;
+		c->path_mtu = attr->path_mtu;
+		hw |= GN_ROCE_QPC_PATH_MTU;
+	}
+	if (mask & IB_QP_AV) {
+		ret = gib_fill_av(dev, qp, &attr->ah_attr, c);
+		if (ret)
+			goto out;
+		ret = -EINVAL;
+		hw |= GN_ROCE_QPC_AV;
+	}
+	if (mask & IB_QP_DEST_QPN) {
+		if (attr->dest_qp_num > 0xffffff)
+			goto out;
+		c->dest_qpn = cpu_to_le32(attr->dest_qp_num);
+		hw |= GN_ROCE_QPC_DEST_QPN;
+	}
+	if (mask & IB_QP_RQ_PSN) {
+		c->rq_psn = cpu_to_le32(attr->rq_psn & 0xffffff);
+		hw |= GN_ROCE_QPC_RQ_PSN;
+	}
+	if (mask & IB_QP_SQ_PSN) {
+		c->sq_psn = cpu_to_le32(attr->sq_psn & 0xffffff);
+		hw |= GN_ROCE_QPC_SQ_PSN;
+	}
+	if (mask & IB_QP_TIMEOUT) {
+		if (attr->timeout > 31)
+			goto out;
+		c->timeout = attr->timeout;
+		hw |= GN_ROCE_QPC_TIMEOUT;
+	}
+	if (mask & IB_QP_RETRY_CNT) {
+		if (attr->retry_cnt > 7)
+			goto out;
+		c->retry_cnt = attr->retry_cnt;
+		hw |= GN_ROCE_QPC_RETRY;
+	}
+	if (mask & IB_QP_RNR_RETRY) {
+		if (attr->rnr_retry > 7)
+			goto out;
+		c->rnr_retry = attr->rnr_retry;
+		hw |= GN_ROCE_QPC_RNR_RETRY;
+	}
+	if (mask & IB_QP_MIN_RNR_TIMER) {
+		if (attr->min_rnr_timer > 31)
+			goto out;
+		c->min_rnr_timer = attr->min_rnr_timer;
+		hw |= GN_ROCE_QPC_MIN_RNR;
+	}
+	if (mask & IB_QP_MAX_QP_RD_ATOMIC) {
+		if (attr->max_rd_atomic > GN_ROCE_MAX_RD_ATOM)
+			goto out;
+		c->max_rd_atomic = attr->max_rd_atomic;
+		hw |= GN_ROCE_QPC_RD_ATOMIC;
+	}
+	if (mask & IB_QP_MAX_DEST_RD_ATOMIC) {
+		if (attr->max_dest_rd_atomic > GN_ROCE_MAX_RD_ATOM)
+			goto out;
+		c->max_dest_rd_atomic = attr->max_dest_rd_atomic;
+		hw |= GN_ROCE_QPC_DEST_RD_AT;
+	}
+	if ((mask & IB_QP_STATE) && !same_state) {
+		c->state = next;
+		hw |= GN_ROCE_QPC_STATE;
+	}
+	m.mask = cpu_to_le32(hw);
+	ret = gaudi_nic_roce_cmd(dev->hw, GN_ROCE_CMD_MODIFY_QP, qp->qpn, &m,
+				 sizeof(m), NULL, 0);
+	if (ret)
+		goto out;
+
+	/* Remember what was set, for query_qp. */
+	if (mask & IB_QP_AV) {
+		rdma_destroy_ah_attr(&qp->attr.ah_attr);
+		rdma_copy_ah_attr(&qp->attr.ah_attr, &attr->ah_attr);
+	}
+	if (mask & IB_QP_PORT)
+		qp->port = attr->port_num;
+	if (mask & IB_QP_QKEY)
+		qp->attr.qkey = le32_to_cpu(c->qkey);
+	if (mask & IB_QP_ACCESS_FLAGS)
+		qp->attr.qp_access_flags = attr->qp_access_flags;
+	if (mask & IB_QP_PATH_MTU)
+		qp->attr.path_mtu = attr->path_mtu;
+	if (mask & IB_QP_DEST_QPN)
+		qp->attr.dest_qp_num = attr->dest_qp_num;
+	if (mask & IB_QP_TIMEOUT)
+		qp->attr.timeout = attr->timeout;
+	if (mask & IB_QP_RETRY_CNT)
+		qp->attr.retry_cnt = attr->retry_cnt;
+	if (mask & IB_QP_RNR_RETRY)
+		qp->attr.rnr_retry = attr->rnr_retry;
+	if (mask & IB_QP_MIN_RNR_TIMER)
+		qp->attr.min_rnr_timer = attr->min_rnr_timer;
+	if (mask & IB_QP_MAX_QP_RD_ATOMIC)
+		qp->attr.max_rd_atomic = attr->max_rd_atomic;
+	if (mask & IB_QP_MAX_DEST_RD_ATOMIC)
+		qp->attr.max_dest_rd_atomic = attr->max_dest_rd_atomic;
+	if (next == IB_QPS_RESET) {
+		rdma_destroy_ah_attr(&qp->attr.ah_attr);
+		memset(&qp->attr, 0, sizeof(qp->attr));
+	}
+	WRITE_ONCE(qp->state, next);
+	ret = 0;
+	goto out;
+out_unsup:
+	ret = -EOPNOTSUPP;
+out:
+	mutex_unlock(&qp->mutex);
+	return ret;
+}
+
+int gib_query_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr, int mask,
+		 struct ib_qp_init_attr *init)
+{
+	struct gib_dev *dev = to_gdev(ibqp->device);
+	struct gib_qp *qp = to_gqp(ibqp);
+	struct gn_roce_qp_ctx c;
+	int ret;
+
+	mutex_lock(&qp->mutex);
+	ret = gib_qp_sync_state(dev, qp, &c);
+	if (ret)
+		goto out;
+	*attr = qp->attr;
+	/* callers (uverbs, nldev) take no GID reference: report the index */
+	attr->ah_attr.grh.sgid_attr = NULL;
+	attr->port_num = qp->port;
+	attr->qp_state = qp->state;
+	attr->cur_qp_state = qp->state;
+	attr->sq_psn = le32_to_cpu(c.sq_psn);
+	attr->rq_psn = le32_to_cpu(c.rq_psn);
+	attr->cap.max_send_wr = 1 << qp->sq.log_size;
+	attr->cap.max_recv_wr = 1 << qp->rq.log_size;
+	attr->cap.max_send_sge = qp->max_send_sge;
+	attr->cap.max_recv_sge = GN_ROCE_MAX_SGE;
+	attr->cap.max_inline_data = qp->max_inline;
+	attr->sq_draining = 0;
+	memset(init, 0, sizeof(*init));
+	init->qp_type = ibqp->qp_type;
+	init->port_num = qp->port;
+	init->send_cq = ibqp->send_cq;
+	init->recv_cq = ibqp->recv_cq;
+	init->cap = attr->cap;
+	init->sq_sig_type = qp->sig_all ? IB_SIGNAL_ALL_WR : IB_SIGNAL_REQ_WR;
+out:
+	mutex_unlock(&qp->mutex);
+	return ret;
+}
+
+int gib_destroy_qp(struct ib_qp *ibqp, struct ib_udata *udata)
+{
+	struct gib_dev *dev = to_gdev(ibqp->device);
+	struct gib_qp *qp = to_gqp(ibqp);
+
+	xa_erase_irq(&dev->qps, qp->qpn);
+	/* kernel QPs: no post is running any more, a deferred doorbell may */
+	cancel_work_sync(&qp->db_work);
+	gaudi_nic_roce_cmd(dev->hw, GN_ROCE_CMD_DESTROY_QP, qp->qpn, NULL, 0,
+			   NULL, 0);
+	gib_ring_free(dev, &qp->sq);
+	gib_ring_free(dev, &qp->rq);
+	rdma_destroy_ah_attr(&qp->attr.ah_attr);
+	ida_free(&dev->qp_ida, qp->qpn);
+	return 0;
+}
+
+static void *gib_wq_slot(struct gib_ring *r, u32 idx)
+{
+	return r->buf + GN_ROCE_RING_HDR_SIZE +
+	       (size_t)(idx & ((1U << r->log_size) - 1)) * r->stride;
+}
+
+static struct gn_roce_ring_hdr *gib_wq_hdr(struct gib_ring *r)
+{
+	return r->buf;
+}
+
+/* Free slots of a kernel work queue whose producer index is @prod. */
+static u32 gib_wq_room(struct gib_ring *r, u32 prod)
+{
+	u32 cons, used;
+
+	/* the engine is done reading the slots before cons */
+	cons = le32_to_cpu(smp_load_acquire(&gib_wq_hdr(r)->cons));
+	used = prod - cons;
+
+	/* an engine reporting more than it could have taken: full */
+	return used >= (1U << r->log_size) ? 0 : (1U << r->log_size) - used;
+}
+
+/*
+ * Inline data of a kernel UD send: the SGE addresses are kernel virtual
+ * addresses (as in every kernel driver that offers IB_SEND_INLINE).
+ */
+static int gib_fill_ud_inline(struct gn_roce_wqe *w, const struct ib_send_wr *wr)
+{
+	u32 len = 0;
+	int i;
+
+	for (i = 0; i < wr->num_sge; i++) {
+		const struct ib_sge *sg = &wr->sg_list[i];
+
+		if (sg->length > GN_ROCE_UD_MAX_INLINE - len)
+			return -EINVAL;
+		memcpy(w->ud.inline_data + len, (void *)(uintptr_t)sg->addr,
+		       sg->length);
+		len += sg->length;
+	}
+	w->inline_len = cpu_to_le32(len);
+	w->flags |= GN_ROCE_WQE_F_INLINE;
+	return 0;
+}
+
+/* One kernel UD/GSI send work request as a WQE. */
+static int gib_build_ud_send(struct gib_qp *qp, const struct ib_send_wr *wr,
+			     struct gn_roce_wqe *w)
+{
+	const struct ib_ud_wr *ud = ud_wr(wr);
+	int i;
+
+	memset(w, 0, sizeof(*w));
+	w->wr_id = cpu_to_le64(wr->wr_id);
+	switch (wr->opcode) {
+	case IB_WR_SEND:
+		w->opcode = GN_ROCE_WQE_SEND;
+		break;
+	case IB_WR_SEND_WITH_IMM:
+		w->opcode = GN_ROCE_WQE_SEND_IMM;
+		w->imm = wr->ex.imm_data;
+		break;
+	default:
+		/* UD has sends only */
+		return -EINVAL;
+	}
+	if (wr->num_sge < 0 || wr->num_sge > GN_ROCE_UD_MAX_SGE || !ud->ah ||
+	    ud->remote_qpn > 0xffffff)
+		return -EINVAL;
+	if ((wr->send_flags & IB_SEND_SIGNALED) || qp->sig_all)
+		w->flags |= GN_ROCE_WQE_F_SIGNALED;
+	if (wr->send_flags & IB_SEND_SOLICITED)
+		w->flags |= GN_ROCE_WQE_F_SOLICITED;
+	/* the engine takes the QP's own Q_Key for GN_ROCE_QKEY_USE_QP */
+	w->qkey = cpu_to_le32(ud->remote_qkey);
+	w->dest_qpn = cpu_to_le32(ud->remote_qpn);
+	w->ud.av = to_gah(ud->ah)->av;
+	if (wr->send_flags & IB_SEND_INLINE)
+		return gib_fill_ud_inline(w, wr);
+	for (i = 0; i < wr->num_sge; i++) {
+		w->ud.sge[i].addr = cpu_to_le64(wr->sg_list[i].addr);
+		w->ud.sge[i].length = cpu_to_le32(wr->sg_list[i].length);
+		w->ud.sge[i].lkey = cpu_to_le32(wr->sg_list[i].lkey);
+	}
+	w->num_sge = wr->num_sge;
+	return 0;
+}
+
+/*
+ * User QPs post into their mapped rings; the (empty) post_send command is
+ * the doorbell.  Kernel QPs (UD, GSI) are posted to here: each WQE is
+ * written whole into its slot, the producer index is published (release)
+ * after all of them, and one doorbell tells the engine.  A send needs
+ * RTS (or a later state: SQE and ERR flush), as in rxe.
+ */
+int gib_post_send(struct ib_qp *ibqp, const struct ib_send_wr *wr,
+		  const struct ib_send_wr **bad)
+{
+	struct gib_dev *dev = to_gdev(ibqp->device);
+	struct gib_qp *qp = to_gqp(ibqp);
+	struct gn_roce_wqe w;
+	unsigned long flags;
+	u32 start, room;
+	bool posted;
+	int ret = 0;
+
+	if (ibqp->uobject) {
+		gaudi_nic_roce_doorbell(dev->hw,
+					GN_ROCE_DB(GN_ROCE_DB_SQ, qp->qpn));
+		return 0;
+	}
+	if (READ_ONCE(qp->state) < IB_QPS_RTS) {
+		*bad = wr;
+		return -EINVAL;
+	}
+	spin_lock_irqsave(&qp->sq_lock, flags);
+	start = qp->sq_prod;
+	room = gib_wq_room(&qp->sq, qp->sq_prod);
+	for (; wr; wr = wr->next) {
+		if (!room) {
+			ret = -ENOMEM;
+			break;
+		}
+		ret = gib_build_ud_send(qp, wr, &w);
+		if (ret)
+			break;
+		memcpy(gib_wq_slot(&qp->sq, qp->sq_prod), &w, sizeof(w));
+		qp->sq_prod++;
+		room--;
+	}
+	if (ret)
+		*bad = wr;
+	posted = qp->sq_prod != start;
+	if (posted)
+		/* the WQEs before the index */
+		smp_store_release(&gib_wq_hdr(&qp->sq)->prod,
+				  cpu_to_le32(qp->sq_prod));
+	spin_unlock_irqrestore(&qp->sq_lock, flags);
+	/* one doorbell for the whole list, outside our lock */
+	if (posted)
+		gib_qp_doorbell(dev, qp, GN_ROCE_DB_SQ);
+	return ret;
+}
+
+/*
+ * Receive work requests.  User QPs fill their mapped RQ; the doorbell
+ * only matters in the error state (the engine flushes what is posted).
+ * Kernel QPs are posted to here, in any state but RESET.
+ */
+int gib_post_recv(struct ib_qp *ibqp, const struct ib_recv_wr *wr,
+		  const struct ib_recv_wr **bad)
+{
+	struct gib_dev *dev = to_gdev(ibqp->device);
+	struct gib_qp *qp = to_gqp(ibqp);
+	struct gn_roce_wqe w;
+	unsigned long flags;
+	u32 start, room;
+	bool posted;
+	int ret = 0, i;
+
+	if (ibqp->uobject) {
+		gaudi_nic_roce_doorbell(dev->hw,
+					GN_ROCE_DB(GN_ROCE_DB_RQ, qp->qpn));
+		return 0;
+	}
+	if (READ_ONCE(qp->state) == IB_QPS_RESET) {
+		*bad = wr;
+		return -EINVAL;
+	}
+	spin_lock_irqsave(&qp->rq_lock, flags);
+	start = qp->rq_prod;
+	room = gib_wq_room(&qp->rq, qp->rq_prod);
+	for (; wr; wr = wr->next) {
+		if (!room) {
+			ret = -ENOMEM;
+			break;
+		}
+		if (wr->num_sge < 0 || wr->num_sge > GN_ROCE_MAX_SGE) {
+			ret = -EINVAL;
+			break;
+		}
+		memset(&w, 0, sizeof(w));
+		w.wr_id = cpu_to_le64(wr->wr_id);
+		w.opcode = GN_ROCE_WQE_RECV;
+		w.num_sge = wr->num_sge;
+		for (i = 0; i < wr->num_sge; i++) {
+			w.sge[i].addr = cpu_to_le64(wr->sg_list[i].addr);
+			w.sge[i].length = cpu_to_le32(wr->sg_list[i].length);
+			w.sge[i].lkey = cpu_to_le32(wr->sg_list[i].lkey);
+		}
+		memcpy(gib_wq_slot(&qp->rq, qp->rq_prod), &w, sizeof(w));
+		qp->rq_prod++;
+		room--;
+	}
+	if (ret)
+		*bad = wr;
+	posted = qp->rq_prod != start;
+	if (posted)
+		/* the WQEs before the index */
+		smp_store_release(&gib_wq_hdr(&qp->rq)->prod,
+				  cpu_to_le32(qp->rq_prod));
+	spin_unlock_irqrestore(&qp->rq_lock, flags);
+	/* one doorbell for the whole list, outside our lock */
+	if (posted)
+		gib_qp_doorbell(dev, qp, GN_ROCE_DB_RQ);
+	return ret;
+}

@@ -1,0 +1,445 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * qp_attr_test - what gaudi_ib accepts for rdma_cm and libfabric (issue
+ * 14), between two gaudi devices in one process:
+ *  - RC: RTS -> RTS with only optional attributes (libfabric sets
+ *    IBV_QP_MIN_RNR_TIMER alone once connected), then a SEND still works;
+ *    an attribute RTS -> RTS does not allow is refused;
+ *  - MRs with IBV_ACCESS_REMOTE_ATOMIC (libfabric asks for it) while the
+ *    device reports no atomics;
+ *  - user UD QPs: limits, state changes with a Q_Key, query; datagrams
+ *    with a GRH area, the source QP, immediate data, the QP's own Q_Key;
+ *    a wrong Q_Key dropped and counted (qkey_viol_cntr); a datagram over
+ *    the path MTU failing with a length error.
+ * Output: TAP lines.
+ *
+ * usage: qp_attr_test DEV_A GID_A DEV_B GID_B
+ */
+#include <errno.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <infiniband/verbs.h>
+
+#include "testutil.h"
+
+#define QKEY		0x11111111U
+#define QKEY_USE_QP	0x80000000U	/* remote_qkey: the sender QP's own */
+#define GRH		40
+#define BUF		8192
+
+struct side {
+	struct ibv_context *ctx;
+	struct ibv_pd *pd;
+	struct ibv_cq *cq;
+	struct ibv_qp *qp;
+	struct ibv_mr *mr;
+	uint8_t *buf;
+	union ibv_gid gid;
+	int gid_index;
+};
+
+static double now(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+/* One completion of @cq within @secs; false if none came. */
+static bool wait_wc(struct ibv_cq *cq, struct ibv_wc *wc, double secs)
+{
+	double end = now() + secs;
+	int n;
+
+	do {
+		n = ibv_poll_cq(cq, 1, wc);
+		if (n)
+			return n == 1;
+	} while (now() < end);
+	return false;
+}
+
+static int open_side(struct side *s, const char *dev, int gid_index)
+{
+	s->ctx = open_device_by_name(dev);
+	if (!s->ctx)
+		return -1;
+	s->gid_index = gid_index;
+	if (ibv_query_gid(s->ctx, 1, gid_index, &s->gid))
+		return -1;
+	s->pd = ibv_alloc_pd(s->ctx);
+	s->cq = s->pd ? ibv_create_cq(s->ctx, 64, NULL, NULL, 0) : NULL;
+	s->buf = aligned_alloc(4096, BUF);
+	if (!s->cq || !s->buf)
+		return -1;
+	memset(s->buf, 0, BUF);
+	s->mr = ibv_reg_mr(s->pd, s->buf, BUF, IBV_ACCESS_LOCAL_WRITE |
+			   IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ);
+	return s->mr ? 0 : -1;
+}
+
+static struct ibv_qp *make_qp(struct side *s, enum ibv_qp_type type,
+			      uint32_t send_sge, uint32_t inl)
+{
+	struct ibv_qp_init_attr ia = {
+		.send_cq = s->cq, .recv_cq = s->cq,
+		.cap = { .max_send_wr = 16, .max_recv_wr = 16,
+			 .max_send_sge = send_sge, .max_recv_sge = 1,
+			 .max_inline_data = inl },
+		.qp_type = type,
+	};
+
+	return ibv_create_qp(s->pd, &ia);
+}
+
+/* ------------------------------------------------------------- RC */
+
+static int rc_connect(struct side *s, struct side *peer)
+{
+	struct ibv_qp_attr a = {
+		.qp_state = IBV_QPS_INIT, .port_num = 1,
+		.qp_access_flags = IBV_ACCESS_REMOTE_WRITE,
+	};
+
+	if (ibv_modify_qp(s->qp, &a, IBV_QP_STATE | IBV_QP_PKEY_INDEX |
+			  IBV_QP_PORT | IBV_QP_ACCESS_FLAGS))
+		return -1;
+	memset(&a, 0, sizeof(a));
+	a.qp_state = IBV_QPS_RTR;
+	a.path_mtu = IBV_MTU_1024;
+	a.dest_qp_num = peer->qp->qp_num;
+	a.min_rnr_timer = 1;
+	a.ah_attr.is_global = 1;
+	a.ah_attr.port_num = 1;
+	a.ah_attr.grh.dgid = peer->gid;
+	a.ah_attr.grh.hop_limit = 64;
+	a.ah_attr.grh.sgid_index = s->gid_index;
+	if (ibv_modify_qp(s->qp, &a, IBV_QP_STATE | IBV_QP_AV |
+			  IBV_QP_PATH_MTU | IBV_QP_DEST_QPN | IBV_QP_RQ_PSN |
+			  IBV_QP_MAX_DEST_RD_ATOMIC | IBV_QP_MIN_RNR_TIMER))
+		return -1;
+	memset(&a, 0, sizeof(a));
+	a.qp_state = IBV_QPS_RTS;
+	a.timeout = 14;
+	a.retry_cnt = 7;
+	a.rnr_retry = 7;
+	return ibv_modify_qp(s->qp, &a, IBV_QP_STATE | IBV_QP_TIMEOUT |
+			     IBV_QP_RETRY_CNT | IBV_QP_RNR_RETRY |
+			     IBV_QP_SQ_PSN | IBV_QP_MAX_QP_RD_ATOMIC);
+}
+
+static int post_recv(struct side *s, uint64_t off, uint32_t len)
+{
+	struct ibv_sge sg = {
+		.addr = (uintptr_t)s->buf + off, .length = len,
+		.lkey = s->mr->lkey,
+	};
+	struct ibv_recv_wr wr = { .wr_id = off, .sg_list = &sg, .num_sge = 1 };
+	struct ibv_recv_wr *bad;
+
+	return ibv_post_recv(s->qp, &wr, &bad);
+}
+
+static void test_rc(struct side *a, struct side *b)
+{
+	struct ibv_qp_attr qa = {}, got;
+	struct ibv_qp_init_attr gi;
+	struct ibv_sge sg;
+	struct ibv_send_wr wr = {}, *bad;
+	struct ibv_wc wc;
+	int ret;
+
+	a->qp = make_qp(a, IBV_QPT_RC, 1, 0);
+	b->qp = make_qp(b, IBV_QPT_RC, 1, 0);
+	ok(a->qp && b->qp && !rc_connect(a, b) && !rc_connect(b, a),
+	   "RC QPs connected (RTS)");
+	if (!a->qp || !b->qp)
+		return;
+
+	qa.min_rnr_timer = 12;
+	ret = ibv_modify_qp(a->qp, &qa, IBV_QP_MIN_RNR_TIMER);
+	ok(ret == 0, "RC RTS -> RTS with only IBV_QP_MIN_RNR_TIMER (ret %d)",
+	   ret);
+	memset(&got, 0, sizeof(got));
+	ret = ibv_query_qp(a->qp, &got, IBV_QP_STATE | IBV_QP_MIN_RNR_TIMER,
+			   &gi);
+	ok(!ret && got.qp_state == IBV_QPS_RTS && got.min_rnr_timer == 12,
+	   "query: still RTS, min_rnr_timer 12 (ret %d state %d timer %u)",
+	   ret, got.qp_state, got.min_rnr_timer);
+	qa.qp_state = IBV_QPS_RTS;
+	qa.qp_access_flags = IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ |
+			     IBV_ACCESS_REMOTE_ATOMIC;
+	ret = ibv_modify_qp(a->qp, &qa, IBV_QP_STATE | IBV_QP_ACCESS_FLAGS |
+			    IBV_QP_MIN_RNR_TIMER);
+	ok(ret == 0, "RC RTS -> RTS with IBV_QP_STATE and access flags (ret %d)",
+	   ret);
+	qa.path_mtu = IBV_MTU_512;
+	ret = ibv_modify_qp(a->qp, &qa, IBV_QP_PATH_MTU);
+	ok(ret == EINVAL,
+	   "RC RTS -> RTS with IBV_QP_PATH_MTU refused: EINVAL (ret %d)", ret);
+
+	/* the QP still works */
+	ret = post_recv(b, 0, 64);
+	strcpy((char *)a->buf + 64, "after rts2rts");
+	sg.addr = (uintptr_t)a->buf + 64;
+	sg.length = 14;
+	sg.lkey = a->mr->lkey;
+	wr.wr_id = 7;
+	wr.sg_list = &sg;
+	wr.num_sge = 1;
+	wr.opcode = IBV_WR_SEND;
+	wr.send_flags = IBV_SEND_SIGNALED;
+	ret = ret ?: ibv_post_send(a->qp, &wr, &bad);
+	ok(!ret && wait_wc(a->cq, &wc, 10) && wc.status == IBV_WC_SUCCESS &&
+	   wait_wc(b->cq, &wc, 10) && wc.status == IBV_WC_SUCCESS &&
+	   !strcmp((char *)b->buf, "after rts2rts"),
+	   "RC SEND after RTS -> RTS delivered");
+	ibv_destroy_qp(a->qp);
+	ibv_destroy_qp(b->qp);
+	a->qp = b->qp = NULL;
+}
+
+/* ------------------------------------------------------------- MR */
+
+static void test_mr(struct side *a)
+{
+	struct ibv_device_attr da = {};
+	struct ibv_mr *mr;
+
+	ok(!ibv_query_device(a->ctx, &da) && da.atomic_cap == IBV_ATOMIC_NONE,
+	   "device reports no atomics (atomic_cap %d)", da.atomic_cap);
+	mr = ibv_reg_mr(a->pd, a->buf, BUF, IBV_ACCESS_LOCAL_WRITE |
+			IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_ATOMIC);
+	ok(mr != NULL, "MR with IBV_ACCESS_REMOTE_ATOMIC registered (%s)",
+	   mr ? "ok" : strerror(errno));
+	if (mr)
+		ibv_dereg_mr(mr);
+}
+
+/* ------------------------------------------------------------- UD */
+
+static int ud_up(struct side *s, uint32_t qkey)
+{
+	struct ibv_qp_attr a = {
+		.qp_state = IBV_QPS_INIT, .port_num = 1, .qkey = qkey,
+	};
+
+	if (ibv_modify_qp(s->qp, &a, IBV_QP_STATE | IBV_QP_PKEY_INDEX |
+			  IBV_QP_PORT | IBV_QP_QKEY))
+		return -1;
+	a.qp_state = IBV_QPS_RTR;
+	if (ibv_modify_qp(s->qp, &a, IBV_QP_STATE))
+		return -1;
+	a.qp_state = IBV_QPS_RTS;
+	a.sq_psn = 0;
+	return ibv_modify_qp(s->qp, &a, IBV_QP_STATE | IBV_QP_SQ_PSN);
+}
+
+static struct ibv_ah *ah_to(struct side *s, struct side *peer)
+{
+	struct ibv_ah_attr aa = {
+		.is_global = 1, .port_num = 1,
+		.grh = { .dgid = peer->gid, .hop_limit = 64,
+			 .sgid_index = s->gid_index },
+	};
+
+	return ibv_create_ah(s->pd, &aa);
+}
+
+static int ud_send(struct side *s, struct ibv_ah *ah, uint32_t qpn,
+		   uint32_t qkey, uint32_t len, bool imm, bool inl)
+{
+	struct ibv_sge sg = {
+		.addr = (uintptr_t)s->buf + 4096, .length = len,
+		.lkey = s->mr->lkey,
+	};
+	struct ibv_send_wr wr = {
+		.wr_id = len, .sg_list = &sg, .num_sge = 1,
+		.opcode = imm ? IBV_WR_SEND_WITH_IMM : IBV_WR_SEND,
+		.send_flags = IBV_SEND_SIGNALED | (inl ? IBV_SEND_INLINE : 0),
+		.imm_data = htobe32(0x12345678),
+		.wr.ud = { .ah = ah, .remote_qpn = qpn, .remote_qkey = qkey },
+	};
+	struct ibv_send_wr *bad;
+
+	return ibv_post_send(s->qp, &wr, &bad);
+}
+
+static uint32_t qkey_viols(struct side *s)
+{
+	struct ibv_port_attr pa;
+
+	return ibv_query_port(s->ctx, 1, &pa) ? ~0U : pa.qkey_viol_cntr;
+}
+
+static void test_ud(struct side *a, struct side *b)
+{
+	struct ibv_qp_init_attr gi;
+	struct ibv_qp_attr got, qa = {};
+	struct ibv_ah *ah, *ah2;
+	struct ibv_wc wc, rwc;
+	struct ibv_qp *q;
+	uint32_t viols;
+	int ret;
+
+	q = make_qp(a, IBV_QPT_UD, 5, 0);
+	ok(!q && errno == EINVAL, "UD QP with 5 send SGEs refused: EINVAL (%s)",
+	   q ? "created" : strerror(errno));
+	if (q)
+		ibv_destroy_qp(q);
+	q = make_qp(a, IBV_QPT_UD, 1, 65);
+	ok(!q && errno == EINVAL,
+	   "UD QP with 65 bytes inline refused: EINVAL (%s)",
+	   q ? "created" : strerror(errno));
+	if (q)
+		ibv_destroy_qp(q);
+	a->qp = make_qp(a, IBV_QPT_UD, 4, 64);
+	if (!a->qp && errno == EOPNOTSUPP) {
+		printf("ok %d - UD QPs # SKIP the provider has no UD QPs\n",
+		       ++tap_n);
+		return;
+	}
+	b->qp = make_qp(b, IBV_QPT_UD, 4, 64);
+	ok(a->qp && b->qp, "UD QPs with 4 send SGEs, 64 bytes inline (%s)",
+	   a->qp && b->qp ? "ok" : strerror(errno));
+	if (!a->qp || !b->qp)
+		return;
+	qa.qp_state = IBV_QPS_INIT;
+	qa.port_num = 1;
+	qa.qkey = QKEY;
+	qa.ah_attr.is_global = 1;
+	qa.ah_attr.port_num = 1;
+	qa.ah_attr.grh.dgid = b->gid;
+	qa.ah_attr.grh.sgid_index = a->gid_index;
+	ret = ibv_modify_qp(a->qp, &qa, IBV_QP_STATE | IBV_QP_PKEY_INDEX |
+			    IBV_QP_PORT | IBV_QP_QKEY | IBV_QP_AV);
+	ok(ret == EINVAL, "UD RESET -> INIT with an AV refused: EINVAL (ret %d)",
+	   ret);
+	ok(!ud_up(a, QKEY) && !ud_up(b, QKEY), "UD QPs to RTS with Q_Key 0x%x",
+	   QKEY);
+	memset(&got, 0, sizeof(got));
+	memset(&gi, 0, sizeof(gi));
+	ret = ibv_query_qp(a->qp, &got, IBV_QP_STATE | IBV_QP_QKEY |
+			   IBV_QP_PORT | IBV_QP_CAP, &gi);
+	ok(!ret && got.qp_state == IBV_QPS_RTS && got.qkey == QKEY &&
+	   got.port_num == 1 && gi.qp_type == IBV_QPT_UD &&
+	   got.cap.max_send_sge == 4 && got.cap.max_inline_data == 64,
+	   "UD query: RTS, qkey 0x%x, port %u, type %d, send SGEs %u, inline %u",
+	   got.qkey, got.port_num, gi.qp_type, got.cap.max_send_sge,
+	   got.cap.max_inline_data);
+
+	ah = ah_to(a, b);
+	ok(ah != NULL, "AH to %s's GID (%s)", ibv_get_device_name(b->ctx->device),
+	   ah ? "ok" : strerror(errno));
+	if (!ah)
+		return;
+	{
+		struct ibv_ah_attr bad_aa = {
+			.is_global = 1, .port_num = 1,
+			.grh = { .dgid = b->gid, .sgid_index = 15 },
+		};
+
+		ah2 = ibv_create_ah(a->pd, &bad_aa);
+		ok(!ah2, "AH on GID index 15 (no such GID) refused (%s)",
+		   ah2 ? "created" : strerror(errno));
+		if (ah2)
+			ibv_destroy_ah(ah2);
+	}
+
+	/* a datagram with immediate data, inline */
+	memset(b->buf, 0, BUF);
+	memset(a->buf + 4096, 0x5a, 64);
+	ret = post_recv(b, 0, GRH + 1024);
+	ret = ret ?: ud_send(a, ah, b->qp->qp_num, QKEY, 64, true, true);
+	ok(!ret && wait_wc(a->cq, &wc, 10) && wc.status == IBV_WC_SUCCESS,
+	   "UD SEND_WITH_IMM (inline) completes (ret %d status %d)", ret,
+	   ret ? -1 : (int)wc.status);
+	memset(&rwc, 0, sizeof(rwc));
+	ok(wait_wc(b->cq, &rwc, 10) && rwc.status == IBV_WC_SUCCESS &&
+	   rwc.opcode == IBV_WC_RECV && rwc.byte_len == GRH + 64 &&
+	   (rwc.wc_flags & IBV_WC_GRH) && (rwc.wc_flags & IBV_WC_WITH_IMM) &&
+	   be32toh(rwc.imm_data) == 0x12345678 &&
+	   rwc.src_qp == a->qp->qp_num && b->buf[GRH] == 0x5a &&
+	   b->buf[GRH + 63] == 0x5a && b->buf[GRH + 64] == 0,
+	   "UD receive: status %d, %u bytes (GRH + 64), flags 0x%x, imm 0x%x, src_qp %u (want %u)",
+	   rwc.status, rwc.byte_len, rwc.wc_flags, be32toh(rwc.imm_data),
+	   rwc.src_qp, a->qp->qp_num);
+	ah2 = ibv_create_ah_from_wc(b->pd, &rwc, (struct ibv_grh *)b->buf, 1);
+	ok(ah2 != NULL, "ibv_create_ah_from_wc on the receive (%s)",
+	   ah2 ? "ok" : strerror(errno));
+	if (ah2) {
+		/* answer through it, with the QP's own Q_Key */
+		memset(a->buf, 0, GRH + 8);
+		ret = 0;
+		{
+			struct ibv_sge sg = {
+				.addr = (uintptr_t)a->buf, .length = GRH + 1024,
+				.lkey = a->mr->lkey,
+			};
+			struct ibv_recv_wr rw = { .sg_list = &sg, .num_sge = 1 };
+			struct ibv_recv_wr *rbad;
+
+			ret = ibv_post_recv(a->qp, &rw, &rbad);
+		}
+		memset(b->buf + 4096, 0xa5, 8);
+		ret = ret ?: ud_send(b, ah2, a->qp->qp_num, QKEY_USE_QP, 8,
+				     false, false);
+		ok(!ret && wait_wc(b->cq, &wc, 10) &&
+		   wc.status == IBV_WC_SUCCESS && wait_wc(a->cq, &rwc, 10) &&
+		   rwc.status == IBV_WC_SUCCESS && rwc.byte_len == GRH + 8 &&
+		   a->buf[GRH] == 0xa5 && rwc.src_qp == b->qp->qp_num,
+		   "answer through the AH from the WC, remote_qkey 'use the QP's own' (0x%x)",
+		   QKEY_USE_QP);
+		ibv_destroy_ah(ah2);
+	}
+
+	/* a wrong Q_Key: dropped and counted */
+	viols = qkey_viols(b);
+	ret = post_recv(b, 0, GRH + 1024);
+	ret = ret ?: ud_send(a, ah, b->qp->qp_num, QKEY + 1, 16, false, false);
+	ok(!ret && wait_wc(a->cq, &wc, 10) && wc.status == IBV_WC_SUCCESS,
+	   "UD SEND with a wrong Q_Key completes at the sender");
+	ok(!wait_wc(b->cq, &rwc, 1), "... and is not received");
+	ok(qkey_viols(b) == viols + 1, "... and counted: qkey_viol_cntr %u -> %u",
+	   viols, qkey_viols(b));
+	/* the posted receive takes the next good datagram */
+	ret = ud_send(a, ah, b->qp->qp_num, QKEY, 16, false, false);
+	ok(!ret && wait_wc(a->cq, &wc, 10) && wait_wc(b->cq, &rwc, 10) &&
+	   rwc.status == IBV_WC_SUCCESS && rwc.byte_len == GRH + 16,
+	   "the next datagram with the right Q_Key is received");
+
+	/* larger than the path MTU (netdev MTU 1500: 1024) */
+	ret = ud_send(a, ah, b->qp->qp_num, QKEY, 1025, false, false);
+	ok(!ret && wait_wc(a->cq, &wc, 10) && wc.status == IBV_WC_LOC_LEN_ERR,
+	   "UD SEND of 1025 bytes over a 1024-byte path MTU: IBV_WC_LOC_LEN_ERR (status %d)",
+	   ret ? -1 : (int)wc.status);
+	ibv_destroy_ah(ah);
+}
+
+int main(int argc, char **argv)
+{
+	struct side a = {}, b = {};
+
+	if (argc != 5) {
+		fprintf(stderr, "usage: %s DEV_A GID_A DEV_B GID_B\n", argv[0]);
+		return 2;
+	}
+	printf("TAP version 13\n");
+	if (open_side(&a, argv[1], atoi(argv[2])) ||
+	    open_side(&b, argv[3], atoi(argv[4]))) {
+		ok(false, "open %s and %s: %s", argv[1], argv[3],
+		   strerror(errno));
+		printf("1..%d\n", tap_n);
+		return 1;
+	}
+	test_rc(&a, &b);
+	test_mr(&a);
+	test_ud(&a, &b);
+	printf("1..%d\n", tap_n);
+	return tap_failed ? 1 : 0;
+}
