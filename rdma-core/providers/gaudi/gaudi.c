@@ -28,6 +28,44 @@ static const struct verbs_match_ent gaudi_table[] = {
 	{},
 };
 
+static struct gaudi_context *to_gctx(struct ibv_context *ibctx)
+{
+	return container_of(ibctx, struct gaudi_context, ibv_ctx.context);
+}
+
+/*
+ * Objects outliving their context.  ibv_close_device() with objects still
+ * open is a caller's mistake, but a common one: Python's garbage
+ * collector tears down pyverbs objects in any order (rdma-core's test
+ * suite closes a Context before its CQs whenever a test fails or skips
+ * half-way through building its resources).  Each later destroy passes
+ * the object's context back to libibverbs (get_ops(), execute_ioctl(),
+ * the completion channel's mutex), so freeing the context under live
+ * objects turns that mistake into a use after free: a segfault at
+ * NULL + 0xd0 (verbs_context.priv) in execute_ioctl() once the memory is
+ * reused.  So the provider counts its objects: a context closed with
+ * objects open closes its file descriptors (the kernel destroys the
+ * objects) but keeps its memory, and destroying an object after that
+ * only frees the object's user memory and returns 0.
+ */
+static void gaudi_obj_get(struct ibv_context *ibctx)
+{
+	atomic_fetch_add_explicit(&to_gctx(ibctx)->live, 1,
+				  memory_order_relaxed);
+}
+
+static void gaudi_obj_put(struct ibv_context *ibctx)
+{
+	atomic_fetch_sub_explicit(&to_gctx(ibctx)->live, 1,
+				  memory_order_relaxed);
+}
+
+static bool gaudi_ctx_closed(struct ibv_context *ibctx)
+{
+	return atomic_load_explicit(&to_gctx(ibctx)->closed,
+				    memory_order_acquire);
+}
+
 static int gaudi_query_device(struct ibv_context *context,
 			      const struct ibv_query_device_ex_input *input,
 			      struct ibv_device_attr_ex *attr, size_t attr_size)
@@ -71,48 +109,61 @@ static struct ibv_pd *gaudi_alloc_pd(struct ibv_context *context)
 		free(pd);
 		return NULL;
 	}
+	gaudi_obj_get(context);
 	return pd;
 }
 
 static int gaudi_dealloc_pd(struct ibv_pd *pd)
 {
-	int ret = ibv_cmd_dealloc_pd(pd);
+	struct ibv_context *ibctx = pd->context;
+	int ret = gaudi_ctx_closed(ibctx) ? 0 : ibv_cmd_dealloc_pd(pd);
 
-	if (!ret)
+	if (!ret) {
 		free(pd);
+		gaudi_obj_put(ibctx);
+	}
 	return ret;
 }
 
 /*
- * Address handles.  The kernel checks the address vector and resolves the
+ * Address handles.  The kernel checks the address vector, resolves the
  * destination MAC and hop limit through the IP stack of the source GID's
- * netdev; the provider keeps the handle, for the UD QPs to come.
+ * netdev and returns the encoded vector (struct gaudi_create_ah_resp),
+ * which UD send WQEs carry unchanged.  ibv_create_ah_from_wc() is generic
+ * in libibverbs and ends here too.
  */
 static struct ibv_ah *gaudi_create_ah(struct ibv_pd *pd,
 				      struct ibv_ah_attr *attr)
 {
-	struct ib_uverbs_create_ah_resp resp = {};
+	struct ugaudi_create_ah_resp resp = {};
 	struct gaudi_ah *ah;
 	int ret;
 
 	ah = calloc(1, sizeof(*ah));
 	if (!ah)
 		return NULL;
-	ret = ibv_cmd_create_ah(pd, &ah->ibv_ah, attr, &resp, sizeof(resp));
+	ret = ibv_cmd_create_ah(pd, &ah->ibv_ah, attr, &resp.ibv_resp,
+				sizeof(resp));
 	if (ret) {
 		free(ah);
 		errno = ret;
 		return NULL;
 	}
+	/* a kernel without UD leaves it zero: UD sends to it are refused */
+	ah->av = resp.av;
+	gaudi_obj_get(pd->context);
 	return &ah->ibv_ah;
 }
 
 static int gaudi_destroy_ah(struct ibv_ah *ibah)
 {
-	int ret = ibv_cmd_destroy_ah(ibah);
+	struct ibv_context *ibctx = ibah->context;
+	int ret = gaudi_ctx_closed(ibctx) ? 0 : ibv_cmd_destroy_ah(ibah);
 
-	if (!ret)
+	if (!ret) {
 		free(container_of(ibah, struct gaudi_ah, ibv_ah));
+		gaudi_obj_put(ibctx);
+	}
 	return ret;
 }
 
@@ -131,6 +182,7 @@ static struct ibv_mr *gaudi_reg_mr(struct ibv_pd *pd, void *addr,
 		free(vmr);
 		return NULL;
 	}
+	gaudi_obj_get(pd->context);
 	return &vmr->ibv_mr;
 }
 
@@ -151,15 +203,19 @@ static struct ibv_mr *gaudi_reg_dmabuf_mr(struct ibv_pd *pd, uint64_t offset,
 		errno = ret;
 		return NULL;
 	}
+	gaudi_obj_get(pd->context);
 	return &vmr->ibv_mr;
 }
 
 static int gaudi_dereg_mr(struct verbs_mr *vmr)
 {
-	int ret = ibv_cmd_dereg_mr(vmr);
+	struct ibv_context *ibctx = vmr->ibv_mr.context;
+	int ret = gaudi_ctx_closed(ibctx) ? 0 : ibv_cmd_dereg_mr(vmr);
 
-	if (!ret)
+	if (!ret) {
 		free(vmr);
+		gaudi_obj_put(ibctx);
+	}
 	return ret;
 }
 
@@ -212,6 +268,7 @@ static struct ibv_cq *gaudi_create_cq(struct ibv_context *context, int cqe,
 	if (ret)
 		goto err_destroy;
 	cq->cons = gaudi_load_acquire(&cq->ring.hdr->cons);
+	gaudi_obj_get(context);
 	return &cq->vcq.cq;
 
 err_destroy:
@@ -226,14 +283,16 @@ err_free:
 static int gaudi_destroy_cq(struct ibv_cq *ibcq)
 {
 	struct gaudi_cq *cq = container_of(ibcq, struct gaudi_cq, vcq.cq);
+	struct ibv_context *ibctx = ibcq->context;
 	int ret;
 
-	ret = ibv_cmd_destroy_cq(ibcq);
+	ret = gaudi_ctx_closed(ibctx) ? 0 : ibv_cmd_destroy_cq(ibcq);
 	if (ret)
 		return ret;
 	gaudi_ring_unmap(&cq->ring);
 	pthread_spin_destroy(&cq->lock);
 	free(cq);
+	gaudi_obj_put(ibctx);
 	return 0;
 }
 
@@ -245,6 +304,37 @@ static const enum ibv_wc_opcode gaudi_wc_op[] = {
 	[GAUDI_CQE_RECV_WRITE_IMM] = IBV_WC_RECV_RDMA_WITH_IMM,
 };
 
+/*
+ * One CQE into one work completion.  @c is a private copy: the ring is
+ * user-writable memory the engine also writes, so each entry is read
+ * exactly once.
+ */
+static void gaudi_cqe_to_wc(const struct gaudi_cqe *c, struct ibv_wc *w)
+{
+	memset(w, 0, sizeof(*w));
+	w->wr_id = c->wr_id;
+	w->status = c->status <= IBV_WC_GENERAL_ERR ?
+		    (enum ibv_wc_status)c->status : IBV_WC_GENERAL_ERR;
+	w->opcode = c->opcode < ARRAY_SIZE(gaudi_wc_op) ?
+		    gaudi_wc_op[c->opcode] : IBV_WC_SEND;
+	w->vendor_err = c->vendor_err;
+	w->byte_len = c->byte_len;
+	w->qp_num = c->qp_num;
+	if (c->flags & GAUDI_CQE_F_IMM) {
+		w->imm_data = c->imm_data;
+		w->wc_flags |= IBV_WC_WITH_IMM;
+	}
+	if (c->flags & GAUDI_CQE_F_GRH) {
+		/*
+		 * A UD receive: the buffer starts with the 40-byte GRH area.
+		 * RoCE has no LIDs, SLs or P_Key table: slid, sl,
+		 * dlid_path_bits and pkey_index stay 0.
+		 */
+		w->wc_flags |= IBV_WC_GRH;
+		w->src_qp = c->src_qp & 0xffffff;
+	}
+}
+
 static int gaudi_poll_cq(struct ibv_cq *ibcq, int ne, struct ibv_wc *wc)
 {
 	struct gaudi_cq *cq = container_of(ibcq, struct gaudi_cq, vcq.cq);
@@ -254,21 +344,10 @@ static int gaudi_poll_cq(struct ibv_cq *ibcq, int ne, struct ibv_wc *wc)
 	pthread_spin_lock(&cq->lock);
 	prod = gaudi_load_acquire(&cq->ring.hdr->prod);
 	while (n < ne && cq->cons != prod) {
-		struct gaudi_cqe *c = gaudi_ring_entry(&cq->ring, cq->cons);
-		struct ibv_wc *w = &wc[n++];
+		struct gaudi_cqe c;
 
-		memset(w, 0, sizeof(*w));
-		w->wr_id = c->wr_id;
-		w->status = c->status;
-		w->opcode = c->opcode < ARRAY_SIZE(gaudi_wc_op) ?
-			    gaudi_wc_op[c->opcode] : IBV_WC_SEND;
-		w->vendor_err = c->vendor_err;
-		w->byte_len = c->byte_len;
-		w->qp_num = c->qp_num;
-		if (c->flags & GAUDI_CQE_F_IMM) {
-			w->imm_data = c->imm_data;
-			w->wc_flags |= IBV_WC_WITH_IMM;
-		}
+		memcpy(&c, gaudi_ring_entry(&cq->ring, cq->cons), sizeof(c));
+		gaudi_cqe_to_wc(&c, &wc[n++]);
 		cq->cons++;
 	}
 	if (n)
@@ -282,21 +361,52 @@ static int gaudi_req_notify_cq(struct ibv_cq *ibcq, int solicited_only)
 	return ibv_cmd_req_notify_cq(ibcq, solicited_only);
 }
 
+/*
+ * The send limits of a QP: a UD send WQE holds the address vector before
+ * its SGEs or inline data, so it has room for fewer of them.
+ */
+static void gaudi_clamp_caps(struct gaudi_qp *qp, struct ibv_qp_cap *cap)
+{
+	if (cap->max_send_sge > qp->max_send_sge)
+		cap->max_send_sge = qp->max_send_sge;
+	if (cap->max_inline_data > qp->max_inline)
+		cap->max_inline_data = qp->max_inline;
+}
+
 static struct ibv_qp *gaudi_create_qp(struct ibv_pd *pd,
 				      struct ibv_qp_init_attr *attr)
 {
+	struct gaudi_context *ctx = to_gctx(pd->context);
 	struct ugaudi_create_qp_resp resp = {};
 	struct ibv_create_qp cmd = {};
 	struct gaudi_qp *qp;
+	bool ud;
 	int ret;
 
-	if (attr->qp_type != IBV_QPT_RC || attr->srq) {
+	/* RC and UD only; no SRQ */
+	if ((attr->qp_type != IBV_QPT_RC && attr->qp_type != IBV_QPT_UD) ||
+	    attr->srq) {
 		errno = EOPNOTSUPP;
+		return NULL;
+	}
+	ud = attr->qp_type == IBV_QPT_UD;
+	if (ud && (attr->cap.max_send_sge > ctx->ud_max_sge ||
+		   attr->cap.max_inline_data > ctx->ud_max_inline)) {
+		if (getenv("GAUDI_DEBUG"))
+			fprintf(stderr,
+				"gaudi: create_qp: a UD QP takes at most %u send SGEs and %u bytes inline (asked %u, %u)\n",
+				ctx->ud_max_sge, ctx->ud_max_inline,
+				attr->cap.max_send_sge,
+				attr->cap.max_inline_data);
+		errno = EINVAL;
 		return NULL;
 	}
 	qp = calloc(1, sizeof(*qp));
 	if (!qp)
 		return NULL;
+	qp->ud = ud;
+	qp->max_send_sge = ud ? ctx->ud_max_sge : GAUDI_MAX_SGE;
+	qp->max_inline = ud ? ctx->ud_max_inline : GAUDI_MAX_INLINE;
 	pthread_spin_init(&qp->sq_lock, PTHREAD_PROCESS_PRIVATE);
 	pthread_spin_init(&qp->rq_lock, PTHREAD_PROCESS_PRIVATE);
 	ret = ibv_cmd_create_qp(pd, &qp->vqp.qp, attr, &cmd, sizeof(cmd),
@@ -315,6 +425,8 @@ static struct ibv_qp *gaudi_create_qp(struct ibv_pd *pd,
 		goto err_unmap;
 	qp->sq_prod = gaudi_load_acquire(&qp->sq.hdr->prod);
 	qp->rq_prod = gaudi_load_acquire(&qp->rq.hdr->prod);
+	gaudi_clamp_caps(qp, &attr->cap);
+	gaudi_obj_get(pd->context);
 	return &qp->vqp.qp;
 
 err_unmap:
@@ -329,13 +441,20 @@ err_free:
 	return NULL;
 }
 
-static int gaudi_query_qp(struct ibv_qp *qp, struct ibv_qp_attr *attr,
+static int gaudi_query_qp(struct ibv_qp *ibqp, struct ibv_qp_attr *attr,
 			  int attr_mask, struct ibv_qp_init_attr *init_attr)
 {
+	struct gaudi_qp *qp = container_of(ibqp, struct gaudi_qp, vqp.qp);
 	struct ibv_query_qp cmd = {};
+	int ret;
 
-	return ibv_cmd_query_qp(qp, attr, attr_mask, init_attr, &cmd,
-				sizeof(cmd));
+	ret = ibv_cmd_query_qp(ibqp, attr, attr_mask, init_attr, &cmd,
+			       sizeof(cmd));
+	if (ret)
+		return ret;
+	gaudi_clamp_caps(qp, &attr->cap);
+	gaudi_clamp_caps(qp, &init_attr->cap);
+	return 0;
 }
 
 static int gaudi_modify_qp(struct ibv_qp *ibqp, struct ibv_qp_attr *attr,
@@ -362,9 +481,10 @@ static int gaudi_modify_qp(struct ibv_qp *ibqp, struct ibv_qp_attr *attr,
 static int gaudi_destroy_qp(struct ibv_qp *ibqp)
 {
 	struct gaudi_qp *qp = container_of(ibqp, struct gaudi_qp, vqp.qp);
+	struct ibv_context *ibctx = ibqp->context;
 	int ret;
 
-	ret = ibv_cmd_destroy_qp(ibqp);
+	ret = gaudi_ctx_closed(ibctx) ? 0 : ibv_cmd_destroy_qp(ibqp);
 	if (ret)
 		return ret;
 	gaudi_ring_unmap(&qp->sq);
@@ -372,48 +492,132 @@ static int gaudi_destroy_qp(struct ibv_qp *ibqp)
 	pthread_spin_destroy(&qp->sq_lock);
 	pthread_spin_destroy(&qp->rq_lock);
 	free(qp);
+	gaudi_obj_put(ibctx);
 	return 0;
+}
+
+static void gaudi_copy_sge(struct gaudi_sge *dst, const struct ibv_sge *sg,
+			   int num_sge)
+{
+	int i;
+
+	for (i = 0; i < num_sge; i++) {
+		dst[i].addr = sg[i].addr;
+		dst[i].length = sg[i].length;
+		dst[i].lkey = sg[i].lkey;
+	}
 }
 
 static int gaudi_fill_sge(struct gaudi_wqe *w, const struct ibv_sge *sg,
 			  int num_sge)
 {
+	if (num_sge < 0 || num_sge > GAUDI_MAX_SGE)
+		return EINVAL;
+	gaudi_copy_sge(w->data.sge, sg, num_sge);
+	w->num_sge = num_sge;
+	return 0;
+}
+
+/* Gather @sg into @dst (at most @max bytes); the length into *len. */
+static int gaudi_gather_inline(uint8_t *dst, uint32_t max, uint32_t *len,
+			       const struct ibv_sge *sg, int num_sge)
+{
+	uint32_t n = 0;
 	int i;
 
 	if (num_sge < 0 || num_sge > GAUDI_MAX_SGE)
 		return EINVAL;
 	for (i = 0; i < num_sge; i++) {
-		w->data.sge[i].addr = sg[i].addr;
-		w->data.sge[i].length = sg[i].length;
-		w->data.sge[i].lkey = sg[i].lkey;
+		if (sg[i].length > max - n)
+			return EINVAL;
+		memcpy(dst + n, (void *)(uintptr_t)sg[i].addr, sg[i].length);
+		n += sg[i].length;
 	}
-	w->num_sge = num_sge;
+	*len = n;
 	return 0;
 }
 
 static int gaudi_fill_inline(struct gaudi_wqe *w, const struct ibv_sge *sg,
 			     int num_sge)
 {
-	uint32_t len = 0;
-	int i;
+	int ret;
 
-	for (i = 0; i < num_sge; i++) {
-		if (sg[i].length > GAUDI_MAX_INLINE - len)
-			return EINVAL;
-		memcpy(w->data.inline_data + len, (void *)(uintptr_t)sg[i].addr,
-		       sg[i].length);
-		len += sg[i].length;
+	ret = gaudi_gather_inline(w->data.inline_data, GAUDI_MAX_INLINE,
+				  &w->inline_len, sg, num_sge);
+	if (!ret)
+		w->flags |= GAUDI_WQE_F_INLINE;
+	return ret;
+}
+
+static void gaudi_send_flags(struct gaudi_wqe *w, const struct ibv_send_wr *wr)
+{
+	if (wr->send_flags & IBV_SEND_SIGNALED)
+		w->flags |= GAUDI_WQE_F_SIGNALED;
+	if (wr->send_flags & IBV_SEND_SOLICITED)
+		w->flags |= GAUDI_WQE_F_SOLICITED;
+	if (wr->send_flags & IBV_SEND_FENCE)
+		w->flags |= GAUDI_WQE_F_FENCE;
+}
+
+/*
+ * A UD send: SEND or SEND with immediate to the AH's address vector;
+ * the destination QPN goes in the low 32 bits of remote_addr, the Q_Key
+ * in rkey (GAUDI_QKEY_USE_QP: the QP's own).  A message longer than the
+ * path MTU is the engine's to refuse (IBV_WC_LOC_LEN_ERR).
+ */
+static int gaudi_build_ud_send(struct gaudi_qp *qp, struct gaudi_wqe *w,
+			       const struct ibv_send_wr *wr)
+{
+	const struct gaudi_ah *ah;
+	int ret;
+
+	switch (wr->opcode) {
+	case IBV_WR_SEND:
+		w->opcode = GAUDI_WQE_SEND;
+		break;
+	case IBV_WR_SEND_WITH_IMM:
+		w->opcode = GAUDI_WQE_SEND_IMM;
+		w->imm_data = wr->imm_data;
+		break;
+	default:
+		return EOPNOTSUPP;
 	}
-	w->inline_len = len;
-	w->flags |= GAUDI_WQE_F_INLINE;
+	if (!wr->wr.ud.ah || wr->wr.ud.ah->context != qp->vqp.qp.context)
+		return EINVAL;
+	ah = container_of(wr->wr.ud.ah, struct gaudi_ah, ibv_ah);
+	if (!ah->av.network)	/* the kernel gave no address vector */
+		return EOPNOTSUPP;
+	w->data.ud.av = ah->av;
+	w->remote_addr = wr->wr.ud.remote_qpn;
+	w->rkey = wr->wr.ud.remote_qkey;
+	gaudi_send_flags(w, wr);
+	if (wr->send_flags & IBV_SEND_INLINE) {
+		ret = gaudi_gather_inline(w->data.ud.inline_data,
+					  qp->max_inline, &w->inline_len,
+					  wr->sg_list, wr->num_sge);
+		if (!ret)
+			w->flags |= GAUDI_WQE_F_INLINE;
+		return ret;
+	}
+	if (wr->num_sge < 0 || (uint32_t)wr->num_sge > qp->max_send_sge)
+		return EINVAL;
+	gaudi_copy_sge(w->data.ud.sge, wr->sg_list, wr->num_sge);
+	w->num_sge = wr->num_sge;
 	return 0;
 }
 
+/*
+ * A send WQE for @wr into @w (a private copy: nothing reaches the ring
+ * unless this succeeds).  Opcodes the engine does not have (atomics,
+ * memory windows, invalidation, ...) give EOPNOTSUPP.
+ */
 static int gaudi_build_send(struct gaudi_qp *qp, struct gaudi_wqe *w,
 			    const struct ibv_send_wr *wr)
 {
 	memset(w, 0, sizeof(*w));
 	w->wr_id = wr->wr_id;
+	if (qp->ud)
+		return gaudi_build_ud_send(qp, w, wr);
 	switch (wr->opcode) {
 	case IBV_WR_SEND:
 		w->opcode = GAUDI_WQE_SEND;
@@ -433,24 +637,16 @@ static int gaudi_build_send(struct gaudi_qp *qp, struct gaudi_wqe *w,
 		w->opcode = GAUDI_WQE_READ;
 		break;
 	default:
-		return EINVAL;
+		return EOPNOTSUPP;
 	}
 	if (w->opcode >= GAUDI_WQE_WRITE) {
 		w->remote_addr = wr->wr.rdma.remote_addr;
 		w->rkey = wr->wr.rdma.rkey;
 	}
-	if (wr->send_flags & IBV_SEND_SIGNALED)
-		w->flags |= GAUDI_WQE_F_SIGNALED;
-	if (wr->send_flags & IBV_SEND_SOLICITED)
-		w->flags |= GAUDI_WQE_F_SOLICITED;
-	if (wr->send_flags & IBV_SEND_FENCE)
-		w->flags |= GAUDI_WQE_F_FENCE;
+	gaudi_send_flags(w, wr);
 	if ((wr->send_flags & IBV_SEND_INLINE) &&
-	    w->opcode != GAUDI_WQE_READ) {
-		if (wr->num_sge < 0 || wr->num_sge > GAUDI_MAX_SGE)
-			return EINVAL;
+	    w->opcode != GAUDI_WQE_READ)
 		return gaudi_fill_inline(w, wr->sg_list, wr->num_sge);
-	}
 	return gaudi_fill_sge(w, wr->sg_list, wr->num_sge);
 }
 
@@ -481,8 +677,8 @@ static int gaudi_post_send(struct ibv_qp *ibqp, struct ibv_send_wr *wr,
 		*bad_wr = wr;
 		if (getenv("GAUDI_DEBUG"))
 			fprintf(stderr,
-				"gaudi: post_send: %s (prod %u cons %u size %u)\n",
-				strerror(ret), qp->sq_prod,
+				"gaudi: post_send: opcode %d: %s (prod %u cons %u size %u)\n",
+				wr->opcode, strerror(ret), qp->sq_prod,
 				gaudi_load_acquire(&qp->sq.hdr->cons),
 				qp->sq.size);
 	}
@@ -586,6 +782,12 @@ static struct verbs_context *gaudi_alloc_context(struct ibv_device *ibdev,
 		errno = EPROTO;
 		goto err;
 	}
+	/* a kernel from before UD leaves these zero: the uAPI's limits */
+	ctx->ud_max_sge = resp.ud_max_sge && resp.ud_max_sge <= GAUDI_UD_MAX_SGE ?
+			  resp.ud_max_sge : GAUDI_UD_MAX_SGE;
+	ctx->ud_max_inline = resp.ud_max_inline &&
+			     resp.ud_max_inline <= GAUDI_UD_MAX_INLINE ?
+			     resp.ud_max_inline : GAUDI_UD_MAX_INLINE;
 	verbs_set_ops(&ctx->ibv_ctx, &gaudi_ctx_ops);
 	return &ctx->ibv_ctx;
 err:
@@ -596,9 +798,30 @@ err:
 
 static void gaudi_free_context(struct ibv_context *ibctx)
 {
-	struct gaudi_context *ctx =
-		container_of(ibctx, struct gaudi_context, ibv_ctx.context);
+	struct gaudi_context *ctx = to_gctx(ibctx);
+	int live = atomic_load_explicit(&ctx->live, memory_order_relaxed);
 
+	if (live) {
+		/*
+		 * Closed with objects open (see gaudi_obj_get()): close the
+		 * files, so the kernel destroys the objects now, and keep
+		 * the context's memory for their later destroy calls.  It
+		 * leaks, as does the device reference.
+		 */
+		if (getenv("GAUDI_DEBUG"))
+			fprintf(stderr,
+				"gaudi: %s closed with %d objects open; they are destroyed, the context's memory is kept for them\n",
+				ibv_get_device_name(ibctx->device), live);
+		atomic_store_explicit(&ctx->closed, true,
+				      memory_order_release);
+		if (ibctx->cmd_fd >= 0)
+			close(ibctx->cmd_fd);
+		if (ibctx->async_fd >= 0)
+			close(ibctx->async_fd);
+		ibctx->cmd_fd = -1;
+		ibctx->async_fd = -1;
+		return;
+	}
 	verbs_uninit_context(&ctx->ibv_ctx);
 	free(ctx);
 }

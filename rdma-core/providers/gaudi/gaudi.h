@@ -7,6 +7,7 @@
 
 #include <pthread.h>
 #include <stdatomic.h>
+#include <stdbool.h>
 #include <stdint.h>
 
 #include <infiniband/driver.h>
@@ -22,6 +23,8 @@ DECLARE_DRV_CMD(ugaudi_create_cq, IB_USER_VERBS_CMD_CREATE_CQ,
 		empty, gaudi_create_cq_resp);
 DECLARE_DRV_CMD(ugaudi_create_qp, IB_USER_VERBS_CMD_CREATE_QP,
 		empty, gaudi_create_qp_resp);
+DECLARE_DRV_CMD(ugaudi_create_ah, IB_USER_VERBS_CMD_CREATE_AH,
+		empty, gaudi_create_ah_resp);
 
 struct gaudi_device {
 	struct verbs_device ibv_dev;
@@ -29,10 +32,18 @@ struct gaudi_device {
 
 struct gaudi_context {
 	struct verbs_context ibv_ctx;
+	/* objects open (PDs, MRs, CQs, QPs, AHs); closed by close_device */
+	atomic_int live;
+	atomic_bool closed;
+	/* send limits of UD QPs: the AV takes room in the WQE */
+	uint32_t ud_max_sge;
+	uint32_t ud_max_inline;
 };
 
+/* The address vector the kernel checked and resolved (dmac included). */
 struct gaudi_ah {
 	struct ibv_ah ibv_ah;
+	struct gaudi_av av;
 };
 
 /* A ring mapped from the kernel: header, then 2^log entries. */
@@ -60,6 +71,9 @@ struct gaudi_qp {
 	uint32_t sq_prod;
 	uint32_t rq_prod;
 	bool in_error;
+	bool ud;
+	uint32_t max_send_sge;
+	uint32_t max_inline;
 };
 
 static inline void *gaudi_ring_entry(struct gaudi_ring *r, uint32_t idx)

@@ -1,0 +1,51 @@
+#!/usr/bin/env bash
+# ud.sh - user UD QPs between two gaudi devices in two namespaces over a
+# cable and on one port (loopback), IPv4 and IPv6: tests/rdma/ud_test.c
+# (sends, GRH, ibv_create_ah_from_wc, Q_Key violations, length errors,
+# opcodes and verbs the device lacks, objects outliving their context),
+# then ibv_ud_pingpong.  Output: TAP.
+here=$(dirname "$0")
+DEV_A=${DEV_A:-36}
+DEV_B=${DEV_B:-37}
+. "$here/lib.sh"
+
+trap rdma_env_cleanup EXIT
+tap_env_start rdma_env_setup
+t_ok "environment: $IB_A cabled to $IB_B, gids $GID_A/$GID_B"
+# built by `make user` (tests/rdma/meson.build): the ASan+UBSan build
+bin=${UD_TEST:-/build/tests-rdma/ud_test}
+need_test_bin ud_test "$bin"
+# no LeakSanitizer: a context closed with objects open keeps its memory on
+# purpose (the provider's answer to pyverbs' teardown order)
+export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=0:abort_on_error=0}
+# global IPv6 addresses (no DAD) give each port a RoCE v2 IPv6 GID
+ns_a ip -6 addr add 2001:db8:6::1/64 dev "$IF_A" nodad
+ns_b ip -6 addr add 2001:db8:6::2/64 dev "$IF_B" nodad
+for ((i = 0; i < 50; i++)); do
+	grep -qs '^2001:0db8:0006:' /sys/class/infiniband/"$IB_A"/ports/1/gids/* &&
+	grep -qs '^2001:0db8:0006:' /sys/class/infiniband/"$IB_B"/ports/1/gids/* && break
+	sleep 0.1
+done
+while IFS= read -r line; do
+	case "$line" in
+	"ok "*) t_ok "${line#ok [0-9]* - }" ;;
+	"not ok "*) t_fail "${line#not ok [0-9]* - }" ;;
+	*) diag "$line" ;;
+	esac
+done < <(timeout 300 "$bin" "$IB_A" "$GID_A" "$IB_B" "$GID_B" 2>&1 |
+	 grep -v '^TAP version\|^1\.\.')
+diag "$IB_A: $(ib_stats "$IB_A" 1)"
+diag "$IB_B: $(ib_stats "$IB_B" 1)"
+
+# the libibverbs example (path MTU 1024 with the netdev's 1500)
+pair "ibv_ud_pingpong $IB_A <- $IB_B (1000 B x 100)" 120 \
+	ibv_ud_pingpong -d "$IB_A" -g "$GID_A" -n 100 -s 1000 -- \
+	ibv_ud_pingpong -d "$IB_B" -g "$GID_B" -n 100 -s 1000 "$IP_A"
+diag "$PAIR_OUT_C" | tail -n 2
+
+if dmesg | grep -q "BUG:\|Oops\|WARNING:"; then
+	t_fail "no kernel warning" "$(dmesg | grep -A5 "BUG:\|Oops\|WARNING:" | head -n 30)"
+else
+	t_ok "no kernel warning"
+fi
+tap_done

@@ -1,0 +1,959 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * ud_test - user UD QPs on gaudi_N, two devices in one process: SEND and
+ * SEND with immediate through address handles (IPv4 and IPv6 GIDs),
+ * through SGEs and inline, 0 bytes and exactly one path MTU; the 40-byte
+ * GRH area, IBV_WC_GRH and src_qp of receive completions; a reply through
+ * ibv_create_ah_from_wc(); the same exchange between two QPs of one port
+ * (loopback).  Bad input: a wrong Q_Key is dropped and counted
+ * (qkey_violations), a send longer than the path MTU and a receive buffer
+ * too small complete with IBV_WC_LOC_LEN_ERR, an AH on a GID index that
+ * does not exist and UD limits beyond the device's are refused, atomics
+ * and other opcodes the engine lacks give EOPNOTSUPP without reaching the
+ * ring, features the device lacks give EOPNOTSUPP, a non-zero driver input
+ * byte in a verbs command gives EINVAL.  Last, objects destroyed after
+ * their context was closed (what pyverbs' garbage collection does) must
+ * not crash the process.  Output: TAP.
+ *
+ * usage: ud_test DEV_A GID_A DEV_B GID_B   (GID_*: the IPv4 GID indexes;
+ *        the IPv6 ones are found in the GID tables)
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+#include <arpa/inet.h>
+#include <infiniband/verbs.h>
+#include <rdma/ib_user_verbs.h>
+
+#include "testutil.h"
+
+#define GRH		40
+#define QKEY		0x11111111U
+#define BAD_QKEY	0x22222222U
+#define QKEY_USE_QP	0x80000000U
+#define BUF_SIZE	(64 * 1024)
+#define TX_OFF		0
+#define RX_OFF		(32 * 1024)
+#define UD_MAX_SGE	4
+#define UD_MAX_INLINE	64
+
+struct dev {
+	const char *name;
+	struct ibv_context *ctx;
+	struct ibv_pd *pd;
+	struct ibv_mr *mr;
+	uint8_t *buf;
+	union ibv_gid gid4, gid6;
+	int gid4_index, gid6_index;
+	uint32_t mtu;		/* the port's active MTU in bytes */
+};
+
+/* A UD QP with its own send and receive CQs. */
+struct uqp {
+	struct dev *d;
+	struct ibv_cq *scq, *rcq;
+	struct ibv_qp *qp;
+	struct ibv_qp_cap cap;
+};
+
+static struct dev A, B;
+
+static double now(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+/* One completion of @cq within @secs seconds: 0, or -1 (none). */
+static int wait_wc(struct ibv_cq *cq, struct ibv_wc *wc, double secs)
+{
+	double end = now() + secs;
+	int n;
+
+	do {
+		n = ibv_poll_cq(cq, 1, wc);
+		if (n)
+			return n < 0 ? -1 : 0;
+		usleep(100);
+	} while (now() < end);
+	return -1;
+}
+
+static bool gid_is_v4(const union ibv_gid *g)
+{
+	static const uint8_t pfx[12] = { [10] = 0xff, [11] = 0xff };
+
+	return !memcmp(g->raw, pfx, sizeof(pfx));
+}
+
+/* Index of the first RoCE v2 global IPv6 GID of port 1, or -1. */
+static int find_v6_gid(struct ibv_context *ctx, union ibv_gid *gid)
+{
+	struct ibv_port_attr pa;
+	struct ibv_gid_entry e;
+	int i;
+
+	if (ibv_query_port(ctx, 1, &pa))
+		return -1;
+	for (i = 0; i < pa.gid_tbl_len; i++) {
+		if (ibv_query_gid_ex(ctx, 1, i, &e, 0) ||
+		    e.gid_type != IBV_GID_TYPE_ROCE_V2 || gid_is_v4(&e.gid) ||
+		    (e.gid.raw[0] == 0xfe && (e.gid.raw[1] & 0xc0) == 0x80))
+			continue;
+		*gid = e.gid;
+		return i;
+	}
+	return -1;
+}
+
+/* Index of an unused GID table entry of port 1, or -1. */
+static int find_empty_gid(struct ibv_context *ctx)
+{
+	struct ibv_port_attr pa;
+	struct ibv_gid_entry e;
+	int i;
+
+	if (ibv_query_port(ctx, 1, &pa))
+		return -1;
+	for (i = pa.gid_tbl_len - 1; i >= 0; i--)
+		if (ibv_query_gid_ex(ctx, 1, i, &e, 0))
+			return i;
+	return -1;
+}
+
+static int open_dev(struct dev *d, const char *name, int gid4_index)
+{
+	struct ibv_port_attr pa;
+
+	d->name = name;
+	d->ctx = open_device_by_name(name);
+	if (!d->ctx)
+		return -1;
+	d->gid4_index = gid4_index;
+	if (ibv_query_gid(d->ctx, 1, gid4_index, &d->gid4) ||
+	    ibv_query_port(d->ctx, 1, &pa))
+		return -1;
+	d->mtu = 128U << pa.active_mtu;
+	d->gid6_index = find_v6_gid(d->ctx, &d->gid6);
+	d->pd = ibv_alloc_pd(d->ctx);
+	d->buf = aligned_alloc(4096, BUF_SIZE);
+	if (!d->pd || !d->buf)
+		return -1;
+	d->mr = ibv_reg_mr(d->pd, d->buf, BUF_SIZE, IBV_ACCESS_LOCAL_WRITE);
+	return d->mr ? 0 : -1;
+}
+
+static int ud_create(struct uqp *u, struct dev *d, uint32_t max_send_sge,
+		     uint32_t max_inline)
+{
+	struct ibv_qp_init_attr ia = {
+		.cap = { .max_send_wr = 64, .max_recv_wr = 64,
+			 .max_send_sge = max_send_sge, .max_recv_sge = 4,
+			 .max_inline_data = max_inline },
+		.qp_type = IBV_QPT_UD,
+	};
+
+	memset(u, 0, sizeof(*u));
+	u->d = d;
+	u->scq = ibv_create_cq(d->ctx, 64, NULL, NULL, 0);
+	u->rcq = ibv_create_cq(d->ctx, 64, NULL, NULL, 0);
+	if (!u->scq || !u->rcq)
+		return -1;
+	ia.send_cq = u->scq;
+	ia.recv_cq = u->rcq;
+	errno = 0;
+	u->qp = ibv_create_qp(d->pd, &ia);
+	if (!u->qp)
+		return -1;
+	u->cap = ia.cap;
+	return 0;
+}
+
+/* INIT (port 1, Q_Key @qkey), RTR, RTS. */
+static int ud_rts(struct uqp *u, uint32_t qkey)
+{
+	struct ibv_qp_attr a = {
+		.qp_state = IBV_QPS_INIT, .port_num = 1, .qkey = qkey,
+	};
+	int ret;
+
+	ret = ibv_modify_qp(u->qp, &a, IBV_QP_STATE | IBV_QP_PKEY_INDEX |
+			    IBV_QP_PORT | IBV_QP_QKEY);
+	if (ret)
+		return ret;
+	memset(&a, 0, sizeof(a));
+	a.qp_state = IBV_QPS_RTR;
+	ret = ibv_modify_qp(u->qp, &a, IBV_QP_STATE);
+	if (ret)
+		return ret;
+	a.qp_state = IBV_QPS_RTS;
+	a.sq_psn = 0x123;
+	return ibv_modify_qp(u->qp, &a, IBV_QP_STATE | IBV_QP_SQ_PSN);
+}
+
+/* A UD QP in RTS, or an error printed as a failed test point. */
+static int ud_up(struct uqp *u, struct dev *d, const char *what)
+{
+	int ret;
+
+	if (ud_create(u, d, UD_MAX_SGE, UD_MAX_INLINE)) {
+		ok(false, "%s: UD QP on %s: %s", what, d->name,
+		   strerror(errno));
+		return -1;
+	}
+	ret = ud_rts(u, QKEY);
+	if (ret) {
+		ok(false, "%s: UD QP %#x on %s to RTS: %s", what,
+		   u->qp->qp_num, d->name, strerror(ret));
+		return -1;
+	}
+	return 0;
+}
+
+static void ud_destroy(struct uqp *u)
+{
+	if (u->qp)
+		ibv_destroy_qp(u->qp);
+	if (u->scq)
+		ibv_destroy_cq(u->scq);
+	if (u->rcq)
+		ibv_destroy_cq(u->rcq);
+	memset(u, 0, sizeof(*u));
+}
+
+static struct ibv_ah *mk_ah(struct dev *from, const union ibv_gid *dgid,
+			    int sgid_index)
+{
+	struct ibv_ah_attr a = {
+		.is_global = 1, .port_num = 1,
+		.grh = { .dgid = *dgid, .sgid_index = sgid_index,
+			 .hop_limit = 64 },
+	};
+
+	errno = 0;
+	return ibv_create_ah(from->pd, &a);
+}
+
+static int post_rx(struct uqp *u, uint32_t len, uint64_t id)
+{
+	struct ibv_sge sg = {
+		.addr = (uintptr_t)u->d->buf + RX_OFF, .length = len,
+		.lkey = u->d->mr->lkey,
+	};
+	struct ibv_recv_wr wr = { .wr_id = id, .sg_list = &sg,
+				  .num_sge = 1 }, *bad;
+
+	memset(u->d->buf + RX_OFF, 0xaa, GRH + u->d->mtu + 64);
+	return ibv_post_recv(u->qp, &wr, &bad);
+}
+
+enum how { VIA_SGE, VIA_4SGE, VIA_INLINE };
+
+static const char *how_name(enum how how)
+{
+	return how == VIA_INLINE ? "inline" : how == VIA_4SGE ? "4 SGEs" :
+	       "1 SGE";
+}
+
+static void fill(uint8_t *p, size_t n, unsigned int seed)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		p[i] = (uint8_t)(i * 13 + seed);
+}
+
+/* Post one UD send of @len bytes from the sender's TX area. */
+static int post_ud(struct uqp *u, struct ibv_ah *ah, uint32_t dqpn,
+		   uint32_t qkey, enum ibv_wr_opcode op, uint32_t len,
+		   enum how how, uint32_t imm, uint64_t id,
+		   struct ibv_send_wr **bad)
+{
+	struct ibv_sge sg[UD_MAX_SGE];
+	struct ibv_send_wr wr = {
+		.wr_id = id, .sg_list = sg, .opcode = op,
+		.send_flags = IBV_SEND_SIGNALED, .imm_data = htonl(imm),
+		.wr.ud = { .ah = ah, .remote_qpn = dqpn,
+			   .remote_qkey = qkey },
+	};
+	uint8_t *base = u->d->buf + TX_OFF;
+	uint32_t n = how == VIA_4SGE ? UD_MAX_SGE : 1, i, off = 0;
+
+	for (i = 0; i < n; i++) {
+		/* uneven pieces, the last takes the rest */
+		uint32_t part = i + 1 < n ? len / (n + 1) : len - off;
+
+		sg[i].addr = (uintptr_t)base + off;
+		sg[i].length = part;
+		sg[i].lkey = u->d->mr->lkey;
+		off += part;
+	}
+	wr.num_sge = len || how != VIA_SGE ? n : 0;
+	if (how == VIA_INLINE)
+		wr.send_flags |= IBV_SEND_INLINE;
+	return ibv_post_send(u->qp, &wr, bad);
+}
+
+static uint16_t csum16(const uint8_t *p, size_t n)
+{
+	uint32_t s = 0;
+	size_t i;
+
+	for (i = 0; i + 1 < n; i += 2)
+		s += (uint32_t)p[i] << 8 | p[i + 1];
+	while (s >> 16)
+		s = (s & 0xffff) + (s >> 16);
+	return (uint16_t)~s;
+}
+
+/*
+ * The GRH area of a UD receive: the IPv6 header, or 20 zero bytes and
+ * the IPv4 header (with a valid checksum: libibverbs tells the two
+ * apart by it), UDP, from @sgid to @dgid.  NULL if right, else what is
+ * wrong.
+ */
+static const char *grh_wrong(const uint8_t *g, const union ibv_gid *sgid,
+			     const union ibv_gid *dgid)
+{
+	static const uint8_t zero[20];
+
+	if (gid_is_v4(sgid)) {
+		const uint8_t *ip = g + 20;
+
+		if (memcmp(g, zero, sizeof(zero)))
+			return "IPv4: bytes 0-19 not zero";
+		if (ip[0] != 0x45)
+			return "IPv4: version/IHL not 0x45";
+		if (ip[9] != 17)
+			return "IPv4: protocol not UDP";
+		if (csum16(ip, 20))
+			return "IPv4: bad header checksum";
+		if (memcmp(ip + 12, &sgid->raw[12], 4))
+			return "IPv4: wrong source address";
+		if (memcmp(ip + 16, &dgid->raw[12], 4))
+			return "IPv4: wrong destination address";
+		return NULL;
+	}
+	if (g[0] >> 4 != 6)
+		return "IPv6: version not 6";
+	if (g[6] != 17)
+		return "IPv6: next header not UDP";
+	if (memcmp(g + 8, sgid->raw, 16))
+		return "IPv6: wrong source address";
+	if (memcmp(g + 24, dgid->raw, 16))
+		return "IPv6: wrong destination address";
+	return NULL;
+}
+
+/*
+ * One UD message @s -> @r through @ah (from GID @sgid to @dgid), checked
+ * end to end; its receive completion in *@rwc.  true if all is right.
+ */
+static bool xfer(const char *tag, struct uqp *s, struct uqp *r,
+		 struct ibv_ah *ah, const union ibv_gid *sgid,
+		 const union ibv_gid *dgid, enum ibv_wr_opcode op,
+		 uint32_t len, enum how how, struct ibv_wc *rwc)
+{
+	bool imm = op == IBV_WR_SEND_WITH_IMM;
+	uint32_t immv = 0xc0de0000U | len;
+	uint8_t *rx = r->d->buf + RX_OFF;
+	struct ibv_send_wr *bad = NULL;
+	struct ibv_wc swc = {}, wc = {};
+	const char *g;
+	int ret;
+
+	fill(s->d->buf + TX_OFF, len, len + how);
+	ret = post_rx(r, GRH + r->d->mtu, 0x77);
+	if (!ret)
+		ret = post_ud(s, ah, r->qp->qp_num, QKEY, op, len, how, immv,
+			      0x55, &bad);
+	if (ret) {
+		ok(false, "%s: %s%s of %u bytes via %s: post: %s", tag,
+		   imm ? "SEND_WITH_IMM" : "SEND", "", len, how_name(how),
+		   strerror(ret));
+		return false;
+	}
+	if (wait_wc(s->scq, &swc, 10) || swc.status != IBV_WC_SUCCESS ||
+	    swc.wr_id != 0x55 || swc.opcode != IBV_WC_SEND ||
+	    (swc.wc_flags & IBV_WC_GRH)) {
+		ok(false, "%s: %s of %u bytes via %s: send completion (status %s, wr_id %#llx, opcode %d, flags %#x)",
+		   tag, imm ? "SEND_WITH_IMM" : "SEND", len, how_name(how),
+		   ibv_wc_status_str(swc.status),
+		   (unsigned long long)swc.wr_id, swc.opcode, swc.wc_flags);
+		return false;
+	}
+	if (wait_wc(r->rcq, &wc, 10)) {
+		ok(false, "%s: %s of %u bytes via %s: no receive completion",
+		   tag, imm ? "SEND_WITH_IMM" : "SEND", len, how_name(how));
+		return false;
+	}
+	*rwc = wc;
+	g = grh_wrong(rx, sgid, dgid);
+	ok(wc.status == IBV_WC_SUCCESS && wc.wr_id == 0x77 &&
+	   wc.opcode == IBV_WC_RECV && wc.byte_len == GRH + len &&
+	   (wc.wc_flags & IBV_WC_GRH) &&
+	   !!(wc.wc_flags & IBV_WC_WITH_IMM) == imm &&
+	   (!imm || ntohl(wc.imm_data) == immv) &&
+	   wc.src_qp == s->qp->qp_num && wc.qp_num == r->qp->qp_num &&
+	   wc.slid == 0 && wc.sl == 0 && wc.pkey_index == 0 &&
+	   !memcmp(rx + GRH, s->d->buf + TX_OFF, len) &&
+	   rx[GRH + len] == 0xaa && !g,
+	   "%s: %s of %u bytes via %s (status %s, byte_len %u, flags %#x, src_qp %#x, imm %#x%s%s)",
+	   tag, imm ? "SEND_WITH_IMM" : "SEND", len, how_name(how),
+	   ibv_wc_status_str(wc.status), wc.byte_len, wc.wc_flags, wc.src_qp,
+	   ntohl(wc.imm_data), g ? ", GRH: " : "", g ? g : "");
+	return true;
+}
+
+/* ---------------------------------------------------------------- tests */
+
+static void test_caps(void)
+{
+	struct ibv_qp_init_attr qia;
+	struct ibv_device_attr da;
+	struct ibv_qp_attr qa;
+	struct uqp u;
+	int ret;
+
+	ret = ibv_query_device(A.ctx, &da);
+	ok(!ret && da.atomic_cap == IBV_ATOMIC_NONE,
+	   "%s reports atomic_cap NONE (%d)", A.name, ret ? -1 : (int)da.atomic_cap);
+	ret = ud_create(&u, &A, UD_MAX_SGE, UD_MAX_INLINE);
+	ok(!ret, "UD QP with %d send SGEs and %d bytes inline: %s", UD_MAX_SGE,
+	   UD_MAX_INLINE, ret ? strerror(errno) : "created");
+	if (!ret) {
+		ok(u.cap.max_send_sge == UD_MAX_SGE &&
+		   u.cap.max_inline_data == UD_MAX_INLINE,
+		   "create_qp reports the UD limits (%u SGEs, %u inline)",
+		   u.cap.max_send_sge, u.cap.max_inline_data);
+		ret = ibv_query_qp(u.qp, &qa, IBV_QP_CAP, &qia);
+		ok(!ret && qia.qp_type == IBV_QPT_UD &&
+		   qa.cap.max_send_sge <= UD_MAX_SGE &&
+		   qa.cap.max_inline_data <= UD_MAX_INLINE,
+		   "query_qp: type UD, %u send SGEs, %u inline (%s)",
+		   qa.cap.max_send_sge, qa.cap.max_inline_data,
+		   ret ? strerror(ret) : "ok");
+	}
+	ud_destroy(&u);
+	ret = ud_create(&u, &A, UD_MAX_SGE + 1, 0);
+	ok(ret && errno == EINVAL, "UD QP with %d send SGEs refused: %s",
+	   UD_MAX_SGE + 1, ret ? strerror(errno) : "created");
+	ud_destroy(&u);
+	ret = ud_create(&u, &A, 1, UD_MAX_INLINE + 1);
+	ok(ret && errno == EINVAL, "UD QP with %d bytes inline refused: %s",
+	   UD_MAX_INLINE + 1, ret ? strerror(errno) : "created");
+	ud_destroy(&u);
+}
+
+/* The exchanges between @s and @r over one address family. */
+static void test_exchange(const char *fam, struct uqp *s, struct uqp *r,
+			  const union ibv_gid *sgid, int sgid_index,
+			  const union ibv_gid *dgid)
+{
+	struct ibv_ah *ah, *back = NULL;
+	struct ibv_wc wc, wc2;
+	char tag[64];
+	const char *g;
+	int ret;
+
+	snprintf(tag, sizeof(tag), "%s %s->%s", fam, s->d->name, r->d->name);
+	ah = mk_ah(s->d, dgid, sgid_index);
+	ok(ah != NULL, "%s: AH (sgid index %d): %s", tag, sgid_index,
+	   ah ? "created" : strerror(errno));
+	if (!ah)
+		return;
+	xfer(tag, s, r, ah, sgid, dgid, IBV_WR_SEND, 0, VIA_SGE, &wc);
+	xfer(tag, s, r, ah, sgid, dgid, IBV_WR_SEND_WITH_IMM, 0, VIA_SGE, &wc);
+	xfer(tag, s, r, ah, sgid, dgid, IBV_WR_SEND, 100, VIA_SGE, &wc);
+	xfer(tag, s, r, ah, sgid, dgid, IBV_WR_SEND_WITH_IMM, 1000, VIA_4SGE,
+	     &wc);
+	xfer(tag, s, r, ah, sgid, dgid, IBV_WR_SEND, UD_MAX_INLINE, VIA_INLINE,
+	     &wc);
+	xfer(tag, s, r, ah, sgid, dgid, IBV_WR_SEND_WITH_IMM, 7, VIA_INLINE,
+	     &wc);
+	xfer(tag, s, r, ah, sgid, dgid, IBV_WR_SEND, s->d->mtu, VIA_SGE, &wc);
+	if (!xfer(tag, s, r, ah, sgid, dgid, IBV_WR_SEND_WITH_IMM, s->d->mtu,
+		  VIA_4SGE, &wc))
+		goto out;
+
+	/* the reply goes to where the last message came from */
+	errno = 0;
+	back = ibv_create_ah_from_wc(r->d->pd, &wc,
+				     (struct ibv_grh *)(r->d->buf + RX_OFF), 1);
+	ok(back != NULL, "%s: ibv_create_ah_from_wc: %s", tag,
+	   back ? "created" : strerror(errno));
+	if (!back)
+		goto out;
+	ret = post_rx(s, GRH + 64, 0x99);
+	fill(r->d->buf + TX_OFF, 32, 5);
+	if (!ret)
+		ret = post_ud(r, back, wc.src_qp, QKEY, IBV_WR_SEND_WITH_IMM, 32,
+			      VIA_SGE, 0xbeef, 0x98, &(struct ibv_send_wr *){0});
+	if (ret || wait_wc(r->scq, &wc2, 10) || wc2.status ||
+	    wait_wc(s->rcq, &wc2, 10)) {
+		ok(false, "%s: reply through the AH from the WC (%s)", tag,
+		   ret ? strerror(ret) : "no completion");
+		goto out;
+	}
+	g = grh_wrong(s->d->buf + RX_OFF, dgid, sgid);
+	ok(wc2.status == IBV_WC_SUCCESS && wc2.src_qp == r->qp->qp_num &&
+	   wc2.byte_len == GRH + 32 && (wc2.wc_flags & IBV_WC_GRH) &&
+	   ntohl(wc2.imm_data) == 0xbeef &&
+	   !memcmp(s->d->buf + RX_OFF + GRH, r->d->buf + TX_OFF, 32) && !g,
+	   "%s: reply through the AH from the WC arrives (status %s, src_qp %#x%s%s)",
+	   tag, ibv_wc_status_str(wc2.status), wc2.src_qp, g ? ", GRH: " : "",
+	   g ? g : "");
+out:
+	if (back)
+		ok(ibv_destroy_ah(back) == 0, "%s: destroy the reply AH", tag);
+	ok(ibv_destroy_ah(ah) == 0, "%s: destroy the AH", tag);
+}
+
+/* /sys/class/infiniband/DEV/ports/1/hw_counters/NAME, or -1 */
+static long long hw_counter(const char *dev, const char *name)
+{
+	char path[256];
+	long long v = -1;
+	FILE *f;
+
+	snprintf(path, sizeof(path),
+		 "/sys/class/infiniband/%s/ports/1/hw_counters/%s", dev, name);
+	f = fopen(path, "r");
+	if (!f)
+		return -1;
+	if (fscanf(f, "%lld", &v) != 1)
+		v = -1;
+	fclose(f);
+	return v;
+}
+
+/* Wrong Q_Key, the QP's own Q_Key, oversized sends and receives. */
+static void test_bad_input(struct uqp *s, struct uqp *r)
+{
+	struct ibv_send_wr *bad = NULL;
+	long long before, after;
+	struct ibv_wc wc = {};
+	struct uqp s2, r2;
+	struct ibv_ah *ah;
+	int empty, ret;
+
+	ah = mk_ah(s->d, &r->d->gid4, s->d->gid4_index);
+	if (!ah) {
+		ok(false, "AH for the bad input tests: %s", strerror(errno));
+		return;
+	}
+
+	/* a wrong Q_Key: dropped, counted; the next message arrives */
+	before = hw_counter(r->d->name, "qkey_violations");
+	ret = post_rx(r, GRH + 256, 0x41);
+	fill(s->d->buf + TX_OFF, 64, 1);
+	if (!ret)
+		ret = post_ud(s, ah, r->qp->qp_num, BAD_QKEY, IBV_WR_SEND_WITH_IMM,
+			      64, VIA_SGE, 1, 0x42, &bad);
+	ok(!ret && !wait_wc(s->scq, &wc, 10) && wc.status == IBV_WC_SUCCESS,
+	   "send with a wrong Q_Key completes at the sender (UD: %s)",
+	   ret ? strerror(ret) : ibv_wc_status_str(wc.status));
+	ok(wait_wc(r->rcq, &wc, 1), "the message with the wrong Q_Key is dropped");
+	ret = post_ud(s, ah, r->qp->qp_num, QKEY, IBV_WR_SEND_WITH_IMM, 64,
+		      VIA_SGE, 2, 0x43, &bad);
+	wc.imm_data = 0;
+	ok(!ret && !wait_wc(s->scq, &wc, 10) && !wait_wc(r->rcq, &wc, 10) &&
+	   wc.status == IBV_WC_SUCCESS && ntohl(wc.imm_data) == 2,
+	   "the next message, with the right Q_Key, is the one received (imm %u)",
+	   ntohl(wc.imm_data));
+	after = hw_counter(r->d->name, "qkey_violations");
+	ok(before >= 0 && after == before + 1,
+	   "%s qkey_violations counts it (%lld -> %lld)", r->d->name, before,
+	   after);
+
+	/* the high bit of remote_qkey: the sender's own Q_Key (equal here) */
+	ret = post_rx(r, GRH + 256, 0x44);
+	if (!ret)
+		ret = post_ud(s, ah, r->qp->qp_num, QKEY_USE_QP | BAD_QKEY,
+			      IBV_WR_SEND, 64, VIA_SGE, 0, 0x45, &bad);
+	ok(!ret && !wait_wc(s->scq, &wc, 10) && !wait_wc(r->rcq, &wc, 10) &&
+	   wc.status == IBV_WC_SUCCESS && wc.byte_len == GRH + 64,
+	   "remote_qkey %#x uses the sending QP's own Q_Key (%s)",
+	   QKEY_USE_QP | BAD_QKEY,
+	   ret ? strerror(ret) : ibv_wc_status_str(wc.status));
+
+	/* longer than the path MTU: a local length error (fresh QPs) */
+	if (!ud_up(&s2, s->d, "MTU + 1") && !ud_up(&r2, r->d, "MTU + 1")) {
+		ret = post_rx(&r2, GRH + r->d->mtu + 64, 0x46);
+		if (!ret)
+			ret = post_ud(&s2, ah, r2.qp->qp_num, QKEY, IBV_WR_SEND,
+				      s->d->mtu + 1, VIA_SGE, 0, 0x47, &bad);
+		memset(&wc, 0, sizeof(wc));
+		ok(!ret && !wait_wc(s2.scq, &wc, 10) &&
+		   wc.status == IBV_WC_LOC_LEN_ERR && wc.wr_id == 0x47,
+		   "UD send of path MTU + 1 = %u bytes completes with IBV_WC_LOC_LEN_ERR (%s)",
+		   s->d->mtu + 1,
+		   ret ? strerror(ret) : ibv_wc_status_str(wc.status));
+		ok(wait_wc(r2.rcq, &wc, 1), "and nothing is received");
+	}
+	ud_destroy(&s2);
+	ud_destroy(&r2);
+
+	/* a receive buffer smaller than GRH + payload (fresh QPs) */
+	if (!ud_up(&s2, s->d, "small buffer") &&
+	    !ud_up(&r2, r->d, "small buffer")) {
+		ret = post_rx(&r2, GRH + 10, 0x48);
+		if (!ret)
+			ret = post_ud(&s2, ah, r2.qp->qp_num, QKEY, IBV_WR_SEND,
+				      100, VIA_SGE, 0, 0x49, &bad);
+		ok(!ret && !wait_wc(s2.scq, &wc, 10), "send of 100 bytes to a 50-byte receive buffer (%s)",
+		   ret ? strerror(ret) : "completed");
+		memset(&wc, 0, sizeof(wc));
+		ok(!wait_wc(r2.rcq, &wc, 10) &&
+		   wc.status == IBV_WC_LOC_LEN_ERR && wc.wr_id == 0x48,
+		   "the receive completes with IBV_WC_LOC_LEN_ERR (%s)",
+		   ibv_wc_status_str(wc.status));
+	}
+	ud_destroy(&s2);
+	ud_destroy(&r2);
+
+	/* more than the UD limits in one work request: refused at post */
+	bad = NULL;
+	ret = post_ud(s, ah, r->qp->qp_num, QKEY, IBV_WR_SEND,
+		      UD_MAX_INLINE + 1, VIA_INLINE, 0, 0x4a, &bad);
+	ok(ret == EINVAL && bad, "inline UD send of %d bytes refused (%s)",
+	   UD_MAX_INLINE + 1, strerror(ret));
+	ibv_destroy_ah(ah);
+
+	/* an AH on a GID index that does not exist */
+	empty = find_empty_gid(s->d->ctx);
+	ah = empty < 0 ? NULL : mk_ah(s->d, &r->d->gid4, empty);
+	ok(empty >= 0 && !ah, "AH on sgid index %d (no such GID) refused: %s",
+	   empty, ah ? "created" : strerror(errno));
+	if (ah)
+		ibv_destroy_ah(ah);
+}
+
+/* Opcodes the engine lacks: EOPNOTSUPP, *bad_wr, nothing posted. */
+static void test_opcodes(struct uqp *s, struct uqp *r)
+{
+	static const struct { enum ibv_wr_opcode op; const char *name; } ops[] = {
+		{ IBV_WR_ATOMIC_CMP_AND_SWP, "ATOMIC_CMP_AND_SWP" },
+		{ IBV_WR_ATOMIC_FETCH_AND_ADD, "ATOMIC_FETCH_AND_ADD" },
+		{ IBV_WR_RDMA_WRITE, "RDMA_WRITE" },
+		{ IBV_WR_RDMA_READ, "RDMA_READ" },
+		{ IBV_WR_LOCAL_INV, "LOCAL_INV" },
+		{ IBV_WR_SEND_WITH_INV, "SEND_WITH_INV" },
+	};
+	struct ibv_qp_init_attr ia = {
+		.send_cq = s->scq, .recv_cq = s->rcq,
+		.cap = { .max_send_wr = 8, .max_recv_wr = 8, .max_send_sge = 1,
+			 .max_recv_sge = 1 },
+		.qp_type = IBV_QPT_RC,
+	};
+	struct ibv_sge sg = { .addr = (uintptr_t)s->d->buf + TX_OFF,
+			      .length = 8, .lkey = s->d->mr->lkey };
+	struct ibv_send_wr wr[2], *bad;
+	struct ibv_qp *rc;
+	struct ibv_wc wc;
+	struct ibv_ah *ah;
+	unsigned int i;
+	int ret, n;
+
+	ah = mk_ah(s->d, &r->d->gid4, s->d->gid4_index);
+	if (!ah) {
+		ok(false, "AH for the opcode tests: %s", strerror(errno));
+		return;
+	}
+	for (i = 0; i < sizeof(ops) / sizeof(ops[0]); i++) {
+		memset(wr, 0, sizeof(wr));
+		wr[0].wr_id = 0x60 + i;
+		wr[0].opcode = ops[i].op;
+		wr[0].sg_list = &sg;
+		wr[0].num_sge = 1;
+		wr[0].send_flags = IBV_SEND_SIGNALED;
+		wr[0].wr.ud.ah = ah;
+		wr[0].wr.ud.remote_qpn = r->qp->qp_num;
+		wr[0].wr.ud.remote_qkey = QKEY;
+		bad = NULL;
+		ret = ibv_post_send(s->qp, wr, &bad);
+		ok(ret == EOPNOTSUPP && bad == wr,
+		   "UD QP: %s refused with EOPNOTSUPP (%s)", ops[i].name,
+		   strerror(ret));
+	}
+	/* a good SEND, then an atomic: the first goes, the second not */
+	post_rx(r, GRH + 64, 0x70);
+	memset(wr, 0, sizeof(wr));
+	wr[0].wr_id = 0x71;
+	wr[0].opcode = IBV_WR_SEND;
+	wr[0].send_flags = IBV_SEND_SIGNALED;
+	wr[0].wr.ud.ah = ah;
+	wr[0].wr.ud.remote_qpn = r->qp->qp_num;
+	wr[0].wr.ud.remote_qkey = QKEY;
+	wr[0].next = &wr[1];
+	wr[1] = wr[0];
+	wr[1].next = NULL;
+	wr[1].wr_id = 0x72;
+	wr[1].opcode = IBV_WR_ATOMIC_FETCH_AND_ADD;
+	bad = NULL;
+	ret = ibv_post_send(s->qp, wr, &bad);
+	ok(ret == EOPNOTSUPP && bad == &wr[1],
+	   "SEND then FETCH_AND_ADD: EOPNOTSUPP at the second (%s)",
+	   strerror(ret));
+	n = 0;
+	while (!wait_wc(s->scq, &wc, 1)) {
+		n++;
+		if (wc.wr_id != 0x71 || wc.status != IBV_WC_SUCCESS)
+			n += 100;
+	}
+	ok(n == 1 && !wait_wc(r->rcq, &wc, 5) && wc.wr_id == 0x70,
+	   "only the SEND reached the ring (%d send completions)", n);
+
+	rc = ibv_create_qp(s->d->pd, &ia);
+	ok(rc != NULL, "RC QP for the opcode tests: %s",
+	   rc ? "created" : strerror(errno));
+	if (rc) {
+		for (i = 0; i < 2; i++) {
+			memset(wr, 0, sizeof(wr));
+			wr[0].opcode = ops[i].op;
+			wr[0].sg_list = &sg;
+			wr[0].num_sge = 1;
+			wr[0].wr.atomic.rkey = 1;
+			wr[0].wr.atomic.remote_addr = 8;
+			bad = NULL;
+			ret = ibv_post_send(rc, wr, &bad);
+			ok(ret == EOPNOTSUPP && bad == wr,
+			   "RC QP: %s refused with EOPNOTSUPP (%s)",
+			   ops[i].name, strerror(ret));
+		}
+		wr[0].opcode = IBV_WR_BIND_MW;
+		bad = NULL;
+		ret = ibv_post_send(rc, wr, &bad);
+		ok(ret == EOPNOTSUPP && bad == wr,
+		   "RC QP: BIND_MW refused with EOPNOTSUPP (%s)", strerror(ret));
+		ibv_destroy_qp(rc);
+	}
+	ibv_destroy_ah(ah);
+}
+
+/* Features the device lacks: EOPNOTSUPP, never EINVAL, never a crash. */
+static void test_unsupported(void)
+{
+	static const struct { enum ibv_qp_type t; const char *name; } types[] = {
+		{ IBV_QPT_UC, "UC" }, { IBV_QPT_RAW_PACKET, "RAW_PACKET" },
+		{ IBV_QPT_XRC_SEND, "XRC_SEND" },
+	};
+	struct ibv_xrcd_init_attr xa = {
+		.comp_mask = IBV_XRCD_INIT_ATTR_FD | IBV_XRCD_INIT_ATTR_OFLAGS,
+		.fd = -1, .oflags = O_CREAT,
+	};
+	struct ibv_srq_init_attr sa = { .attr = { .max_wr = 16,
+						  .max_sge = 1 } };
+	struct ibv_cq *cq = ibv_create_cq(A.ctx, 8, NULL, NULL, 0);
+	struct ibv_qp_init_attr ia = {
+		.send_cq = cq, .recv_cq = cq,
+		.cap = { .max_send_wr = 8, .max_recv_wr = 8, .max_send_sge = 1,
+			 .max_recv_sge = 1 },
+	};
+	struct ibv_xrcd *xrcd;
+	struct ibv_srq *srq;
+	struct ibv_qp *qp;
+	struct ibv_mw *mw;
+	unsigned int i;
+
+	for (i = 0; i < sizeof(types) / sizeof(types[0]); i++) {
+		ia.qp_type = types[i].t;
+		errno = 0;
+		qp = ibv_create_qp(A.pd, &ia);
+		ok(!qp && errno == EOPNOTSUPP, "%s QP: EOPNOTSUPP (%s)",
+		   types[i].name, qp ? "created" : strerror(errno));
+		if (qp)
+			ibv_destroy_qp(qp);
+	}
+	errno = 0;
+	mw = ibv_alloc_mw(A.pd, IBV_MW_TYPE_1);
+	ok(!mw && errno == EOPNOTSUPP, "memory window: EOPNOTSUPP (%s)",
+	   mw ? "allocated" : strerror(errno));
+	if (mw)
+		ibv_dealloc_mw(mw);
+	errno = 0;
+	xrcd = ibv_open_xrcd(A.ctx, &xa);
+	ok(!xrcd && errno == EOPNOTSUPP, "XRC domain: EOPNOTSUPP (%s)",
+	   xrcd ? "opened" : strerror(errno));
+	if (xrcd)
+		ibv_close_xrcd(xrcd);
+	/* SRQs may come: either one works or it is EOPNOTSUPP */
+	errno = 0;
+	srq = ibv_create_srq(A.pd, &sa);
+	ok(srq || errno == EOPNOTSUPP, "SRQ: created or EOPNOTSUPP (%s)",
+	   srq ? "created" : strerror(errno));
+	if (srq)
+		ibv_destroy_srq(srq);
+	ok(ibv_resize_cq(cq, 32) == EOPNOTSUPP || cq->cqe >= 32,
+	   "resize_cq: done or EOPNOTSUPP");
+	ibv_destroy_cq(cq);
+}
+
+/*
+ * A verbs command whose driver input (udata) is not zero: refused with
+ * EINVAL.  ALLOC_PD through the write() ABI of the command file, with 8
+ * bytes of driver input; all zero, the same command works.
+ */
+static int raw_alloc_pd(struct ibv_context *ctx, uint64_t drv, uint32_t *h)
+{
+	struct {
+		struct ib_uverbs_cmd_hdr hdr;
+		struct ib_uverbs_alloc_pd cmd;
+		uint64_t drv;
+	} __attribute__((packed)) c = {};
+	struct {
+		struct ib_uverbs_alloc_pd_resp resp;
+		uint64_t drv;
+	} r = {};
+
+	c.hdr.command = IB_USER_VERBS_CMD_ALLOC_PD;
+	c.hdr.in_words = sizeof(c) / 4;
+	c.hdr.out_words = sizeof(r) / 4;
+	c.cmd.response = (uintptr_t)&r;
+	c.drv = drv;
+	if (write(ctx->cmd_fd, &c, sizeof(c)) != (ssize_t)sizeof(c))
+		return errno;
+	*h = r.resp.pd_handle;
+	return 0;
+}
+
+static int raw_dealloc_pd(struct ibv_context *ctx, uint32_t h)
+{
+	struct {
+		struct ib_uverbs_cmd_hdr hdr;
+		struct ib_uverbs_dealloc_pd cmd;
+	} __attribute__((packed)) c = {};
+
+	c.hdr.command = IB_USER_VERBS_CMD_DEALLOC_PD;
+	c.hdr.in_words = sizeof(c) / 4;
+	c.cmd.pd_handle = h;
+	if (write(ctx->cmd_fd, &c, sizeof(c)) != (ssize_t)sizeof(c))
+		return errno;
+	return 0;
+}
+
+static void test_reserved(void)
+{
+	uint32_t h = 0;
+	int ret;
+
+	ret = raw_alloc_pd(A.ctx, 0, &h);
+	ok(!ret, "ALLOC_PD with 8 zero bytes of driver input: %s",
+	   ret ? strerror(ret) : "allocated");
+	if (!ret)
+		ok(raw_dealloc_pd(A.ctx, h) == 0, "and DEALLOC_PD");
+	ret = raw_alloc_pd(A.ctx, 1ULL << 40, &h);
+	ok(ret == EINVAL, "ALLOC_PD with a non-zero driver input byte: EINVAL (%s)",
+	   ret ? strerror(ret) : "allocated");
+	if (!ret)
+		raw_dealloc_pd(A.ctx, h);
+}
+
+/*
+ * Objects destroyed after their context was closed, as pyverbs' garbage
+ * collector does when a test fails half-way: no crash (under ASan, no
+ * use after free), each destroy returns 0.
+ */
+static void test_close_first(void)
+{
+	struct ibv_comp_channel *ch;
+	struct ibv_context *ctx;
+	struct ibv_ah *ah;
+	struct ibv_cq *cq;
+	struct ibv_mr *mr;
+	struct ibv_pd *pd;
+	struct ibv_qp *qp;
+	struct ibv_qp_init_attr ia = {
+		.cap = { .max_send_wr = 8, .max_recv_wr = 8, .max_send_sge = 1,
+			 .max_recv_sge = 1 },
+		.qp_type = IBV_QPT_RC,
+	};
+	static uint8_t mem[4096];
+	int r[6];
+
+	ctx = open_device_by_name(A.name);
+	if (!ctx) {
+		ok(false, "open %s again", A.name);
+		return;
+	}
+	pd = ibv_alloc_pd(ctx);
+	ch = ibv_create_comp_channel(ctx);
+	cq = ch ? ibv_create_cq(ctx, 8, NULL, ch, 0) : NULL;
+	ia.send_cq = ia.recv_cq = cq;
+	qp = pd && cq ? ibv_create_qp(pd, &ia) : NULL;
+	mr = pd ? ibv_reg_mr(pd, mem, sizeof(mem), IBV_ACCESS_LOCAL_WRITE) : NULL;
+	ah = pd ? mk_ah(&(struct dev){ .pd = pd }, &B.gid4, A.gid4_index) : NULL;
+	if (!pd || !ch || !cq || !qp || !mr || !ah || ibv_req_notify_cq(cq, 0)) {
+		ok(false, "PD, channel, CQ, QP, MR and AH on a second context");
+		return;
+	}
+	ok(ibv_close_device(ctx) == 0,
+	   "close the context with a PD, CQ, QP, MR and AH open");
+	r[0] = ibv_destroy_qp(qp);
+	r[1] = ibv_destroy_ah(ah);
+	r[2] = ibv_dereg_mr(mr);
+	r[3] = ibv_destroy_cq(cq);
+	r[4] = ibv_dealloc_pd(pd);
+	r[5] = ibv_destroy_comp_channel(ch);
+	ok(!r[0] && !r[1] && !r[2] && !r[3] && !r[4] && !r[5],
+	   "then destroying them returns 0 (QP %d, AH %d, MR %d, CQ %d, PD %d, channel %d)",
+	   r[0], r[1], r[2], r[3], r[4], r[5]);
+}
+
+int main(int argc, char **argv)
+{
+	struct uqp a = {}, b = {}, a2 = {};
+
+	if (argc != 5) {
+		fprintf(stderr, "usage: %s DEV_A GID_A DEV_B GID_B\n", argv[0]);
+		return 2;
+	}
+	printf("TAP version 13\n");
+	if (open_dev(&A, argv[1], atoi(argv[2])) ||
+	    open_dev(&B, argv[3], atoi(argv[4]))) {
+		ok(false, "open %s and %s", argv[1], argv[3]);
+		printf("1..%d\n", tap_n);
+		return 1;
+	}
+	printf("# path MTU %u/%u, IPv6 GIDs %d/%d\n", A.mtu, B.mtu,
+	       A.gid6_index, B.gid6_index);
+	test_caps();
+	test_unsupported();
+	test_reserved();
+	if (!ud_up(&a, &A, "exchange") && !ud_up(&b, &B, "exchange")) {
+		ok(true, "UD QPs %#x on %s and %#x on %s in RTS",
+		   a.qp->qp_num, A.name, b.qp->qp_num, B.name);
+		test_exchange("IPv4", &a, &b, &A.gid4, A.gid4_index, &B.gid4);
+		test_exchange("IPv4", &b, &a, &B.gid4, B.gid4_index, &A.gid4);
+		if (A.gid6_index < 0 || B.gid6_index < 0)
+			ok(false, "both devices have a global IPv6 GID (%d, %d)",
+			   A.gid6_index, B.gid6_index);
+		else
+			test_exchange("IPv6", &a, &b, &A.gid6, A.gid6_index,
+				      &B.gid6);
+		test_opcodes(&a, &b);
+		test_bad_input(&a, &b);
+		/* loopback: two QPs of one port */
+		if (!ud_up(&a2, &A, "loopback")) {
+			test_exchange("IPv4 loopback", &a, &a2, &A.gid4,
+				      A.gid4_index, &A.gid4);
+			if (A.gid6_index >= 0)
+				test_exchange("IPv6 loopback", &a2, &a,
+					      &A.gid6, A.gid6_index, &A.gid6);
+		}
+	}
+	ud_destroy(&a);
+	ud_destroy(&b);
+	ud_destroy(&a2);
+	test_close_first();
+	printf("1..%d\n", tap_n);
+	return tap_failed ? 1 : 0;
+}
