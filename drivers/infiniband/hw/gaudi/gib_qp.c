@@ -104,7 +104,7 @@ static int gib_check_qp_init(struct gib_dev *dev,
 	    cap->max_send_wr > (1 << GN_ROCE_MAX_WQ_LOG) ||
 	    (!init->srq && cap->max_recv_wr > (1 << GN_ROCE_MAX_WQ_LOG)) ||
 	    cap->max_send_sge > max_sge ||
-	    cap->max_recv_sge > GN_ROCE_MAX_SGE ||
+	    (!init->srq && cap->max_recv_sge > GN_ROCE_MAX_SGE) ||
 	    cap->max_inline_data > max_inline)
 		return -EINVAL;
 	return 0;
