@@ -81,10 +81,5 @@ if grep -qw rdma "$cg/cgroup.controllers" 2>/dev/null; then
 else
 	t_skip "rdma cgroup limits" "the guest kernel has no rdma cgroup controller in $cg"
 fi
-new=$(dmesg | tail -n +"$((dmesg_mark + 1))")
-if grep -q "BUG:\|Oops\|WARNING:\|UBSAN\|KASAN" <<<"$new"; then
-	t_fail "no kernel warning" "$(grep -A5 "BUG:\|Oops\|WARNING:\|UBSAN\|KASAN" <<<"$new" | head -n 30)"
-else
-	t_ok "no kernel warning"
-fi
+dmesg_check "$dmesg_mark"
 tap_done

@@ -70,6 +70,18 @@ ib_counter() {
 	ib_stats "$1" "$2" | tr ' ' '\n' | awk -v k="$3" 'p { v = $0; exit } $0 == k { p = 1 } END { print v + 0 }'
 }
 
+# dmesg_check MARK: ok unless the kernel logged a BUG, oops, warning or
+# sanitizer report after line MARK of dmesg (MARK=$(dmesg | wc -l) before)
+dmesg_check() {
+	local re="BUG:\|Oops\|WARNING:\|UBSAN\|KASAN" new
+	new=$(dmesg | tail -n +"$(($1 + 1))")
+	if grep -q "$re" <<<"$new"; then
+		t_fail "no kernel warning" "$(grep -A5 "$re" <<<"$new" | head -n 30)"
+	else
+		t_ok "no kernel warning"
+	fi
+}
+
 # ib_wait_active IBDEV PORT
 ib_wait_active() {
 	for ((i = 0; i < 100; i++)); do

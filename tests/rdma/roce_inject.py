@@ -10,7 +10,8 @@ host would: with no engine's "unaltered" mark, ICRC checked.
       address family)
   roce_inject.py fuzz IFACE DMAC SRC_IP DST_IP DQPN SECONDS SEED
       for SECONDS, malformed and boundary frames towards DQPN and its
-      neighbours: truncated frames and bad lengths, unknown opcodes, IPv6
+      neighbours: truncated frames and bad lengths, unknown opcodes, UD
+      datagrams (to QP1 and others, right and wrong Q_Keys, short DETHs), IPv6
       extension headers, stacked VLANs, bad and missing ICRCs, PSNs at the
       wrap-around, reserved bits set; prints how many of each kind went out
 
@@ -111,7 +112,8 @@ def fuzz_one(rng, dmac, smac, src, dst, dqpn):
     kind = rng.choice(['truncated', 'bad_udp_len', 'bad_ip_len',
                        'unknown_opcode', 'v6_ext', 'stacked_vlan',
                        'bad_icrc', 'missing_icrc', 'psn_wrap', 'reserved',
-                       'bad_reth', 'big_payload', 'bad_pad'])
+                       'bad_reth', 'big_payload', 'bad_pad', 'ud', 'ud',
+                       'ud_qp1'])
     qpn = rng.choice([dqpn, dqpn + 1, dqpn - 1, 0, 1, 0xffffff,
                       rng.randrange(1 << 24)])
     psn = rng.choice([0, 0xffffff, 0xfffffe, rng.randrange(1 << 24)])
@@ -156,6 +158,19 @@ def fuzz_one(rng, dmac, smac, src, dst, dqpn):
         args['payload'] = bytes(rng.choice([4097, 8000, 9000]) - 200)
     elif kind == 'bad_pad':
         args['pad'] = 3
+    elif kind in ('ud', 'ud_qp1'):
+        # UD SEND Only (+imm): DETH (Q_Key, source QP), the right or a
+        # wrong Q_Key (QP1's is 0x80010000), up to past one MTU, a DETH
+        # cut short
+        op = rng.choice([0x64, 0x65])
+        if kind == 'ud_qp1':
+            qpn = 1
+        qkey = rng.choice([0x80010000, 0, 0xffffffff, rng.randrange(1 << 32)])
+        deth = struct.pack('!II', qkey, rng.randrange(1 << 24))
+        args['ext'] = rng.choice([deth, deth, deth[:rng.randrange(8)]])
+        if op == 0x65:
+            args['ext'] += struct.pack('!I', rng.randrange(1 << 32))
+        args['payload'] = bytes(rng.choice([0, 1, 216, 256, 1024, 2000, 4000]))
     return kind, frame(dmac, smac, src, dst, op, qpn, psn, **args)
 
 

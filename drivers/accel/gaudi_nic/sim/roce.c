@@ -184,6 +184,99 @@ static int gn_cmd_destroy_cq(struct gaudi_nic_roce *r, u32 cqn)
 	return 0;
 }
 
+static int gn_cmd_create_srq(struct gaudi_nic_roce *r, u32 srqn,
+			     const struct gn_roce_srq_ctx *c)
+{
+	struct gn_rsrq *srq;
+	int ret;
+
+	if (srqn >= GN_ROCE_MAX_SRQ || !c->log_size ||
+	    c->log_size > GN_ROCE_MAX_WQ_LOG ||
+	    le32_to_cpu(c->limit) > BIT(c->log_size) ||
+	    memchr_inv(c->rsvd, 0, sizeof(c->rsvd)))
+		return -EINVAL;
+	if (r->srqs[srqn])
+		return -EBUSY;
+	srq = kzalloc(sizeof(*srq), GFP_KERNEL);
+	if (!srq)
+		return -ENOMEM;
+	srq->srqn = srqn;
+	srq->pdn = le32_to_cpu(c->pdn);
+	srq->limit = le32_to_cpu(c->limit);
+	ret = gn_rring_load(r, &c->ring, c->log_size, GN_ROCE_WQE_SIZE,
+			    &srq->ring);
+	if (ret) {
+		kfree(srq);
+		return ret;
+	}
+	srq->cons = le32_to_cpu(READ_ONCE(gn_rring_hdr(&srq->ring)->prod));
+	WRITE_ONCE(gn_rring_hdr(&srq->ring)->cons, cpu_to_le32(srq->cons));
+	spin_lock_bh(&r->dp_lock);
+	r->srqs[srqn] = srq;
+	spin_unlock_bh(&r->dp_lock);
+	return 0;
+}
+
+static int gn_cmd_destroy_srq(struct gaudi_nic_roce *r, u32 srqn)
+{
+	struct gn_rsrq *srq;
+
+	if (srqn >= GN_ROCE_MAX_SRQ)
+		return -EINVAL;
+	spin_lock_bh(&r->dp_lock);
+	srq = r->srqs[srqn];
+	if (srq && srq->users) {
+		spin_unlock_bh(&r->dp_lock);
+		return -EBUSY;
+	}
+	r->srqs[srqn] = NULL;
+	spin_unlock_bh(&r->dp_lock);
+	if (!srq)
+		return -ENOENT;
+	gn_rmem_free(&srq->ring.mem);
+	kfree(srq);
+	return 0;
+}
+
+static int gn_cmd_arm_srq(struct gaudi_nic_roce *r, u32 srqn,
+			  const __le32 *limit)
+{
+	struct gn_rsrq *srq;
+	int ret = 0;
+
+	if (srqn >= GN_ROCE_MAX_SRQ)
+		return -EINVAL;
+	spin_lock_bh(&r->dp_lock);
+	srq = r->srqs[srqn];
+	if (!srq)
+		ret = -ENOENT;
+	else if (le32_to_cpu(*limit) > srq->ring.size)
+		ret = -EINVAL;
+	else
+		srq->limit = le32_to_cpu(*limit);
+	spin_unlock_bh(&r->dp_lock);
+	return ret;
+}
+
+static int gn_cmd_query_srq(struct gaudi_nic_roce *r, u32 srqn,
+			    struct gn_roce_srq_ctx *c)
+{
+	struct gn_rsrq *srq;
+
+	if (srqn >= GN_ROCE_MAX_SRQ)
+		return -EINVAL;
+	memset(c, 0, sizeof(*c));
+	spin_lock_bh(&r->dp_lock);
+	srq = r->srqs[srqn];
+	if (srq) {
+		c->pdn = cpu_to_le32(srq->pdn);
+		c->limit = cpu_to_le32(srq->limit);
+		c->log_size = ilog2(srq->ring.size);
+	}
+	spin_unlock_bh(&r->dp_lock);
+	return srq ? 0 : -ENOENT;
+}
+
 static void gn_qp_free(struct gn_rqp *qp)
 {
 	gn_rmem_free(&qp->sq.mem);
@@ -203,7 +296,10 @@ static int gn_cmd_create_qp(struct gaudi_nic_roce *r, u32 qpn,
 	    le32_to_cpu(c->qpn) != qpn ||
 	    (c->type != GN_ROCE_QPT_RC && c->type != GN_ROCE_QPT_UD &&
 	     c->type != GN_ROCE_QPT_GSI) ||
-	    c->flags & ~GN_ROCE_QPF_PRIV || c->rsvd0 ||
+	    c->flags & ~(GN_ROCE_QPF_PRIV | GN_ROCE_QPF_SRQ) || c->rsvd0 ||
+	    c->rsvd1 || ((c->flags & GN_ROCE_QPF_SRQ) &&
+			 (le32_to_cpu(c->srqn) >= GN_ROCE_MAX_SRQ ||
+			  c->type == GN_ROCE_QPT_GSI)) ||
 	    c->port >= r->num_ports ||
 	    c->state != GN_ROCE_QPS_RESET ||
 	    c->sq_log_size > GN_ROCE_MAX_WQ_LOG ||
@@ -231,10 +327,12 @@ static int gn_cmd_create_qp(struct gaudi_nic_roce *r, u32 qpn,
 			    &qp->sq);
 	if (ret)
 		goto err;
-	ret = gn_rring_load(r, &c->rq, c->rq_log_size, GN_ROCE_WQE_SIZE,
-			    &qp->rq);
-	if (ret)
-		goto err;
+	if (!(c->flags & GN_ROCE_QPF_SRQ)) {
+		ret = gn_rring_load(r, &c->rq, c->rq_log_size,
+				    GN_ROCE_WQE_SIZE, &qp->rq);
+		if (ret)
+			goto err;
+	}
 	qp->swqe = kvcalloc(qp->sq.size, sizeof(*qp->swqe),
 			    GFP_KERNEL_ACCOUNT);
 	if (!qp->swqe) {
@@ -244,7 +342,10 @@ static int gn_cmd_create_qp(struct gaudi_nic_roce *r, u32 qpn,
 	spin_lock_bh(&r->dp_lock);
 	qp->scq = r->cqs[scqn];
 	qp->rcq = r->cqs[rcqn];
-	if (!qp->scq || !qp->rcq) {
+	if (c->flags & GN_ROCE_QPF_SRQ)
+		qp->srq = r->srqs[le32_to_cpu(c->srqn)];
+	if (!qp->scq || !qp->rcq ||
+	    (!qp->srq && (c->flags & GN_ROCE_QPF_SRQ))) {
 		spin_unlock_bh(&r->dp_lock);
 		ret = -ENOENT;
 		goto err;
@@ -260,6 +361,8 @@ static int gn_cmd_create_qp(struct gaudi_nic_roce *r, u32 qpn,
 	}
 	qp->scq->users++;
 	qp->rcq->users++;
+	if (qp->srq)
+		qp->srq->users++;
 	gn_rdp_reset(r, qp);
 	r->qps[qpn] = qp;
 	spin_unlock_bh(&r->dp_lock);
@@ -285,6 +388,8 @@ static int gn_cmd_destroy_qp(struct gaudi_nic_roce *r, u32 qpn)
 		gn_rdp_detach(r, qp);
 		qp->scq->users--;
 		qp->rcq->users--;
+		if (qp->srq)
+			qp->srq->users--;
 	}
 	spin_unlock_bh(&r->dp_lock);
 	if (!qp)
@@ -565,6 +670,16 @@ int gaudi_nic_roce_cmd(struct gaudi_nic_roce *r, u32 op, u32 index,
 	case GN_ROCE_CMD_QUERY_STATS:
 		want_out = sizeof(struct gn_roce_stats);
 		break;
+	case GN_ROCE_CMD_CREATE_SRQ:
+		want_in = sizeof(struct gn_roce_srq_ctx);
+		break;
+	case GN_ROCE_CMD_ARM_SRQ:
+		want_in = sizeof(__le32);
+		break;
+	case GN_ROCE_CMD_QUERY_SRQ:
+		want_out = sizeof(struct gn_roce_srq_ctx);
+		break;
+	case GN_ROCE_CMD_DESTROY_SRQ:
 	case GN_ROCE_CMD_DESTROY_CQ:
 	case GN_ROCE_CMD_DESTROY_QP:
 	case GN_ROCE_CMD_DESTROY_MR:
@@ -611,6 +726,18 @@ int gaudi_nic_roce_cmd(struct gaudi_nic_roce *r, u32 op, u32 index,
 		break;
 	case GN_ROCE_CMD_DESTROY_MR:
 		ret = gn_cmd_destroy_mr(r, index);
+		break;
+	case GN_ROCE_CMD_CREATE_SRQ:
+		ret = gn_cmd_create_srq(r, index, in);
+		break;
+	case GN_ROCE_CMD_DESTROY_SRQ:
+		ret = gn_cmd_destroy_srq(r, index);
+		break;
+	case GN_ROCE_CMD_ARM_SRQ:
+		ret = gn_cmd_arm_srq(r, index, in);
+		break;
+	case GN_ROCE_CMD_QUERY_SRQ:
+		ret = gn_cmd_query_srq(r, index, out);
 		break;
 	default:
 		ret = gn_cmd_query_stats(r, index, out);
@@ -667,6 +794,9 @@ static void gn_roce_reset_all(struct gaudi_nic_roce *r)
 	for (i = 0; i < GN_ROCE_MAX_MR; i++)
 		if (r->mrs[i])
 			gn_cmd_destroy_mr(r, i);
+	for (i = 0; i < GN_ROCE_MAX_SRQ; i++)
+		if (r->srqs[i])
+			gn_cmd_destroy_srq(r, i);
 	for (i = 0; i < GN_ROCE_MAX_CQ; i++)
 		if (r->cqs[i])
 			gn_cmd_destroy_cq(r, i);
@@ -779,6 +909,7 @@ static void gn_roce_free(struct gaudi_nic_roce *r)
 		gn_rdp_put();
 	kvfree(r->qps);
 	kvfree(r->cqs);
+	kvfree(r->srqs);
 	kvfree(r->mrs);
 	bitmap_free(r->kick);
 	bitmap_free(r->resend);
@@ -880,14 +1011,15 @@ int gn_roce_init(struct gaudi_nic_dev *gdev)
 	r->qps = kvcalloc(GN_ROCE_MAX_QP, sizeof(*r->qps), GFP_KERNEL);
 	r->cqs = kvcalloc(GN_ROCE_MAX_CQ, sizeof(*r->cqs), GFP_KERNEL);
 	r->mrs = kvcalloc(GN_ROCE_MAX_MR, sizeof(*r->mrs), GFP_KERNEL);
+	r->srqs = kvcalloc(GN_ROCE_MAX_SRQ, sizeof(*r->srqs), GFP_KERNEL);
 	r->kick = bitmap_zalloc(GN_ROCE_MAX_QP, GFP_KERNEL);
 	r->resend = bitmap_zalloc(GN_ROCE_MAX_QP, GFP_KERNEL);
 	r->frame_buf = kzalloc(GN_RR_MAX_FRAME, GFP_KERNEL);
 	r->train = kzalloc(sizeof(*r->train), GFP_KERNEL);
 	r->txskb = alloc_skb(GN_RR_MAX_FRAME, GFP_KERNEL);
 	r->frame = r->txskb ? r->txskb->data : r->frame_buf;
-	if (!r->qps || !r->cqs || !r->mrs || !r->kick || !r->resend ||
-	    !r->frame_buf || !r->train) {
+	if (!r->qps || !r->cqs || !r->mrs || !r->srqs || !r->kick ||
+	    !r->resend || !r->frame_buf || !r->train) {
 		gn_roce_free(r);
 		return -ENOMEM;
 	}

@@ -116,6 +116,15 @@ struct gn_rcq {
 	u32 users;		/* QPs using this CQ */
 };
 
+struct gn_rsrq {
+	u32 srqn;
+	u32 pdn;
+	struct gn_rring ring;
+	u32 cons;		/* engine's consumer index */
+	u32 limit;		/* armed limit, 0: disarmed */
+	u32 users;		/* QPs using this SRQ */
+};
+
 struct gn_rmr {
 	u32 index;
 	u32 key;
@@ -171,6 +180,7 @@ struct gn_rqp {
 	struct gn_rring rq;
 	struct gn_rcq *scq;
 	struct gn_rcq *rcq;
+	struct gn_rsrq *srq;		/* receives from it, no RQ */
 	struct gn_rswqe *swqe;		/* sq.size entries */
 
 	/* requester */
@@ -260,6 +270,7 @@ struct gaudi_nic_roce {
 	void *event_priv;
 	struct gn_rqp **qps;
 	struct gn_rcq **cqs;
+	struct gn_rsrq **srqs;
 	struct gn_rmr **mrs;
 	struct sk_buff_head rxq;
 	struct list_head ack_list;	/* QPs owing an ACK, under dp_lock */

@@ -127,12 +127,9 @@ void gn_ud_send(struct gaudi_nic_roce *r, struct gn_rqp *qp)
 	lockdep_assert_held(&r->dp_lock);
 	if (qp->state != GN_ROCE_QPS_RTS)
 		return;
-	posted = gn_wq_posted(&qp->sq, qp->sq_tail);
-	if (posted < 0) {
-		gn_rdp_to_error(r, qp);
-		gn_roce_event(r, GN_ROCE_EV_QP_FATAL, qp->qpn);
+	posted = gn_sq_posted(r, qp);
+	if (posted < 0)
 		return;
-	}
 	if (posted && r->rx_inline) {
 		/* in a MAC's call chain: the work item sends */
 		set_bit(qp->qpn, r->resend);
@@ -236,7 +233,7 @@ void gn_ud_rx(struct gaudi_nic_roce *r, struct gn_rport *pt, const u8 *l3,
 		pt->st.qkey_viols++;
 		goto drop;
 	}
-	if (!gn_resp_take_rwqe(qp))
+	if (!gn_resp_take_rwqe(r, qp))
 		goto drop;
 	if (qp->ctx.type == GN_ROCE_QPT_GSI &&
 	    gn_ud_rwqe_room(qp) < GN_ROCE_GRH_SIZE + p->paylen)
@@ -254,8 +251,7 @@ void gn_ud_rx(struct gaudi_nic_roce *r, struct gn_rport *pt, const u8 *l3,
 		ret = gn_sge_io(r, qp, &qp->rwqe, GN_ROCE_GRH_SIZE, p->paylen,
 				&io);
 	}
-	qp->rq_cons++;
-	gn_rq_set_cons(qp);
+	gn_rq_consume(qp);
 	c.wr_id = qp->rwqe.wr_id;
 	c.byte_len = cpu_to_le32(ret ? 0 : GN_ROCE_GRH_SIZE + p->paylen);
 	c.imm = p->imm;

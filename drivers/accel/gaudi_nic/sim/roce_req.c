@@ -1,0 +1,421 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The emulated RoCE v2 engine: the RC requester.  Segmentation, the
+ * go-back-N window, ACK/NAK and READ response handling, retries.
+ * Part of the data path described in roce_dp.c.
+ */
+#include <crypto/hash.h>
+#include <linux/crc32.h>
+#include <linux/dma-direct.h>
+#include <linux/etherdevice.h>
+#include <linux/highmem.h>
+#include <linux/if_ether.h>
+#include <linux/ip.h>
+#include <linux/ipv6.h>
+#include <linux/jiffies.h>
+#include <linux/moduleparam.h>
+#include <linux/udp.h>
+#include <linux/unaligned.h>
+#include <net/checksum.h>
+#include <net/ip6_checksum.h>
+#include <linux/gaudi_nic/port.h>
+
+#include "mac.h"
+#include "roce_dp.h"
+
+/* ---------------------------------------------------------- requester */
+
+static unsigned long gn_usecs_to_jiffies_min(u64 us)
+{
+	unsigned long j = usecs_to_jiffies(min_t(u64, us, 60 * USEC_PER_SEC));
+
+	/* TCG guests are slow: never time out faster than 10 ms. */
+	return max(j, msecs_to_jiffies(10));
+}
+
+static void gn_req_arm_timer(struct gn_rqp *qp)
+{
+	if (!qp->ctx.timeout || qp->una == qp->npsn)
+		return;
+	/* 4.096 us << timeout */
+	mod_timer(&qp->timer, jiffies +
+		  gn_usecs_to_jiffies_min((4096ULL << qp->ctx.timeout) / 1000));
+	qp->timer_on = true;
+}
+
+/*
+ * Validate the WQE at sq_next, already copied to @sw->wqe (the only copy
+ * the engine uses from now on), and record how it goes on the wire.
+ */
+static void gn_req_start(struct gn_rqp *qp, struct gn_rswqe *sw)
+{
+	const struct gn_roce_wqe *w = &sw->wqe;
+	u32 len = gn_wqe_len(w);
+
+	sw->wr_id = le64_to_cpu(w->wr_id);
+	sw->opcode = w->opcode;
+	sw->flags = w->flags;
+	sw->len = len;
+	sw->rcvd = 0;
+	sw->bad = 0;
+	sw->first_psn = qp->npsn;
+	switch (w->opcode) {
+	case GN_ROCE_WQE_SEND:
+	case GN_ROCE_WQE_SEND_IMM:
+	case GN_ROCE_WQE_WRITE:
+	case GN_ROCE_WQE_WRITE_IMM:
+		break;
+	case GN_ROCE_WQE_READ:
+		if (w->flags & GN_ROCE_WQE_F_INLINE)
+			sw->bad = GN_ROCE_CQE_LOC_QP_OP_ERR;
+		break;
+	default:
+		sw->bad = GN_ROCE_CQE_LOC_QP_OP_ERR;
+	}
+	if (w->num_sge > GN_ROCE_MAX_SGE ||
+	    ((w->flags & GN_ROCE_WQE_F_INLINE) && len > GN_ROCE_MAX_INLINE))
+		sw->bad = GN_ROCE_CQE_LOC_QP_OP_ERR;
+	if (len > GN_ROCE_MAX_MSG)
+		sw->bad = GN_ROCE_CQE_LOC_LEN_ERR;
+	sw->npkts = len ? DIV_ROUND_UP(len, qp->mtu) : 1;
+	qp->sq_next++;
+}
+
+/* Send packet @i of the WQE at sq_head. Returns 0 or a CQE status. */
+static int gn_req_packet(struct gaudi_nic_roce *r, struct gn_rqp *qp,
+			 struct gn_rswqe *sw, u32 i)
+{
+	const struct gn_roce_wqe *w = &sw->wqe;
+	bool first = i == 0, last = i == sw->npkts - 1;
+	u32 off = i * qp->mtu;
+	struct gn_pkt p = {
+		.psn = sw->first_psn + i,
+		.dqpn = le32_to_cpu(qp->ctx.dest_qpn),
+		.imm = w->imm,
+		.rkey = le32_to_cpu(w->rkey),
+		.va = le64_to_cpu(w->remote_addr),
+		.dmalen = sw->len,
+	};
+	int hl;
+
+	switch (sw->opcode) {
+	case GN_ROCE_WQE_READ:
+		p.opcode = OP_READ_REQ;
+		p.va += off;
+		p.dmalen = sw->len - min(sw->len, off);
+		p.ackreq = true;
+		gn_tx_hdr_only(r, qp, &p);
+		return 0;
+	case GN_ROCE_WQE_SEND:
+	case GN_ROCE_WQE_SEND_IMM:
+		if (first && last)
+			p.opcode = OP_SEND_ONLY;
+		else
+			p.opcode = first ? OP_SEND_FIRST :
+				   last ? OP_SEND_LAST : OP_SEND_MIDDLE;
+		if (last && sw->opcode == GN_ROCE_WQE_SEND_IMM)
+			p.opcode++;	/* _LAST_IMM / _ONLY_IMM */
+		if (last && (sw->flags & GN_ROCE_WQE_F_SOLICITED))
+			p.se = BTH_SE;
+		break;
+	default:
+		if (first && last)
+			p.opcode = OP_WRITE_ONLY;
+		else
+			p.opcode = first ? OP_WRITE_FIRST :
+				   last ? OP_WRITE_LAST : OP_WRITE_MIDDLE;
+		if (last && sw->opcode == GN_ROCE_WQE_WRITE_IMM)
+			p.opcode++;
+		break;
+	}
+	p.ackreq = last || !((i + 1) % GN_RR_ACK_EVERY) ||
+		   psn_diff(p.psn + 1, qp->una) >= GN_RR_WINDOW;
+	hl = gn_tx_hdr_len(r, qp, p.opcode);
+	if (hl < 0)
+		return 0;	/* no path: the timeout will tell */
+	p.paylen = last ? sw->len - off : qp->mtu;
+	if (!(sw->flags & GN_ROCE_WQE_F_INLINE))
+		return gn_tx_mem(r, qp, &p, hl, w, off, NULL, 0);
+	/* sw->len <= GN_ROCE_MAX_INLINE (gn_req_start()) */
+	memcpy(r->frame + hl, w->inline_data + off, p.paylen);
+	gn_tx(r, qp, &p);
+	return 0;
+}
+
+static bool gn_req_sq_has_read(struct gn_rqp *qp)
+{
+	return qp->reads_out > 0;
+}
+
+/* Put new (or rewound) packets on the wire, within the window. */
+void gn_req_send(struct gaudi_nic_roce *r, struct gn_rqp *qp)
+{
+	u32 mask = qp->sq.size - 1;
+	int posted;
+
+	if (qp->ctx.type != GN_ROCE_QPT_RC) {
+		gn_ud_send(r, qp);
+		return;
+	}
+	if (qp->state != GN_ROCE_QPS_RTS || qp->rnr_wait)
+		return;
+	posted = gn_sq_posted(r, qp);
+	if (posted < 0)
+		return;
+	if (r->rx_inline && qp->sq_head != qp->sq_tail + posted) {
+		/* in a MAC's call chain: the work item sends */
+		set_bit(qp->qpn, r->resend);
+		return;
+	}
+	while (qp->sq_head != qp->sq_tail + posted) {
+		struct gn_rswqe *sw = &qp->swqe[qp->sq_head & mask];
+		u32 max_rd = max_t(u32, qp->ctx.max_rd_atomic, 1);
+		int ret;
+
+		if (psn_diff(qp->npsn, qp->una) >= GN_RR_WINDOW)
+			break;
+		if (qp->sq_head == qp->sq_next) {
+			/*
+			 * The one read of this WQE from the ring: the slot of
+			 * @sw is free (sq_next - sq_tail < size).
+			 */
+			memcpy(&sw->wqe, gn_rring_entry(&qp->sq, qp->sq_head),
+			       sizeof(sw->wqe));
+			if ((sw->wqe.flags & GN_ROCE_WQE_F_FENCE) &&
+			    gn_req_sq_has_read(qp))
+				break;
+			if (sw->wqe.opcode == GN_ROCE_WQE_READ &&
+			    qp->reads_out >= max_rd)
+				break;
+			gn_req_start(qp, sw);
+			if (sw->opcode == GN_ROCE_WQE_READ && !sw->bad)
+				qp->reads_out++;
+		}
+		if (sw->bad) {
+			/* Completes in order, once everything before it did. */
+			if (qp->sq_tail == qp->sq_head)
+				gn_req_fail(r, qp, sw->bad);
+			break;
+		}
+		if (sw->opcode == GN_ROCE_WQE_READ) {
+			if (qp->sq_pkt < sw->npkts)
+				gn_req_packet(r, qp, sw, qp->sq_pkt);
+			qp->sq_pkt = sw->npkts;
+		} else {
+			while (qp->sq_pkt < sw->npkts &&
+			       psn_diff(qp->npsn, qp->una) < GN_RR_WINDOW) {
+				ret = gn_req_packet(r, qp, sw, qp->sq_pkt);
+				if (ret) {
+					/* a local error: report it in order */
+					sw->bad = ret;
+					if (qp->sq_tail == qp->sq_head)
+						gn_req_fail(r, qp, ret);
+					goto out;
+				}
+				qp->sq_pkt++;
+				qp->npsn = (sw->first_psn + qp->sq_pkt) &
+					   PSN_MASK;
+			}
+			if (qp->sq_pkt < sw->npkts)
+				break;
+		}
+		qp->npsn = (sw->first_psn + sw->npkts) & PSN_MASK;
+		qp->sq_head++;
+		qp->sq_pkt = 0;
+	}
+out:
+	gn_tx_train_flush(r);
+	if (qp->state == GN_ROCE_QPS_RTS && !qp->timer_on)
+		gn_req_arm_timer(qp);
+}
+
+/* Go back to the oldest unacknowledged PSN. */
+void gn_req_rewind(struct gn_rqp *qp)
+{
+	u32 idx, mask = qp->sq.size - 1;
+
+	for (idx = qp->sq_tail; idx != qp->sq_next; idx++) {
+		struct gn_rswqe *sw = &qp->swqe[idx & mask];
+		s32 d = psn_diff(qp->una, sw->first_psn);
+
+		if (d >= 0 && d < sw->npkts) {
+			qp->sq_head = idx;
+			qp->sq_pkt = d;
+			qp->npsn = qp->una;
+			return;
+		}
+	}
+	qp->sq_head = qp->sq_next;
+	qp->sq_pkt = 0;
+}
+
+/*
+ * Move una up to what was acknowledged, never past a READ whose
+ * responses have not all arrived, complete the finished WQEs in order,
+ * and (if @kick) send what the window now allows.
+ */
+static void gn_req_progress(struct gaudi_nic_roce *r, struct gn_rqp *qp,
+			    bool kick)
+{
+	u32 idx, mask = qp->sq.size - 1;
+	u32 una = qp->acked;
+	bool moved = false;
+
+	for (idx = qp->sq_tail; idx != qp->sq_next; idx++) {
+		struct gn_rswqe *sw = &qp->swqe[idx & mask];
+
+		if (sw->opcode == GN_ROCE_WQE_READ && !sw->bad &&
+		    sw->rcvd < sw->npkts) {
+			u32 pos = (sw->first_psn + sw->rcvd) & PSN_MASK;
+
+			if (psn_diff(una, pos) > 0)
+				una = pos;
+			break;
+		}
+	}
+	if (psn_diff(una, qp->una) > 0) {
+		qp->una = una;
+		moved = true;
+	}
+	while (qp->sq_tail != qp->sq_next) {
+		struct gn_rswqe *sw = &qp->swqe[qp->sq_tail & mask];
+		u32 end = (sw->first_psn + sw->npkts) & PSN_MASK;
+
+		if (sw->bad) {
+			gn_req_fail(r, qp, sw->bad);
+			return;
+		}
+		if (qp->sq_tail == qp->sq_head || psn_diff(qp->una, end) < 0)
+			break;
+		if (sw->opcode == GN_ROCE_WQE_READ)
+			qp->reads_out--;
+		/* the slot is free before the consumer sees the CQE */
+		qp->sq_tail++;
+		gn_sq_set_cons(qp);
+		if ((sw->flags & GN_ROCE_WQE_F_SIGNALED) || qp->ctx.sq_sig_all)
+			gn_cqe(r, qp, qp->scq, sw->wr_id,
+			       gn_sq_cqe_op(sw->opcode), GN_ROCE_CQE_OK,
+			       sw->len, false, 0, false);
+	}
+	if (moved) {
+		qp->retry_left = qp->ctx.retry_cnt;
+		if (!qp->rnr_wait)
+			gn_qp_stop_timer(qp);
+	}
+	if (kick)
+		gn_req_send(r, qp);
+}
+
+/* The requester's WQE that PSN @psn belongs to, or NULL. */
+static struct gn_rswqe *gn_req_find(struct gn_rqp *qp, u32 psn)
+{
+	u32 idx, mask = qp->sq.size - 1;
+
+	for (idx = qp->sq_tail; idx != qp->sq_next; idx++) {
+		struct gn_rswqe *sw = &qp->swqe[idx & mask];
+		s32 d = psn_diff(psn, sw->first_psn);
+
+		if (d >= 0 && d < sw->npkts)
+			return sw;
+	}
+	return NULL;
+}
+
+static const u32 gn_rnr_us[32] = {
+	655360, 10, 20, 30, 40, 60, 80, 120, 160, 240, 320, 480, 640, 960,
+	1280, 1920, 2560, 3840, 5120, 7680, 10240, 15360, 20480, 30720,
+	40960, 61440, 81920, 122880, 163840, 245760, 327680, 491520,
+};
+
+/* ACK: everything before @psn + 1 arrived. */
+static void gn_req_acked(struct gn_rqp *qp, u32 psn)
+{
+	u32 next = (psn + 1) & PSN_MASK;
+
+	/* beyond npsn (late, after a rewind): the retransmission re-ACKs */
+	if (psn_diff(next, qp->acked) > 0 && psn_diff(next, qp->npsn) <= 0)
+		qp->acked = next;
+}
+
+void gn_req_rx(struct gaudi_nic_roce *r, struct gn_rport *pt,
+	       struct gn_rqp *qp, const struct gn_pkt *p)
+{
+	u8 syn = p->aeth >> 24;
+	struct gn_rswqe *sw;
+	int ret;
+
+	if (qp->state != GN_ROCE_QPS_RTS)
+		return;
+	if (p->opcode == OP_ACK) {
+		if ((syn & 0x60) == 0x00) {		/* ACK */
+			gn_req_acked(qp, p->psn);
+			gn_req_progress(r, qp, true);
+			return;
+		}
+		/* NAKs name the PSN that was not accepted */
+		gn_req_acked(qp, (p->psn - 1) & PSN_MASK);
+		if ((syn & 0x60) == 0x20) {		/* RNR NAK */
+			pt->st.rnr_naks_rx++;
+			qp->rnr_wait = true;
+			gn_req_progress(r, qp, false);
+			if (qp->state != GN_ROCE_QPS_RTS)
+				return;
+			if (!qp->rnr_left) {
+				gn_req_fail(r, qp,
+					    GN_ROCE_CQE_RNR_RETRY_EXC_ERR);
+				return;
+			}
+			if (qp->ctx.rnr_retry != 7)
+				qp->rnr_left--;
+			mod_timer(&qp->timer, jiffies +
+				  gn_usecs_to_jiffies_min(gn_rnr_us[syn & 31]));
+			qp->timer_on = true;
+			return;
+		}
+		gn_req_progress(r, qp, false);
+		if (qp->state != GN_ROCE_QPS_RTS)
+			return;
+		if (syn == AETH_NAK_SEQ) {
+			pt->st.seq_naks_rx++;
+			pt->st.retransmits++;
+			gn_req_rewind(qp);
+			gn_req_send(r, qp);
+			return;
+		}
+		/* fatal NAKs: the WQE at the NAKed PSN fails */
+		gn_req_fail(r, qp, syn == AETH_NAK_ACC ?
+			    GN_ROCE_CQE_REM_ACCESS_ERR :
+			    syn == AETH_NAK_INV ? GN_ROCE_CQE_REM_INV_REQ_ERR :
+			    GN_ROCE_CQE_REM_OP_ERR);
+		return;
+	}
+
+	/* READ responses, accepted in order only */
+	sw = gn_req_find(qp, p->psn);
+	if (!sw || sw->opcode != GN_ROCE_WQE_READ ||
+	    psn_diff(p->psn, (sw->first_psn + sw->rcvd) & PSN_MASK)) {
+		pt->st.out_of_seq++;
+		return;
+	}
+	{
+		u32 off = sw->rcvd * qp->mtu;
+		u32 want = min(qp->mtu, sw->len - min(sw->len, off));
+		struct gn_io io = { .kind = GN_IO_FROM_PKT, .pkt = p };
+
+		if (p->paylen != want) {
+			pt->st.rx_drops++;
+			return;
+		}
+		/* the SGEs as validated when the READ started */
+		ret = gn_sge_io(r, qp, &sw->wqe, off, p->paylen, &io);
+		if (ret) {
+			sw->bad = ret;
+			gn_req_progress(r, qp, false);
+			return;
+		}
+		sw->rcvd++;
+		if (psn_diff((p->psn + 1) & PSN_MASK, qp->acked) > 0)
+			qp->acked = (p->psn + 1) & PSN_MASK;
+		gn_req_progress(r, qp, true);
+	}
+}

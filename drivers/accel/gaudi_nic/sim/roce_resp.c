@@ -1,0 +1,526 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The emulated RoCE v2 engine: the RC responder.  PSN checks, SEND and
+ * WRITE placement, READ responses in bursts, ACK coalescing.
+ * Part of the data path described in roce_dp.c.
+ */
+#include <crypto/hash.h>
+#include <linux/crc32.h>
+#include <linux/dma-direct.h>
+#include <linux/etherdevice.h>
+#include <linux/highmem.h>
+#include <linux/if_ether.h>
+#include <linux/ip.h>
+#include <linux/ipv6.h>
+#include <linux/jiffies.h>
+#include <linux/moduleparam.h>
+#include <linux/udp.h>
+#include <linux/unaligned.h>
+#include <net/checksum.h>
+#include <net/ip6_checksum.h>
+#include <linux/gaudi_nic/port.h>
+
+#include "mac.h"
+#include "roce_dp.h"
+
+/* ---------------------------------------------------------- responder */
+
+static bool gn_resp_reads_owed(const struct gn_rqp *qp)
+{
+	return qp->rd_send != qp->rd_head;
+}
+
+/*
+ * An ACK is owed.  While READ responses are still owed it waits for them:
+ * an ACK of a later PSN must not overtake them (a requester takes it as
+ * the implicit NAK of the READ).
+ */
+static void gn_resp_ack_later(struct gaudi_nic_roce *r, struct gn_rqp *qp)
+{
+	if (gn_resp_reads_owed(qp)) {
+		qp->ack_after_read = true;
+		return;
+	}
+	if (list_empty(&qp->ack_node))
+		list_add_tail(&qp->ack_node, &r->ack_list);
+}
+
+/*
+ * May a NAK that does not end the connection (RNR, sequence error) go
+ * now?  Not ahead of owed READ responses: the request is dropped instead
+ * and the requester's timer retries it.
+ */
+static bool gn_resp_may_nak(struct gn_rport *pt, struct gn_rqp *qp)
+{
+	if (!gn_resp_reads_owed(qp))
+		return true;
+	pt->st.rx_drops++;
+	return false;
+}
+
+static void gn_resp_fatal(struct gaudi_nic_roce *r, struct gn_rport *pt,
+			  struct gn_rqp *qp, u8 syndrome, u32 psn)
+{
+	u8 ev = syndrome == AETH_NAK_ACC ? GN_ROCE_EV_QP_ACC_ERR :
+		GN_ROCE_EV_QP_REQ_ERR;
+
+	if (syndrome == AETH_NAK_ACC)
+		pt->st.rem_access_errs++;
+	gn_send_ack(r, qp, syndrome, psn);
+	gn_rdp_to_error(r, qp);
+	gn_roce_event(r, ev, qp->qpn);
+}
+
+/* rkey, PD, bounds and access of an RDMA request; NULL if refused. */
+static struct gn_rmr *gn_resp_check(struct gaudi_nic_roce *r,
+				    struct gn_rqp *qp, u32 rkey, u64 va,
+				    u32 len, u32 mr_acc, u32 qp_acc)
+{
+	struct gn_rmr *mr;
+
+	if (!(le32_to_cpu(qp->ctx.access) & qp_acc))
+		return NULL;
+	mr = gn_mr_get(r, rkey, le32_to_cpu(qp->ctx.pdn));
+	if (!mr || !(mr->access & mr_acc))
+		return NULL;
+	if (len && !gn_mr_covers(mr, va, len))
+		return NULL;
+	return mr;
+}
+
+/* The QP's responder resources (READs it may hold at once). */
+static u32 gn_resp_rd_max(const struct gn_rqp *qp)
+{
+	return min_t(u32, qp->ctx.max_dest_rd_atomic, GN_ROCE_MAX_RD_ATOM);
+}
+
+/* Response @i of READ @rd, from @mr. */
+static void gn_resp_read_pkt(struct gaudi_nic_roce *r, struct gn_rqp *qp,
+			     const struct gn_rread *rd, struct gn_rmr *mr,
+			     u32 i, int hl, u8 opcode)
+{
+	u64 off = (u64)i * qp->mtu;
+	struct gn_pkt p = {
+		.opcode = opcode,
+		.psn = (rd->psn + i) & PSN_MASK,
+		.dqpn = le32_to_cpu(qp->ctx.dest_qpn),
+		.aeth = (u32)AETH_ACK << 24 | (rd->msn & PSN_MASK),
+		.paylen = min_t(u64, qp->mtu, rd->len - off),
+	};
+
+	gn_tx_mem(r, qp, &p, hl, NULL, 0, mr, rd->va + off);
+}
+
+static u8 gn_resp_read_op(const struct gn_rread *rd, u32 i)
+{
+	if (rd->npkts == 1)
+		return OP_READ_RESP_ONLY;
+	return !i ? OP_READ_RESP_FIRST : i == rd->npkts - 1 ?
+	       OP_READ_RESP_LAST : OP_READ_RESP_MIDDLE;
+}
+
+/*
+ * Send the next burst of @qp's READ responses, oldest READ first: at most
+ * GN_RR_READ_BURST packets and GN_RR_READ_BURST_BYTES.  Returns true if
+ * responses are still owed.
+ */
+static bool gn_resp_read_burst(struct gaudi_nic_roce *r, struct gn_rqp *qp)
+{
+	struct gn_rport *pt = &r->ports[qp->ctx.port];
+	u32 pkts = 0, bytes = 0;
+
+	while (gn_resp_reads_owed(qp) && pkts < GN_RR_READ_BURST &&
+	       bytes < GN_RR_READ_BURST_BYTES) {
+		struct gn_rread *rd =
+			&qp->reads[qp->rd_send % GN_ROCE_MAX_RD_ATOM];
+		u64 off = (u64)rd->next * qp->mtu;
+		struct gn_rmr *mr;
+
+		if (rd->next >= rd->npkts) {
+			qp->rd_send++;
+			continue;
+		}
+		/* the MR may have been deregistered since the request */
+		mr = gn_resp_check(r, qp, rd->rkey, rd->va + off,
+				   rd->len - off, GN_ROCE_MR_REMOTE_READ,
+				   GN_ROCE_ACC_REMOTE_READ);
+		if (!mr) {
+			gn_tx_train_flush(r);
+			gn_resp_fatal(r, pt, qp, AETH_NAK_ACC,
+				      (rd->psn + rd->next) & PSN_MASK);
+			return false;
+		}
+		while (rd->next < rd->npkts && pkts < GN_RR_READ_BURST &&
+		       bytes < GN_RR_READ_BURST_BYTES) {
+			u8 op = gn_resp_read_op(rd, rd->next);
+			int hl = gn_tx_hdr_len(r, qp, op);
+
+			if (hl < 0) {
+				/* no path: the requester's timer retries */
+				rd->next = rd->npkts;
+				break;
+			}
+			gn_resp_read_pkt(r, qp, rd, mr, rd->next, hl, op);
+			rd->next++;
+			pkts++;
+			bytes += qp->mtu;
+		}
+	}
+	gn_tx_train_flush(r);
+	if (gn_resp_reads_owed(qp))
+		return true;
+	if (qp->ack_after_read) {
+		qp->ack_after_read = false;
+		gn_resp_ack_later(r, qp);
+	}
+	return false;
+}
+
+/* @qp owes READ responses: send the first burst now, the rest later. */
+static void gn_resp_read_start(struct gaudi_nic_roce *r, struct gn_rqp *qp)
+{
+	if (gn_resp_read_burst(r, qp) && list_empty(&qp->read_node))
+		list_add_tail(&qp->read_node, &r->read_list);
+}
+
+/*
+ * One burst for every QP that owes READ responses and whose link partner
+ * does not pause it.  Returns true if responses are still owed; @paused
+ * tells whether a pause held any back.
+ */
+bool gn_rdp_reads_run(struct gaudi_nic_roce *r, bool *paused)
+{
+	struct gn_rqp *qp, *tmp;
+
+	*paused = false;
+	list_for_each_entry_safe(qp, tmp, &r->read_list, read_node) {
+		struct gn_mac *mac = r->ports[qp->ctx.port].mac;
+
+		if (mac && gn_mac_roce_tx_paused(mac)) {
+			*paused = true;
+			continue;
+		}
+		if (!gn_resp_read_burst(r, qp))
+			list_del_init(&qp->read_node);
+	}
+	/* the next run starts with another QP */
+	if (!list_empty(&r->read_list))
+		list_rotate_left(&r->read_list);
+	return !list_empty(&r->read_list);
+}
+
+/*
+ * A duplicate READ request: the requester lost responses.  Only a READ
+ * still held in the responder resources is replayed, and only from the
+ * requested PSN to its end; a request that does not match what is held
+ * (address, length, key) is dropped, as is one for a READ no longer held.
+ */
+static void gn_resp_read_dup(struct gaudi_nic_roce *r, struct gn_rport *pt,
+			     struct gn_rqp *qp, const struct gn_pkt *p)
+{
+	u32 held = min(qp->rd_head, gn_resp_rd_max(qp)), k;
+
+	for (k = 1; k <= held; k++) {
+		u32 j = qp->rd_head - k;
+		struct gn_rread *rd = &qp->reads[j % GN_ROCE_MAX_RD_ATOM];
+		s32 d = psn_diff(p->psn, rd->psn);
+		u64 off = (u64)d * qp->mtu;
+
+		if (d < 0 || d >= rd->npkts)
+			continue;
+		if (p->rkey != rd->rkey || p->va != rd->va + off ||
+		    p->dmalen != rd->len - min_t(u64, rd->len, off))
+			break;
+		rd->next = d;
+		/* what the requester lost goes out first, in PSN order */
+		if ((s32)(j - qp->rd_send) < 0)
+			qp->rd_send = j;
+		gn_resp_read_start(r, qp);
+		return;
+	}
+	pt->st.rx_drops++;
+}
+
+/*
+ * Take the next receive WQE into qp->rwqe (the one read of it); false if
+ * none is posted.  An SRQ's WQE is consumed at once (its other QPs must
+ * not take it too), and may raise the SRQ's limit event.
+ */
+bool gn_resp_take_rwqe(struct gaudi_nic_roce *r, struct gn_rqp *qp)
+{
+	struct gn_rsrq *srq = qp->srq;
+	int n;
+
+	qp->recv_off = 0;
+	if (!srq) {
+		n = gn_wq_posted(&qp->rq, qp->rq_cons);
+		if (n <= 0)
+			return false;
+		memcpy(&qp->rwqe, gn_rring_entry(&qp->rq, qp->rq_cons),
+		       sizeof(qp->rwqe));
+		return true;
+	}
+	n = gn_wq_posted(&srq->ring, srq->cons);
+	if (n <= 0)
+		return false;
+	memcpy(&qp->rwqe, gn_rring_entry(&srq->ring, srq->cons),
+	       sizeof(qp->rwqe));
+	srq->cons++;
+	WRITE_ONCE(gn_rring_hdr(&srq->ring)->cons, cpu_to_le32(srq->cons));
+	if (srq->limit && n - 1 < srq->limit) {
+		srq->limit = 0;
+		gn_roce_event(r, GN_ROCE_EV_SRQ_LIMIT, srq->srqn);
+	}
+	return true;
+}
+
+static void gn_resp_recv_done(struct gaudi_nic_roce *r, struct gn_rqp *qp,
+			      u8 opcode, u32 len, bool imm, __be32 immdt,
+			      bool se)
+{
+	gn_rq_consume(qp);
+	gn_cqe(r, qp, qp->rcq, le64_to_cpu(qp->rwqe.wr_id), opcode,
+	       GN_ROCE_CQE_OK, len, imm, immdt, se);
+}
+
+/*
+ * What a receive step leaves to gn_resp_rx(): the packet was taken (the
+ * expected PSN advances, acknowledged if asked), nothing more is to be
+ * done (a NAK was sent or the packet is ignored), or it is an invalid
+ * request (NAK, QP to ERR).
+ */
+enum gn_resp_res { GN_RESP_TAKEN, GN_RESP_STOP, GN_RESP_INVALID };
+
+/* The RQ is empty: an RNR NAK for @p, if NAKs may go now. */
+static enum gn_resp_res gn_resp_rnr(struct gaudi_nic_roce *r,
+				    struct gn_rport *pt, struct gn_rqp *qp,
+				    const struct gn_pkt *p)
+{
+	if (gn_resp_may_nak(pt, qp)) {
+		pt->st.rnr_naks_tx++;
+		gn_send_ack(r, qp, AETH_RNR(qp->ctx.min_rnr_timer), p->psn);
+	}
+	return GN_RESP_STOP;
+}
+
+/* A packet of a SEND: its payload goes to the receive WQE. */
+static enum gn_resp_res gn_resp_send(struct gaudi_nic_roce *r,
+				     struct gn_rport *pt, struct gn_rqp *qp,
+				     const struct gn_pkt *p)
+{
+	struct gn_io io = { .kind = GN_IO_FROM_PKT, .pkt = p };
+	u8 op = p->opcode;
+	int ret;
+
+	if (op == OP_SEND_FIRST || op == OP_SEND_ONLY ||
+	    op == OP_SEND_ONLY_IMM) {
+		if (qp->in_send || qp->in_write)
+			return GN_RESP_INVALID;
+		if (!gn_resp_take_rwqe(r, qp))
+			return gn_resp_rnr(r, pt, qp, p);
+		qp->in_send = true;
+	}
+	if (!qp->in_send)
+		return GN_RESP_INVALID;
+	if ((op == OP_SEND_FIRST || op == OP_SEND_MIDDLE) &&
+	    p->paylen != qp->mtu)
+		return GN_RESP_INVALID;
+	if (qp->rwqe.num_sge > GN_ROCE_MAX_SGE)
+		ret = GN_ROCE_CQE_LOC_QP_OP_ERR;
+	else
+		ret = gn_sge_io(r, qp, &qp->rwqe, qp->recv_off, p->paylen,
+				&io);
+	if (ret) {
+		gn_rq_consume(qp);
+		gn_cqe(r, qp, qp->rcq, le64_to_cpu(qp->rwqe.wr_id),
+		       GN_ROCE_CQE_RECV, ret, 0, false, 0, false);
+		qp->in_send = false;
+		gn_resp_fatal(r, pt, qp, AETH_NAK_INV, p->psn);
+		return GN_RESP_STOP;
+	}
+	qp->recv_off += p->paylen;
+	if (op == OP_SEND_LAST || op == OP_SEND_LAST_IMM ||
+	    op == OP_SEND_ONLY || op == OP_SEND_ONLY_IMM) {
+		qp->in_send = false;
+		qp->msn++;
+		gn_resp_recv_done(r, qp, GN_ROCE_CQE_RECV, qp->recv_off,
+				  op_has_imm(op), p->imm, p->se);
+	}
+	return GN_RESP_TAKEN;
+}
+
+/* The first packet of an RDMA WRITE: rkey, bounds and access. */
+static enum gn_resp_res gn_resp_write_start(struct gaudi_nic_roce *r,
+					    struct gn_rport *pt,
+					    struct gn_rqp *qp,
+					    const struct gn_pkt *p)
+{
+	if (qp->in_send || qp->in_write)
+		return GN_RESP_INVALID;
+	if (p->opcode == OP_WRITE_ONLY_IMM && !gn_rq_has_wqe(qp))
+		return gn_resp_rnr(r, pt, qp, p);
+	if (!gn_resp_check(r, qp, p->rkey, p->va, p->dmalen,
+			   GN_ROCE_MR_REMOTE_WRITE, GN_ROCE_ACC_REMOTE_WRITE)) {
+		gn_resp_fatal(r, pt, qp, AETH_NAK_ACC, p->psn);
+		return GN_RESP_STOP;
+	}
+	qp->in_write = true;
+	qp->wr_va = p->va;
+	qp->wr_rkey = p->rkey;
+	qp->wr_left = p->dmalen;
+	qp->wr_len = p->dmalen;
+	return GN_RESP_TAKEN;
+}
+
+/* A packet of an RDMA WRITE: its payload goes to the target MR. */
+static enum gn_resp_res gn_resp_write(struct gaudi_nic_roce *r,
+				      struct gn_rport *pt, struct gn_rqp *qp,
+				      const struct gn_pkt *p)
+{
+	u8 op = p->opcode;
+	bool last = op != OP_WRITE_FIRST && op != OP_WRITE_MIDDLE;
+	enum gn_resp_res res;
+	struct gn_rmr *mr;
+
+	if (op == OP_WRITE_FIRST || op == OP_WRITE_ONLY ||
+	    op == OP_WRITE_ONLY_IMM) {
+		res = gn_resp_write_start(r, pt, qp, p);
+		if (res != GN_RESP_TAKEN)
+			return res;
+	}
+	if (!qp->in_write)
+		return GN_RESP_INVALID;
+	if ((!last && p->paylen != qp->mtu) || p->paylen > qp->wr_left ||
+	    (last && p->paylen != qp->wr_left))
+		return GN_RESP_INVALID;
+	if (op == OP_WRITE_LAST_IMM && !gn_rq_has_wqe(qp))
+		return gn_resp_rnr(r, pt, qp, p);
+	/* the MR may have been deregistered since the first packet */
+	mr = gn_resp_check(r, qp, qp->wr_rkey, qp->wr_va, p->paylen,
+			   GN_ROCE_MR_REMOTE_WRITE, GN_ROCE_ACC_REMOTE_WRITE);
+	if (!mr) {
+		qp->in_write = false;
+		gn_resp_fatal(r, pt, qp, AETH_NAK_ACC, p->psn);
+		return GN_RESP_STOP;
+	}
+	if (p->paylen) {
+		struct gn_io io = { .kind = GN_IO_FROM_PKT, .pkt = p };
+
+		gn_mr_io(mr, qp->wr_va, p->paylen, &io);
+	}
+	qp->wr_va += p->paylen;
+	qp->wr_left -= p->paylen;
+	if (last) {
+		qp->in_write = false;
+		qp->msn++;
+		if (op_has_imm(op) && gn_resp_take_rwqe(r, qp))
+			gn_resp_recv_done(r, qp, GN_ROCE_CQE_RECV_WRITE_IMM,
+					  qp->wr_len, true, p->imm, p->se);
+	}
+	return GN_RESP_TAKEN;
+}
+
+/*
+ * An RDMA READ request: one of the QP's responder resources, answered
+ * in bursts by the work item (gn_rdp_reads_run()).  Advances the expected
+ * PSN by the number of responses itself.
+ */
+static enum gn_resp_res gn_resp_read_req(struct gaudi_nic_roce *r,
+					 struct gn_rport *pt,
+					 struct gn_rqp *qp,
+					 const struct gn_pkt *p)
+{
+	struct gn_rread *rd;
+
+	if (qp->in_send || qp->in_write)
+		return GN_RESP_INVALID;
+	/*
+	 * Responder resources: none (max_dest_rd_atomic 0), or all still
+	 * sending, means the requester exceeds what it was given: an
+	 * invalid request (rxe answers it the same way).
+	 */
+	if (qp->rd_head - qp->rd_send >= gn_resp_rd_max(qp))
+		return GN_RESP_INVALID;
+	if (!gn_resp_check(r, qp, p->rkey, p->va, p->dmalen,
+			   GN_ROCE_MR_REMOTE_READ, GN_ROCE_ACC_REMOTE_READ)) {
+		gn_resp_fatal(r, pt, qp, AETH_NAK_ACC, p->psn);
+		return GN_RESP_STOP;
+	}
+	qp->msn++;
+	rd = &qp->reads[qp->rd_head % GN_ROCE_MAX_RD_ATOM];
+	rd->psn = p->psn;
+	rd->npkts = p->dmalen ? DIV_ROUND_UP_ULL((u64)p->dmalen, qp->mtu) : 1;
+	rd->next = 0;
+	rd->msn = qp->msn;
+	rd->rkey = p->rkey;
+	rd->len = p->dmalen;
+	rd->va = p->va;
+	qp->rd_head++;
+	qp->epsn = (qp->epsn + rd->npkts) & PSN_MASK;
+	gn_resp_read_start(r, qp);
+	return GN_RESP_STOP;
+}
+
+/*
+ * Is @p the packet the responder expects?  Duplicates are re-acknowledged
+ * (a duplicate READ replayed), a gap gets one sequence NAK.
+ */
+static bool gn_resp_psn_ok(struct gaudi_nic_roce *r, struct gn_rport *pt,
+			   struct gn_rqp *qp, const struct gn_pkt *p)
+{
+	s32 d = psn_diff(p->psn, qp->epsn);
+
+	if (d < 0) {				/* duplicate */
+		pt->st.dup_reqs++;
+		if (p->opcode == OP_READ_REQ)
+			gn_resp_read_dup(r, pt, qp, p);
+		else
+			gn_resp_ack_later(r, qp);
+		return false;
+	}
+	if (d > 0) {				/* gap */
+		pt->st.out_of_seq++;
+		if (!qp->nak_sent && gn_resp_may_nak(pt, qp)) {
+			qp->nak_sent = true;
+			gn_send_ack(r, qp, AETH_NAK_SEQ, qp->epsn);
+		}
+		return false;
+	}
+	qp->nak_sent = false;
+	return true;
+}
+
+/* A request packet for RC QP @qp: check its PSN, then take it. */
+void gn_resp_rx(struct gaudi_nic_roce *r, struct gn_rport *pt,
+		struct gn_rqp *qp, const struct gn_pkt *p)
+{
+	enum gn_resp_res res;
+
+	if (qp->state != GN_ROCE_QPS_RTR && qp->state != GN_ROCE_QPS_RTS)
+		return;
+	if (!gn_resp_psn_ok(r, pt, qp, p))
+		return;
+	switch (p->opcode) {
+	case OP_SEND_FIRST ... OP_SEND_ONLY_IMM:
+		res = gn_resp_send(r, pt, qp, p);
+		break;
+	case OP_WRITE_FIRST ... OP_WRITE_ONLY_IMM:
+		res = gn_resp_write(r, pt, qp, p);
+		break;
+	case OP_READ_REQ:
+		res = gn_resp_read_req(r, pt, qp, p);
+		break;
+	default:
+		res = GN_RESP_INVALID;
+		break;
+	}
+	if (res == GN_RESP_TAKEN) {
+		qp->epsn = (qp->epsn + 1) & PSN_MASK;
+		if (p->ackreq)
+			gn_resp_ack_later(r, qp);
+	} else if (res == GN_RESP_INVALID) {
+		qp->in_send = false;
+		qp->in_write = false;
+		gn_resp_fatal(r, pt, qp, AETH_NAK_INV, p->psn);
+	}
+}
