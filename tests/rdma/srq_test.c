@@ -282,6 +282,14 @@ static void test_bad_input(void)
 	if (srq)
 		ibv_destroy_srq(srq);
 
+	srq = mk_srq(&B, 1, 1, 1);
+	ret = srq ? ibv_query_srq(srq, &at) : errno;
+	ok(!ret && at.max_wr >= 1 && at.srq_limit == 1,
+	   "SRQ of 1 WR, limit 1: max_wr %u, srq_limit %u (%s)", at.max_wr,
+	   at.srq_limit, strerror(ret));
+	if (srq)
+		ibv_destroy_srq(srq);
+
 	srq = mk_srq(&B, 5, 2, 0);
 	if (!srq) {
 		ok(false, "SRQ of 5 WRs, 2 SGEs: %s", strerror(errno));

@@ -61,7 +61,8 @@ int gib_create_srq(struct ib_srq *ibsrq, struct ib_srq_init_attr *init,
 			return -EINVAL;
 	}
 
-	log = order_base_2(init->attr.max_wr);
+	/* the engine's rings have at least two slots */
+	log = max(order_base_2(init->attr.max_wr), 1);
 	spin_lock_init(&srq->lock);
 	srq->prod = 0;
 	srq->max_sge = init->attr.max_sge;
