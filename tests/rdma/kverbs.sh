@@ -94,27 +94,48 @@ cm_pair "udaddy: UD through SIDR, AH from the completion" 120 \
 diag "$IB_A: $(ib_stats "$IB_A" 1)"
 
 # ------------------------------------------------------------ teardown
-# live rdma_cm connections and UD traffic, then the device goes away
-ns_a timeout 120 rping -s -a "$IP_A" -C 1000000 >/tmp/kv-rs.log 2>&1 &
-rs=$!
-ns_a timeout 120 ibv_ud_pingpong -d "$IB_A" -g "$GID_A" -n 1000000 >/tmp/kv-us.log 2>&1 &
-us=$!
+# live rdma_cm connections and UD traffic, then the device goes away.
+# bg NAME CMD...: run CMD in the background; when it ends, its exit
+# status and the time since del_device land in /tmp/kv-NAME.end
+t_del=
+bg() {
+	local name=$1
+	shift
+	( "$@" >"/tmp/kv-$name.log" 2>&1
+	  echo "rc=$? at $((SECONDS - ${t_del:-$SECONDS})) s" >"/tmp/kv-$name.end" ) &
+}
+rm -f /tmp/kv-*.end
+bg rping-srv ns_a timeout 120 rping -s -a "$IP_A" -C 1000000
+# -e: wait for completion events, so the device's removal ends the wait
+bg ud-srv ns_a timeout 120 ibv_ud_pingpong -e -d "$IB_A" -g "$GID_A" -n 1000000
 sleep 3
-ns_b timeout 120 rping -c -a "$IP_A" -C 1000000 >/tmp/kv-rc.log 2>&1 &
-rc=$!
+bg rping-cli ns_b timeout 120 rping -c -a "$IP_A" -C 1000000
 wait_listen "$NS_A" 18515
-ns_b timeout 120 ibv_ud_pingpong -d "$IB_B" -g "$GID_B" -n 1000000 "$IP_A" >/tmp/kv-uc.log 2>&1 &
-uc=$!
+bg ud-cli ns_b timeout 120 ibv_ud_pingpong -e -d "$IB_B" -g "$GID_B" -n 1000000 "$IP_A"
 sleep 5
-live=$(rdma resource show qp link "$IB_A/1" 2>&1 | grep -c 'type \(RC\|UD\)')
-diag "live QPs on $IB_A before del_device: $live" "$(rdma resource show qp link "$IB_A/1" 2>&1)"
-t0=$SECONDS
+diag "QPs on $IB_A before del_device:" "$(rdma resource show qp link "$IB_A/1" 2>&1)"
+diag "$IB_A: $(ib_stats "$IB_A" 1)"
+t_del=$SECONDS
 gn_del_device "$DEV_A"
-t_ok "del_device $DEV_A with rping and ibv_ud_pingpong running (took $((SECONDS - t0)) s)"
-for p in $rs $us $rc $uc; do
-	wait "$p" 2>/dev/null
+t_ok "del_device $DEV_A with rping and ibv_ud_pingpong running (took $((SECONDS - t_del)) s)"
+# the programs on the removed device, and rping's peer (its connection
+# fails), must end by themselves; ibv_ud_pingpong's peer waits for
+# datagrams that will never come (UD has no connection to lose)
+for ((i = 0; i < 600; i++)); do
+	[ -e /tmp/kv-rping-srv.end ] && [ -e /tmp/kv-ud-srv.end ] &&
+		[ -e /tmp/kv-rping-cli.end ] && break
+	sleep 0.1
 done
-t_ok "all four programs ended within their time limit ($((SECONDS - t0)) s after del_device)"
+for n in rping-srv ud-srv rping-cli; do
+	if [ -e "/tmp/kv-$n.end" ]; then
+		t_ok "$n ended after del_device ($(cat "/tmp/kv-$n.end"))"
+	else
+		t_fail "$n ended after del_device" "still running 60 s later:" "$(tail -n 5 "/tmp/kv-$n.log")"
+	fi
+done
+[ -e /tmp/kv-ud-cli.end ] || ip netns pids "$NS_B" 2>/dev/null | xargs -r kill 2>/dev/null
+wait
+diag "ud-cli (peer of the removed device): $(cat /tmp/kv-ud-cli.end 2>/dev/null)"
 if [ -e "/sys/class/infiniband/$IB_A" ]; then
 	t_fail "$IB_A is gone"
 else

@@ -179,6 +179,16 @@ static int gib_query_port(struct ib_device *ibdev, u32 port,
 	a->sm_lid = 0;
 	a->max_vl_num = 1;
 	a->ip_gids = true;
+	/*
+	 * A port whose netdev is gone (del_device unregisters the netdevs
+	 * before this device) is down, not an error: the core's cache update
+	 * would log "ib_query_port failed" for it.
+	 */
+	if (!ndev) {
+		a->active_speed = IB_SPEED_SDR;
+		a->active_width = IB_WIDTH_1X;
+		return 0;
+	}
 	return ib_get_eth_speed(ibdev, port, &a->active_speed,
 				&a->active_width);
 }
