@@ -48,19 +48,19 @@ static struct gaudi_context *to_gctx(struct ibv_context *ibctx)
  * objects) but keeps its memory, and destroying an object after that
  * only frees the object's user memory and returns 0.
  */
-static void gaudi_obj_get(struct ibv_context *ibctx)
+void gaudi_obj_get(struct ibv_context *ibctx)
 {
 	atomic_fetch_add_explicit(&to_gctx(ibctx)->live, 1,
 				  memory_order_relaxed);
 }
 
-static void gaudi_obj_put(struct ibv_context *ibctx)
+void gaudi_obj_put(struct ibv_context *ibctx)
 {
 	atomic_fetch_sub_explicit(&to_gctx(ibctx)->live, 1,
 				  memory_order_relaxed);
 }
 
-static bool gaudi_ctx_closed(struct ibv_context *ibctx)
+bool gaudi_ctx_closed(struct ibv_context *ibctx)
 {
 	return atomic_load_explicit(&to_gctx(ibctx)->closed,
 				    memory_order_acquire);
@@ -219,9 +219,8 @@ static int gaudi_dereg_mr(struct verbs_mr *vmr)
 	return ret;
 }
 
-static int gaudi_ring_map(struct ibv_context *context, struct gaudi_ring *r,
-			  uint64_t key, uint64_t len, uint32_t log,
-			  uint32_t stride)
+int gaudi_ring_map(struct ibv_context *context, struct gaudi_ring *r,
+		   uint64_t key, uint64_t len, uint32_t log, uint32_t stride)
 {
 	/*
 	 * The kernel sizes the rings (CQs up to 2^17 entries today); 24 only
@@ -242,7 +241,7 @@ static int gaudi_ring_map(struct ibv_context *context, struct gaudi_ring *r,
 	return 0;
 }
 
-static void gaudi_ring_unmap(struct gaudi_ring *r)
+void gaudi_ring_unmap(struct gaudi_ring *r)
 {
 	if (r->map)
 		munmap(r->map, r->map_len);
@@ -559,9 +558,9 @@ static struct ibv_qp *gaudi_create_qp(struct ibv_pd *pd,
 	bool ud;
 	int ret;
 
-	/* RC and UD only; no SRQ */
+	/* RC and UD only; only RC QPs take receives from an SRQ */
 	if ((attr->qp_type != IBV_QPT_RC && attr->qp_type != IBV_QPT_UD) ||
-	    attr->srq) {
+	    (attr->srq && attr->qp_type != IBV_QPT_RC)) {
 		errno = EOPNOTSUPP;
 		return NULL;
 	}
@@ -594,13 +593,16 @@ static struct ibv_qp *gaudi_create_qp(struct ibv_pd *pd,
 			     GAUDI_WQE_SIZE);
 	if (ret)
 		goto err_destroy;
-	ret = gaudi_ring_map(pd->context, &qp->rq, resp.rq_mmap_key,
-			     resp.rq_mmap_len, resp.rq_log_size,
-			     GAUDI_WQE_SIZE);
+	/* a QP on an SRQ has no RQ (rq_mmap_len 0): qp->rq stays unmapped */
+	if (!attr->srq || resp.rq_mmap_len)
+		ret = gaudi_ring_map(pd->context, &qp->rq, resp.rq_mmap_key,
+				     resp.rq_mmap_len, resp.rq_log_size,
+				     GAUDI_WQE_SIZE);
 	if (ret)
 		goto err_unmap;
 	qp->sq_prod = gaudi_load_acquire(&qp->sq.hdr->prod);
-	qp->rq_prod = gaudi_load_acquire(&qp->rq.hdr->prod);
+	if (qp->rq.map)
+		qp->rq_prod = gaudi_load_acquire(&qp->rq.hdr->prod);
 	gaudi_clamp_caps(qp, &attr->cap);
 	gaudi_obj_get(pd->context);
 	return &qp->vqp.qp;
@@ -673,7 +675,8 @@ static int gaudi_modify_qp(struct ibv_qp *ibqp, struct ibv_qp_attr *attr,
 		if (attr->qp_state == IBV_QPS_RESET) {
 			/* the engine emptied the rings */
 			qp->sq_prod = gaudi_load_acquire(&qp->sq.hdr->prod);
-			qp->rq_prod = gaudi_load_acquire(&qp->rq.hdr->prod);
+			if (qp->rq.map)
+				qp->rq_prod = gaudi_load_acquire(&qp->rq.hdr->prod);
 		}
 	}
 	return 0;
@@ -910,6 +913,11 @@ static int gaudi_post_recv(struct ibv_qp *ibqp, struct ibv_recv_wr *wr,
 	uint32_t start;
 	int ret = 0;
 
+	/* a QP on an SRQ: its receives are posted to the SRQ */
+	if (!qp->rq.map) {
+		*bad_wr = wr;
+		return EINVAL;
+	}
 	pthread_spin_lock(&qp->rq_lock);
 	start = qp->rq_prod;
 	for (; wr; wr = wr->next) {
@@ -954,19 +962,24 @@ static const struct verbs_context_ops gaudi_ctx_ops = {
 	.create_cq_ex = gaudi_create_cq_ex,
 	.create_qp = gaudi_create_qp,
 	.create_qp_ex = gaudi_create_qp_ex,
+	.create_srq = gaudi_create_srq,
 	.dealloc_pd = gaudi_dealloc_pd,
 	.dereg_mr = gaudi_dereg_mr,
 	.destroy_ah = gaudi_destroy_ah,
 	.destroy_cq = gaudi_destroy_cq,
 	.destroy_qp = gaudi_destroy_qp,
+	.destroy_srq = gaudi_destroy_srq,
 	.free_context = gaudi_free_context,
 	.modify_qp = gaudi_modify_qp,
+	.modify_srq = gaudi_modify_srq,
 	.poll_cq = gaudi_poll_cq,
 	.post_recv = gaudi_post_recv,
 	.post_send = gaudi_post_send,
+	.post_srq_recv = gaudi_post_srq_recv,
 	.query_device_ex = gaudi_query_device,
 	.query_port = gaudi_query_port,
 	.query_qp = gaudi_query_qp,
+	.query_srq = gaudi_query_srq,
 	.reg_dmabuf_mr = gaudi_reg_dmabuf_mr,
 	.reg_mr = gaudi_reg_mr,
 	.req_notify_cq = gaudi_req_notify_cq,

@@ -25,6 +25,8 @@ DECLARE_DRV_CMD(ugaudi_create_cq_ex, IB_USER_VERBS_EX_CMD_CREATE_CQ,
 		empty, gaudi_create_cq_resp);
 DECLARE_DRV_CMD(ugaudi_create_qp, IB_USER_VERBS_CMD_CREATE_QP,
 		empty, gaudi_create_qp_resp);
+DECLARE_DRV_CMD(ugaudi_create_srq, IB_USER_VERBS_CMD_CREATE_SRQ,
+		empty, gaudi_create_srq_resp);
 DECLARE_DRV_CMD(ugaudi_create_ah, IB_USER_VERBS_CMD_CREATE_AH,
 		empty, gaudi_create_ah_resp);
 
@@ -97,5 +99,33 @@ static inline void gaudi_store_release(uint32_t *p, uint32_t v)
 	atomic_store_explicit((_Atomic(uint32_t) *)p, v,
 			      memory_order_release);
 }
+
+/* A shared receive queue: the mapped ring; @prod is ours, under @lock. */
+struct gaudi_srq {
+	struct verbs_srq vsrq;
+	pthread_spinlock_t lock;
+	struct gaudi_ring ring;
+	uint32_t prod;
+	uint32_t max_sge;
+	uint32_t srqn;
+};
+
+/* gaudi.c */
+void gaudi_obj_get(struct ibv_context *ibctx);
+void gaudi_obj_put(struct ibv_context *ibctx);
+bool gaudi_ctx_closed(struct ibv_context *ibctx);
+int gaudi_ring_map(struct ibv_context *context, struct gaudi_ring *r,
+		   uint64_t key, uint64_t len, uint32_t log, uint32_t stride);
+void gaudi_ring_unmap(struct gaudi_ring *r);
+
+/* srq.c */
+struct ibv_srq *gaudi_create_srq(struct ibv_pd *pd,
+				 struct ibv_srq_init_attr *attr);
+int gaudi_modify_srq(struct ibv_srq *ibsrq, struct ibv_srq_attr *attr,
+		     int attr_mask);
+int gaudi_query_srq(struct ibv_srq *ibsrq, struct ibv_srq_attr *attr);
+int gaudi_destroy_srq(struct ibv_srq *ibsrq);
+int gaudi_post_srq_recv(struct ibv_srq *ibsrq, struct ibv_recv_wr *wr,
+			struct ibv_recv_wr **bad_wr);
 
 #endif /* GAUDI_H */

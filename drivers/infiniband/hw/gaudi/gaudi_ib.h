@@ -24,7 +24,7 @@
  * driver's probe, freed by ib_dealloc_device() in remove, after
  * ib_unregister_device() destroyed every user object.
  *
- * @cqs, @qps: cqn/qpn -> object, for event dispatch.  Entries are
+ * @cqs, @qps, @srqs: cqn/qpn/srqn -> object, for event dispatch.  Entries are
  * inserted after the engine context exists and erased before it is
  * destroyed; the event handler looks objects up and uses them under the
  * xarray lock, so an erased object gets no more events.
@@ -42,6 +42,8 @@ struct gib_dev {
 	struct ida ah_ida;	/* any context: AHs may be made in atomic ones */
 	struct xarray cqs;
 	struct xarray qps;
+	struct ida srq_ida;
+	struct xarray srqs;	/* srqn -> gib_srq, as @cqs */
 	struct notifier_block nb;
 	/* netdev of each port (reference held), under RTNL */
 	struct net_device *netdevs[GIB_MAX_PORTS];
@@ -229,5 +231,34 @@ int gib_post_send(struct ib_qp *ibqp, const struct ib_send_wr *wr,
 		  const struct ib_send_wr **bad);
 int gib_post_recv(struct ib_qp *ibqp, const struct ib_recv_wr *wr,
 		  const struct ib_recv_wr **bad);
+
+/*
+ * Shared receive queue.  User SRQs are posted to through the mapped ring;
+ * kernel SRQs by gib_post_srq_recv() under @lock, which owns @prod.
+ * @max_sge: the SGEs a receive WR may have (as created).
+ */
+struct gib_srq {
+	struct ib_srq ibsrq;
+	u32 srqn;
+	u32 max_sge;
+	struct gib_ring ring;
+	spinlock_t lock;	/* kernel SRQs: @prod, ring slots */
+	u32 prod;
+};
+
+static inline struct gib_srq *to_gsrq(struct ib_srq *srq)
+{
+	return container_of(srq, struct gib_srq, ibsrq);
+}
+
+/* gib_srq.c */
+int gib_create_srq(struct ib_srq *ibsrq, struct ib_srq_init_attr *init,
+		   struct ib_udata *udata);
+int gib_modify_srq(struct ib_srq *ibsrq, struct ib_srq_attr *attr,
+		   enum ib_srq_attr_mask mask, struct ib_udata *udata);
+int gib_query_srq(struct ib_srq *ibsrq, struct ib_srq_attr *attr);
+int gib_destroy_srq(struct ib_srq *ibsrq, struct ib_udata *udata);
+int gib_post_srq_recv(struct ib_srq *ibsrq, const struct ib_recv_wr *wr,
+		      const struct ib_recv_wr **bad);
 
 #endif /* _GAUDI_IB_H */

@@ -20,6 +20,7 @@ static void gib_event(void *priv, const struct gn_roce_eqe *eqe)
 	u32 num = le32_to_cpu(eqe->num);
 	struct ib_event ev = { .device = &dev->ibdev };
 	unsigned long flags;
+	struct gib_srq *srq;
 	struct gib_cq *cq;
 	struct gib_qp *qp;
 
@@ -58,6 +59,16 @@ static void gib_event(void *priv, const struct gn_roce_eqe *eqe)
 			qp->ibqp.event_handler(&ev, qp->ibqp.qp_context);
 		}
 		xa_unlock_irqrestore(&dev->qps, flags);
+		break;
+	case GN_ROCE_EV_SRQ_LIMIT:
+		xa_lock_irqsave(&dev->srqs, flags);
+		srq = xa_load(&dev->srqs, num);
+		if (srq && srq->ibsrq.event_handler) {
+			ev.event = IB_EVENT_SRQ_LIMIT_REACHED;
+			ev.element.srq = &srq->ibsrq;
+			srq->ibsrq.event_handler(&ev, srq->ibsrq.srq_context);
+		}
+		xa_unlock_irqrestore(&dev->srqs, flags);
 		break;
 	default:
 		break;
@@ -219,6 +230,8 @@ static int gib_probe(struct auxiliary_device *adev,
 	ida_init(&dev->ah_ida);
 	xa_init_flags(&dev->cqs, XA_FLAGS_LOCK_IRQ);
 	xa_init_flags(&dev->qps, XA_FLAGS_LOCK_IRQ);
+	ida_init(&dev->srq_ida);
+	xa_init_flags(&dev->srqs, XA_FLAGS_LOCK_IRQ);
 
 	dev->ibdev.node_type = RDMA_NODE_IB_CA;
 	dev->ibdev.phys_port_cnt = dev->num_ports;
@@ -285,11 +298,13 @@ static void gib_remove(struct auxiliary_device *adev)
 	/* ib_unregister_device() destroyed every object, AHs included */
 	WARN_ON(!xa_empty(&dev->cqs) || !xa_empty(&dev->qps) ||
 		!ida_is_empty(&dev->ah_ida));
+	WARN_ON(!xa_empty(&dev->srqs));
 	ida_destroy(&dev->pd_ida);
 	ida_destroy(&dev->cq_ida);
 	ida_destroy(&dev->qp_ida);
 	ida_destroy(&dev->mr_ida);
 	ida_destroy(&dev->ah_ida);
+	ida_destroy(&dev->srq_ida);
 	ib_dealloc_device(&dev->ibdev);
 }
 

@@ -96,13 +96,15 @@ static int gib_check_qp_init(struct gib_dev *dev,
 		/* UC, XRC, raw packet, SMI (no QP0 on RoCE), driver QPs */
 		return -EOPNOTSUPP;
 	}
-	if (init->srq || init->create_flags)
+	/* only RC QPs take their receives from an SRQ */
+	if ((init->srq && init->qp_type != IB_QPT_RC) || init->create_flags)
 		return -EOPNOTSUPP;
-	if (!cap->max_send_wr || !cap->max_recv_wr ||
+	/* with an SRQ, the receive queue's capabilities are ignored */
+	if (!cap->max_send_wr || (!init->srq && !cap->max_recv_wr) ||
 	    cap->max_send_wr > (1 << GN_ROCE_MAX_WQ_LOG) ||
-	    cap->max_recv_wr > (1 << GN_ROCE_MAX_WQ_LOG) ||
+	    (!init->srq && cap->max_recv_wr > (1 << GN_ROCE_MAX_WQ_LOG)) ||
 	    cap->max_send_sge > max_sge ||
-	    cap->max_recv_sge > GN_ROCE_MAX_SGE ||
+	    (!init->srq && cap->max_recv_sge > GN_ROCE_MAX_SGE) ||
 	    cap->max_inline_data > max_inline)
 		return -EINVAL;
 	return 0;
@@ -142,7 +144,8 @@ int gib_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init,
 	}
 
 	sq_log = order_base_2(cap->max_send_wr);
-	rq_log = order_base_2(cap->max_recv_wr);
+	/* a QP on an SRQ has no RQ: qp->rq stays empty (log_size 0, no buf) */
+	rq_log = init->srq ? 0 : order_base_2(cap->max_recv_wr);
 	mutex_init(&qp->mutex);
 	spin_lock_init(&qp->sq_lock);
 	spin_lock_init(&qp->rq_lock);
@@ -169,21 +172,28 @@ int gib_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init,
 	ret = gib_ring_alloc(dev, &qp->sq, sq_log, GN_ROCE_WQE_SIZE);
 	if (ret)
 		goto err_ida;
-	ret = gib_ring_alloc(dev, &qp->rq, rq_log, GN_ROCE_WQE_SIZE);
-	if (ret)
-		goto err_sq;
+	if (!init->srq) {
+		ret = gib_ring_alloc(dev, &qp->rq, rq_log, GN_ROCE_WQE_SIZE);
+		if (ret)
+			goto err_sq;
+	}
 	ret = gib_ring_pbl(dev, &qp->sq, &sq_pbl, &ctx.sq);
 	if (ret)
 		goto err_rq;
-	ret = gib_ring_pbl(dev, &qp->rq, &rq_pbl, &ctx.rq);
-	if (ret)
-		goto err_pbl;
+	if (init->srq) {
+		ctx.flags |= GN_ROCE_QPF_SRQ;
+		ctx.srqn = cpu_to_le32(to_gsrq(init->srq)->srqn);
+	} else {
+		ret = gib_ring_pbl(dev, &qp->rq, &rq_pbl, &ctx.rq);
+		if (ret)
+			goto err_pbl;
+	}
 
 	ctx.qpn = cpu_to_le32(qp->qpn);
 	ctx.state = GN_ROCE_QPS_RESET;
 	ctx.type = gib_hw_qp_type(init->qp_type);
 	ctx.port = qp->port ? qp->port - 1 : 0;
-	ctx.flags = udata ? 0 : GN_ROCE_QPF_PRIV;
+	ctx.flags |= udata ? 0 : GN_ROCE_QPF_PRIV;
 	ctx.sq_sig_all = qp->sig_all;
 	ctx.pdn = cpu_to_le32(to_gpd(ibqp->pd)->pdn);
 	ctx.sq_cqn = cpu_to_le32(to_gcq(init->send_cq)->cqn);
@@ -207,8 +217,11 @@ int gib_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init,
 				    &resp.sq_mmap_len);
 		if (ret)
 			goto err_erase;
-		ret = gib_ring_mmap(&uc->ibuc, &qp->rq, &resp.rq_mmap_key,
-				    &resp.rq_mmap_len);
+		/* no RQ on an SRQ: rq_mmap_len 0 */
+		if (!init->srq)
+			ret = gib_ring_mmap(&uc->ibuc, &qp->rq,
+					    &resp.rq_mmap_key,
+					    &resp.rq_mmap_len);
 		if (ret)
 			goto err_erase;
 		resp.qpn = qp->qpn;
@@ -220,9 +233,9 @@ int gib_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init,
 	}
 
 	cap->max_send_wr = 1 << sq_log;
-	cap->max_recv_wr = 1 << rq_log;
+	cap->max_recv_wr = init->srq ? 0 : 1 << rq_log;
 	cap->max_send_sge = qp->max_send_sge;
-	cap->max_recv_sge = GN_ROCE_MAX_SGE;
+	cap->max_recv_sge = init->srq ? 0 : GN_ROCE_MAX_SGE;
 	cap->max_inline_data = qp->max_inline;
 	return 0;
 
@@ -531,9 +544,9 @@ int gib_query_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr, int mask,
 	attr->sq_psn = le32_to_cpu(c.sq_psn);
 	attr->rq_psn = le32_to_cpu(c.rq_psn);
 	attr->cap.max_send_wr = 1 << qp->sq.log_size;
-	attr->cap.max_recv_wr = 1 << qp->rq.log_size;
+	attr->cap.max_recv_wr = ibqp->srq ? 0 : 1 << qp->rq.log_size;
 	attr->cap.max_send_sge = qp->max_send_sge;
-	attr->cap.max_recv_sge = GN_ROCE_MAX_SGE;
+	attr->cap.max_recv_sge = ibqp->srq ? 0 : GN_ROCE_MAX_SGE;
 	attr->cap.max_inline_data = qp->max_inline;
 	attr->sq_draining = 0;
 	memset(init, 0, sizeof(*init));
@@ -541,6 +554,7 @@ int gib_query_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr, int mask,
 	init->port_num = qp->port;
 	init->send_cq = ibqp->send_cq;
 	init->recv_cq = ibqp->recv_cq;
+	init->srq = ibqp->srq;
 	init->cap = attr->cap;
 	init->sq_sig_type = qp->sig_all ? IB_SIGNAL_ALL_WR : IB_SIGNAL_REQ_WR;
 out:
@@ -732,7 +746,8 @@ int gib_post_recv(struct ib_qp *ibqp, const struct ib_recv_wr *wr,
 					GN_ROCE_DB(GN_ROCE_DB_RQ, qp->qpn));
 		return 0;
 	}
-	if (READ_ONCE(qp->state) == IB_QPS_RESET) {
+	/* receives of a QP on an SRQ are posted to the SRQ */
+	if (READ_ONCE(qp->state) == IB_QPS_RESET || ibqp->srq) {
 		*bad = wr;
 		return -EINVAL;
 	}

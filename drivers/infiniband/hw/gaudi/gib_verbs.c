@@ -91,6 +91,9 @@ static int gib_query_device(struct ib_device *ibdev,
 	a->hw_ver = 1;
 	a->max_qp = GN_ROCE_MAX_QP - GN_ROCE_MIN_QPN;
 	a->max_qp_wr = 1 << GN_ROCE_MAX_WQ_LOG;
+	a->max_srq = GN_ROCE_MAX_SRQ;
+	a->max_srq_wr = 1 << GN_ROCE_MAX_WQ_LOG;
+	a->max_srq_sge = GN_ROCE_MAX_SGE;
 	a->device_cap_flags = IB_DEVICE_RC_RNR_NAK_GEN |
 			      IB_DEVICE_PORT_ACTIVE_EVENT |
 			      IB_DEVICE_CURR_QP_STATE_MOD |
@@ -780,6 +783,11 @@ const struct ib_device_ops gib_dev_ops = {
 	.destroy_qp = gib_destroy_qp,
 	.post_send = gib_post_send,
 	.post_recv = gib_post_recv,
+	.create_srq = gib_create_srq,
+	.modify_srq = gib_modify_srq,
+	.query_srq = gib_query_srq,
+	.destroy_srq = gib_destroy_srq,
+	.post_srq_recv = gib_post_srq_recv,
 	.get_dma_mr = gib_get_dma_mr,
 	.reg_user_mr = gib_reg_user_mr,
 	.reg_user_mr_dmabuf = gib_reg_user_mr_dmabuf,
@@ -792,4 +800,5 @@ const struct ib_device_ops gib_dev_ops = {
 	INIT_RDMA_OBJ_SIZE(ib_ah, gib_ah, ibah),
 	INIT_RDMA_OBJ_SIZE(ib_cq, gib_cq, ibcq),
 	INIT_RDMA_OBJ_SIZE(ib_qp, gib_qp, ibqp),
+	INIT_RDMA_OBJ_SIZE(ib_srq, gib_srq, ibsrq),
 };

@@ -1,0 +1,236 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * gaudi_ib shared receive queues.
+ *
+ * An SRQ is a ring of receive WQEs (the RQ format) that the engine hands
+ * out, in ring order, to the RC QPs created on it (GN_ROCE_QPF_SRQ: those
+ * have no RQ of their own).  User SRQs are mapped into the process, which
+ * posts by writing the ring and publishing the producer index; no
+ * doorbell is needed, so the kernel is not involved in posting.  Kernel
+ * SRQs are posted to by gib_post_srq_recv() under @lock.
+ *
+ * The limit event: an SRQ armed with a non-zero limit (at creation or by
+ * modify_srq(IB_SRQ_LIMIT)) gets GN_ROCE_EV_SRQ_LIMIT once fewer WQEs than
+ * the limit are posted; the engine disarms it (limit 0) when it fires,
+ * as the verbs specification asks.  gib_event() turns it into
+ * IB_EVENT_SRQ_LIMIT_REACHED through dev->srqs.
+ */
+#include <linux/log2.h>
+#include <rdma/uverbs_ioctl.h>
+#include <rdma/gaudi-abi.h>
+#include <linux/gaudi_nic/core.h>
+
+#include "gaudi_ib.h"
+
+static int gib_check_srq_attr(const struct ib_srq_attr *a)
+{
+	if (!a->max_wr || a->max_wr > (1U << GN_ROCE_MAX_WQ_LOG) ||
+	    a->max_sge > GN_ROCE_MAX_SGE)
+		return -EINVAL;
+	/* the limit is a number of posted WQEs: at most the ring's size */
+	if (a->srq_limit > a->max_wr)
+		return -EINVAL;
+	return 0;
+}
+
+int gib_create_srq(struct ib_srq *ibsrq, struct ib_srq_init_attr *init,
+		   struct ib_udata *udata)
+{
+	struct gib_dev *dev = to_gdev(ibsrq->device);
+	struct gib_srq *srq = to_gsrq(ibsrq);
+	struct gaudi_create_srq_resp resp = {};
+	struct gn_roce_srq_ctx ctx = {};
+	struct gib_ucontext *uc = NULL;
+	struct gib_pbl pbl = {};
+	u32 log;
+	int ret;
+
+	/* XRC and tag-matching SRQs are not offered */
+	if (init->srq_type != IB_SRQT_BASIC)
+		return -EOPNOTSUPP;
+	ret = gib_check_srq_attr(&init->attr);
+	if (ret)
+		return ret;
+	if (udata) {
+		ret = gib_check_udata_in(udata);
+		if (ret)
+			return ret;
+		uc = rdma_udata_to_drv_context(udata, struct gib_ucontext,
+					       ibuc);
+		if (!uc)
+			return -EINVAL;
+	}
+
+	/* the engine's rings have at least two slots */
+	log = max(order_base_2(init->attr.max_wr), 1);
+	spin_lock_init(&srq->lock);
+	srq->prod = 0;
+	srq->max_sge = init->attr.max_sge;
+	ret = ida_alloc_range(&dev->srq_ida, 0, GN_ROCE_MAX_SRQ - 1,
+			      GFP_KERNEL);
+	if (ret < 0)
+		return ret == -ENOSPC ? -ENOMEM : ret;
+	srq->srqn = ret;
+	ret = gib_ring_alloc(dev, &srq->ring, log, GN_ROCE_WQE_SIZE);
+	if (ret)
+		goto err_ida;
+	ret = gib_ring_pbl(dev, &srq->ring, &pbl, &ctx.ring);
+	if (ret)
+		goto err_ring;
+	ctx.pdn = cpu_to_le32(to_gpd(ibsrq->pd)->pdn);
+	ctx.limit = cpu_to_le32(init->attr.srq_limit);
+	ctx.log_size = log;
+	ret = gaudi_nic_roce_cmd(dev->hw, GN_ROCE_CMD_CREATE_SRQ, srq->srqn,
+				 &ctx, sizeof(ctx), NULL, 0);
+	gib_pbl_free(dev, &pbl);
+	if (ret)
+		goto err_ring;
+	ret = xa_insert_irq(&dev->srqs, srq->srqn, srq, GFP_KERNEL);
+	if (ret)
+		goto err_destroy;
+	if (udata) {
+		ret = gib_ring_mmap(&uc->ibuc, &srq->ring, &resp.srq_mmap_key,
+				    &resp.srq_mmap_len);
+		if (ret)
+			goto err_erase;
+		resp.srqn = srq->srqn;
+		resp.log_size = log;
+		ret = gib_respond(udata, &resp, sizeof(resp));
+		if (ret)
+			goto err_erase;
+	}
+	init->attr.max_wr = 1U << log;
+	init->attr.max_sge = srq->max_sge;
+	return 0;
+
+err_erase:
+	xa_erase_irq(&dev->srqs, srq->srqn);
+err_destroy:
+	gaudi_nic_roce_cmd(dev->hw, GN_ROCE_CMD_DESTROY_SRQ, srq->srqn, NULL,
+			   0, NULL, 0);
+err_ring:
+	gib_ring_free(dev, &srq->ring);
+err_ida:
+	ida_free(&dev->srq_ida, srq->srqn);
+	return ret;
+}
+
+/*
+ * IB_SRQ_LIMIT arms the limit event (0 disarms it).  Resizing
+ * (IB_SRQ_MAX_WR) is not offered: the engine's ring is fixed.
+ */
+int gib_modify_srq(struct ib_srq *ibsrq, struct ib_srq_attr *attr,
+		   enum ib_srq_attr_mask mask, struct ib_udata *udata)
+{
+	struct gib_dev *dev = to_gdev(ibsrq->device);
+	struct gib_srq *srq = to_gsrq(ibsrq);
+	__le32 limit;
+	int ret;
+
+	if (mask & ~IB_SRQ_LIMIT)
+		return -EOPNOTSUPP;
+	ret = gib_check_udata_in(udata);
+	if (ret)
+		return ret;
+	if (!(mask & IB_SRQ_LIMIT))
+		return 0;
+	if (attr->srq_limit > (1U << srq->ring.log_size))
+		return -EINVAL;
+	limit = cpu_to_le32(attr->srq_limit);
+	return gaudi_nic_roce_cmd(dev->hw, GN_ROCE_CMD_ARM_SRQ, srq->srqn,
+				  &limit, sizeof(limit), NULL, 0);
+}
+
+int gib_query_srq(struct ib_srq *ibsrq, struct ib_srq_attr *attr)
+{
+	struct gib_dev *dev = to_gdev(ibsrq->device);
+	struct gib_srq *srq = to_gsrq(ibsrq);
+	struct gn_roce_srq_ctx ctx;
+	int ret;
+
+	ret = gaudi_nic_roce_cmd(dev->hw, GN_ROCE_CMD_QUERY_SRQ, srq->srqn,
+				 NULL, 0, &ctx, sizeof(ctx));
+	if (ret)
+		return ret;
+	attr->max_wr = 1U << srq->ring.log_size;
+	attr->max_sge = srq->max_sge;
+	/* 0 once the event fired: the engine disarms it */
+	attr->srq_limit = le32_to_cpu(ctx.limit);
+	return 0;
+}
+
+/* The core refuses (-EBUSY) while QPs use the SRQ, so none does here. */
+int gib_destroy_srq(struct ib_srq *ibsrq, struct ib_udata *udata)
+{
+	struct gib_dev *dev = to_gdev(ibsrq->device);
+	struct gib_srq *srq = to_gsrq(ibsrq);
+	int ret;
+
+	/* no limit event reaches the SRQ after this */
+	xa_erase_irq(&dev->srqs, srq->srqn);
+	ret = gaudi_nic_roce_cmd(dev->hw, GN_ROCE_CMD_DESTROY_SRQ, srq->srqn,
+				 NULL, 0, NULL, 0);
+	WARN_ON_ONCE(ret && ret != -ENODEV);
+	gib_ring_free(dev, &srq->ring);
+	ida_free(&dev->srq_ida, srq->srqn);
+	return 0;
+}
+
+/*
+ * Kernel SRQs: each WQE is written whole into its slot, then the producer
+ * index is published (release); the engine looks at it when a message
+ * arrives, so no doorbell is rung.  User SRQs post through their mapped
+ * ring and never get here (the core does not offer the post_srq_recv
+ * write command to user space).
+ */
+int gib_post_srq_recv(struct ib_srq *ibsrq, const struct ib_recv_wr *wr,
+		      const struct ib_recv_wr **bad)
+{
+	struct gib_srq *srq = to_gsrq(ibsrq);
+	struct gn_roce_ring_hdr *hdr = srq->ring.buf;
+	u32 size = 1U << srq->ring.log_size;
+	struct gn_roce_wqe w;
+	unsigned long flags;
+	u32 start, used;
+	int ret = 0, i;
+
+	if (ibsrq->uobject) {
+		*bad = wr;
+		return -EOPNOTSUPP;
+	}
+	spin_lock_irqsave(&srq->lock, flags);
+	start = srq->prod;
+	/* the engine is done reading the slots before cons */
+	used = srq->prod - le32_to_cpu(smp_load_acquire(&hdr->cons));
+	for (; wr; wr = wr->next) {
+		if (used >= size) {
+			ret = -ENOMEM;
+			break;
+		}
+		if (wr->num_sge < 0 || wr->num_sge > srq->max_sge) {
+			ret = -EINVAL;
+			break;
+		}
+		memset(&w, 0, sizeof(w));
+		w.wr_id = cpu_to_le64(wr->wr_id);
+		w.opcode = GN_ROCE_WQE_RECV;
+		w.num_sge = wr->num_sge;
+		for (i = 0; i < wr->num_sge; i++) {
+			w.sge[i].addr = cpu_to_le64(wr->sg_list[i].addr);
+			w.sge[i].length = cpu_to_le32(wr->sg_list[i].length);
+			w.sge[i].lkey = cpu_to_le32(wr->sg_list[i].lkey);
+		}
+		memcpy(srq->ring.buf + GN_ROCE_RING_HDR_SIZE +
+		       (size_t)(srq->prod & (size - 1)) * GN_ROCE_WQE_SIZE,
+		       &w, sizeof(w));
+		srq->prod++;
+		used++;
+	}
+	if (ret)
+		*bad = wr;
+	if (srq->prod != start)
+		/* the WQEs before the index */
+		smp_store_release(&hdr->prod, cpu_to_le32(srq->prod));
+	spin_unlock_irqrestore(&srq->lock, flags);
+	return ret;
+}

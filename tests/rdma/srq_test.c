@@ -1,0 +1,708 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * srq_test - shared receive queues on gaudi_N, two devices in one process:
+ * device limits; RC QPs of device B on one SRQ receiving SENDs from four
+ * QPs of device A, in SRQ order, with the data intact; a SEND longer than
+ * the posted SRQ buffer completes with IBV_WC_LOC_LEN_ERR; the limit event
+ * (armed by ibv_modify_srq(IBV_SRQ_LIMIT), raised once fewer WQEs than the
+ * limit are posted, disarmed afterwards); ring full and too many SGEs.
+ * Bad input: max_wr, max_sge and srq_limit beyond the device's or the
+ * SRQ's, resizing (EOPNOTSUPP), SRQ types the device lacks (EOPNOTSUPP),
+ * ibv_post_recv on a QP that has no RQ, destroying an SRQ a QP uses
+ * (EBUSY), a non-zero driver input byte in CREATE_SRQ (EINVAL).  Last, a
+ * context closed with an SRQ and its QPs open.  Output: TAP.
+ *
+ * usage: srq_test DEV_A GID_A DEV_B GID_B
+ *        srq_test --exit-live DEV GID   (create an SRQ, QPs on it and an
+ *        armed limit, print "ready" and exit without destroying anything)
+ */
+#include <errno.h>
+#include <poll.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+#include <infiniband/verbs.h>
+#include <rdma/ib_user_verbs.h>
+
+#include "testutil.h"
+
+#define BUF_SIZE	(64 * 1024)
+#define NQP		4
+#define MSG		512
+#define RX_OFF		(32 * 1024)
+
+struct dev {
+	const char *name;
+	struct ibv_context *ctx;
+	struct ibv_pd *pd;
+	struct ibv_cq *cq;
+	struct ibv_mr *mr;
+	uint8_t *buf;
+	union ibv_gid gid;
+	int gid_index;
+};
+
+static struct dev A, B;
+
+static double now(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+/* One completion of @cq within 10 s: 0, or -1 (none). */
+static int wait_wc(struct ibv_cq *cq, struct ibv_wc *wc)
+{
+	double end = now() + 10;
+	int n;
+
+	do {
+		n = ibv_poll_cq(cq, 1, wc);
+		if (n)
+			return n < 0 ? -1 : 0;
+		usleep(100);
+	} while (now() < end);
+	return -1;
+}
+
+static int open_dev(struct dev *d, const char *name, int gid_index)
+{
+	d->name = name;
+	d->ctx = open_device_by_name(name);
+	if (!d->ctx)
+		return -1;
+	d->gid_index = gid_index;
+	if (ibv_query_gid(d->ctx, 1, gid_index, &d->gid))
+		return -1;
+	d->pd = ibv_alloc_pd(d->ctx);
+	d->cq = ibv_create_cq(d->ctx, 256, NULL, NULL, 0);
+	d->buf = aligned_alloc(4096, BUF_SIZE);
+	if (!d->pd || !d->cq || !d->buf)
+		return -1;
+	d->mr = ibv_reg_mr(d->pd, d->buf, BUF_SIZE, IBV_ACCESS_LOCAL_WRITE);
+	return d->mr ? 0 : -1;
+}
+
+static struct ibv_srq *mk_srq(struct dev *d, uint32_t max_wr,
+			      uint32_t max_sge, uint32_t limit)
+{
+	struct ibv_srq_init_attr sa = {
+		.attr = { .max_wr = max_wr, .max_sge = max_sge,
+			  .srq_limit = limit },
+	};
+
+	errno = 0;
+	return ibv_create_srq(d->pd, &sa);
+}
+
+/* An RC QP of @d; on @srq if not NULL. */
+static struct ibv_qp *mk_qp(struct dev *d, struct ibv_srq *srq)
+{
+	struct ibv_qp_init_attr ia = {
+		.send_cq = d->cq, .recv_cq = d->cq, .srq = srq,
+		.cap = { .max_send_wr = 32, .max_recv_wr = srq ? 0 : 32,
+			 .max_send_sge = 1, .max_recv_sge = srq ? 0 : 1 },
+		.qp_type = IBV_QPT_RC,
+	};
+
+	errno = 0;
+	return ibv_create_qp(d->pd, &ia);
+}
+
+static int to_rts(struct dev *d, struct ibv_qp *qp, struct dev *peer,
+		  uint32_t dqpn)
+{
+	struct ibv_qp_attr a = {
+		.qp_state = IBV_QPS_INIT, .port_num = 1,
+		.qp_access_flags = IBV_ACCESS_LOCAL_WRITE,
+	};
+	int ret;
+
+	ret = ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_PKEY_INDEX |
+			    IBV_QP_PORT | IBV_QP_ACCESS_FLAGS);
+	if (ret)
+		return ret;
+	memset(&a, 0, sizeof(a));
+	a.qp_state = IBV_QPS_RTR;
+	a.path_mtu = IBV_MTU_1024;
+	a.dest_qp_num = dqpn;
+	a.rq_psn = 7;
+	a.max_dest_rd_atomic = 1;
+	a.min_rnr_timer = 1;
+	a.ah_attr.is_global = 1;
+	a.ah_attr.port_num = 1;
+	a.ah_attr.grh.dgid = peer->gid;
+	a.ah_attr.grh.hop_limit = 64;
+	a.ah_attr.grh.sgid_index = d->gid_index;
+	ret = ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_AV |
+			    IBV_QP_PATH_MTU | IBV_QP_DEST_QPN | IBV_QP_RQ_PSN |
+			    IBV_QP_MAX_DEST_RD_ATOMIC | IBV_QP_MIN_RNR_TIMER);
+	if (ret)
+		return ret;
+	memset(&a, 0, sizeof(a));
+	a.qp_state = IBV_QPS_RTS;
+	a.timeout = 14;
+	a.retry_cnt = 7;
+	a.rnr_retry = 7;
+	a.sq_psn = 7;
+	a.max_rd_atomic = 1;
+	return ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_TIMEOUT |
+			     IBV_QP_RETRY_CNT | IBV_QP_RNR_RETRY |
+			     IBV_QP_SQ_PSN | IBV_QP_MAX_QP_RD_ATOMIC);
+}
+
+/* @n connected pairs: qa[i] on A (own RQ) <-> qb[i] on B's @srq. */
+static int connect_qps(struct ibv_qp **qa, struct ibv_qp **qb, int n,
+		   struct ibv_srq *srq)
+{
+	int i;
+
+	for (i = 0; i < n; i++) {
+		qa[i] = mk_qp(&A, NULL);
+		qb[i] = mk_qp(&B, srq);
+		if (!qa[i] || !qb[i])
+			return -1;
+		if (to_rts(&A, qa[i], &B, qb[i]->qp_num) ||
+		    to_rts(&B, qb[i], &A, qa[i]->qp_num))
+			return -1;
+	}
+	return 0;
+}
+
+static void destroy_qps(struct ibv_qp **q, int n)
+{
+	int i;
+
+	for (i = 0; i < n; i++)
+		if (q[i])
+			ibv_destroy_qp(q[i]);
+}
+
+static int srq_post(struct ibv_srq *srq, uint64_t id, uint32_t off,
+		    uint32_t len)
+{
+	struct ibv_sge sg = {
+		.addr = (uintptr_t)B.buf + off, .length = len,
+		.lkey = B.mr->lkey,
+	};
+	struct ibv_recv_wr wr = { .wr_id = id, .sg_list = &sg, .num_sge = 1 };
+	struct ibv_recv_wr *bad;
+
+	return ibv_post_srq_recv(srq, &wr, &bad);
+}
+
+static int send_msg(struct ibv_qp *qp, uint64_t id, uint32_t off,
+		    uint32_t len)
+{
+	struct ibv_sge sg = {
+		.addr = (uintptr_t)A.buf + off, .length = len,
+		.lkey = A.mr->lkey,
+	};
+	struct ibv_send_wr wr = {
+		.wr_id = id, .sg_list = &sg, .num_sge = 1,
+		.opcode = IBV_WR_SEND, .send_flags = IBV_SEND_SIGNALED,
+	};
+	struct ibv_send_wr *bad;
+
+	return ibv_post_send(qp, &wr, &bad);
+}
+
+/*
+ * An SRQ event within @ms, its type in *type (acknowledged): 0 or -1.
+ * QP events (IBV_EVENT_QP_LAST_WQE_REACHED of the QPs that went to the
+ * error state in test_len_err) are acknowledged and passed over.
+ */
+static int async_event(struct ibv_context *ctx, int ms,
+		       enum ibv_event_type *type, void **elem)
+{
+	struct pollfd p = { .fd = ctx->async_fd, .events = POLLIN };
+	struct ibv_async_event ev;
+	double end = now() + ms / 1e3;
+	int left;
+
+	while ((left = (int)((end - now()) * 1e3)) >= 0) {
+		if (poll(&p, 1, left) != 1 || ibv_get_async_event(ctx, &ev))
+			return -1;
+		*type = ev.event_type;
+		*elem = ev.element.srq;
+		ibv_ack_async_event(&ev);
+		if (*type == IBV_EVENT_SRQ_LIMIT_REACHED ||
+		    *type == IBV_EVENT_SRQ_ERR)
+			return 0;
+		printf("# passed over async event %s\n",
+		       ibv_event_type_str(*type));
+	}
+	return -1;
+}
+
+static void test_caps(void)
+{
+	struct ibv_device_attr da;
+
+	if (ibv_query_device(B.ctx, &da)) {
+		ok(false, "query_device");
+		return;
+	}
+	ok(da.max_srq == 1024 && da.max_srq_wr == 4096 && da.max_srq_sge == 6,
+	   "device: max_srq %d, max_srq_wr %d, max_srq_sge %d (1024, 4096, 6)",
+	   da.max_srq, da.max_srq_wr, da.max_srq_sge);
+}
+
+static void test_bad_input(void)
+{
+	struct ibv_srq_init_attr_ex sx = {
+		.attr = { .max_wr = 16, .max_sge = 1 },
+		.comp_mask = IBV_SRQ_INIT_ATTR_TYPE | IBV_SRQ_INIT_ATTR_PD |
+			     IBV_SRQ_INIT_ATTR_CQ | IBV_SRQ_INIT_ATTR_TM,
+		.srq_type = IBV_SRQT_TM,
+		.pd = B.pd, .cq = B.cq,
+		.tm_cap = { .max_num_tags = 16, .max_ops = 16 },
+	};
+	struct ibv_srq_attr at = {};
+	struct ibv_srq *srq;
+	int ret;
+
+	srq = mk_srq(&B, 4097, 1, 0);
+	ok(!srq && errno == EINVAL, "max_wr 4097 (device: 4096): EINVAL (%s)",
+	   srq ? "created" : strerror(errno));
+	if (srq)
+		ibv_destroy_srq(srq);
+	srq = mk_srq(&B, 0, 1, 0);
+	ok(!srq && errno == EINVAL, "max_wr 0: EINVAL (%s)",
+	   srq ? "created" : strerror(errno));
+	if (srq)
+		ibv_destroy_srq(srq);
+	srq = mk_srq(&B, 16, 7, 0);
+	ok(!srq && errno == EINVAL, "max_sge 7 (device: 6): EINVAL (%s)",
+	   srq ? "created" : strerror(errno));
+	if (srq)
+		ibv_destroy_srq(srq);
+	srq = mk_srq(&B, 16, 1, 17);
+	ok(!srq && errno == EINVAL, "srq_limit 17 > max_wr 16: EINVAL (%s)",
+	   srq ? "created" : strerror(errno));
+	if (srq)
+		ibv_destroy_srq(srq);
+	errno = 0;
+	srq = ibv_create_srq_ex(B.ctx, &sx);
+	ok(!srq && errno == EOPNOTSUPP, "tag-matching SRQ: EOPNOTSUPP (%s)",
+	   srq ? "created" : strerror(errno));
+	if (srq)
+		ibv_destroy_srq(srq);
+
+	srq = mk_srq(&B, 1, 1, 1);
+	ret = srq ? ibv_query_srq(srq, &at) : errno;
+	ok(!ret && at.max_wr >= 1 && at.srq_limit == 1,
+	   "SRQ of 1 WR, limit 1: max_wr %u, srq_limit %u (%s)", at.max_wr,
+	   at.srq_limit, strerror(ret));
+	if (srq)
+		ibv_destroy_srq(srq);
+
+	srq = mk_srq(&B, 5, 2, 0);
+	if (!srq) {
+		ok(false, "SRQ of 5 WRs, 2 SGEs: %s", strerror(errno));
+		return;
+	}
+	ret = ibv_query_srq(srq, &at);
+	ok(!ret && at.max_wr == 8 && at.max_sge == 2 && at.srq_limit == 0,
+	   "query: max_wr %u (asked 5, the ring has 8), max_sge %u, srq_limit %u (%s)",
+	   at.max_wr, at.max_sge, at.srq_limit, strerror(ret));
+	at.max_wr = 64;
+	ret = ibv_modify_srq(srq, &at, IBV_SRQ_MAX_WR);
+	ok(ret == EOPNOTSUPP, "resize (IBV_SRQ_MAX_WR): EOPNOTSUPP (%s)",
+	   strerror(ret));
+	at.srq_limit = 9;
+	ret = ibv_modify_srq(srq, &at, IBV_SRQ_LIMIT);
+	ok(ret == EINVAL, "srq_limit 9 > max_wr 8: EINVAL (%s)", strerror(ret));
+	at.srq_limit = 3;
+	ret = ibv_modify_srq(srq, &at, IBV_SRQ_LIMIT);
+	memset(&at, 0, sizeof(at));
+	if (!ret)
+		ret = ibv_query_srq(srq, &at);
+	ok(!ret && at.srq_limit == 3, "arm srq_limit 3, query shows %u (%s)",
+	   at.srq_limit, strerror(ret));
+
+	/* posting: too many SGEs, then the ring full */
+	{
+		struct ibv_sge sg[3] = {
+			{ (uintptr_t)B.buf, 8, B.mr->lkey },
+			{ (uintptr_t)B.buf + 8, 8, B.mr->lkey },
+			{ (uintptr_t)B.buf + 16, 8, B.mr->lkey },
+		};
+		struct ibv_recv_wr wr[10], *bad = NULL;
+		int i;
+
+		memset(wr, 0, sizeof(wr));
+		wr[0].sg_list = sg;
+		wr[0].num_sge = 3;
+		ret = ibv_post_srq_recv(srq, wr, &bad);
+		ok(ret == EINVAL && bad == wr,
+		   "3 SGEs on an SRQ of 2: EINVAL, bad_wr the first (%s)",
+		   strerror(ret));
+		for (i = 0; i < 10; i++) {
+			wr[i].wr_id = i;
+			wr[i].sg_list = sg;
+			wr[i].num_sge = 2;
+			wr[i].next = i < 9 ? &wr[i + 1] : NULL;
+		}
+		bad = NULL;
+		ret = ibv_post_srq_recv(srq, wr, &bad);
+		ok(ret == ENOMEM && bad == &wr[8],
+		   "10 WRs into 8 slots: ENOMEM, bad_wr the 9th (%s, bad_wr %ld)",
+		   strerror(ret), bad ? (long)(bad - wr) : -1L);
+	}
+	ret = ibv_destroy_srq(srq);
+	ok(ret == 0, "destroy the SRQ with 8 WQEs posted (%s)", strerror(ret));
+}
+
+/* CREATE_SRQ through the write() ABI with 8 bytes of driver input. */
+static int raw_create_srq(struct ibv_context *ctx, struct ibv_pd *pd,
+			  uint64_t drv, uint32_t *h)
+{
+	struct {
+		struct ib_uverbs_cmd_hdr hdr;
+		struct ib_uverbs_create_srq cmd;
+		uint64_t drv;
+	} __attribute__((packed)) c = {};
+	struct {
+		struct ib_uverbs_create_srq_resp resp;
+		uint64_t drv[3];
+	} r = {};
+
+	c.hdr.command = IB_USER_VERBS_CMD_CREATE_SRQ;
+	c.hdr.in_words = sizeof(c) / 4;
+	c.hdr.out_words = sizeof(r) / 4;
+	c.cmd.response = (uintptr_t)&r;
+	c.cmd.pd_handle = pd->handle;
+	c.cmd.max_wr = 16;
+	c.cmd.max_sge = 1;
+	c.drv = drv;
+	if (write(ctx->cmd_fd, &c, sizeof(c)) != (ssize_t)sizeof(c))
+		return errno;
+	*h = r.resp.srq_handle;
+	return 0;
+}
+
+static int raw_destroy_srq(struct ibv_context *ctx, uint32_t h)
+{
+	struct {
+		struct ib_uverbs_cmd_hdr hdr;
+		struct ib_uverbs_destroy_srq cmd;
+	} __attribute__((packed)) c = {};
+	struct ib_uverbs_destroy_srq_resp r;
+
+	c.hdr.command = IB_USER_VERBS_CMD_DESTROY_SRQ;
+	c.hdr.in_words = sizeof(c) / 4;
+	c.hdr.out_words = sizeof(r) / 4;
+	c.cmd.response = (uintptr_t)&r;
+	c.cmd.srq_handle = h;
+	if (write(ctx->cmd_fd, &c, sizeof(c)) != (ssize_t)sizeof(c))
+		return errno;
+	return 0;
+}
+
+static void test_reserved(void)
+{
+	uint32_t h = 0;
+	int ret;
+
+	ret = raw_create_srq(B.ctx, B.pd, 0, &h);
+	ok(!ret, "CREATE_SRQ with 8 zero bytes of driver input: %s",
+	   ret ? strerror(ret) : "created");
+	if (!ret)
+		ok(raw_destroy_srq(B.ctx, h) == 0, "and DESTROY_SRQ");
+	ret = raw_create_srq(B.ctx, B.pd, 1ULL << 40, &h);
+	ok(ret == EINVAL,
+	   "CREATE_SRQ with a non-zero driver input byte: EINVAL (%s)",
+	   ret ? strerror(ret) : "created");
+	if (!ret)
+		raw_destroy_srq(B.ctx, h);
+}
+
+/*
+ * Four QPs of B on one SRQ: each of A's QPs sends two messages; B's
+ * receives take the SRQ's WQEs in ring order, whichever QP they came to.
+ */
+static void test_data(void)
+{
+	struct ibv_qp *qa[NQP] = {}, *qb[NQP] = {};
+	struct ibv_recv_wr rwr = {}, *rbad;
+	bool seen[2 * NQP] = {}, order = true, data = true, qpn = true;
+	struct ibv_srq *srq;
+	struct ibv_wc wc;
+	int i, ret, got = 0, sent = 0;
+	uint64_t next = 0;
+
+	srq = mk_srq(&B, 64, 1, 0);
+	if (!srq) {
+		ok(false, "SRQ of 64 WRs: %s", strerror(errno));
+		return;
+	}
+	if (connect_qps(qa, qb, NQP, srq)) {
+		ok(false, "%d RC QPs of %s on one SRQ, connected to %s: %s",
+		   NQP, B.name, A.name, strerror(errno));
+		goto out;
+	}
+	ok(true, "%d RC QPs of %s on one SRQ, connected to %s", NQP, B.name,
+	   A.name);
+	ret = ibv_post_recv(qb[0], &rwr, &rbad);
+	ok(ret == EINVAL, "ibv_post_recv on a QP on an SRQ: EINVAL (%s)",
+	   strerror(ret));
+	ret = ibv_destroy_srq(srq);
+	ok(ret == EBUSY, "destroy the SRQ while QPs use it: EBUSY (%s)",
+	   strerror(ret));
+	if (!ret) {
+		srq = NULL;
+		goto out;
+	}
+	for (i = 0; i < 2 * NQP; i++)
+		if (srq_post(srq, i, RX_OFF + i * MSG, MSG))
+			break;
+	ok(i == 2 * NQP, "post %d receives to the SRQ", 2 * NQP);
+	for (i = 0; i < 2 * NQP; i++) {
+		memset(A.buf + i * MSG, 0x40 + i, MSG);
+		if (send_msg(qa[i % NQP], 100 + i, i * MSG, MSG))
+			break;
+		sent++;
+	}
+	ok(sent == 2 * NQP, "%d SENDs, two from each of A's QPs", sent);
+	/* A's send completions and B's receive completions: B.cq only B's */
+	for (i = 0; i < sent; i++) {
+		if (wait_wc(A.cq, &wc) || wc.status != IBV_WC_SUCCESS)
+			break;
+	}
+	ok(i == sent, "%d send completions on %s (%s)", i, A.name,
+	   i < sent ? ibv_wc_status_str(wc.status) : "success");
+	while (got < sent && !wait_wc(B.cq, &wc)) {
+		int q;
+
+		got++;
+		if (wc.status != IBV_WC_SUCCESS || wc.opcode != IBV_WC_RECV ||
+		    wc.byte_len != MSG || wc.wr_id >= 2 * NQP) {
+			ok(false, "receive %d: status %s, opcode %d, %u bytes, wr_id %lu",
+			   got, ibv_wc_status_str(wc.status), wc.opcode,
+			   wc.byte_len, (unsigned long)wc.wr_id);
+			goto out;
+		}
+		/* ring order: the n-th message received took WQE n */
+		if (wc.wr_id != next++)
+			order = false;
+		seen[wc.wr_id] = true;
+		for (q = 0; q < NQP && qb[q]->qp_num != wc.qp_num; q++)
+			;
+		if (q == NQP)
+			qpn = false;
+		/* the byte pattern of whichever message landed there */
+		{
+			uint8_t *p = B.buf + RX_OFF + wc.wr_id * MSG;
+			int k;
+
+			for (k = 1; k < MSG; k++)
+				if (p[k] != p[0] || p[0] < 0x40 ||
+				    p[0] >= 0x40 + 2 * NQP)
+					data = false;
+		}
+	}
+	ok(got == sent, "%d receive completions on %s", got, B.name);
+	ok(order, "the receives took the SRQ's WQEs in ring order");
+	ok(qpn, "each completion names one of the SRQ's QPs");
+	ok(data, "the data arrived intact");
+	for (i = 0; i < got; i++)
+		if (!seen[i])
+			break;
+	ok(i == got, "every posted WQE was used once");
+out:
+	destroy_qps(qa, NQP);
+	destroy_qps(qb, NQP);
+	if (srq)
+		ok(ibv_destroy_srq(srq) == 0,
+		   "destroy the SRQ once its QPs are gone");
+}
+
+/* A SEND longer than the SRQ buffer: IBV_WC_LOC_LEN_ERR on B. */
+static void test_len_err(void)
+{
+	struct ibv_qp *qa[1] = {}, *qb[1] = {};
+	struct ibv_srq *srq;
+	struct ibv_wc wc = {}, swc = {};
+	int r, s;
+
+	srq = mk_srq(&B, 16, 1, 0);
+	if (!srq || connect_qps(qa, qb, 1, srq)) {
+		ok(false, "SRQ and a connected QP: %s", strerror(errno));
+		goto out;
+	}
+	if (srq_post(srq, 77, RX_OFF, 64) || send_msg(qa[0], 78, 0, 256)) {
+		ok(false, "post a 64-byte SRQ receive and a 256-byte SEND");
+		goto out;
+	}
+	r = wait_wc(B.cq, &wc);
+	ok(!r && wc.status == IBV_WC_LOC_LEN_ERR && wc.wr_id == 77 &&
+	   wc.qp_num == qb[0]->qp_num,
+	   "256-byte SEND into a 64-byte SRQ buffer: IBV_WC_LOC_LEN_ERR on %s (%s, wr_id %lu)",
+	   B.name, r ? "no completion" : ibv_wc_status_str(wc.status),
+	   (unsigned long)wc.wr_id);
+	s = wait_wc(A.cq, &swc);
+	ok(!s && swc.status != IBV_WC_SUCCESS,
+	   "and the sender's SEND fails (%s)",
+	   s ? "no completion" : ibv_wc_status_str(swc.status));
+out:
+	destroy_qps(qa, 1);
+	destroy_qps(qb, 1);
+	if (srq)
+		ibv_destroy_srq(srq);
+	/* the error flushes may have left completions behind */
+	while (ibv_poll_cq(A.cq, 1, &wc) > 0 || ibv_poll_cq(B.cq, 1, &wc) > 0)
+		;
+}
+
+/*
+ * The limit event: 8 WQEs posted, limit 4.  Four messages leave 4 posted
+ * (not fewer than the limit): no event.  One more leaves 3: the event,
+ * once; the limit reads 0 afterwards and further receives raise nothing.
+ */
+static void test_limit(void)
+{
+	struct ibv_qp *qa[1] = {}, *qb[1] = {};
+	struct ibv_srq_attr at = {};
+	enum ibv_event_type type;
+	struct ibv_srq *srq;
+	struct ibv_wc wc;
+	void *elem = NULL;
+	int i, n = 0, ret;
+
+	srq = mk_srq(&B, 16, 1, 0);
+	if (!srq || connect_qps(qa, qb, 1, srq)) {
+		ok(false, "SRQ and a connected QP: %s", strerror(errno));
+		goto out;
+	}
+	for (i = 0; i < 8; i++)
+		srq_post(srq, i, RX_OFF + i * MSG, MSG);
+	at.srq_limit = 4;
+	ret = ibv_modify_srq(srq, &at, IBV_SRQ_LIMIT);
+	ok(!ret, "arm the limit at 4 with 8 WQEs posted (%s)", strerror(ret));
+	ok(async_event(B.ctx, 200, &type, &elem) < 0,
+	   "no event while 8 are posted");
+	for (i = 0; i < 4; i++)
+		send_msg(qa[0], i, 0, 64);
+	for (i = 0; i < 4; i++)
+		n += !wait_wc(B.cq, &wc) && wc.status == IBV_WC_SUCCESS;
+	ok(n == 4, "4 receives (%d)", n);
+	ok(async_event(B.ctx, 500, &type, &elem) < 0,
+	   "no event with 4 posted (not fewer than the limit)");
+	send_msg(qa[0], 4, 0, 64);
+	ret = wait_wc(B.cq, &wc);
+	ok(!ret && wc.status == IBV_WC_SUCCESS, "a fifth receive");
+	ret = async_event(B.ctx, 5000, &type, &elem);
+	ok(!ret && type == IBV_EVENT_SRQ_LIMIT_REACHED && elem == srq,
+	   "with 3 posted: IBV_EVENT_SRQ_LIMIT_REACHED on the SRQ (%s)",
+	   ret ? "no event" : ibv_event_type_str(type));
+	memset(&at, 0, sizeof(at));
+	ret = ibv_query_srq(srq, &at);
+	ok(!ret && at.srq_limit == 0, "the limit is disarmed: srq_limit %u",
+	   at.srq_limit);
+	send_msg(qa[0], 5, 0, 64);
+	wait_wc(B.cq, &wc);
+	ok(async_event(B.ctx, 500, &type, &elem) < 0,
+	   "no second event with 2 posted");
+	while (ibv_poll_cq(A.cq, 1, &wc) > 0)
+		;
+out:
+	destroy_qps(qa, 1);
+	destroy_qps(qb, 1);
+	if (srq)
+		ibv_destroy_srq(srq);
+}
+
+/* A context closed with an SRQ and a QP on it open, destroyed after. */
+static void test_close_first(void)
+{
+	struct ibv_qp_init_attr ia = {
+		.cap = { .max_send_wr = 8, .max_send_sge = 1 },
+		.qp_type = IBV_QPT_RC,
+	};
+	struct ibv_srq_init_attr sa = { .attr = { .max_wr = 8, .max_sge = 1 } };
+	struct ibv_context *ctx;
+	struct ibv_srq *srq;
+	struct ibv_cq *cq;
+	struct ibv_pd *pd;
+	struct ibv_qp *qp;
+	int r[4];
+
+	ctx = open_device_by_name(B.name);
+	pd = ctx ? ibv_alloc_pd(ctx) : NULL;
+	cq = ctx ? ibv_create_cq(ctx, 8, NULL, NULL, 0) : NULL;
+	srq = pd ? ibv_create_srq(pd, &sa) : NULL;
+	ia.send_cq = ia.recv_cq = cq;
+	ia.srq = srq;
+	qp = srq && cq ? ibv_create_qp(pd, &ia) : NULL;
+	if (!qp) {
+		ok(false, "PD, CQ, SRQ and a QP on it on a second context");
+		return;
+	}
+	ok(ibv_close_device(ctx) == 0,
+	   "close the context with an SRQ and its QP open");
+	r[0] = ibv_destroy_qp(qp);
+	r[1] = ibv_destroy_srq(srq);
+	r[2] = ibv_destroy_cq(cq);
+	r[3] = ibv_dealloc_pd(pd);
+	ok(!r[0] && !r[1] && !r[2] && !r[3],
+	   "then destroying them returns 0 (QP %d, SRQ %d, CQ %d, PD %d)",
+	   r[0], r[1], r[2], r[3]);
+}
+
+/* --exit-live: an SRQ with QPs and posted WQEs, then exit. */
+static int exit_live(const char *name, int gid)
+{
+	struct ibv_qp *qb[NQP];
+	struct ibv_srq *srq;
+	struct ibv_srq_attr at = { .srq_limit = 2 };
+	int i;
+
+	if (open_dev(&B, name, gid))
+		return 1;
+	srq = mk_srq(&B, 64, 1, 0);
+	if (!srq)
+		return 1;
+	for (i = 0; i < NQP; i++)
+		if (!(qb[i] = mk_qp(&B, srq)))
+			return 1;
+	for (i = 0; i < 8; i++)
+		srq_post(srq, i, RX_OFF + i * MSG, MSG);
+	if (ibv_modify_srq(srq, &at, IBV_SRQ_LIMIT))
+		return 1;
+	printf("ready\n");
+	fflush(stdout);
+	_exit(0);
+}
+
+int main(int argc, char **argv)
+{
+	if (argc == 4 && !strcmp(argv[1], "--exit-live"))
+		return exit_live(argv[2], atoi(argv[3]));
+	if (argc != 5) {
+		fprintf(stderr, "usage: %s DEV_A GID_A DEV_B GID_B\n", argv[0]);
+		return 2;
+	}
+	printf("TAP version 13\n");
+	if (open_dev(&A, argv[1], atoi(argv[2])) ||
+	    open_dev(&B, argv[3], atoi(argv[4]))) {
+		ok(false, "open %s and %s", argv[1], argv[3]);
+		printf("1..%d\n", tap_n);
+		return 1;
+	}
+	test_caps();
+	test_bad_input();
+	test_reserved();
+	test_data();
+	test_len_err();
+	test_limit();
+	test_close_first();
+	printf("1..%d\n", tap_n);
+	return tap_failed ? 1 : 0;
+}
