@@ -1,0 +1,282 @@
+#!/usr/bin/env bash
+# rdmacm.sh - rdma_cm end to end (issue 14): rping (data validated),
+# ucmatose with 64 connections, udaddy (UD through SIDR),
+# rdma_server/rdma_client and perftest with -R (ib_send_lat, ib_write_bw),
+# over IPv4 and IPv6, between gaudi_$DEV_A in $NS_A and gaudi_$DEV_B in
+# $NS_B over a cable and with client and server on gaudi_$DEV_A's one port
+# (loopback).  Then bad input and teardown: rdma_cm to an address nobody
+# answers and to one behind a netdev without an RDMA device ends with a
+# clear error in bounded time; a namespace deleted under a live rping;
+# del_device while rping, ucmatose and udaddy are live (no oops, the
+# processes do not hang) and the module unloads afterwards.
+# RCM_DEV=rxe runs the same on rdma_rxe (loopback only; rcm_lib.sh).
+# Counts are small to keep the guest time short: rping -C 10, ucmatose
+# -c 64 -C 2, udaddy -c 2 -C 10, perftest -n 100/200.  Output: TAP.
+here=$(dirname "$0")
+DEV_A=${DEV_A:-52}
+DEV_B=${DEV_B:-53}
+. "$here/rcm_lib.sh"
+NODEV_NS=rcm-nodev-$DEV_A
+NODEV_IF=rcmn$DEV_A
+
+cleanup() {
+	ip netns pids "$NODEV_NS" 2>/dev/null | xargs -r kill 2>/dev/null
+	ip netns del "$NODEV_NS" 2>/dev/null
+	in_ns "$NS_B" ip link del "$NODEV_IF" 2>/dev/null
+	rcm_cleanup
+}
+trap cleanup EXIT
+tap_env_start rcm_setup
+if [ "$CABLE" = 1 ]; then
+	t_ok "environment: $IB_A ($IF_A in $NS_A, $IP_A, $IP6_A) cabled to $IB_B ($IF_B in $NS_B, $IP_B, $IP6_B)"
+else
+	t_ok "environment: $IB_A on $IF_A ($IP_A, $IP6_A), loopback only"
+fi
+
+# rdmacm_round TOPO FAM: every tool once in that topology and family
+rdmacm_round() {
+	local topo=$1 fam=$2 sd cd tag n
+	topo_set "$topo" "$fam"
+	tag="$topo IPv$fam"
+	sd=$IB_A cd=$IB_A
+	[ "$topo" = cable ] && cd=$IB_B
+	if [ "$topo" = cable ] && [ "$CABLE" != 1 ]; then
+		t_skip "rdma_cm tools, $tag" "$RCM_DEV: no second device to cable (rxe refuses RC between two local netdevs)"
+		return
+	fi
+	# rping: SEND/RECV plus RDMA READ and WRITE per round; -V compares
+	# every ping's data, -v prints it
+	cm_pair "rping -C 10 -V, $tag" 120 7174 "$SRV_NS" "$CLI_NS" \
+		rping -s -a "$SRV_IP" -C 10 -V -- rping -c -a "$SRV_IP" -C 10 -V -v
+	n=$(grep -c 'ping data: rdma-ping-' <<<"$CM_OUT_C")
+	t_expect "rping -C 10, $tag: 10 pings of validated data printed" 10 "$n"
+	cm_pair "ucmatose -c 64 -C 2, $tag" 300 7471 "$SRV_NS" "$CLI_NS" \
+		ucmatose -b "$SRV_IP" -c 64 -C 2 -- ucmatose -s "$SRV_IP" -c 64 -C 2
+	if grep -q 'data transfers complete' <<<"$CM_OUT_C" &&
+	   ! grep -qi 'fail\|error' <<<"$CM_OUT_S$CM_OUT_C"; then
+		t_ok "ucmatose, $tag: 64 connections transferred, no error printed"
+	else
+		t_fail "ucmatose, $tag: 64 connections transferred, no error printed" "$CM_OUT_S" "$CM_OUT_C"
+	fi
+	cm_pair "udaddy -c 2 -C 10 (UD through SIDR), $tag" 120 7174 "$SRV_NS" "$CLI_NS" \
+		udaddy -b "$SRV_IP" -c 2 -C 10 -- udaddy -s "$SRV_IP" -c 2 -C 10
+	if grep -q 'data transfers complete' <<<"$CM_OUT_S" &&
+	   ! grep -qi 'fail\|error' <<<"$CM_OUT_S$CM_OUT_C"; then
+		t_ok "udaddy, $tag: server received every message, no error printed"
+	else
+		t_fail "udaddy, $tag: server received every message, no error printed" "$CM_OUT_S" "$CM_OUT_C"
+	fi
+	cm_pair "rdma_server/rdma_client, $tag" 120 7471 "$SRV_NS" "$CLI_NS" \
+		rdma_server -s "$SRV_IP" -- rdma_client -s "$SRV_IP"
+	cm_pair "ib_send_lat -R 8 B x 100, $tag" 120 18515 "$SRV_NS" "$CLI_NS" \
+		ib_send_lat -R -F -d "$sd" -s 8 -n 100 -- ib_send_lat -R -F -d "$cd" -s 8 -n 100 "$SRV_IP"
+	diag "$(grep -E '^ *[0-9]+ +[0-9]+ ' <<<"$CM_OUT_C")"
+	cm_pair "ib_write_bw -R 64 KiB x 200, $tag" 120 18515 "$SRV_NS" "$CLI_NS" \
+		ib_write_bw -R -F -d "$sd" -s 65536 -n 200 -- ib_write_bw -R -F -d "$cd" -s 65536 -n 200 "$SRV_IP"
+	diag "$(grep -E '^ *[0-9]+ +[0-9]+ ' <<<"$CM_OUT_C")"
+}
+for topo in cable loop; do
+	for fam in 4 6; do
+		rdmacm_round "$topo" "$fam"
+	done
+done
+log_clean "the rdma_cm tools"
+
+# ---- bad input: an address nobody answers, an address without a device
+# expect_cm_error DESC LIMIT PATTERN NS CMD...: CMD must fail within LIMIT
+# seconds and print PATTERN
+expect_cm_error() {
+	local desc=$1 lim=$2 pat=$3 ns=$4 out rc t0 dt
+	shift 4
+	t0=$(date +%s.%N)
+	out=$(in_ns "$ns" timeout $((lim + 30)) "$@" 2>&1)
+	rc=$?
+	dt=$(awk -v a="$t0" -v b="$(date +%s.%N)" 'BEGIN { printf "%.1f", b - a }')
+	if [ "$rc" != 0 ] && [ "$rc" != 124 ] && grep -qE "$pat" <<<"$out" &&
+	   awk -v d="$dt" -v l="$lim" 'BEGIN { exit !(d <= l) }'; then
+		t_ok "$desc: $(grep -E "$pat" <<<"$out" | head -n 1) (${dt} s)"
+	else
+		t_fail "$desc: an error matching '$pat' within $lim s" "rc=$rc after $dt s" "$out"
+	fi
+}
+topo_set cable 4
+CNS=$CLI_NS
+[ "$CABLE" = 1 ] || CNS=$NS_A
+# nobody has this address: ARP/ND gets no answer, address resolution fails
+expect_cm_error "rping to an unused IPv4 address on the subnet" 20 \
+	'ADDR_ERROR|ROUTE_ERROR|UNREACHABLE' "$CNS" rping -c -a "${IP_A%.*}.99" -C 1
+expect_cm_error "rping to an unused IPv6 address on the subnet" 20 \
+	'ADDR_ERROR|ROUTE_ERROR|UNREACHABLE' "$CNS" rping -c -a "${IP6_A%::*}::99" -C 1
+expect_cm_error "ucmatose to an unused IPv4 address on the subnet" 20 \
+	'ADDR_ERROR|ROUTE_ERROR|UNREACHABLE|error' "$CNS" ucmatose -s "${IP_A%.*}.99" -c 1 -C 1
+# an answering host behind a veth, which has no RDMA device: -ENODEV
+if ip netns add "$NODEV_NS" && in_ns "$CNS" ip link add "$NODEV_IF" type veth peer name "${NODEV_IF}p" &&
+   in_ns "$CNS" ip link set "${NODEV_IF}p" netns "$NODEV_NS" &&
+   in_ns "$CNS" ip addr add 198.51.100.1/24 dev "$NODEV_IF" && in_ns "$CNS" ip link set "$NODEV_IF" up &&
+   ip -n "$NODEV_NS" addr add 198.51.100.2/24 dev "${NODEV_IF}p" && ip -n "$NODEV_NS" link set "${NODEV_IF}p" up; then
+	in_ns "$CNS" ping -c 1 -W 5 198.51.100.2 >/dev/null 2>&1
+	expect_cm_error "rping to an address behind a netdev without an RDMA device" 20 \
+		'ADDR_ERROR.*-19|error -19|No such device' "$CNS" rping -c -a 198.51.100.2 -C 1
+	expect_cm_error "udaddy to an address behind a netdev without an RDMA device" 20 \
+		'ADDR_ERROR|error' "$CNS" udaddy -s 198.51.100.2 -c 1 -C 1
+else
+	t_fail "a veth to a host without an RDMA device"
+fi
+ip netns del "$NODEV_NS" 2>/dev/null
+in_ns "$CNS" ip link del "$NODEV_IF" 2>/dev/null
+log_clean "the bad addresses"
+
+# ---- teardown under live connections
+# wait_exit PID SECONDS: WAIT_RC = its exit status, or "hung"
+wait_exit() {
+	local i
+	for ((i = 0; i < $2 * 10; i++)); do
+		if ! kill -0 "$1" 2>/dev/null; then
+			wait "$1"
+			WAIT_RC=$?
+			return
+		fi
+		sleep 0.1
+	done
+	WAIT_RC=hung
+}
+# cm_connected N: until N rdma_cm ids are connected (all namespaces); 60 s
+cm_connected() {
+	local i
+	for ((i = 0; i < 600; i++)); do
+		[ "$(rdma resource show cm_id 2>/dev/null | grep -c 'state CONNECT ')" -ge "$1" ] && return 0
+		sleep 0.1
+	done
+	return 1
+}
+tmp=$(mktemp -d)
+
+# a namespace deleted under a live rping: its name goes (ip netns del), then
+# its last process dies; the kernel tears the namespace down and moves the
+# port netdev back to the initial namespace.  The peer's rping must notice
+# (DISCONNECTED) and exit, nothing may oops, and the port must work again.
+if [ "$CABLE" = 1 ]; then
+	ns_a timeout 300 rping -s -a "$IP_A" -V >"$tmp/ns.s" 2>&1 &
+	ps_=$!
+	cm_wait_listen 7174
+	ns_b timeout 300 rping -c -a "$IP_A" -V >"$tmp/ns.c" 2>&1 &
+	pc_=$!
+	if cm_connected 2; then
+		t_ok "rping $IB_B -> $IB_A connected, running"
+	else
+		t_fail "rping $IB_B -> $IB_A connected, running" "$(cat "$tmp/ns.s" "$tmp/ns.c")"
+	fi
+	sleep 1
+	ip netns del "$NS_B"
+	kill -9 "$pc_"
+	wait_exit "$pc_" 10
+	wait_exit "$ps_" 60
+	if [ "$WAIT_RC" != hung ]; then
+		t_ok "rping's peer exits once the namespace is gone (status $WAIT_RC)"
+	else
+		t_fail "rping's peer exits once the namespace is gone" "$(cat /proc/"$ps_"/stack 2>/dev/null)" "$(tail -n 5 "$tmp/ns.s")"
+		kill -9 "$ps_" 2>/dev/null
+	fi
+	diag "server: $(tr '\n' ' ' <"$tmp/ns.s" | tail -c 300)"
+	for ((i = 0; i < 100; i++)); do
+		[ -e "/sys/class/net/$IF_B" ] && break
+		sleep 0.1
+	done
+	if [ -e "/sys/class/net/$IF_B" ]; then
+		t_ok "$IF_B back in the initial namespace"
+	else
+		t_fail "$IF_B back in the initial namespace" "$(ip -br link)"
+	fi
+	log_clean "deleting a namespace under a live rping"
+	# the namespace again, and rping through it
+	if ip netns add "$NS_B" && ns_b ip link set lo up && ip link set "$IF_B" netns "$NS_B" &&
+	   ns_b ip addr add "$IP_B/24" dev "$IF_B" && ns_b ip addr add "$IP6_B/64" dev "$IF_B" nodad &&
+	   ns_b ip link set "$IF_B" up && wait_carrier "$NS_B" "$IF_B" 1 && ib_wait_active "$IB_B" 1 &&
+	   gid_index "$IB_B" 1 "$IP_B" >/dev/null; then
+		t_ok "$IF_B in a new $NS_B"
+	else
+		t_fail "$IF_B in a new $NS_B"
+	fi
+	cm_pair "rping -C 10 -V through the new namespace" 120 7174 "$NS_A" "$NS_B" \
+		rping -s -a "$IP_A" -C 10 -V -- rping -c -a "$IP_A" -C 10 -V
+else
+	t_skip "namespace deleted under a live rping" "$RCM_DEV: the device works only in the initial namespace"
+fi
+
+# del_device (rxe: rdma link del) while rping, ucmatose and udaddy are live
+topo_set cable 4
+[ "$CABLE" = 1 ] || topo_set loop 4
+in_ns "$SRV_NS" timeout 300 rping -s -a "$SRV_IP" -V >"$tmp/rp.s" 2>&1 &
+p1=$!
+cm_wait_listen 7174
+in_ns "$CLI_NS" timeout 300 rping -c -a "$SRV_IP" -V >"$tmp/rp.c" 2>&1 &
+p2=$!
+in_ns "$SRV_NS" timeout 300 ucmatose -b "$SRV_IP" -c 16 -C 4000 >"$tmp/uc.s" 2>&1 &
+p3=$!
+cm_wait_listen 7471
+in_ns "$CLI_NS" timeout 300 ucmatose -s "$SRV_IP" -c 16 -C 4000 >"$tmp/uc.c" 2>&1 &
+p4=$!
+in_ns "$SRV_NS" timeout 300 udaddy -b "$SRV_IP" -c 4 -C 4000 >"$tmp/ud.s" 2>&1 &
+p5=$!
+sleep 1
+in_ns "$CLI_NS" timeout 300 udaddy -s "$SRV_IP" -c 4 -C 4000 >"$tmp/ud.c" 2>&1 &
+p6=$!
+if cm_connected 8; then
+	t_ok "rping, ucmatose and udaddy live ($(rdma resource show cm_id | grep -c 'state CONNECT ') connected ids)"
+else
+	t_fail "rping, ucmatose and udaddy live" "$(rdma resource show cm_id)" "$(tail -n 3 "$tmp"/*)"
+fi
+diag "$(rdma resource show qp 2>&1 | grep -c .) QPs: $(rdma resource show qp 2>&1 | awk '{ for (i = 1; i < NF; i++) if ($i == "type") print $(i + 1) }' | sort | uniq -c | tr '\n' ' ')"
+if [ "$RCM_DEV" = rxe ]; then
+	victim=$IB_A
+	t_check "rdma link del $IB_A with live connections" rdma link del "$IB_A"
+else
+	victim=$IB_B
+	t_check "del_device $DEV_B with live connections" timeout 120 bash -c "echo $DEV_B > $GN_SYSFS/del_device"
+fi
+# the processes on the removed device get DEVICE_REMOVAL or errors and
+# exit; those on the surviving one time out or see the disconnect; any
+# left after 60 s must at least be killable
+names=(rping-server rping-client ucmatose-server ucmatose-client udaddy-server udaddy-client)
+pids=("$p1" "$p2" "$p3" "$p4" "$p5" "$p6")
+stuck=() rcs=
+for i in "${!pids[@]}"; do
+	wait_exit "${pids[$i]}" 60
+	if [ "$WAIT_RC" = hung ]; then
+		kill "${pids[$i]}" 2>/dev/null
+		wait_exit "${pids[$i]}" 10
+		[ "$WAIT_RC" = hung ] && stuck+=("${names[$i]}: $(cat /proc/"${pids[$i]}"/stack 2>/dev/null | tr '\n' ' ')")
+		WAIT_RC="killed($WAIT_RC)"
+	fi
+	rcs+="${names[$i]} $WAIT_RC; "
+done
+if [ ${#stuck[@]} = 0 ]; then
+	t_ok "no process stuck after the removal of $victim ($rcs)"
+else
+	t_fail "no process stuck after the removal of $victim" "${stuck[@]}"
+	for p in "${pids[@]}"; do kill -9 "$p" 2>/dev/null; done
+fi
+for f in rp.s rp.c uc.s uc.c ud.s ud.c; do diag "$f: $(grep -iE 'error|fail|removal|disconnect' "$tmp/$f" | head -n 3 | tr '\n' ' ')"; done
+t_expect "no QP left on $victim" "" "$(rdma resource show qp 2>/dev/null | grep -w "$victim")"
+log_clean "removing $victim under live rdma_cm connections"
+# the driver module unloads afterwards (nothing leaked holds it)
+if [ "$RCM_DEV" = rxe ]; then
+	mod=rdma_rxe
+	# other rxe devices (none of ours) keep it: then say so
+	if rdma link show 2>/dev/null | grep -q 'rxe'; then
+		t_skip "rmmod rdma_rxe" "other rxe links exist"
+	else
+		t_check "rmmod rdma_rxe after the removal" timeout 120 rmmod rdma_rxe
+	fi
+else
+	mod=gaudi_ib
+	t_check "rmmod gaudi_ib after the removal ($IB_A still exists)" timeout 120 rmmod gaudi_ib
+	if insmod "$GIB_KO" && ib_wait_active "$IB_A" 1; then
+		t_ok "insmod gaudi_ib again: $IB_A back"
+	else
+		t_fail "insmod gaudi_ib again: $IB_A back" "$(ls /sys/class/infiniband)"
+	fi
+fi
+log_clean "unloading $mod"
+rm -rf "$tmp"
+tap_done
