@@ -21,6 +21,10 @@ bin=${FI_DMABUF:-/build/tests-rdma/fi_dmabuf}
 PP_ITERS=${PP_ITERS:-10}
 export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=0}
 
+# ofi_rxm sizes its core CQ for FI_UNIVERSE_SIZE (256) peers: (128 + 128)
+# x 256 entries, more than rxe's max_cqe (32767): there fi_enable fails
+# with EINVAL ("Unable to create verbs CQ")
+[ "$RCM_DEV" = rxe ] && export FI_UNIVERSE_SIZE=${FI_UNIVERSE_SIZE:-64}
 trap rcm_cleanup EXIT
 tap_env_start rcm_setup
 if [ "$CABLE" = 1 ]; then
@@ -65,11 +69,13 @@ diag "$(in_ns "$SNS" env FI_VERBS_IFACE="$SIF" fi_info -p "verbs;ofi_rxm" -t FI_
 # fi_pp DESC PROV EP SIZES [FAM]: fi_pingpong server on the A side, client on
 # the B side (or both on A), data integrity checked (-c)
 fi_pp() {
-	local desc=$1 p=$2 ep=$3 sz=$4 fam=${5:-4} srv=$IP_A six=()
-	[ "$fam" = 6 ] && srv=$IP6_A six=(-6)
+	local desc=$1 p=$2 ep=$3 sz=$4 fam=${5:-4} srv=$IP_A sx=(-s "$IP_A") cx=()
+	# -6 with -s ADDR6 finds no fabric (fi_getinfo -61); -6 alone with
+	# FI_VERBS_IFACE does
+	[ "$fam" = 6 ] && srv=$IP6_A sx=(-6) cx=(-6)
 	cm_pair "$desc" 300 tcp:47592 "$SNS" "$CNS" \
-		env FI_VERBS_IFACE="$SIF" fi_pingpong -p "$p" -e "$ep" -S "$sz" -I "$PP_ITERS" -c "${six[@]}" -s "$srv" -- \
-		env FI_VERBS_IFACE="$CIF" fi_pingpong -p "$p" -e "$ep" -S "$sz" -I "$PP_ITERS" -c "${six[@]}" "$srv"
+		env FI_VERBS_IFACE="$SIF" fi_pingpong -p "$p" -e "$ep" -S "$sz" -I "$PP_ITERS" -c "${sx[@]}" -- \
+		env FI_VERBS_IFACE="$CIF" fi_pingpong -p "$p" -e "$ep" -S "$sz" -I "$PP_ITERS" -c "${cx[@]}" "$srv"
 	FI_PP_OUT=$CM_OUT_C
 	local n
 	n=$(grep -cE '^[0-9]+(\.[0-9]+)?[kmg]? +[0-9]+' <<<"$CM_OUT_C")
