@@ -97,7 +97,7 @@ cm_wait_listen() {
 # PORT is tcp:N), the client in NS_C; ok if both exit 0.  CM_OUT_S,
 # CM_OUT_C: their output; CM_SECS: the client's wall time (s).
 cm_pair() {
-	local desc=$1 tmo=$2 port=$3 ns_s=$4 ns_c=$5 srv=() cli=() out rc_s rc_c t0 spid
+	local desc=$1 tmo=$2 port=$3 ns_s=$4 ns_c=$5 srv=() cli=() out rc_s rc_c t0 spid i
 	shift 5
 	while [ $# -gt 0 ] && [ "$1" != -- ]; do srv+=("$1"); shift; done
 	shift
@@ -115,8 +115,10 @@ cm_pair() {
 	rc_c=$?
 	CM_SECS=$(awk -v a="$t0" -v b="$(date +%s.%N)" 'BEGIN { printf "%.2f", b - a }')
 	# a server that is still up once its client is done has missed
-	# something: give it 30 s, then end it
-	for ((i = 0; i < 300; i++)); do
+	# something: give it 30 s (5 s if the client failed), then end it
+	local n=300
+	[ "$rc_c" = 0 ] || n=50
+	for ((i = 0; i < n; i++)); do
 		kill -0 "$spid" 2>/dev/null || break
 		sleep 0.1
 	done
