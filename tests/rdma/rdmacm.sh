@@ -144,6 +144,21 @@ wait_exit() {
 	done
 	WAIT_RC=hung
 }
+# kill_tree PID SIG: PID's descendants (the tool under in_ns and timeout),
+# then PID
+kill_tree() {
+	local c
+	for c in $(pgrep -P "$1"); do kill_tree "$c" "$2"; done
+	kill -"$2" "$1" 2>/dev/null
+}
+# tree_stacks PID: the kernel stacks of PID's descendants
+tree_stacks() {
+	local c
+	for c in $(pgrep -P "$1"); do
+		echo "$c $(cat /proc/"$c"/comm 2>/dev/null): $(tr '\n' ' ' <"/proc/$c/stack" 2>/dev/null)"
+		tree_stacks "$c"
+	done
+}
 # cm_connected N: until N rdma_cm ids are connected (all namespaces); 60 s
 cm_connected() {
 	local i
@@ -171,15 +186,18 @@ if [ "$CABLE" = 1 ]; then
 		t_fail "rping $IB_B -> $IB_A connected, running" "$(cat "$tmp/ns.s" "$tmp/ns.c")"
 	fi
 	sleep 1
+	# the processes in NS_B (the rping client and its timeout)
+	nsp=$(ip netns pids "$NS_B")
 	ip netns del "$NS_B"
-	kill -9 "$pc_"
+	# shellcheck disable=SC2086
+	kill -9 $nsp
 	wait_exit "$pc_" 10
 	wait_exit "$ps_" 60
 	if [ "$WAIT_RC" != hung ]; then
 		t_ok "rping's peer exits once the namespace is gone (status $WAIT_RC)"
 	else
-		t_fail "rping's peer exits once the namespace is gone" "$(cat /proc/"$ps_"/stack 2>/dev/null)" "$(tail -n 5 "$tmp/ns.s")"
-		kill -9 "$ps_" 2>/dev/null
+		t_fail "rping's peer exits once the namespace is gone" "$(tree_stacks "$ps_")" "$(tail -n 5 "$tmp/ns.s")"
+		kill_tree "$ps_" 9
 	fi
 	diag "server: $(tr '\n' ' ' <"$tmp/ns.s" | tail -c 300)"
 	for ((i = 0; i < 100; i++)); do
@@ -257,11 +275,11 @@ done
 stuck=() rcs=
 for i in "${!pids[@]}"; do
 	if [ "${st[$i]}" = hung ]; then
-		kill "${pids[$i]}" 2>/dev/null
+		kill_tree "${pids[$i]}" TERM
 		wait_exit "${pids[$i]}" 10
 		if [ "$WAIT_RC" = hung ]; then
-			stuck+=("${names[$i]}: $(tr '\n' ' ' <"/proc/${pids[$i]}/stack" 2>/dev/null)")
-			kill -9 "${pids[$i]}" 2>/dev/null
+			stuck+=("${names[$i]}: $(tree_stacks "${pids[$i]}")")
+			kill_tree "${pids[$i]}" 9
 		fi
 		st[$i]="SIGTERM->$WAIT_RC"
 	fi
