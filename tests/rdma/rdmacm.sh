@@ -261,13 +261,13 @@ fi
 delp=$!
 # the processes on the removed device get DEVICE_REMOVAL or errors and
 # exit, or wait forever for events that will not come (ucmatose ignores
-# DEVICE_REMOVAL; RC has no keepalive): after 60 s those get SIGTERM, and
+# DEVICE_REMOVAL; RC has no keepalive): after 20 s those get SIGTERM, and
 # must then exit: none may be stuck in the kernel
 names=(rping-server rping-client ucmatose-server ucmatose-client udaddy-server udaddy-client)
 pids=("$p1" "$p2" "$p3" "$p4" "$p5" "$p6")
 t0=$(date +%s)
 for i in "${!pids[@]}"; do
-	left=$((60 - ($(date +%s) - t0)))
+	left=$((20 - ($(date +%s) - t0)))
 	[ "$left" -lt 1 ] && left=1
 	wait_exit "${pids[$i]}" "$left"
 	st[$i]=$WAIT_RC
