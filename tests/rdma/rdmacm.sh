@@ -243,7 +243,12 @@ p5=$!
 sleep 1
 in_ns "$CLI_NS" timeout 300 udaddy -s "$SRV_IP" -c 4 -C 4000 >"$tmp/ud.c" 2>&1 &
 p6=$!
-if cm_connected 8; then
+# udaddy's UD QPs exist once its address is resolved; its traffic follows
+for ((i = 0; i < 300; i++)); do
+	rdma resource show qp 2>/dev/null | grep -q 'type UD' && break
+	sleep 0.1
+done
+if cm_connected 8 && rdma resource show qp 2>/dev/null | grep -q 'type UD'; then
 	t_ok "rping, ucmatose and udaddy live ($(rdma resource show cm_id | grep -c 'state CONNECT ') connected ids)"
 else
 	t_fail "rping, ucmatose and udaddy live" "$(rdma resource show cm_id)" "$(tail -n 3 "$tmp"/*)"
@@ -253,10 +258,10 @@ diag "$(rdma resource show qp 2>&1 | grep -c .) QPs: $(rdma resource show qp 2>&
 # so its removal waits until every process has closed the device
 if [ "$RCM_DEV" = rxe ]; then
 	victim=$IB_A
-	rdma link del "$IB_A" >"$tmp/del" 2>&1 &
+	bash -c "rdma link del $IB_A; rc=\$?; date +%s.%N > $tmp/del.t; exit \$rc" >"$tmp/del" 2>&1 &
 else
 	victim=$IB_B
-	bash -c "echo $DEV_B > $GN_SYSFS/del_device" >"$tmp/del" 2>&1 &
+	bash -c "echo $DEV_B > $GN_SYSFS/del_device; rc=\$?; date +%s.%N > $tmp/del.t; exit \$rc" >"$tmp/del" 2>&1 &
 fi
 delp=$!
 # the processes on the removed device get DEVICE_REMOVAL or errors and
@@ -265,7 +270,7 @@ delp=$!
 # must then exit: none may be stuck in the kernel
 names=(rping-server rping-client ucmatose-server ucmatose-client udaddy-server udaddy-client)
 pids=("$p1" "$p2" "$p3" "$p4" "$p5" "$p6")
-t0=$(date +%s)
+t0=$(date +%s) t0n=$(date +%s.%N)
 for i in "${!pids[@]}"; do
 	left=$((20 - ($(date +%s) - t0)))
 	[ "$left" -lt 1 ] && left=1
@@ -292,7 +297,7 @@ else
 fi
 wait_exit "$delp" 60
 if [ "$WAIT_RC" = 0 ]; then
-	t_ok "removal of $victim completed ($(($(date +%s) - t0)) s)"
+	t_ok "removal of $victim completed (in $(awk -v a="$t0n" -v b="$(cat "$tmp/del.t")" 'BEGIN { printf "%.1f", b - a }') s)"
 else
 	t_fail "removal of $victim completed" "status $WAIT_RC" "$(cat "$tmp/del")"
 	kill -9 "$delp" 2>/dev/null
