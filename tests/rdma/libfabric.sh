@@ -91,7 +91,7 @@ diag "max_cqe of $SIB: $(ibv_devinfo -v -d "$SIB" 2>/dev/null | awk '$1 == "max_
 FI_UNIVERSE_SIZE=64 fi_pp "fi_pingpong -p 'verbs;ofi_rxm' -e rdm -S all -c, FI_UNIVERSE_SIZE=64" "verbs;ofi_rxm" rdm all
 fi_pp "fi_pingpong -p verbs -e msg -S all -c" verbs msg all
 grep -q '^bytes' <<<"$FI_PP_OUT" || diag "$FI_PP_OUT"
-fi_pp "fi_pingpong -p 'verbs;ofi_rxm' -e rdm -S 65536 -c, IPv6" "verbs;ofi_rxm" rdm 65536 6
+FI_UNIVERSE_SIZE=64 fi_pp "fi_pingpong -p 'verbs;ofi_rxm' -e rdm -S 65536 -c, IPv6, FI_UNIVERSE_SIZE=64" "verbs;ofi_rxm" rdm 65536 6
 fi_pp "fi_pingpong -p verbs -e msg -S 65536 -c, IPv6" verbs msg 65536 6
 
 # fi_dmabuf: HBM dma-buf export as the target of an fi_writedata, with 64
