@@ -257,6 +257,8 @@ struct buf {
 
 static void buf_alloc(struct buf *b, size_t len)
 {
+	/* whole pages: HBM exports and mappings are made of pages */
+	len = (len + 4095) & ~(size_t)4095;
 	b->len = len;
 	b->dmabuf = -1;
 	b->acc_fd = -1;
