@@ -106,11 +106,14 @@ rpair() { # TOOL ARGS...: rxe loopback
 	rm -f "$out_s"
 }
 
-# ---- UD
+# ---- UD (-I 8: perftest's default inline for UD latency, 188 B, is over the
+# device's UD inline limit; GAUDI_DEBUG makes the provider say why it
+# refuses a QP)
+export GAUDI_DEBUG=1
 collect "gaudi ib_send_bw -c UD 1 KiB" bw_avg gpair ib_send_bw -c UD -F -s 1024 -n 5000
 collect "rxe ib_send_bw -c UD 1 KiB" bw_avg rpair ib_send_bw -c UD -F -s 1024 -n 5000
-collect "gaudi ib_send_lat -c UD 8 B" lat_typ gpair ib_send_lat -c UD -F -s 8 -n 500
-collect "rxe ib_send_lat -c UD 8 B" lat_typ rpair ib_send_lat -c UD -F -s 8 -n 500
+collect "gaudi ib_send_lat -c UD 8 B" lat_typ gpair ib_send_lat -c UD -F -s 8 -n 500 -I 8
+collect "rxe ib_send_lat -c UD 8 B" lat_typ rpair ib_send_lat -c UD -F -s 8 -n 500 -I 8
 
 # ---- 64 ucmatose connections (client wall time)
 uc_time() { # NS_S NS_C IP: prints the client's wall time in seconds
@@ -145,7 +148,7 @@ fi_lat() { awk '/^[0-9]+ +[0-9]+/ { v = $6 } END { print v }' <<<"$1"; }
 fi_bw() { awk '/^[0-9]+ +[0-9]+/ { v = $5 } END { print v }' <<<"$1"; }
 collect "fi_pingpong verbs;ofi_rxm 8 B latency" fi_lat fi_pp 8
 collect "fi_pingpong verbs;ofi_rxm 64 KiB bandwidth" fi_bw fi_pp 65536
-collect "gaudi ib_send_lat 8 B" lat_typ gpair ib_send_lat -F -s 8 -n 500
+collect "gaudi ib_send_lat 8 B" lat_typ gpair ib_send_lat -F -s 8 -n 500 -I 8
 collect "gaudi ib_send_lat 64 KiB" lat_typ gpair ib_send_lat -F -s 65536 -n 200
 collect "gaudi ib_write_bw 64 KiB" bw_avg gpair ib_write_bw -F -s 65536 -n 2000
 
