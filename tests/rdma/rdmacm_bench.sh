@@ -133,7 +133,8 @@ collect "gaudi ucmatose 64 connections" num uc_time "$NS_A" "$NS_B" "$IP_A"
 collect "rxe ucmatose 64 connections" num uc_time init init "$RXE_IP"
 
 # ---- libfabric on top of raw verbs, same gaudi pair
-# fi_pingpong's result line: bytes iters total time MB/sec usec/xfer Mxfers/sec
+# fi_pingpong's result line: bytes #sent #ack total time MB/sec usec/xfer
+# Mxfers/sec, e.g. "64k 500 =500 62m 1.06s 62.08 1055.72 0.00"
 # 64 peers: with the default 256, ofi_rxm's core CQ (65536 entries) is over
 # max_cqe (libfabric.sh)
 fi_pp() { # SIZE
@@ -144,8 +145,8 @@ fi_pp() { # SIZE
 	ns_b env FI_VERBS_IFACE="$IF_B" FI_UNIVERSE_SIZE=64 timeout 120 fi_pingpong -p "verbs;ofi_rxm" -e rdm -S "$1" -I "${FI_ITERS:-500}" "$IP_A"
 	wait "$sp"
 }
-fi_lat() { awk '/^[0-9]+ +[0-9]+/ { v = $6 } END { print v }' <<<"$1"; }
-fi_bw() { awk '/^[0-9]+ +[0-9]+/ { v = $5 } END { print v }' <<<"$1"; }
+fi_lat() { awk '/^[0-9]+[kmg]? +[0-9]+ +=/ { v = $7 } END { print v }' <<<"$1"; }
+fi_bw() { awk '/^[0-9]+[kmg]? +[0-9]+ +=/ { v = $6 } END { print v }' <<<"$1"; }
 collect "fi_pingpong verbs;ofi_rxm 8 B latency" fi_lat fi_pp 8
 collect "fi_pingpong verbs;ofi_rxm 64 KiB bandwidth" fi_bw fi_pp 65536
 collect "gaudi ib_send_lat 8 B" lat_typ gpair ib_send_lat -F -s 8 -n 500 -I 8
