@@ -162,8 +162,9 @@ show "fi_pingpong verbs;ofi_rxm 64 KiB bandwidth" MB/s
 show "gaudi ib_send_lat 8 B" us
 show "gaudi ib_send_lat 64 KiB" us
 show "gaudi ib_write_bw 64 KiB" MiB/s
-# the raw 64 KiB ping-pong as a bandwidth, in fi_pingpong's units
-pp_raw=$(awk -v l="$(med "gaudi ib_send_lat 64 KiB")" 'BEGIN { if (l + 0 > 0) printf "%.2f", 65536 / l; else print "?" }')
+# the raw 64 KiB ping-pong (one way: ib_send_lat's half round trip) as a
+# bandwidth in MiB/s, and fi_pingpong's in MiB/s too
+pp_raw=$(awk -v l="$(med "gaudi ib_send_lat 64 KiB")" 'BEGIN { if (l + 0 > 0) printf "%.2f", 65536 / l * 1e6 / 1048576; else print "?" }')
 fi_bw_mib=$(awk -v b="$(med "fi_pingpong verbs;ofi_rxm 64 KiB bandwidth")" 'BEGIN { if (b + 0 > 0) printf "%.2f", b * 1e6 / 1048576; else print "?" }')
 diag "ratios:" \
 	"  UD ib_send_bw gaudi/rxe = $(ratio "$(med "gaudi ib_send_bw -c UD 1 KiB")" "$(med "rxe ib_send_bw -c UD 1 KiB")") (higher is better)" \
