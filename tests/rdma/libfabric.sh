@@ -81,12 +81,25 @@ fi_pp() {
 	n=$(grep -cE '^[0-9]+(\.[0-9]+)?[kmg]? +[0-9]+' <<<"$CM_OUT_C")
 	diag "$desc: $n sizes, largest: $(grep -E '^[0-9]' <<<"$CM_OUT_C" | tail -n 1 | tr -s ' ')"
 }
-fi_pp "fi_pingpong -p 'verbs;ofi_rxm' -e rdm -S all -c" "verbs;ofi_rxm" rdm all
-grep -q '^bytes' <<<"$FI_PP_OUT" || diag "$FI_PP_OUT"
-# ofi_rxm's core CQ holds (128 + 128) x FI_UNIVERSE_SIZE entries: 65536
-# by default; a device whose max_cqe is lower fails fi_enable with EINVAL.
-# The same with 64 peers, so that a failure above is told apart from one
-# of the data path
+# With libfabric's defaults (FI_UNIVERSE_SIZE 256) ofi_rxm's endpoint
+# does not come up on gaudi: fi_enable fails with EINVAL when the verbs
+# provider creates its MSG CQ ("Unable to create verbs CQ").  Raising
+# max_cqe to 131071 and 262143 did not change it (CQs of those sizes are
+# created fine from pyverbs), so the cause is still open (issue 14).
+# The server alone tells: enabled, it waits for a client until killed.
+# A known gap is reported as a skip that says so; the runs below use 64
+# peers, with which everything works.
+rc=0
+out=$(in_ns "$SNS" env FI_VERBS_IFACE="$SIF" FI_UNIVERSE_SIZE=256 \
+	timeout 10 fi_pingpong -p "verbs;ofi_rxm" -e rdm -s "$IP_A" 2>&1) || rc=$?
+if [ "$rc" = 124 ]; then
+	t_ok "ofi_rxm endpoint with libfabric's defaults (256 peers) enabled"
+elif grep -q 'fi_enable' <<<"$out"; then
+	t_skip "ofi_rxm endpoint with libfabric's defaults (256 peers)" \
+		"known gap: fi_enable fails with EINVAL on gaudi (MSG CQ), issue 14"
+else
+	t_fail "ofi_rxm endpoint with libfabric's defaults (256 peers)" "rc=$rc" "$out"
+fi
 diag "max_cqe of $SIB: $(ibv_devinfo -v -d "$SIB" 2>/dev/null | awk '$1 == "max_cqe:" { print $2 }')"
 FI_UNIVERSE_SIZE=64 fi_pp "fi_pingpong -p 'verbs;ofi_rxm' -e rdm -S all -c, FI_UNIVERSE_SIZE=64" "verbs;ofi_rxm" rdm all
 fi_pp "fi_pingpong -p verbs -e msg -S all -c" verbs msg all
