@@ -29,28 +29,34 @@ def parse(text):
     while i < len(toks):
         if toks[i] == "struct" and i + 2 < len(toks) and toks[i + 2] == "{":
             name, i = toks[i + 1], i + 3
-            fields, stack, decl = [], [""], []
+            fields, stack, decl, closed, k = [], [""], [], "", 0
             while stack:
                 t = toks[i]
                 i += 1
                 if t == "{":
-                    stack.append(None)  # anonymous aggregate, named at "}"
+                    # a nested aggregate: its members are recorded under a
+                    # placeholder of their own, named (or dropped, if the
+                    # aggregate is anonymous) at its "}"
+                    stack.append("\0%d\0" % k)
+                    k += 1
                     decl = []
                 elif t == "}":
-                    stack.pop()
+                    closed = stack.pop()
                     decl = ["}"]
                 elif t == ";":
                     if decl and decl[0] == "}" and len(decl) > 1:
-                        # "} name;" closes a nested aggregate
+                        # "} name;" closes a named nested aggregate
                         prefix = ".".join(p for p in stack if p)
-                        # its members were recorded under a placeholder
-                        fields[:] = [f.replace("\0", decl[1]) for f in fields]
+                        fields[:] = [f.replace(closed, decl[1]) for f in fields]
                         fields.append((prefix + "." if prefix else "") + decl[1])
+                    elif decl == ["}"]:
+                        # "};" closes an anonymous one: its members are
+                        # members of the enclosing aggregate
+                        fields[:] = [f.replace(closed + ".", "") for f in fields]
                     elif decl and decl[0] != "}":
                         names = [d for d in decl if not d.startswith("[")]
                         member = names[-1]
-                        prefix = ".".join("\0" if p is None else p
-                                          for p in stack if p != "")
+                        prefix = ".".join(p for p in stack if p != "")
                         fields.append((prefix + "." if prefix else "") + member)
                     decl = []
                 else:
