@@ -1394,6 +1394,37 @@ struct addr_blob {
 	char addr[GC_MAX_RAILS * GC_ADDR_MAX];
 };
 
+/* Open a transport over prov and trade every rank's status and addresses
+ * (all[]).  *tpp is the open transport, NULL if it failed here; the result
+ * is the exchange's only, so that a local failure fails every rank quickly. */
+static gcoll_result_t tp_exchange(struct gc_boot *b, const char *prov, bool quiet,
+				  struct addr_blob *mine, struct addr_blob *all,
+				  struct gc_transport **tpp)
+{
+	struct gc_transport *tp = NULL;
+	gcoll_result_t rc;
+
+	memset(mine, 0, sizeof(*mine));
+	gc_err_quiet += quiet;
+	rc = gc_tp_open((int)gc_env_u64("GCOLL_NRAILS", 1), prov, &tp);
+	gc_err_quiet -= quiet;
+	mine->status = rc;
+	if (!rc) {
+		mine->nrails = tp->nrails;
+		mine->addrlen = (uint32_t)tp->addrlen;
+		snprintf(mine->prov, sizeof(mine->prov), "%s", tp->prov_name);
+		for (int i = 0; i < tp->nrails; i++)
+			memcpy(mine->addr + (size_t)i * tp->addrlen, tp->addr[i], tp->addrlen);
+	}
+	*tpp = tp;
+	rc = gc_boot_allgather(b, mine, sizeof(*mine), all);
+	if (rc && tp) {
+		gc_tp_put(tp);
+		*tpp = NULL;
+	}
+	return rc;
+}
+
 GC_API gcoll_result_t gcoll_comm_init_rank(gcoll_comm_t *comm, int nranks, gcoll_unique_id id,
 					   int rank)
 {
@@ -1440,23 +1471,29 @@ GC_API gcoll_result_t gcoll_comm_init_rank(gcoll_comm_t *comm, int nranks, gcoll
 		local += hids[i] == hid;
 	}
 	prov = getenv("GCOLL_PROVIDER");
-	if (!prov || !*prov)
-		prov = same ? "shm" : "tcp";
-	memset(&mine, 0, sizeof(mine));
-	rc = gc_tp_open((int)gc_env_u64("GCOLL_NRAILS", 1), prov, &tp);
-	mine.status = rc;
-	if (!rc) {
-		mine.nrails = tp->nrails;
-		mine.addrlen = (uint32_t)tp->addrlen;
-		snprintf(mine.prov, sizeof(mine.prov), "%s", tp->prov_name);
-		for (int i = 0; i < tp->nrails; i++)
-			memcpy(mine.addr + (size_t)i * tp->addrlen, tp->addr[i], tp->addrlen);
+	if (!prov || !*prov) {
+		/* the device's own ports when every rank has one; else shared
+		 * memory on one host, tcp across hosts */
+		rc = tp_exchange(b, "gaudi", true, &mine, all, &tp);
+		if (rc)
+			goto out;
+		for (int i = 0; i < nranks && tp; i++)
+			if (all[i].status) {
+				GC_INFO("rank %d: rank %d has no usable gaudi port, not using %s", rank,
+					i, GC_PROV_VERBS);
+				gc_tp_put(tp);
+				tp = NULL;
+			}
+		prov = tp ? NULL : same ? "shm" : "tcp";
 	}
-	/* always take part, so a local failure fails every rank quickly */
-	gcoll_result_t rc2 = gc_boot_allgather(b, &mine, sizeof(mine), all);
-
-	if (rc || (rc = rc2))
-		goto out;
+	if (prov) {
+		if (tp)
+			gc_tp_put(tp);
+		tp = NULL;
+		rc = tp_exchange(b, prov, false, &mine, all, &tp);
+		if (rc)
+			goto out;
+	}
 	for (int i = 0; i < nranks; i++) {
 		if (all[i].status) {
 			rc = gc_err(GCOLL_ERR_FABRIC, "%s: rank %d could not open its transport", fn, i);

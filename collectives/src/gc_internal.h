@@ -25,6 +25,9 @@ extern int gc_log_level;
 void gc_log_init(void);
 void gc_log(int level, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 /* Log an error (always recorded for gcoll_get_last_error) and return r. */
+/* > 0: gc_err() logs at INFO level (a failure the caller expects and
+ * handles, like probing for a provider) */
+extern _Thread_local int gc_err_quiet;
 gcoll_result_t gc_err(gcoll_result_t r, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
 #define GC_TRACE(...) do { if (gc_log_level >= GC_LOG_TRACE) gc_log(GC_LOG_TRACE, __VA_ARGS__); } while (0)
@@ -92,6 +95,7 @@ struct gc_transport {
 	int myrank;           /* rank in the world communicator */
 	bool rx_cq_data;      /* FI_RX_CQ_DATA: writes consume a posted receive */
 	bool mr_local, mr_virt, mr_prov_key, dmabuf_native;
+	bool ctrl_inject;     /* control entries fit the inject size */
 	uint64_t next_key;
 	char prov_name[32];
 	size_t max_msg;
@@ -177,6 +181,10 @@ static inline uint32_t gc_imm(uint32_t ctx8, uint32_t slot, size_t seg)
 	return ((ctx8 & 0xff) << 24) | ((slot & 0xffff) << 8) | (seg & 0xff);
 }
 
+/* GCOLL_PROVIDER "gaudi": libfabric's verbs;ofi_rxm on a gaudi_N device */
+#define GC_PROV_VERBS "verbs;ofi_rxm"
+bool gc_prov_is_gaudi(const char *prov);
+bool gc_prov_is_verbs(const char *prov);
 gcoll_result_t gc_tp_open(int nrails_req, const char *prov, struct gc_transport **out);
 gcoll_result_t gc_tp_set_peers(struct gc_transport *tp, int npeers, int myrank,
 			       const char *addrs /* npeers * nrails * addrlen */);

@@ -10,6 +10,7 @@
 #include "gc_internal.h"
 
 int gc_log_level = GC_LOG_ERR;
+_Thread_local int gc_err_quiet;
 static _Thread_local char last_error[512];
 
 void gc_log_init(void)
@@ -50,8 +51,8 @@ gcoll_result_t gc_err(gcoll_result_t r, const char *fmt, ...)
 	va_start(ap, fmt);
 	vsnprintf(last_error, sizeof(last_error), fmt, ap);
 	va_end(ap);
-	if (gc_log_level >= GC_LOG_ERR)
-		gc_log(GC_LOG_ERR, "%s (%s)", last_error, gcoll_get_error_string(r));
+	gc_log(gc_err_quiet ? GC_LOG_INFO : GC_LOG_ERR, "%s (%s)", last_error,
+	       gcoll_get_error_string(r));
 	return r;
 }
 

@@ -51,8 +51,41 @@ static struct fi_info *make_hints(const char *prov)
 	h->tx_attr->msg_order = FI_ORDER_SAS;
 	h->rx_attr->msg_order = FI_ORDER_SAS;
 	if (prov && *prov)
-		h->fabric_attr->prov_name = strdup(prov);
+		h->fabric_attr->prov_name = strdup(gc_prov_is_gaudi(prov) ? GC_PROV_VERBS : prov);
+	/* libfabric's verbs provider lists a RoCE device for any address
+	 * format only on interfaces named by FI_VERBS_IFACE (default "ib");
+	 * asking for IPv4 socket addresses lists every RoCE port */
+	if (prov && gc_prov_is_verbs(prov) && !getenv("FI_VERBS_IFACE"))
+		h->addr_format = FI_SOCKADDR_IN;
 	return h;
+}
+
+bool gc_prov_is_gaudi(const char *prov)
+{
+	return prov && !strcmp(prov, "gaudi");
+}
+
+bool gc_prov_is_verbs(const char *prov)
+{
+	return prov && (gc_prov_is_gaudi(prov) || !strncmp(prov, "verbs", 5));
+}
+
+/* The fi_info gc_tp_open() uses: the domain GCOLL_IFACE names, else for
+ * "gaudi" the first gaudi_N device, else for verbs a gaudi_N device if
+ * there is one, else the first. */
+static struct fi_info *pick_info(struct fi_info *info, const char *prov)
+{
+	const char *ifname = getenv("GCOLL_IFACE");
+
+	for (struct fi_info *i = info; i; i = i->next) {
+		const char *d = i->domain_attr->name;
+
+		if (!d)
+			continue;
+		if (ifname ? !strcmp(d, ifname) : gc_prov_is_verbs(prov) && !strncmp(d, "gaudi_", 6))
+			return i;
+	}
+	return ifname || gc_prov_is_gaudi(prov) ? NULL : info;
 }
 
 static int post_pool(struct gc_rail *r, struct gc_rxbuf *b)
@@ -245,7 +278,6 @@ out:
 gcoll_result_t gc_tp_open(int nrails, const char *prov, struct gc_transport **out)
 {
 	struct fi_info *hints, *info = NULL, *pick;
-	const char *ifname = getenv("GCOLL_IFACE");
 	struct gc_transport *tp;
 	gcoll_result_t rc;
 	int ret;
@@ -259,13 +291,13 @@ gcoll_result_t gc_tp_open(int nrails, const char *prov, struct gc_transport **ou
 		return gc_err(GCOLL_ERR_UNSUPPORTED,
 			      "transport: no RDM endpoint with tagged+RMA for provider '%s': %s",
 			      prov ? prov : "(any)", fi_strerror(-ret));
-	pick = info;
-	if (ifname) {
-		for (struct fi_info *i = info; i; i = i->next)
-			if (i->domain_attr->name && !strcmp(i->domain_attr->name, ifname)) {
-				pick = i;
-				break;
-			}
+	pick = pick_info(info, prov);
+	if (!pick) {
+		fi_freeinfo(info);
+		return gc_err(GCOLL_ERR_UNSUPPORTED,
+			      "transport: provider '%s' has no domain %s%s (is a gaudi port up, with an IPv4 address?)",
+			      prov, getenv("GCOLL_IFACE") ? "named " : "gaudi_N",
+			      getenv("GCOLL_IFACE") ? getenv("GCOLL_IFACE") : "");
 	}
 	tp = calloc(1, sizeof(*tp));
 	if (!tp) {
@@ -286,11 +318,10 @@ gcoll_result_t gc_tp_open(int nrails, const char *prov, struct gc_transport **ou
 			    tp->prov_name, info->domain_attr->cq_data_size);
 		goto fail;
 	}
-	if (info->tx_attr->inject_size < sizeof(struct gc_ctrl)) {
-		rc = gc_err(GCOLL_ERR_UNSUPPORTED, "transport: provider %s inject size %zu < %zu",
-			    tp->prov_name, info->tx_attr->inject_size, sizeof(struct gc_ctrl));
-		goto fail;
-	}
+	/* verbs;ofi_rxm injects only what fits inline after its own header
+	 * (32 bytes on gaudi_N): control entries are then sent, not injected */
+	tp->ctrl_inject = info->tx_attr->inject_size >= sizeof(struct gc_ctrl) &&
+			  !gc_env_u64("GCOLL_FORCE_CTRL_SEND", 0);
 	tp->rx_cq_data = (info->mode & FI_RX_CQ_DATA) || gc_env_u64("GCOLL_FORCE_RX_CQ_DATA", 0);
 	tp->mr_local = info->domain_attr->mr_mode & FI_MR_LOCAL;
 	tp->mr_virt = info->domain_attr->mr_mode & FI_MR_VIRT_ADDR;
@@ -349,7 +380,14 @@ gcoll_result_t gc_tp_open(int nrails, const char *prov, struct gc_transport **ou
 			}
 		}
 	}
-	tp->dmabuf_native = probe_dmabuf(tp);
+	/* verbs hands FI_MR_DMABUF to the kernel (ibv_reg_dmabuf_mr), which
+	 * imports the dma-buf or refuses it; a refusal falls back per
+	 * registration (gcoll_mem_register_dmabuf).  Other providers may
+	 * accept the flag and ignore it: probe them. */
+	if (gc_prov_is_verbs(tp->prov_name))
+		tp->dmabuf_native = gc_env_u64("GCOLL_DMABUF", 1) != 0;
+	else
+		tp->dmabuf_native = probe_dmabuf(tp);
 	GC_INFO("transport: provider %s domain %s rails %d rx_cq_data %d mr_local %d virt %d dmabuf %d",
 		tp->prov_name, info->domain_attr->name, tp->nrails, tp->rx_cq_data,
 		tp->mr_local, tp->mr_virt, tp->dmabuf_native);
@@ -607,6 +645,31 @@ static gcoll_result_t slot_alloc(struct gc_transport *tp, struct gc_xfer *x)
 	}
 }
 
+/* The receiver's control entry as a tagged send from x->ctrl, for
+ * providers whose inject size is smaller than an entry; x stays alive
+ * until the send completes (inflight). */
+static ssize_t ctrl_send(struct gcoll_comm *c, struct gc_xfer *x)
+{
+	struct gc_transport *tp = c->tp;
+	struct gc_mr *cm = NULL;
+	ssize_t ret;
+
+	if (tp->mr_local) {
+		gcoll_result_t rc = gc_mr_lookup(tp, &x->ctrl, sizeof(x->ctrl), &cm);
+
+		if (rc)
+			return -FI_ENOMEM;
+		cm->users--;   /* cached; the xfer lives in the heap page */
+	}
+	x->c_main.type = GC_CTX_CTRL_SEND;
+	ret = fi_tsend(tp->rails[x->rail].ep, &x->ctrl, sizeof(x->ctrl), cm ? cm->desc : NULL,
+		       peer_addr(c, x->rail, x->peer), gc_tag(GC_TAG_CTRL, c->ctx, c->rank, x->seq),
+		       &x->c_main);
+	if (!ret)
+		x->inflight++;
+	return ret;
+}
+
 /* Post what is pending for x.  -FI_EAGAIN leaves it for the next call. */
 gcoll_result_t gc_xfer_advance(struct gcoll_comm *c, struct gc_xfer *x)
 {
@@ -663,12 +726,17 @@ gcoll_result_t gc_xfer_advance(struct gcoll_comm *c, struct gc_xfer *x)
 			x->ctrl.ctx8 = c->ctx & 0xff;
 			x->nseg = (x->len + c->wsize - 1) / c->wsize;
 		}
-		ret = fi_tinject(r->ep, &x->ctrl, sizeof(x->ctrl), peer_addr(c, x->rail, x->peer),
-				 gc_tag(GC_TAG_CTRL, c->ctx, c->rank, x->seq));
+		if (tp->ctrl_inject)
+			ret = fi_tinject(r->ep, &x->ctrl, sizeof(x->ctrl),
+					 peer_addr(c, x->rail, x->peer),
+					 gc_tag(GC_TAG_CTRL, c->ctx, c->rank, x->seq));
+		else
+			ret = ctrl_send(c, x);
 		if (ret == -FI_EAGAIN)
 			return GCOLL_SUCCESS;
 		if (ret)
-			return gc_fi_err((int)ret, "fi_tinject (rendezvous control)");
+			return gc_fi_err((int)ret, tp->ctrl_inject ? "fi_tinject (rendezvous control)"
+								    : "fi_tsend (rendezvous control)");
 		x->posted = true;
 		return GCOLL_SUCCESS;
 	}
@@ -824,6 +892,8 @@ static void handle_entry(struct gc_transport *tp, struct fi_cq_data_entry *e)
 		break;
 	case GC_CTX_CTRL_RECV:
 		x->ctrl_ready = true;
+		break;
+	case GC_CTX_CTRL_SEND:
 		break;
 	case GC_CTX_WRITE:
 		x->seg_done++;
