@@ -4,8 +4,13 @@
  *
  *   gcoll-perf [-C allreduce|allgather|reducescatter|broadcast|reduce|alltoall]
  *              [-b 8] [-e 256M] [-f 2] [-o sum] [-d float] [-c 1] [-n 20]
- *              [-w 5] [-g nranks] [-r root]
+ *              [-w 5] [-g nranks] [-r root] [-H accel[,accel...]]
  *
+ * -H puts the send and receive buffers in device memory (HBM) of the
+ * listed accel devices (rank r takes the (r mod n)-th), allocated through
+ * hl-thunk, exported as dma-buf and registered with
+ * gcoll_mem_register_dmabuf(); the data is filled and checked through the
+ * accel CPU mapping.
  * Launch: with RANK/WORLD_SIZE (or OMPI_COMM_WORLD_RANK/SIZE) in the
  * environment it is one rank of an externally launched job and bootstraps
  * from MASTER_ADDR:MASTER_PORT (rank 0 serves); otherwise it forks -g ranks
@@ -13,6 +18,7 @@
  * algbw and busbw (GB/s, nccl-tests factors) and #wrong (with -c 1).
  */
 #define _GNU_SOURCE
+#include <errno.h>
 #include <math.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -23,6 +29,9 @@
 #include <unistd.h>
 
 #include "gcoll.h"
+#ifdef GCOLL_PERF_HBM
+#include <hlthunk.h>
+#endif
 
 enum { C_AR, C_AG, C_RS, C_BC, C_RED, C_A2A };
 static const char *cname[] = { "allreduce", "allgather", "reducescatter", "broadcast", "reduce",
@@ -38,7 +47,106 @@ static struct {
 	gcoll_redop_t op;
 	gcoll_datatype_t type;
 	int check, iters, warmup, nranks, root;
-} o = { C_AR, 8, 256u << 20, 2, GCOLL_SUM, GCOLL_FLOAT32, 1, 20, 5, 2, 0 };
+	const char *hbm;   /* -H: accel indices, comma separated */
+} o = { C_AR, 8, 256u << 20, 2, GCOLL_SUM, GCOLL_FLOAT32, 1, 20, 5, 2, 0, NULL };
+
+/* A benchmark buffer: host memory, or HBM of an accel device exported as
+ * dma-buf and used through its CPU mapping. */
+struct pbuf {
+	void *cpu;
+	size_t len;
+	int acc_fd, dmabuf;
+	uint64_t handle, dva;
+	gcoll_mem_t mem;
+};
+
+/* the accel index rank takes from -H's list */
+static int hbm_index(int rank)
+{
+	int n = 0, idx[64];
+
+	for (const char *p = o.hbm; p && *p && n < 64; ) {
+		char *e;
+
+		idx[n++] = (int)strtol(p, &e, 10);
+		p = *e == ',' ? e + 1 : e + strlen(e);
+	}
+	return n ? idx[rank % n] : -1;
+}
+
+static int pbuf_alloc(gcoll_comm_t c, int rank, struct pbuf *b, size_t len, const char *what)
+{
+	len = (len + 4095) & ~(size_t)4095;
+	memset(b, 0, sizeof(*b));
+	b->len = len;
+	b->acc_fd = -1;
+	b->dmabuf = -1;
+	if (!o.hbm) {
+		b->cpu = aligned_alloc(4096, len);
+		if (!b->cpu)
+			fprintf(stderr, "rank %d: cannot allocate %zu bytes for the %s buffer\n", rank, len,
+				what);
+		return b->cpu ? 0 : -1;
+	}
+#ifdef GCOLL_PERF_HBM
+	int acc = hbm_index(rank);
+	gcoll_result_t rc;
+
+	b->acc_fd = hlthunk_open_by_index((uint32_t)acc);
+	if (b->acc_fd < 0)
+		goto fail;
+	b->handle = hlthunk_device_memory_alloc(b->acc_fd, len, 0, true, false);
+	if (!b->handle)
+		goto fail;
+	b->dva = hlthunk_device_memory_map(b->acc_fd, b->handle, 0);
+	if (!b->dva)
+		goto fail;
+	b->dmabuf = hlthunk_device_mapped_memory_export_dmabuf_fd(b->acc_fd, b->dva, len, 0, 0);
+	if (b->dmabuf < 0)
+		goto fail;
+	b->cpu = hlthunk_device_memory_mmap(b->acc_fd, b->handle, len);
+	if (!b->cpu)
+		goto fail;
+	rc = gcoll_mem_register_dmabuf(c, b->dmabuf, 0, len, b->cpu, &b->mem);
+	if (rc) {
+		fprintf(stderr, "rank %d: registering the %s buffer (HBM of accel %d, dma-buf fd %d): %s\n",
+			rank, what, acc, b->dmabuf, gcoll_get_last_error());
+		return -1;
+	}
+	return 0;
+fail:
+	fprintf(stderr, "rank %d: %zu bytes of HBM on accel %d for the %s buffer: %s\n", rank, len,
+		acc, what, strerror(errno));
+	return -1;
+#else
+	(void)c;
+	fprintf(stderr, "gcoll-perf: -H needs hl-thunk, which this build did not find\n");
+	return -1;
+#endif
+}
+
+static void pbuf_free(gcoll_comm_t c, struct pbuf *b)
+{
+	if (b->acc_fd < 0) {
+		free(b->cpu);
+		return;
+	}
+#ifdef GCOLL_PERF_HBM
+	if (b->mem)
+		gcoll_mem_deregister(c, b->mem);
+	if (b->cpu)
+		hlthunk_device_memory_munmap(b->cpu, b->len);
+	if (b->dmabuf >= 0)
+		close(b->dmabuf);
+	if (b->dva)
+		hlthunk_memory_unmap(b->acc_fd, b->dva);
+	if (b->handle)
+		hlthunk_device_memory_free(b->acc_fd, b->handle);
+	hlthunk_close(b->acc_fd);
+#else
+	(void)c;
+#endif
+}
 
 static size_t parse_size(const char *s)
 {
@@ -170,6 +278,7 @@ static int rank_main(int rank, int n, gcoll_unique_id id)
 	size_t es = gcoll_type_size(o.type);
 	gcoll_comm_t c;
 	gcoll_result_t rc;
+	struct pbuf sbuf, rbuf;
 	void *sb, *rb;
 	const char *prov = "?";
 	int rails = 0, dmab = 0, rxd = 0;
@@ -183,16 +292,19 @@ static int rank_main(int rank, int n, gcoll_unique_id id)
 		return 1;
 	}
 	gcoll_comm_transport_info(c, &prov, &rails, &dmab, &rxd);
-	sb = aligned_alloc(4096, (o.maxb + 4095) & ~(size_t)4095);
-	rb = aligned_alloc(4096, (o.maxb + 4095) & ~(size_t)4095);
-	if (!sb || !rb)
+	if (pbuf_alloc(c, rank, &sbuf, o.maxb, "send") || pbuf_alloc(c, rank, &rbuf, o.maxb, "receive"))
 		return 1;
+	sb = sbuf.cpu;
+	rb = rbuf.cpu;
+	if (o.hbm)
+		dmab = sbuf.mem && gcoll_mem_is_dmabuf(sbuf.mem) && rbuf.mem &&
+		       gcoll_mem_is_dmabuf(rbuf.mem);
 	memset(sb, 0, o.maxb);
 	memset(rb, 0, o.maxb);
 	if (rank == 0) {
-		printf("# gcoll-perf %s: nranks %d, provider %s, rails %d, dma-buf MR %s%s\n",
-		       cname[o.coll], n, prov, rails, dmab ? "native" : "fallback",
-		       rxd ? ", FI_RX_CQ_DATA" : "");
+		printf("# gcoll-perf %s: nranks %d, provider %s, rails %d, buffers %s, dma-buf MR %s%s\n",
+		       cname[o.coll], n, prov, rails, o.hbm ? "HBM" : "host",
+		       dmab ? "native" : o.hbm ? "staged" : "fallback", rxd ? ", FI_RX_CQ_DATA" : "");
 		printf("#\n# %10s %12s %8s %6s %6s %10s %8s %8s %6s\n", "size", "count", "type", "redop",
 		       "root", "time", "algbw", "busbw", "#wrong");
 		printf("# %10s %12s %8s %6s %6s %10s %8s %8s %6s\n", "(B)", "(elements)", "", "", "", "(us)",
@@ -264,8 +376,8 @@ next:
 	}
 	if (rank == 0)
 		printf("# Avg bus bandwidth    : %g\n#\n", nsz ? sum_bw / nsz : 0);
-	free(sb);
-	free(rb);
+	pbuf_free(c, &sbuf);
+	pbuf_free(c, &rbuf);
 	gcoll_comm_destroy(c);
 	return fail ? 1 : 0;
 }
@@ -283,7 +395,7 @@ int main(int argc, char **argv)
 	const char *er = getenv("RANK"), *ew = getenv("WORLD_SIZE");
 	int opt;
 
-	while ((opt = getopt(argc, argv, "C:b:e:f:o:d:c:n:w:g:r:h")) != -1) {
+	while ((opt = getopt(argc, argv, "C:b:e:f:o:d:c:n:w:g:r:H:h")) != -1) {
 		switch (opt) {
 		case 'C':
 			o.coll = find(optarg, cname, 6);
@@ -308,10 +420,13 @@ int main(int argc, char **argv)
 		case 'w': o.warmup = atoi(optarg); break;
 		case 'g': o.nranks = atoi(optarg); break;
 		case 'r': o.root = atoi(optarg); break;
+		case 'H': o.hbm = optarg; break;
 		default:
 			fprintf(stderr,
 				"usage: %s [-C coll] [-b minbytes] [-e maxbytes] [-f factor] [-o op] [-d type]\n"
-				"          [-c check] [-n iters] [-w warmup] [-g nranks] [-r root]\n", argv[0]);
+				"          [-c check] [-n iters] [-w warmup] [-g nranks] [-r root]\n"
+				"          [-H accel[,accel...]]   (buffers in HBM, dma-buf registered)\n",
+				argv[0]);
 			return 2;
 		}
 	}
