@@ -1,0 +1,116 @@
+#!/usr/bin/env bash
+# gcoll.sh - collectives on the device (issue 16): libgcoll between
+# gaudi_$DEV_A in $NS_A and gaudi_$DEV_B in $NS_B over a cable, each rank's
+# buffers in HBM of its own accel device, exported as dma-buf and
+# registered through libfabric's verbs;ofi_rxm with FI_MR_DMABUF
+# (gcoll-perf -H).  gcoll-perf checks every result through the accel CPU
+# mapping (-c 1: #wrong must be 0).  Checked as well: that the provider is
+# chosen by default, that nothing is staged, that the bytes cross the
+# ports (the port counters), and the staged fallback (GCOLL_DMABUF=0).
+# Output: TAP.
+here=$(dirname "$0")
+DEV_A=${DEV_A:-62}
+DEV_B=${DEV_B:-63}
+. "$here/lib.sh"
+PERF=${GCOLL_PERF:-/build/prefix/bin/gcoll-perf}
+PORT=29560
+# until ofi_rxm creates its CQs at the default universe size (issue 14)
+export FI_UNIVERSE_SIZE=${FI_UNIVERSE_SIZE:-64}
+
+trap rdma_env_cleanup EXIT
+gcoll_setup() {
+	modprobe -q rdma_ucm || { echo "cannot load rdma_ucm"; return 1; }
+	rdma_env_setup
+}
+tap_env_start gcoll_setup
+t_ok "environment: $IB_A ($IF_A in $NS_A, $IP_A) cabled to $IB_B ($IF_B in $NS_B, $IP_B)"
+need_test_bin gcoll-perf "$PERF"
+mark=$(dmesg | wc -l)
+
+# perf2 OUTVAR ENV... -- ARGS...: one gcoll-perf rank in each namespace
+# (rank 0 on device A, rank 1 on device B, HBM of its own accel device),
+# bootstrapped over the cable; sets OUTVAR to rank 0's output and
+# PERF_ERR to both ranks' stderr; returns non-zero if a rank failed
+perf2() {
+	local __out=$1 envs=() o0 o1 rc0 rc1 pid
+	shift
+	while [ $# -gt 0 ] && [ "$1" != -- ]; do envs+=("$1"); shift; done
+	shift
+	o0=$(mktemp) o1=$(mktemp)
+	PORT=$((PORT + 1))
+	ns_a env RANK=0 WORLD_SIZE=2 MASTER_ADDR="$IP_A" MASTER_PORT=$PORT "${envs[@]}" \
+		timeout 300 "$PERF" -H "$DEV_A" "$@" >"$o0" 2>"$o0.err" &
+	pid=$!
+	ns_b env RANK=1 WORLD_SIZE=2 MASTER_ADDR="$IP_A" MASTER_PORT=$PORT "${envs[@]}" \
+		timeout 300 "$PERF" -H "$DEV_B" "$@" >"$o1" 2>"$o1.err"
+	rc1=$?
+	wait "$pid"
+	rc0=$?
+	printf -v "$__out" '%s' "$(cat "$o0")"
+	PERF_ERR="rank 0 (rc $rc0): $(tail -n 8 "$o0.err")
+rank 1 (rc $rc1): $(tail -n 8 "$o1.err")"
+	rm -f "$o0" "$o1" "$o0.err" "$o1.err"
+	[ "$rc0" = 0 ] && [ "$rc1" = 0 ]
+}
+
+# perf_ok DESC OUT: ok if gcoll-perf printed result lines, all with
+# #wrong 0
+perf_ok() {
+	local rows bad
+	rows=$(grep -c '^ *[0-9]' <<<"$2")
+	bad=$(awk '/^ *[0-9]/ && $NF != 0' <<<"$2")
+	if [ "$rows" -gt 0 ] && [ -z "$bad" ]; then
+		t_ok "$1: $rows sizes, every result right"
+	else
+		t_fail "$1" "$2" "$PERF_ERR"
+	fi
+}
+
+# the default: no GCOLL_PROVIDER, so libgcoll must find the gaudi ports
+tx0=$(ib_counter "$IB_A" 1 tx_bytes)
+if perf2 out -- -C allreduce -b 4K -e 4M -f 4 -n 5 -w 1 -c 1; then
+	perf_ok "all-reduce fp32 sum HBM to HBM, 4 KiB to 4 MiB" "$out"
+	head=$(grep '^# gcoll-perf' <<<"$out")
+	case $head in
+	*"provider verbs;ofi_rxm"*) t_ok "the provider chosen by default is verbs;ofi_rxm (${head#*: })" ;;
+	*) t_fail "the provider chosen by default is verbs;ofi_rxm" "$head" ;;
+	esac
+	case $head in
+	*"buffers HBM, dma-buf MR native"*) t_ok "HBM registered through FI_MR_DMABUF, nothing staged" ;;
+	*) t_fail "HBM registered through FI_MR_DMABUF, nothing staged" "$head" ;;
+	esac
+else
+	t_fail "all-reduce fp32 sum HBM to HBM, 4 KiB to 4 MiB" "$out" "$PERF_ERR"
+fi
+tx1=$(ib_counter "$IB_A" 1 tx_bytes)
+# 4 sizes x (1 warm-up + 5 timed + 1 checked) all-reduces of up to 4 MiB:
+# each rank sends at least half of every buffer
+want=$(( (4096 + 65536 + 1048576 + 4194304) / 2 * 7 ))
+if [ $((tx1 - tx0)) -ge "$want" ]; then
+	t_ok "$IB_A port 1 sent $((tx1 - tx0)) bytes (at least $want)"
+else
+	t_fail "$IB_A port 1 sent at least $want bytes" "tx_bytes $tx0 -> $tx1" "$(ib_stats "$IB_A" 1)"
+fi
+
+for spec in "allgather float" "reducescatter float" "broadcast int32" "reduce double" \
+	    "alltoall int8" "allgather bfloat16" "allreduce int64 max" "allreduce double avg"; do
+	set -- $spec
+	if perf2 out -- -C "$1" -d "$2" ${3:+-o "$3"} -b 8 -e 1M -f 16 -n 2 -w 1 -c 1; then
+		perf_ok "$1 $2${3:+ $3} HBM to HBM, 8 B to 1 MiB" "$out"
+	else
+		t_fail "$1 $2${3:+ $3} HBM to HBM, 8 B to 1 MiB" "$out" "$PERF_ERR"
+	fi
+done
+
+# the fallback for a dma-buf the provider cannot take: staged through
+# host memory, same results
+if perf2 out GCOLL_DMABUF=0 -- -C allreduce -b 64K -e 1M -f 16 -n 2 -w 1 -c 1; then
+	perf_ok "GCOLL_DMABUF=0: all-reduce staged through host memory" "$out"
+	grep -q 'dma-buf MR staged' <<<"$out" && t_ok "GCOLL_DMABUF=0 stages the HBM buffers" ||
+		t_fail "GCOLL_DMABUF=0 stages the HBM buffers" "$(grep '^# gcoll-perf' <<<"$out")"
+else
+	t_fail "GCOLL_DMABUF=0: all-reduce staged through host memory" "$out" "$PERF_ERR"
+fi
+
+dmesg_check "$mark"
+tap_done
