@@ -1545,6 +1545,9 @@ GC_API gcoll_result_t gcoll_comm_init_rank(gcoll_comm_t *comm, int nranks, gcoll
 		if (rc)
 			goto out;
 	}
+	/* endpoints on the wildcard address connect in rank order */
+	if (tp->ep_info && (rc = gc_tp_connect_all(tp, tmo)))
+		goto out;
 	for (int i = 0; i < nranks; i++)
 		c->tpeer[i] = i;
 	c->ctx = 1;

@@ -3,6 +3,7 @@
 #ifndef GC_INTERNAL_H
 #define GC_INTERNAL_H
 
+#include <netinet/in.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -96,6 +97,11 @@ struct gc_transport {
 	bool rx_cq_data;      /* FI_RX_CQ_DATA: writes consume a posted receive */
 	bool mr_local, mr_virt, mr_prov_key, dmabuf_native;
 	bool ctrl_inject;     /* control entries fit the inject size */
+	/* verbs: endpoints listen on the wildcard address (ep_info); rail i
+	 * publishes ident[i % nident] */
+	struct fi_info *ep_info;
+	struct sockaddr_in ident[GC_MAX_RAILS];
+	int nident;
 	uint64_t next_key;
 	char prov_name[32];
 	size_t max_msg;
@@ -169,6 +175,7 @@ struct gc_xfer {
 /* tags: [61:60] kind, [59:44] comm ctx, [43:32] src rank, [31:0] seq */
 #define GC_TAG_DATA 1ULL
 #define GC_TAG_CTRL 2ULL
+#define GC_TAG_HELLO 3ULL   /* gc_tp_connect_all() */
 static inline uint64_t gc_tag(uint64_t kind, uint16_t ctx, int src, uint32_t seq)
 {
 	return (kind << 60) | ((uint64_t)ctx << 44) |
@@ -186,6 +193,7 @@ static inline uint32_t gc_imm(uint32_t ctx8, uint32_t slot, size_t seg)
 bool gc_prov_is_gaudi(const char *prov);
 bool gc_prov_is_verbs(const char *prov);
 gcoll_result_t gc_tp_open(int nrails_req, const char *prov, struct gc_transport **out);
+gcoll_result_t gc_tp_connect_all(struct gc_transport *tp, uint64_t timeout_ms);
 gcoll_result_t gc_tp_set_peers(struct gc_transport *tp, int npeers, int myrank,
 			       const char *addrs /* npeers * nrails * addrlen */);
 void gc_tp_put(struct gc_transport *tp);

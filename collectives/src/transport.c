@@ -21,6 +21,7 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <unistd.h>
+#include <netinet/in.h>
 #include <rdma/fi_cm.h>
 #include <rdma/fi_errno.h>
 #include <rdma/fi_rma.h>
@@ -104,7 +105,7 @@ static int ep_open(struct gc_transport *tp, int idx, struct gc_rail *r, char *ad
 	struct fi_av_attr ava = { .type = FI_AV_TABLE };
 	int ret;
 
-	ret = fi_endpoint(tp->domain, tp->info, &r->ep, NULL);
+	ret = fi_endpoint(tp->domain, tp->ep_info ? tp->ep_info : tp->info, &r->ep, NULL);
 	if (ret)
 		return ret;
 	ret = fi_cq_open(tp->domain, &cqa, &r->cq, NULL);
@@ -136,7 +137,52 @@ static int ep_open(struct gc_transport *tp, int idx, struct gc_rail *r, char *ad
 		ret = fi_enable(r->ep);
 	if (!ret)
 		ret = fi_getname(&r->ep->fid, addr, alen);
+	if (!ret && tp->ep_info && idx < GC_MAX_RAILS) {
+		/* listening on every port: publish the rail's own address */
+		if (*alen != sizeof(struct sockaddr_in))
+			return -FI_EINVAL;
+		memcpy(&((struct sockaddr_in *)addr)->sin_addr,
+		       &tp->ident[idx % tp->nident].sin_addr, sizeof(struct in_addr));
+	}
 	return ret;
+}
+
+/* verbs: the rails' addresses and the endpoint info they listen with.
+ *
+ * An endpoint bound to one address is bound to the one port that holds it
+ * (rdma_cm binds a cm_id to a port), and would neither accept nor connect
+ * through the device's other ports.  So the endpoints listen on the
+ * wildcard address, rdma_cm resolves every peer through the routing table
+ * to the port that faces it, and each rail publishes one of the device's
+ * addresses: rail i the i-th distinct IPv4 address fi_getinfo lists for
+ * the device (Documentation/collectives.md, "Addressing").  One address
+ * on every port with a host route per peer makes a full mesh; one subnet
+ * per port makes rails that stripe over the ports. */
+static int verbs_rails_setup(struct gc_transport *tp, struct fi_info *list)
+{
+	struct sockaddr_in *any;
+
+	for (struct fi_info *i = list; i && tp->nident < GC_MAX_RAILS; i = i->next) {
+		const struct sockaddr_in *sin = i->src_addr;
+		bool seen = false;
+
+		if (!i->domain_attr->name || strcmp(i->domain_attr->name, tp->info->domain_attr->name) ||
+		    i->addr_format != FI_SOCKADDR_IN || !sin || i->src_addrlen != sizeof(*sin))
+			continue;
+		for (int k = 0; k < tp->nident; k++)
+			seen |= tp->ident[k].sin_addr.s_addr == sin->sin_addr.s_addr;
+		if (!seen)
+			tp->ident[tp->nident++] = *sin;
+	}
+	if (!tp->nident)
+		return 0;   /* not IPv4: bind as the provider chose */
+	tp->ep_info = fi_dupinfo(tp->info);
+	if (!tp->ep_info)
+		return -FI_ENOMEM;
+	any = tp->ep_info->src_addr;
+	any->sin_addr.s_addr = htonl(INADDR_ANY);
+	any->sin_port = 0;
+	return 0;
 }
 
 /* Close what ep_open opened; the endpoint first, it holds the others. */
@@ -306,6 +352,11 @@ gcoll_result_t gc_tp_open(int nrails, const char *prov, struct gc_transport **ou
 	}
 	tp->refcnt = 1;
 	tp->info = fi_dupinfo(pick);
+	if (tp->info && gc_prov_is_verbs(prov) && !getenv("FI_VERBS_IFACE") &&
+	    verbs_rails_setup(tp, info)) {
+		fi_freeinfo(tp->info);
+		tp->info = NULL;
+	}
 	fi_freeinfo(info);
 	if (!tp->info) {
 		free(tp);
@@ -421,6 +472,75 @@ gcoll_result_t gc_tp_set_peers(struct gc_transport *tp, int npeers, int myrank,
 	return GCOLL_SUCCESS;
 }
 
+/* Connect every pair of ranks before any traffic, the lower rank first.
+ *
+ * verbs;ofi_rxm connects on first use, and when two ranks connect to each
+ * other at once it keeps the connection of the rank with the larger
+ * address.  Our endpoints listen on the wildcard address, so each rank
+ * sees its own name as 0.0.0.0: both keep the other's connection, close
+ * their own, and the first messages hang.  Here rank r sends a zero-byte
+ * hello to every higher rank and waits for one from every lower rank, so
+ * only the lower rank of a pair ever starts a connection. */
+gcoll_result_t gc_tp_connect_all(struct gc_transport *tp, uint64_t timeout_ms)
+{
+	int n = tp->npeers, me = tp->myrank, want = 0, got = 0;
+	struct gc_ctx hello = { .type = 0 };
+	uint64_t end = gc_now_ms() + timeout_ms;
+	bool *posted;
+
+	posted = calloc((size_t)n * (size_t)tp->nrails, sizeof(*posted));
+	if (!posted)
+		return GCOLL_ERR_NOMEM;
+	for (int i = 0; i < tp->nrails; i++)
+		for (int p = 0; p < n; p++)
+			want += p != me;
+	while (got < want) {
+		for (int i = 0; i < tp->nrails; i++) {
+			struct gc_rail *r = &tp->rails[i];
+			struct fi_cq_data_entry e;
+			ssize_t ret;
+
+			for (int p = 0; p < n; p++) {
+				bool *done = &posted[(size_t)i * (size_t)n + (size_t)p];
+
+				if (p == me || *done)
+					continue;
+				if (p > me)
+					ret = fi_tsend(r->ep, NULL, 0, NULL, r->peers[p],
+						       gc_tag(GC_TAG_HELLO, 0, me, 0), &hello);
+				else
+					ret = fi_trecv(r->ep, NULL, 0, NULL, FI_ADDR_UNSPEC,
+						       gc_tag(GC_TAG_HELLO, 0, p, 0), 0, &hello);
+				if (ret && ret != -FI_EAGAIN) {
+					free(posted);
+					return gc_fi_err((int)ret, p > me ? "fi_tsend (connect)"
+									  : "fi_trecv (connect)");
+				}
+				*done = !ret;
+			}
+			ret = fi_cq_read(r->cq, &e, 1);
+			if (ret == 1 && e.op_context == &hello)
+				got++;
+			if (ret == -FI_EAVAIL) {
+				struct fi_cq_err_entry err = { 0 };
+
+				fi_cq_readerr(r->cq, &err, 0);
+				free(posted);
+				return gc_err(GCOLL_ERR_FABRIC, "transport: connecting rail %d: %s", i,
+					      fi_strerror(err.err));
+			}
+		}
+		if (gc_now_ms() > end) {
+			free(posted);
+			return gc_err(GCOLL_ERR_TIMEOUT,
+				      "transport: rank %d connected %d of its %d connections within %llu ms",
+				      me, got, want, (unsigned long long)timeout_ms);
+		}
+	}
+	free(posted);
+	return GCOLL_SUCCESS;
+}
+
 static void free_zombie(struct gc_transport *tp, struct gc_xfer *x)
 {
 	struct gc_xfer **pp;
@@ -457,6 +577,7 @@ void gc_tp_put(struct gc_transport *tp)
 	if (tp->fabric)
 		fi_close(&tp->fabric->fid);
 	fi_freeinfo(tp->info);
+	fi_freeinfo(tp->ep_info);
 	free(tp->slots);
 	free(tp);
 }
