@@ -60,6 +60,7 @@ struct pbuf {
 	gcoll_mem_t mem;
 };
 
+#ifdef GCOLL_PERF_HBM
 /* the accel index rank takes from -H's list */
 static int hbm_index(int rank)
 {
@@ -73,6 +74,7 @@ static int hbm_index(int rank)
 	}
 	return n ? idx[rank % n] : -1;
 }
+#endif
 
 static int pbuf_alloc(gcoll_comm_t c, int rank, struct pbuf *b, size_t len, const char *what)
 {

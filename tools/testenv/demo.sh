@@ -70,11 +70,31 @@ else
 	missing gaudi_ib.ko
 fi
 
-step "Collectives: gcoll-perf all-reduce, 2 ranks over libfabric (tcp), fp32"
-if [ -d /src/collectives ]; then
-	run env GCOLL_PROVIDER=tcp "$B/prefix/bin/gcoll-perf" -b 8 -e 1M -f 8 -o sum -d float -g 2 -c 1 -n 5 -w 1
+step "The main job: an all-reduce of HBM tensors, gaudi_0 (left) with gaudi_1 (right), over the cable"
+if [ -x "$B/prefix/bin/gcoll-hbm-allreduce" ] && grep -q '^gaudi_ib ' /proc/modules; then
+	modprobe -q rdma_ucm || fail "cannot load rdma_ucm"
+	# until ofi_rxm creates its CQs at the default universe size
+	export FI_UNIVERSE_SIZE=64
+	before=$(rdma statistic show link gaudi_0/1 | grep -o 'tx_bytes [0-9]*')
+	# each rank: 4 MiB of HBM through hl-thunk, exported as dma-buf, filled
+	# through the CPU mapping; libgcoll picks libfabric's verbs;ofi_rxm
+	# on the gaudi port and registers the dma-buf with FI_MR_DMABUF
+	ip netns exec right env RANK=1 WORLD_SIZE=2 MASTER_ADDR=192.0.2.1 MASTER_PORT=29400 \
+		"$B/prefix/bin/gcoll-hbm-allreduce" 1 >/tmp/ar-right.log 2>&1 &
+	run ip netns exec left env RANK=0 WORLD_SIZE=2 MASTER_ADDR=192.0.2.1 MASTER_PORT=29400 \
+		"$B/prefix/bin/gcoll-hbm-allreduce" 0 || fail "the HBM all-reduce failed"
+	wait $! || { cat /tmp/ar-right.log; fail "the HBM all-reduce failed on rank 1"; }
+	cat /tmp/ar-right.log
+	step "The bytes went over the RoCE port (gaudi_0 port 1; before: $before)"
+	run rdma statistic show link gaudi_0/1
+	step "gcoll-perf across the cable: all-reduce fp32, HBM to HBM, 2 ranks, results checked"
+	ip netns exec right env RANK=1 WORLD_SIZE=2 MASTER_ADDR=192.0.2.1 MASTER_PORT=29401 \
+		"$B/prefix/bin/gcoll-perf" -H 1 -b 4K -e 4M -f 4 -n 5 -w 1 -c 1 >/dev/null 2>&1 &
+	run ip netns exec left env RANK=0 WORLD_SIZE=2 MASTER_ADDR=192.0.2.1 MASTER_PORT=29401 \
+		"$B/prefix/bin/gcoll-perf" -H 0 -b 4K -e 4M -f 4 -n 5 -w 1 -c 1 || fail "gcoll-perf failed"
+	wait
 else
-	missing gcoll-perf
+	missing "gcoll-hbm-allreduce or gaudi_ib"
 fi
 
 step "Tear down: delete a device while its cable carries traffic, unload"
