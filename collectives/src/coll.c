@@ -471,7 +471,12 @@ static int progress_all(struct gc_transport *tp)
 	for (struct gcoll_comm *c = tp->comms; c; c = c->tp_next)
 		for (struct gcoll_request *r = c->reqs, *nx; r; r = nx) {
 			nx = r->cnext;
-			req_progress(r);
+			/* a broken transport (tp->fatal) fails what is in
+			 * flight instead of leaving it to stall */
+			if (tp->fatal && r->rc == GCOLL_IN_PROGRESS && !r->in_group)
+				req_fail(r, tp->fatal);
+			else
+				req_progress(r);
 		}
 	return n;
 }
@@ -563,6 +568,8 @@ static gcoll_result_t check_common(struct gcoll_comm *c, const char *fn)
 
 	if (rc)
 		return rc;
+	if (!c->async_err && c->tp->fatal)
+		c->async_err = c->tp->fatal;
 	if (c->async_err)
 		return gc_err(c->async_err, "%s: communicator is in error state (%s); abort or destroy it",
 			      fn, gcoll_get_error_string(c->async_err));

@@ -80,6 +80,8 @@ struct gc_rail {
 	struct fid_av *av;
 	fi_addr_t *peers;
 	struct gc_rxbuf pool[GC_RXPOOL];
+	int pool_posted;      /* pool receives the provider holds */
+	uint64_t pool_retry;  /* pool entries whose repost got -FI_EAGAIN */
 };
 
 struct gc_transport {
@@ -109,7 +111,8 @@ struct gc_transport {
 	/* contexts whose owners died with operations still posted */
 	struct gc_xfer *zombies;
 	uint16_t next_ctx;
-	gcoll_result_t fatal;
+	gcoll_result_t fatal;       /* transport broken: every comm fails with it */
+	bool closing;               /* endpoints are being closed: no reposts */
 	struct gcoll_comm *comms;   /* communicators sharing this transport */
 	int yield_every;            /* idle polls between sched_yield() calls */
 };
@@ -210,6 +213,8 @@ void gc_mr_free(struct gc_transport *tp, struct gc_mr *m);
 void gc_mr_unpin(struct gc_transport *tp, struct gc_mr *m);
 void gc_mr_pin(struct gc_transport *tp, struct gc_mr *m);
 gcoll_result_t gc_fi_err(int ret, const char *what);
+/* Tests only: the next n pool reposts fail with -FI_EIO. */
+extern int gc_test_fail_pool_posts;
 
 /* ---- schedules (coll.c) ---- */
 enum gc_act_kind { GC_ACT_REDUCE = 1, GC_ACT_COPY, GC_ACT_AVG };

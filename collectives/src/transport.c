@@ -88,9 +88,50 @@ static struct fi_info *pick_info(struct fi_info *info, const char *prov)
 	return ifname || gc_prov_is_gaudi(prov) ? NULL : info;
 }
 
+int gc_test_fail_pool_posts;
+
 static int post_pool(struct gc_rail *r, struct gc_rxbuf *b)
 {
-	return (int)fi_recv(r->ep, NULL, 0, NULL, FI_ADDR_UNSPEC, b);
+	int ret = (int)fi_recv(r->ep, NULL, 0, NULL, FI_ADDR_UNSPEC, b);
+
+	if (!ret)
+		r->pool_posted++;
+	return ret;
+}
+
+/* Put a consumed pool entry back.  Every entry must stay posted: in
+ * FI_RX_CQ_DATA mode each remote-CQ-data write consumes one, and with the
+ * pool empty rendezvous writes stall.  -FI_EAGAIN is retried from
+ * gc_tp_progress(); any other failure breaks the transport for good, and
+ * every communicator on it fails with GCOLL_ERR_FABRIC (see progress_all()
+ * in coll.c) instead of waiting for writes that cannot complete. */
+static void pool_repost(struct gc_transport *tp, struct gc_rxbuf *b)
+{
+	struct gc_rail *r = &tp->rails[b->rail];
+	int ret;
+
+	if (tp->closing)
+		return;
+	if (gc_test_fail_pool_posts > 0) {
+		gc_test_fail_pool_posts--;
+		ret = -FI_EIO;
+	} else {
+		ret = post_pool(r, b);
+	}
+	if (!ret) {
+		r->pool_retry &= ~(1ull << (b - r->pool));
+		return;
+	}
+	r->pool_retry |= 1ull << (b - r->pool);
+	if (ret != -FI_EAGAIN && !tp->fatal)
+		tp->fatal = gc_fi_err(ret, "transport: reposting a remote CQ data receive");
+}
+
+static void pool_retry(struct gc_transport *tp, struct gc_rail *r)
+{
+	for (int k = 0; k < GC_RXPOOL && r->pool_retry && !tp->fatal; k++)
+		if (r->pool_retry & (1ull << k))
+			pool_repost(tp, &r->pool[k]);
 }
 
 /* Open an RDM endpoint with its own CQ and AV, enabled, and return its
@@ -438,6 +479,7 @@ void gc_tp_put(struct gc_transport *tp)
 	if (!tp || --tp->refcnt > 0)
 		return;
 	/* closing the endpoints ends every operation still posted */
+	tp->closing = true;
 	for (int i = 0; i < tp->nrails; i++) {
 		ep_close(&tp->rails[i]);
 		free(tp->rails[i].peers);
@@ -867,7 +909,8 @@ static void handle_entry(struct gc_transport *tp, struct fi_cq_data_entry *e)
 		if (tp->rx_cq_data && ctx && ctx->type == GC_CTX_RXPOOL) {
 			struct gc_rxbuf *b = (struct gc_rxbuf *)ctx;
 
-			post_pool(&tp->rails[b->rail], b);
+			tp->rails[b->rail].pool_posted--;
+			pool_repost(tp, b);
 		}
 		return;
 	}
@@ -876,7 +919,8 @@ static void handle_entry(struct gc_transport *tp, struct fi_cq_data_entry *e)
 	if (ctx->type == GC_CTX_RXPOOL) {   /* an unexpected untagged message */
 		struct gc_rxbuf *b = (struct gc_rxbuf *)ctx;
 
-		post_pool(&tp->rails[b->rail], b);
+		tp->rails[b->rail].pool_posted--;
+		pool_repost(tp, b);
 		return;
 	}
 	x = ctx->x;
@@ -914,11 +958,26 @@ static void handle_error(struct gc_transport *tp, struct fid_cq *cq)
 	if (fi_cq_readerr(cq, &err, 0) != 1)
 		return;
 	ctx = err.op_context;
-	if (!ctx || ctx->type == GC_CTX_RXPOOL) {
+	if (ctx && ctx->type == GC_CTX_RXPOOL) {
+		struct gc_rxbuf *b = (struct gc_rxbuf *)ctx;
+
+		/* a pool entry ends in error when an unexpected untagged
+		 * message lands in it (truncated to 0 bytes): it is as
+		 * consumed as by a write and must go back, or a peer sending
+		 * GC_RXPOOL such messages drains the pool.  Cancelled means
+		 * the endpoint is closing. */
+		tp->rails[b->rail].pool_posted--;
 		if (err.err != FI_ECANCELED) {
+			GC_INFO("transport: rail %d: pool receive ended with %s; reposted",
+				b->rail, fi_strerror(err.err));
+			pool_repost(tp, b);
+		}
+		return;
+	}
+	if (!ctx) {
+		if (err.err != FI_ECANCELED)
 			gc_log(GC_LOG_ERR, "transport: completion error without owner: %s",
 			       fi_strerror(err.err));
-		}
 		return;
 	}
 	if (err.err == FI_ECANCELED) {
@@ -941,6 +1000,8 @@ int gc_tp_progress(struct gc_transport *tp)
 	int total = 0;
 
 	for (int i = 0; i < tp->nrails; i++) {
+		if (tp->rails[i].pool_retry)
+			pool_retry(tp, &tp->rails[i]);
 		for (;;) {
 			ssize_t n = fi_cq_read(tp->rails[i].cq, e, 16);
 
