@@ -108,6 +108,9 @@ struct gc_transport {
 	struct gc_xfer **slots;
 	uint32_t slot_hint;
 	uint32_t slots_used;
+	uint8_t *slot_gen;    /* per slot: generation, bumped on every allocation */
+	uint8_t *slot_chk;    /* per slot: check byte of its last owner */
+	uint64_t stray_writes;/* remote writes dropped by the immediate check */
 	/* contexts whose owners died with operations still posted */
 	struct gc_xfer *zombies;
 	uint16_t next_ctx;
@@ -140,7 +143,7 @@ struct gc_ctrl {
 	uint32_t seq;      /* sequence of the message it answers */
 	uint32_t slot;     /* receiver's rendezvous slot, echoed in the imm */
 	uint32_t wsize;    /* bytes per RDMA write segment */
-	uint32_t ctx8;     /* receiver's communicator id, low 8 bits */
+	uint32_t chk;      /* check byte every write's immediate must carry */
 };
 
 enum gc_xstate { GX_IDLE = 0, GX_ACTIVE, GX_DONE, GX_FAILED };
@@ -162,6 +165,7 @@ struct gc_xfer {
 	bool ctrl_ready;     /* sender: control entry arrived */
 	struct gc_ctrl ctrl;
 	uint32_t slot;
+	uint8_t chk;         /* receiver: check byte its writes must carry */
 	bool has_slot;
 	size_t nseg, seg_posted, seg_done;
 	struct gc_ctx c_main, c_write;
@@ -177,11 +181,12 @@ static inline uint64_t gc_tag(uint64_t kind, uint16_t ctx, int src, uint32_t seq
 	return (kind << 60) | ((uint64_t)ctx << 44) |
 	       ((uint64_t)(src & 0xfff) << 32) | seq;
 }
-/* immediate data of a rendezvous write: [31:24] ctx8, [23:8] slot, [7:0]
- * segment index modulo 256 */
-static inline uint32_t gc_imm(uint32_t ctx8, uint32_t slot, size_t seg)
+/* immediate data of a rendezvous write: [31:24] check byte of the slot's
+ * owner (a hash of communicator id, peer, sequence and the slot's
+ * generation), [23:8] slot, [7:0] segment index modulo 256 */
+static inline uint32_t gc_imm(uint32_t chk, uint32_t slot, size_t seg)
 {
-	return ((ctx8 & 0xff) << 24) | ((slot & 0xffff) << 8) | (seg & 0xff);
+	return ((chk & 0xff) << 24) | ((slot & 0xffff) << 8) | (seg & 0xff);
 }
 
 /* GCOLL_PROVIDER "gaudi": libfabric's verbs;ofi_rxm on a gaudi_N device */

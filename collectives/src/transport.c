@@ -8,7 +8,7 @@
  * size) into the sender's mailbox - a tagged receive the sender posted for
  * exactly that (communicator, peer, sequence).  The sender then writes the
  * data with fi_writedata(), one write per segment, striped over the rails;
- * each write carries the 32-bit immediate gc_imm(ctx8, slot, segment).  The
+ * each write carries the 32-bit immediate gc_imm(chk, slot, segment).  The
  * receiver counts remote-CQ-data completions for the slot.  When the
  * provider runs in FI_RX_CQ_DATA mode (verbs), every such write consumes a
  * posted receive: a pool of zero-length receives is kept posted per rail
@@ -500,6 +500,8 @@ void gc_tp_put(struct gc_transport *tp)
 		fi_close(&tp->fabric->fid);
 	fi_freeinfo(tp->info);
 	free(tp->slots);
+	free(tp->slot_gen);
+	free(tp->slot_chk);
 	free(tp);
 }
 
@@ -670,10 +672,41 @@ static void slot_free(struct gc_transport *tp, struct gc_xfer *x)
 	}
 }
 
-static gcoll_result_t slot_alloc(struct gc_transport *tp, struct gc_xfer *x)
+/* The check byte of a slot's new owner: a hash of everything that
+ * identifies the transfer (whole communicator id, peer, sequence) and of the
+ * slot's generation, never equal to the previous owner's.  A write meant for
+ * that previous owner - a late one after an abort, or one for another
+ * communicator whose id has the same low bits - therefore never counts for
+ * the new one. */
+static uint8_t slot_check(struct gc_transport *tp, uint32_t s, uint16_t ctx, int peer,
+			  uint32_t seq)
+{
+	uint8_t chk;
+
+	do {
+		uint64_t h = ((uint64_t)ctx << 48) ^ ((uint64_t)(uint32_t)peer << 32) ^ seq;
+
+		h ^= (uint64_t)++tp->slot_gen[s] << 56;
+		h *= 0x9e3779b97f4a7c15ull;
+		h ^= h >> 29;
+		h *= 0xbf58476d1ce4e5b9ull;
+		chk = (uint8_t)(h >> 56);
+	} while (chk == tp->slot_chk[s]);
+	tp->slot_chk[s] = chk;
+	return chk;
+}
+
+static gcoll_result_t slot_alloc(struct gc_transport *tp, struct gcoll_comm *c,
+				 struct gc_xfer *x)
 {
 	if (tp->slots_used >= GC_NSLOTS - 1)
 		return gc_err(GCOLL_ERR_NOMEM, "transport: out of rendezvous slots");
+	if (!tp->slot_gen) {
+		tp->slot_gen = calloc(GC_NSLOTS, 1);
+		tp->slot_chk = calloc(GC_NSLOTS, 1);
+		if (!tp->slot_gen || !tp->slot_chk)
+			return GCOLL_ERR_NOMEM;
+	}
 	for (;;) {
 		uint32_t s = tp->slot_hint++ & (GC_NSLOTS - 1);
 
@@ -681,6 +714,7 @@ static gcoll_result_t slot_alloc(struct gc_transport *tp, struct gc_xfer *x)
 			tp->slots[s] = x;
 			tp->slots_used++;
 			x->slot = s;
+			x->chk = slot_check(tp, s, c->ctx, c->tpeer[x->peer], x->seq);
 			x->has_slot = true;
 			return GCOLL_SUCCESS;
 		}
@@ -755,7 +789,7 @@ gcoll_result_t gc_xfer_advance(struct gcoll_comm *c, struct gc_xfer *x)
 			rc = xfer_mr(c, x, true);
 			if (rc)
 				return rc;
-			rc = slot_alloc(tp, x);
+			rc = slot_alloc(tp, c, x);
 			if (rc)
 				return rc;
 			x->ctrl.addr = tp->mr_virt ? (uint64_t)(uintptr_t)x->buf
@@ -765,7 +799,7 @@ gcoll_result_t gc_xfer_advance(struct gcoll_comm *c, struct gc_xfer *x)
 			x->ctrl.seq = x->seq;
 			x->ctrl.slot = x->slot;
 			x->ctrl.wsize = (uint32_t)c->wsize;
-			x->ctrl.ctx8 = c->ctx & 0xff;
+			x->ctrl.chk = x->chk;
 			x->nseg = (x->len + c->wsize - 1) / c->wsize;
 		}
 		if (tp->ctrl_inject)
@@ -825,7 +859,7 @@ gcoll_result_t gc_xfer_advance(struct gcoll_comm *c, struct gc_xfer *x)
 
 		ret = fi_writedata(tp->rails[rail].ep, (char *)x->buf + off, n,
 				   x->mr ? x->mr->desc : NULL,
-				   gc_imm(x->ctrl.ctx8, x->ctrl.slot, x->seg_posted),
+				   gc_imm(x->ctrl.chk, x->ctrl.slot, x->seg_posted),
 				   peer_addr(c, rail, x->peer), x->ctrl.addr + off, x->ctrl.key,
 				   &x->c_write);
 		if (ret == -FI_EAGAIN)
@@ -888,8 +922,12 @@ static void handle_cq_data(struct gc_transport *tp, uint64_t data)
 	uint32_t imm = (uint32_t)data, slot = (imm >> 8) & 0xffff;
 	struct gc_xfer *x = tp->slots[slot];
 
-	if (!x || !x->comm || (x->comm->ctx & 0xff) != imm >> 24) {
-		GC_TRACE("stray rendezvous write imm 0x%08x", imm);
+	/* the slot's owner must be live and the check byte its own: a write
+	 * for an aborted transfer, for a slot since reused, or for another
+	 * communicator is counted and dropped */
+	if (!x || !x->comm || x->chk != imm >> 24) {
+		tp->stray_writes++;
+		GC_TRACE("stray rendezvous write imm 0x%08x dropped", imm);
 		return;
 	}
 	x->seg_done++;

@@ -153,11 +153,169 @@ static void t_poolfail(void)
 	      R->rc[0], R->secs[0]);
 }
 
+/* ---- imm: a late write for comm 257 after an abort, into a slot comm 1 reuses */
+#define IMM_LEN (1u << 20)
+
+static int wait_flag(volatile uint64_t *f, struct gc_transport *tp)
+{
+	for (uint64_t end = gc_now_ms() + 20000; !*f; ) {
+		if (gc_now_ms() > end)
+			return -1;
+		gc_tp_progress(tp);
+	}
+	return 0;
+}
+
+/* Both ranks: the world communicator (id 1) and, after 255 empty splits,
+ * one with id 257 - the same low 8 bits. */
+static int two_comms(int rank, int n, gcoll_unique_id id, gcoll_comm_t *c1, gcoll_comm_t *c257)
+{
+	gcoll_comm_t none;
+
+	if ((R->rc[rank] = gcoll_comm_init_rank(c1, n, id, rank)))
+		return 3;
+	gcoll_comm_set_timeout(*c1, 5000);
+	for (int i = 0; i < 255; i++)
+		if ((R->rc[rank] = gcoll_comm_split(*c1, GCOLL_SPLIT_NOCOLOR, 0, &none)))
+			return 4;
+	if ((R->rc[rank] = gcoll_comm_split(*c1, 0, rank, c257)))
+		return 5;
+	if ((*c1)->ctx != 1 || (*c257)->ctx != 257) {
+		R->rc[rank] = 102;
+		return 6;
+	}
+	return 0;
+}
+
+static int imm_receiver(gcoll_comm_t c1, gcoll_comm_t c257, unsigned char *buf)
+{
+	struct gc_transport *tp = c1->tp;
+	gcoll_request_t rq;
+	uint32_t slot = GC_NSLOTS;
+
+	/* a rendezvous receive on comm 257: its control entry reaches rank 1 */
+	if (gcoll_recv(buf, IMM_LEN, GCOLL_UINT8, 1, c257, &rq))
+		return 10;
+	for (uint32_t s = 0; s < GC_NSLOTS; s++)
+		if (tp->slots[s])
+			slot = s;
+	if (slot == GC_NSLOTS || wait_flag(&R->shared[1], tp))
+		return 11;
+	/* abort it; the same buffer and the same slot go to a comm 1 receive */
+	gcoll_comm_abort(c257);
+	tp->slot_hint = slot;
+	if (gcoll_recv(buf, IMM_LEN, GCOLL_UINT8, 1, c1, &rq) || !tp->slots[slot])
+		return 12;
+	R->shared[0] = 1;
+	if (wait_flag(&R->shared[2], tp))
+		return 13;
+	spin(tp, 300);
+	/* rank 1's late write for comm 257 must not have completed it */
+	R->val[0] = gcoll_test(rq) == GCOLL_IN_PROGRESS;
+	R->shared[3] = tp->stray_writes;
+	R->shared[4] = 1;
+	if (!R->val[0]) {
+		/* completed (and freed) by the stray write: take rank 1's
+		 * real message so that it finishes too */
+		gcoll_recv(buf, IMM_LEN, GCOLL_UINT8, 1, c1, NULL);
+		return 14;
+	}
+	if ((R->rc[0] = gcoll_wait(rq)))
+		return 14;
+	for (size_t i = 0; i < IMM_LEN; i++)
+		if (buf[i] != 0x5a) {
+			R->rc[0] = 103;
+			return 15;
+		}
+	return 0;
+}
+
+static int imm_sender(gcoll_comm_t c1, gcoll_comm_t c257, unsigned char *buf)
+{
+	struct gc_transport *tp = c1->tp;
+	struct gc_rail *r = &tp->rails[0];
+	struct fi_context fctx;
+	struct gc_ctrl ctrl;
+	struct gc_mr *m = NULL;
+	ssize_t ret;
+
+	/* take comm 257's control entry as a sender would, but do not write */
+	ret = fi_trecv(r->ep, &ctrl, sizeof(ctrl), NULL, FI_ADDR_UNSPEC,
+		       gc_tag(GC_TAG_CTRL, c257->ctx, 0, c257->send_seq[0]), 0, &fctx);
+	if (ret)
+		return 20;
+	for (uint64_t end = gc_now_ms() + 10000;;) {
+		struct fi_cq_data_entry e;
+
+		if (fi_cq_read(r->cq, &e, 1) == 1 && e.op_context == &fctx)
+			break;
+		if (gc_now_ms() > end)
+			return 21;
+	}
+	R->shared[1] = 1;
+	if (wait_flag(&R->shared[0], tp))
+		return 22;
+	/* the late write, with comm 257's immediate, after the abort */
+	memset(buf, 0xee, IMM_LEN);
+	if (tp->mr_local && gc_mr_lookup(tp, buf, IMM_LEN, &m))
+		return 23;
+	do {
+		ret = fi_writedata(r->ep, buf, IMM_LEN, m ? m->desc : NULL,
+				   gc_imm(ctrl.chk, ctrl.slot, 0), r->peers[0], ctrl.addr,
+				   ctrl.key, NULL);
+		gc_tp_progress(tp);
+	} while (ret == -FI_EAGAIN);
+	if (ret)
+		return 24;
+	spin(tp, 500);
+	R->shared[2] = 1;
+	if (wait_flag(&R->shared[4], tp))
+		return 25;
+	memset(buf, 0x5a, IMM_LEN);
+	if ((R->rc[1] = gcoll_send(buf, IMM_LEN, GCOLL_UINT8, 0, c1, NULL)))
+		return 26;
+	return 0;
+}
+
+static int imm_main(int rank, int n, gcoll_unique_id id, void *arg)
+{
+	unsigned char *buf = aligned_alloc(4096, IMM_LEN);
+	gcoll_comm_t c1, c257;
+	int ret;
+
+	(void)arg;
+	if ((ret = two_comms(rank, n, id, &c1, &c257)))
+		return ret;
+	ret = rank ? imm_sender(c1, c257, buf) : imm_receiver(c1, c257, buf);
+	if (!ret && rank)
+		gcoll_comm_abort(c257);
+	if (!ret)
+		gcoll_comm_destroy(c1);
+	free(buf);
+	return ret;
+}
+
+static void t_imm(void)
+{
+	int st[2];
+
+	memset(R, 0, sizeof(*R));
+	setenv("GCOLL_WRITE_SIZE", "4194304", 1);   /* one write per transfer */
+	tu_run(2, imm_main, NULL, 60, st);
+	unsetenv("GCOLL_WRITE_SIZE");
+	tu_ok(st[0] == 0 && st[1] == 0, "imm: ranks finish (rc %d %d, exit %d %d)",
+	      R->rc[0], R->rc[1], st[0], st[1]);
+	tu_ok(R->val[0] == 1, "imm: comm 257's late write did not complete comm 1's receive");
+	tu_ok(R->shared[3] >= 1, "imm: the late write was counted as stray (%llu)",
+	      (unsigned long long)R->shared[3]);
+}
+
 int main(int argc, char **argv)
 {
 	static const struct { const char *name; void (*fn)(void); bool rxcq; } T[] = {
 		{ "pool", t_pool, true },
 		{ "poolfail", t_poolfail, true },
+		{ "imm", t_imm, false },
 	};
 	int first = 1;
 
