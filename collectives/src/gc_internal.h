@@ -63,6 +63,7 @@ struct gc_mr {
 	struct fid_mr *mr;
 	void *desc;
 	uint64_t key;
+	uint64_t access;   /* FI_* access bits it was registered with */
 	int pinned;        /* user registration: never evicted */
 	int users;         /* in-flight transfers using it */
 	uint64_t last_use;
@@ -210,10 +211,27 @@ void gc_xfer_cancel(struct gcoll_comm *c, struct gc_xfer *x);
 bool gc_xfer_release(struct gc_transport *tp, struct gc_xfer *x);
 void gc_tp_adopt_zombie(struct gc_transport *tp, struct gc_xfer *x);
 
+/* Access a registration gets: only what the buffer's role needs.  Sources
+ * of sends and RDMA writes get no remote access at all; receive targets get
+ * remote write (rendezvous) but never remote read; the sender's control
+ * mailbox only FI_RECV.  User, scratch and dma-buf registrations serve both
+ * directions (GC_ACC_BOTH). */
+#define GC_ACC_SRC (FI_SEND | FI_WRITE | FI_READ)
+#define GC_ACC_DST (FI_RECV | FI_REMOTE_WRITE)
+#define GC_ACC_MAILBOX FI_RECV
+#define GC_ACC_BOTH (GC_ACC_SRC | GC_ACC_DST)
+/* Find (or make and cache) a registration covering [buf, buf+len) with
+ * exactly access (a pinned one with more access also serves). */
 gcoll_result_t gc_mr_lookup(struct gc_transport *tp, const void *buf, size_t len,
-			    struct gc_mr **out);
+			    uint64_t access, struct gc_mr **out);
+/* gc_mr_reg_access with GC_ACC_BOTH. */
 gcoll_result_t gc_mr_reg(struct gc_transport *tp, void *buf, size_t len,
 			 int dmabuf_fd, uint64_t dmabuf_off, struct gc_mr **out);
+gcoll_result_t gc_mr_reg_access(struct gc_transport *tp, void *buf, size_t len,
+				int dmabuf_fd, uint64_t dmabuf_off, uint64_t access,
+				struct gc_mr **out);
+/* The access a transfer's buffer is registered with. */
+uint64_t gc_xfer_access(const struct gc_xfer *x);
 void gc_mr_free(struct gc_transport *tp, struct gc_mr *m);
 void gc_mr_unpin(struct gc_transport *tp, struct gc_mr *m);
 void gc_mr_pin(struct gc_transport *tp, struct gc_mr *m);

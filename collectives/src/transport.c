@@ -510,6 +510,12 @@ void gc_tp_put(struct gc_transport *tp)
 gcoll_result_t gc_mr_reg(struct gc_transport *tp, void *buf, size_t len, int dmabuf_fd,
 			 uint64_t dmabuf_off, struct gc_mr **out)
 {
+	return gc_mr_reg_access(tp, buf, len, dmabuf_fd, dmabuf_off, GC_ACC_BOTH, out);
+}
+
+gcoll_result_t gc_mr_reg_access(struct gc_transport *tp, void *buf, size_t len, int dmabuf_fd,
+				uint64_t dmabuf_off, uint64_t access, struct gc_mr **out)
+{
 	struct iovec iov = { .iov_base = buf, .iov_len = len };
 	struct fi_mr_dmabuf db = { 0 };
 	struct fi_mr_attr attr = { 0 };
@@ -520,7 +526,7 @@ gcoll_result_t gc_mr_reg(struct gc_transport *tp, void *buf, size_t len, int dma
 	m = calloc(1, sizeof(*m));
 	if (!m)
 		return GCOLL_ERR_NOMEM;
-	attr.access = FI_SEND | FI_RECV | FI_WRITE | FI_REMOTE_WRITE | FI_READ | FI_REMOTE_READ;
+	attr.access = access;
 	attr.requested_key = tp->next_key++;
 	attr.iface = FI_HMEM_SYSTEM;
 	attr.iov_count = 1;
@@ -541,6 +547,7 @@ gcoll_result_t gc_mr_reg(struct gc_transport *tp, void *buf, size_t len, int dma
 	}
 	m->base = (uintptr_t)buf;
 	m->len = len;
+	m->access = access;
 	m->desc = fi_mr_desc(m->mr);
 	m->key = fi_mr_key(m->mr);
 	*out = m;
@@ -580,9 +587,12 @@ static void cache_insert(struct gc_transport *tp, struct gc_mr *m)
 	}
 }
 
-/* Find (or create) a registration covering [buf, buf+len). */
+/* Find (or create) a registration covering [buf, buf+len) with access.
+ * The cache is keyed by access too: a send buffer never borrows a receive
+ * target's registration (and its remote write), only a pinned one serves
+ * every role it was registered for. */
 gcoll_result_t gc_mr_lookup(struct gc_transport *tp, const void *buf, size_t len,
-			    struct gc_mr **out)
+			    uint64_t access, struct gc_mr **out)
 {
 	static uint64_t tick;
 	uintptr_t a = (uintptr_t)buf, pg = 4096, lo, hi;
@@ -590,7 +600,8 @@ gcoll_result_t gc_mr_lookup(struct gc_transport *tp, const void *buf, size_t len
 	gcoll_result_t rc;
 
 	for (m = tp->cache; m; m = m->next)
-		if (a >= m->base && a + len <= m->base + m->len) {
+		if (a >= m->base && a + len <= m->base + m->len &&
+		    (m->access == access || (m->pinned && (m->access & access) == access))) {
 			m->users++;
 			m->last_use = ++tick;
 			*out = m;
@@ -598,7 +609,7 @@ gcoll_result_t gc_mr_lookup(struct gc_transport *tp, const void *buf, size_t len
 		}
 	lo = a & ~(pg - 1);
 	hi = (a + len + pg - 1) & ~(pg - 1);
-	rc = gc_mr_reg(tp, (void *)lo, hi - lo, -1, 0, &m);
+	rc = gc_mr_reg_access(tp, (void *)lo, hi - lo, -1, 0, access, &m);
 	if (rc)
 		return rc;
 	m->users = 1;
@@ -639,7 +650,12 @@ static gcoll_result_t xfer_mr(struct gcoll_comm *c, struct gc_xfer *x, bool need
 		x->mr->users++;
 		return GCOLL_SUCCESS;
 	}
-	return gc_mr_lookup(c->tp, x->buf, x->len, &x->mr);
+	return gc_mr_lookup(c->tp, x->buf, x->len, gc_xfer_access(x), &x->mr);
+}
+
+uint64_t gc_xfer_access(const struct gc_xfer *x)
+{
+	return x->kind == 0 ? GC_ACC_SRC : GC_ACC_DST;
 }
 
 /* ----------------------------------------------------------- transfers */
@@ -731,7 +747,8 @@ static ssize_t ctrl_send(struct gcoll_comm *c, struct gc_xfer *x)
 	ssize_t ret;
 
 	if (tp->mr_local) {
-		gcoll_result_t rc = gc_mr_lookup(tp, &x->ctrl, sizeof(x->ctrl), &cm);
+		gcoll_result_t rc = gc_mr_lookup(tp, &x->ctrl, sizeof(x->ctrl), GC_ACC_SRC,
+						  &cm);
 
 		if (rc)
 			return -FI_ENOMEM;
@@ -821,7 +838,7 @@ gcoll_result_t gc_xfer_advance(struct gcoll_comm *c, struct gc_xfer *x)
 		struct gc_mr *cm = NULL;
 
 		if (tp->mr_local) {
-			rc = gc_mr_lookup(tp, &x->ctrl, sizeof(x->ctrl), &cm);
+			rc = gc_mr_lookup(tp, &x->ctrl, sizeof(x->ctrl), GC_ACC_MAILBOX, &cm);
 			if (rc)
 				return rc;
 			cm->users--;   /* cached; the xfer lives in the heap page */

@@ -257,7 +257,7 @@ static int imm_sender(gcoll_comm_t c1, gcoll_comm_t c257, unsigned char *buf)
 		return 22;
 	/* the late write, with comm 257's immediate, after the abort */
 	memset(buf, 0xee, IMM_LEN);
-	if (tp->mr_local && gc_mr_lookup(tp, buf, IMM_LEN, &m))
+	if (tp->mr_local && gc_mr_lookup(tp, buf, IMM_LEN, GC_ACC_SRC, &m))
 		return 23;
 	do {
 		ret = fi_writedata(r->ep, buf, IMM_LEN, m ? m->desc : NULL,
@@ -310,12 +310,50 @@ static void t_imm(void)
 	      (unsigned long long)R->shared[3]);
 }
 
+/* ---- mraccess: registrations get only the access their role needs */
+static void t_mraccess(void)
+{
+	const uint64_t remote = FI_REMOTE_WRITE | FI_REMOTE_READ;
+	struct gc_xfer xs = { .kind = 0 }, xr = { .kind = 1 };
+	struct gc_mr *src = NULL, *dst = NULL, *again = NULL;
+	struct gc_transport *tp;
+	char *buf = aligned_alloc(4096, 8192);
+
+	if (gc_tp_open(1, prov, &tp)) {
+		tu_ok(false, "mraccess: transport opens");
+		free(buf);
+		return;
+	}
+	tu_ok(!(gc_xfer_access(&xs) & remote), "mraccess: a send asks for no remote access (0x%llx)",
+	      (unsigned long long)gc_xfer_access(&xs));
+	tu_ok((gc_xfer_access(&xr) & FI_REMOTE_WRITE) && !(gc_xfer_access(&xr) & FI_REMOTE_READ),
+	      "mraccess: a receive asks for remote write, not remote read (0x%llx)",
+	      (unsigned long long)gc_xfer_access(&xr));
+	if (gc_mr_lookup(tp, buf, 100, gc_xfer_access(&xs), &src) ||
+	    gc_mr_lookup(tp, buf, 100, gc_xfer_access(&xr), &dst) ||
+	    gc_mr_lookup(tp, buf + 50, 50, gc_xfer_access(&xs), &again)) {
+		tu_ok(false, "mraccess: registrations");
+	} else {
+		tu_ok(!(src->access & remote), "mraccess: the send buffer's MR has no remote access (0x%llx)",
+		      (unsigned long long)src->access);
+		tu_ok(dst != src && (dst->access & FI_REMOTE_WRITE) && !(dst->access & FI_REMOTE_READ),
+		      "mraccess: the receive target has its own MR, remote write only (0x%llx)",
+		      (unsigned long long)dst->access);
+		tu_ok(again == src, "mraccess: the cache is keyed by access");
+		src->users -= 2;
+		dst->users--;
+	}
+	gc_tp_put(tp);
+	free(buf);
+}
+
 int main(int argc, char **argv)
 {
 	static const struct { const char *name; void (*fn)(void); bool rxcq; } T[] = {
 		{ "pool", t_pool, true },
 		{ "poolfail", t_poolfail, true },
 		{ "imm", t_imm, false },
+		{ "mraccess", t_mraccess, false },
 	};
 	int first = 1;
 
