@@ -35,6 +35,8 @@ gcoll_result_t gc_fi_err(int ret, const char *what)
 	return gc_err(GCOLL_ERR_FABRIC, "%s: %s (%d)", what, fi_strerror(-ret), ret);
 }
 
+static uint64_t directed_recv_cap(const char *prov);
+
 static struct fi_info *make_hints(const char *prov)
 {
 	struct fi_info *h = fi_allocinfo();
@@ -43,7 +45,7 @@ static struct fi_info *make_hints(const char *prov)
 		return NULL;
 	h->ep_attr->type = FI_EP_RDM;
 	h->caps = FI_MSG | FI_TAGGED | FI_RMA | FI_WRITE | FI_REMOTE_WRITE |
-		  FI_SEND | FI_RECV;
+		  FI_SEND | FI_RECV | directed_recv_cap(prov);
 	h->mode = FI_RX_CQ_DATA;
 	h->domain_attr->mr_mode = FI_MR_LOCAL | FI_MR_VIRT_ADDR | FI_MR_ALLOCATED |
 				  FI_MR_PROV_KEY;
@@ -89,6 +91,32 @@ static struct fi_info *pick_info(struct fi_info *info, const char *prov)
 }
 
 int gc_test_fail_pool_posts;
+
+/* FI_DIRECTED_RECV if the provider has it with everything else we ask
+ * for, else 0 (tagged receives then accept any source, as before): a probe
+ * with make_hints()' own hints plus the capability. */
+static __thread bool probing_directed;
+
+static uint64_t directed_recv_cap(const char *prov)
+{
+	struct fi_info *h, *info = NULL;
+	int ret;
+
+	if (probing_directed)
+		return FI_DIRECTED_RECV;
+	probing_directed = true;
+	h = make_hints(prov);
+	probing_directed = false;
+	if (!h)
+		return 0;
+	ret = fi_getinfo(FI_VERSION(1, 20), NULL, NULL, 0, h, &info);
+	fi_freeinfo(h);
+	fi_freeinfo(info);
+	if (ret)
+		GC_INFO("transport: provider '%s' lacks FI_DIRECTED_RECV; tagged receives accept any source",
+			prov && *prov ? prov : "(any)");
+	return ret ? 0 : FI_DIRECTED_RECV;
+}
 
 static int post_pool(struct gc_rail *r, struct gc_rxbuf *b)
 {
@@ -665,6 +693,18 @@ static fi_addr_t peer_addr(struct gcoll_comm *c, int rail, int peer)
 	return c->tp->rails[rail].peers[c->tpeer[peer]];
 }
 
+/* Source a tagged receive from peer accepts: only that peer when the
+ * provider filters by source (FI_DIRECTED_RECV).  The tag names the sender's
+ * rank in the communicator, but nothing stops another process - a faulty
+ * rank, or one of another communicator with the same id - from sending
+ * the same tag. */
+static fi_addr_t recv_src(struct gcoll_comm *c, int rail, int peer)
+{
+	if (!(c->tp->info->caps & FI_DIRECTED_RECV))
+		return FI_ADDR_UNSPEC;
+	return peer_addr(c, rail, peer);
+}
+
 static void xfer_done(struct gc_xfer *x)
 {
 	if (x->state == GX_ACTIVE)
@@ -787,7 +827,7 @@ gcoll_result_t gc_xfer_advance(struct gcoll_comm *c, struct gc_xfer *x)
 		} else {
 			x->c_main.type = GC_CTX_EAGER_RECV;
 			ret = fi_trecv(r->ep, x->buf, x->len, x->mr ? x->mr->desc : NULL,
-				       FI_ADDR_UNSPEC,
+				       recv_src(c, x->rail, x->peer),
 				       gc_tag(GC_TAG_DATA, c->ctx, x->peer, x->seq), 0, &x->c_main);
 		}
 		if (ret == -FI_EAGAIN)
@@ -845,7 +885,8 @@ gcoll_result_t gc_xfer_advance(struct gcoll_comm *c, struct gc_xfer *x)
 		}
 		x->c_main.type = GC_CTX_CTRL_RECV;
 		ret = fi_trecv(r->ep, &x->ctrl, sizeof(x->ctrl), cm ? cm->desc : NULL,
-			       FI_ADDR_UNSPEC, gc_tag(GC_TAG_CTRL, c->ctx, x->peer, x->seq), 0,
+			       recv_src(c, x->rail, x->peer),
+			       gc_tag(GC_TAG_CTRL, c->ctx, x->peer, x->seq), 0,
 			       &x->c_main);
 		if (ret == -FI_EAGAIN)
 			return GCOLL_SUCCESS;

@@ -347,6 +347,83 @@ static void t_mraccess(void)
 	free(buf);
 }
 
+/* ---- directed: rank 2 sends rank 0 a message tagged as rank 1's */
+static int directed_main(int rank, int n, gcoll_unique_id id, void *arg)
+{
+	int32_t forged = 0xbad, good = 0x600d, v = 0;
+	gcoll_request_t rq;
+	gcoll_comm_t c;
+	struct gc_transport *tp;
+
+	(void)arg;
+	if ((R->rc[rank] = gcoll_comm_init_rank(&c, n, id, rank)))
+		return 3;
+	gcoll_comm_set_timeout(c, 5000);
+	tp = c->tp;
+	if (rank == 0) {
+		R->val[1] = (tp->info->caps & FI_DIRECTED_RECV) != 0;
+		R->shared[5] = c->recv_seq[1];
+		R->shared[0] = 1;
+		if (wait_flag(&R->shared[1], tp))
+			return 10;
+		spin(tp, 300);      /* rank 2's message is unexpected by now */
+		if (gcoll_recv(&v, 1, GCOLL_INT32, 1, c, &rq))
+			return 11;
+		spin(tp, 300);
+		R->val[0] = gcoll_test(rq) == GCOLL_IN_PROGRESS;
+		R->val[2] = v;
+		R->shared[2] = 1;
+		if (!R->val[0])
+			return 12;
+		if ((R->rc[0] = gcoll_wait(rq)))
+			return 13;
+		R->val[2] = v;
+	} else if (rank == 2) {
+		uint32_t seq;
+		int rail;
+		ssize_t ret;
+
+		if (wait_flag(&R->shared[0], tp))
+			return 20;
+		seq = (uint32_t)R->shared[5];
+		rail = (int)(seq % (uint32_t)tp->nrails);
+		do {
+			ret = fi_tinject(tp->rails[rail].ep, &forged, sizeof(forged),
+					 tp->rails[rail].peers[0], gc_tag(GC_TAG_DATA, c->ctx, 1, seq));
+			gc_tp_progress(tp);
+		} while (ret == -FI_EAGAIN);
+		spin(tp, 300);
+		R->shared[1] = 1;
+		if (ret)
+			return 21;
+	} else {
+		if (wait_flag(&R->shared[2], tp))
+			return 30;
+		if ((R->rc[1] = gcoll_send(&good, 1, GCOLL_INT32, 0, c, NULL)))
+			return 31;
+	}
+	if ((R->rc[rank] = gcoll_comm_destroy(c)))
+		return 40;
+	return 0;
+}
+
+static void t_directed(void)
+{
+	int st[3];
+
+	memset(R, 0, sizeof(*R));
+	tu_run(3, directed_main, NULL, 60, st);
+	if (!R->val[1]) {
+		tu_skip("the provider lacks FI_DIRECTED_RECV", "directed");
+		return;
+	}
+	tu_ok(st[0] == 0 && st[1] == 0 && st[2] == 0, "directed: ranks finish (exit %d %d %d)",
+	      st[0], st[1], st[2]);
+	tu_ok(R->val[0] && R->val[2] == 0x600d,
+	      "directed: rank 0's receive from rank 1 ignores rank 2's forged message (got 0x%x)",
+	      R->val[2]);
+}
+
 int main(int argc, char **argv)
 {
 	static const struct { const char *name; void (*fn)(void); bool rxcq; } T[] = {
@@ -354,6 +431,7 @@ int main(int argc, char **argv)
 		{ "poolfail", t_poolfail, true },
 		{ "imm", t_imm, false },
 		{ "mraccess", t_mraccess, false },
+		{ "directed", t_directed, false },
 	};
 	int first = 1;
 
