@@ -1577,10 +1577,27 @@ out:
 	return rc;
 }
 
-struct split_info {
-	int32_t color, key, rank;
-	uint32_t next_ctx;
-};
+int gc_test_split_forge;
+
+/* What every rank contributes to a split, checked before any of it is used
+ * as an index: a faulty or hostile peer must not make us read out of
+ * bounds.  all[i] comes from rank i (the allgather orders by rank). */
+gcoll_result_t gc_split_check(const struct split_info *all, int n)
+{
+	for (int i = 0; i < n; i++) {
+		if (all[i].rank != i)
+			return gc_err(GCOLL_ERR_MISMATCH,
+				      "gcoll_comm_split: rank %d says it is rank %d", i, all[i].rank);
+		if (all[i].color < -1)
+			return gc_err(GCOLL_ERR_MISMATCH,
+				      "gcoll_comm_split: rank %d sent color %d", i, all[i].color);
+		if (all[i].next_ctx < 2 || all[i].next_ctx > 0xffff)
+			return gc_err(GCOLL_ERR_MISMATCH,
+				      "gcoll_comm_split: rank %d sent communicator id %u", i,
+				      all[i].next_ctx);
+	}
+	return GCOLL_SUCCESS;
+}
 
 static int split_cmp(const void *a, const void *b)
 {
@@ -1614,7 +1631,11 @@ GC_API gcoll_result_t gcoll_comm_split(gcoll_comm_t c, int color, int key, gcoll
 		return GCOLL_ERR_NOMEM;
 	}
 	me = (struct split_info){ color < 0 ? -1 : color, key, c->rank, c->tp->next_ctx };
+	if (gc_test_split_forge)
+		me.rank += gc_test_split_forge;
 	rc = gcoll_allgather(&me, all, sizeof(me) / 4, GCOLL_INT32, c, NULL);
+	if (!rc)
+		rc = gc_split_check(all, n);
 	if (rc)
 		goto out;
 	for (int i = 0; i < n; i++) {

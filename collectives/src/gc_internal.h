@@ -333,6 +333,16 @@ struct gcoll_comm {
 
 struct gcoll_mem *gc_stage_find(struct gcoll_comm *c, const void *p, size_t len);
 
+/* What each rank contributes to gcoll_comm_split (coll.c). */
+struct split_info {
+	int32_t color, key, rank;
+	uint32_t next_ctx;
+};
+/* Check every rank's contribution before it is used as an index. */
+gcoll_result_t gc_split_check(const struct split_info *all, int n);
+/* Tests only: added to this rank's rank in its split contribution. */
+extern int gc_test_split_forge;
+
 #define GC_COMM_MAGIC 0x67636f6dU
 enum { GC_ALGO_AUTO = 0, GC_ALGO_RING, GC_ALGO_RD, GC_ALGO_TREE };
 

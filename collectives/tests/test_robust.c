@@ -424,6 +424,124 @@ static void t_directed(void)
 	      R->val[2]);
 }
 
+/* ---- silent: a client that connects to the root and says nothing */
+static int silent_main(int rank, int n, gcoll_unique_id id, void *arg)
+{
+	gcoll_comm_t c;
+	double t0 = tu_now();
+
+	(void)id;
+	R->rc[rank] = gcoll_comm_init_rank(&c, n, *(gcoll_unique_id *)arg, rank);
+	R->secs[rank] = tu_now() - t0;
+	if (R->rc[rank])
+		return 3;
+	gcoll_comm_destroy(c);
+	return 0;
+}
+
+static void t_silent(void)
+{
+	struct sockaddr_in sa = { .sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
+	socklen_t sl = sizeof(sa);
+	gcoll_unique_id id;
+	int st[3], lfd, fd;
+
+	memset(R, 0, sizeof(*R));
+	/* a free port for the root */
+	lfd = socket(AF_INET, SOCK_STREAM, 0);
+	if (lfd < 0 || bind(lfd, (struct sockaddr *)&sa, sizeof(sa)) ||
+	    getsockname(lfd, (struct sockaddr *)&sa, &sl)) {
+		tu_ok(false, "silent: a free port");
+		return;
+	}
+	close(lfd);
+	if (gcoll_unique_id_from_addr(&id, "127.0.0.1", ntohs(sa.sin_port), 1)) {
+		tu_ok(false, "silent: root listens on port %u", ntohs(sa.sin_port));
+		return;
+	}
+	fd = socket(AF_INET, SOCK_STREAM, 0);
+	if (fd < 0 || connect(fd, (struct sockaddr *)&sa, sizeof(sa))) {
+		tu_ok(false, "silent: the silent client connects");
+		return;
+	}
+	usleep(200000);   /* the root has accepted it before the ranks come */
+	tu_run(3, silent_main, &id, 60, st);
+	close(fd);
+	tu_ok(st[0] == 0 && st[1] == 0 && st[2] == 0, "silent: 3 ranks init (rc %d %d %d)",
+	      R->rc[0], R->rc[1], R->rc[2]);
+	tu_ok(R->secs[0] < 5 && R->secs[1] < 5 && R->secs[2] < 5,
+	      "silent: init is not held up by the silent client (%.2f %.2f %.2f s)",
+	      R->secs[0], R->secs[1], R->secs[2]);
+}
+
+/* ---- split: forged ranks and colors are rejected, not used as indices */
+static int split_main(int rank, int n, gcoll_unique_id id, void *arg)
+{
+	gcoll_comm_t c, nc = NULL;
+
+	(void)arg;
+	if ((R->rc[rank] = gcoll_comm_init_rank(&c, n, id, rank)))
+		return 3;
+	gcoll_comm_set_timeout(c, 5000);
+	if (rank == 1)
+		gc_test_split_forge = 1 << 20;
+	R->rc[rank] = gcoll_comm_split(c, 0, rank, &nc);
+	R->val[rank] = nc == NULL;
+	gcoll_comm_abort(c);
+	return 0;
+}
+
+static void t_split(void)
+{
+	struct split_info ok[3] = { { 0, 0, 0, 2 }, { -1, 5, 1, 9 }, { 7, 0, 2, 0xffff } }, bad[3];
+	static const struct { int idx, field; int64_t v; const char *what; } forged[] = {
+		{ 1, 2, 1 << 20, "rank far out of range" },
+		{ 2, 2, -1, "negative rank" },
+		{ 0, 2, 1, "another rank's number" },
+		{ 1, 0, -7, "color below -1" },
+		{ 2, 3, 0x10000, "communicator id beyond 16 bits" },
+	};
+	int st[2];
+
+	tu_ok(gc_split_check(ok, 3) == GCOLL_SUCCESS, "split: valid contributions pass");
+	for (size_t i = 0; i < sizeof(forged) / sizeof(forged[0]); i++) {
+		memcpy(bad, ok, sizeof(ok));
+		if (forged[i].field == 0)
+			bad[forged[i].idx].color = (int32_t)forged[i].v;
+		else if (forged[i].field == 2)
+			bad[forged[i].idx].rank = (int32_t)forged[i].v;
+		else
+			bad[forged[i].idx].next_ctx = (uint32_t)forged[i].v;
+		tu_ok(gc_split_check(bad, 3) == GCOLL_ERR_MISMATCH, "split: %s is rejected",
+		      forged[i].what);
+	}
+	memset(R, 0, sizeof(*R));
+	tu_run(2, split_main, NULL, 60, st);
+	tu_ok(st[0] == 0 && st[1] == 0 && R->rc[0] == GCOLL_ERR_MISMATCH &&
+	      R->rc[1] == GCOLL_ERR_MISMATCH && R->val[0] && R->val[1],
+	      "split: a rank sending a forged rank makes every rank fail cleanly (rc %d %d, exit %d %d)",
+	      R->rc[0], R->rc[1], st[0], st[1]);
+}
+
+/* ---- nonce: ids from an address take GCOLL_BOOTSTRAP_SECRET into account */
+static void t_nonce(void)
+{
+	gcoll_unique_id a, b, p, q;
+
+	setenv("GCOLL_BOOTSTRAP_SECRET", "one secret", 1);
+	gcoll_unique_id_from_addr(&a, "127.0.0.1", 29999, 0);
+	setenv("GCOLL_BOOTSTRAP_SECRET", "another secret", 1);
+	gcoll_unique_id_from_addr(&b, "127.0.0.1", 29999, 0);
+	unsetenv("GCOLL_BOOTSTRAP_SECRET");
+	gcoll_unique_id_from_addr(&p, "127.0.0.1", 29999, 0);
+	gcoll_unique_id_from_addr(&q, "127.0.0.1", 29999, 0);
+	tu_ok(memcmp(&a, &b, sizeof(a)) && memcmp(&a, &p, sizeof(a)),
+	      "nonce: the secret changes the id built from an address");
+	tu_ok(!memcmp(&p, &q, sizeof(p)), "nonce: without a secret every process builds the same id");
+	tu_ok(!gcoll_get_unique_id(&a) && !gcoll_get_unique_id(&b) && memcmp(&a, &b, sizeof(a)),
+	      "nonce: gcoll_get_unique_id ids differ");
+}
+
 int main(int argc, char **argv)
 {
 	static const struct { const char *name; void (*fn)(void); bool rxcq; } T[] = {
@@ -432,6 +550,9 @@ int main(int argc, char **argv)
 		{ "imm", t_imm, false },
 		{ "mraccess", t_mraccess, false },
 		{ "directed", t_directed, false },
+		{ "silent", t_silent, false },
+		{ "split", t_split, false },
+		{ "nonce", t_nonce, false },
 	};
 	int first = 1;
 
