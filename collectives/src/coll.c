@@ -478,6 +478,10 @@ static int progress_all(struct gc_transport *tp)
 			else
 				req_progress(r);
 		}
+	if (tp->fatal)
+		for (struct gcoll_comm *c = tp->comms; c; c = c->tp_next)
+			if (!c->async_err)
+				c->async_err = tp->fatal;
 	return n;
 }
 

@@ -138,6 +138,12 @@ static int poolfail_main(int rank, int n, gcoll_unique_id id, void *arg)
 		R->rc[rank] = gcoll_allreduce(&v, &w, 1, GCOLL_INT32, GCOLL_SUM, c, NULL);
 	}
 	R->secs[rank] = tu_now() - t0;
+	if (rank == 0) {
+		gcoll_result_t e = GCOLL_SUCCESS;
+
+		gcoll_comm_get_async_error(c, &e);
+		R->val[0] = e;
+	}
 	gcoll_comm_abort(c);
 	return 0;
 }
@@ -151,6 +157,8 @@ static void t_poolfail(void)
 	tu_ok(st[0] == 0 && R->rc[0] == GCOLL_ERR_FABRIC && R->secs[0] < 2.0,
 	      "poolfail: rank 0 fails with GCOLL_ERR_FABRIC (rc %d in %.2f s)",
 	      R->rc[0], R->secs[0]);
+	tu_ok(R->val[0] == GCOLL_ERR_FABRIC, "poolfail: the communicator's async error says so (%d)",
+	      R->val[0]);
 }
 
 /* ---- imm: a late write for comm 257 after an abort, into a slot comm 1 reuses */
