@@ -114,81 +114,143 @@ static void srv_reply_all(struct srv *s, int32_t status)
 			io_full(s->fds[i], msg, sizeof(msg), gc_now_ms() + 2000, true);
 }
 
+/* Hello handling state of the accept phase. */
+struct srv_acc {
+	int connected, err, seen;
+};
+
+/* A complete hello on fd: validate it, keep fd as that rank's, or answer
+ * the error and close.  Returns -1 on allocation failure. */
+static int srv_hello(struct srv *s, struct srv_acc *a, int fd, const struct gc_hello *h)
+{
+	int e = 0;
+
+	a->seen++;
+	if (h->magic != GC_HELLO_MAGIC || h->nonce != s->nonce) {
+		e = GCOLL_ERR_BOOTSTRAP;     /* not ours: do not count */
+		a->seen--;
+	} else if (h->version != GCOLL_VERSION_CODE) {
+		e = GCOLL_ERR_VERSION;
+	} else if (h->nranks <= 0 || h->nranks > GC_MAX_RANKS ||
+		   (s->n && h->nranks != s->n)) {
+		e = GCOLL_ERR_MISMATCH;
+	}
+	if (!s->n && h->nranks > 0 && h->nranks <= GC_MAX_RANKS && e != GCOLL_ERR_BOOTSTRAP) {
+		s->n = h->nranks;
+		s->fds = malloc(sizeof(int) * (size_t)s->n);
+		if (!s->fds) {
+			close(fd);
+			return -1;
+		}
+		for (int i = 0; i < s->n; i++)
+			s->fds[i] = -1;
+	}
+	if (!e && (h->rank < 0 || h->rank >= s->n || s->fds[h->rank] >= 0))
+		e = GCOLL_ERR_MISMATCH;
+	if (e || a->err) {
+		int32_t msg[2] = { e ? e : a->err, 0 };
+
+		io_full(fd, msg, sizeof(msg), gc_now_ms() + 2000, true);
+		close(fd);
+		if (e && e != GCOLL_ERR_BOOTSTRAP && !a->err) {
+			a->err = e;
+			srv_reply_all(s, a->err);  /* everyone fails the same way */
+		}
+		return 0;
+	}
+	s->fds[h->rank] = fd;
+	a->connected++;
+	return 0;
+}
+
+/* A connection that has not said hello yet. */
+struct srv_pend {
+	int fd;
+	size_t got;
+	struct gc_hello h;
+	uint64_t deadline;
+};
+
+#define SRV_MAX_PENDING 256
+#define SRV_HELLO_MS 10000
+
+/* Read what a pending connection has sent, without blocking.  Returns 1
+ * when the hello is complete, 0 to keep waiting, -1 to drop it. */
+static int pend_read(struct srv_pend *p)
+{
+	ssize_t n = recv(p->fd, (char *)&p->h + p->got, sizeof(p->h) - p->got, MSG_DONTWAIT);
+
+	if (n < 0)
+		return errno == EAGAIN || errno == EINTR ? 0 : -1;
+	if (n == 0)
+		return -1;
+	p->got += (size_t)n;
+	return p->got == sizeof(p->h);
+}
+
+/* Accept every rank's connection and hello.  Connections are read without
+ * blocking, each with its own deadline, so a client that connects and says
+ * nothing (a port scanner, a stuck process) delays nobody else. */
+static void srv_accept_all(struct srv *s, struct srv_acc *a, uint64_t deadline)
+{
+	struct srv_pend *pend = calloc(SRV_MAX_PENDING, sizeof(*pend));
+	struct pollfd *pfd = calloc(SRV_MAX_PENDING + 1, sizeof(*pfd));
+	int np = 0;
+
+	if (!pend || !pfd)
+		goto out;
+	while ((s->n == 0 || a->seen < s->n) && gc_now_ms() < deadline) {
+		uint64_t now = gc_now_ms();
+		int r;
+
+		pfd[0] = (struct pollfd){ .fd = s->lfd, .events = POLLIN };
+		for (int i = 0; i < np; i++)
+			pfd[i + 1] = (struct pollfd){ .fd = pend[i].fd, .events = POLLIN };
+		r = poll(pfd, (nfds_t)np + 1, 100);
+		if (r < 0 && errno != EINTR)
+			break;
+		now = gc_now_ms();
+		for (int i = np - 1; i >= 0; i--) {
+			int st = pfd[i + 1].revents ? pend_read(&pend[i]) : 0;
+
+			if (st == 0 && now < pend[i].deadline)
+				continue;
+			if (st == 1) {
+				if (srv_hello(s, a, pend[i].fd, &pend[i].h))
+					goto out;
+			} else {
+				close(pend[i].fd);   /* silent, gone or short */
+			}
+			pend[i] = pend[--np];
+		}
+		if (pfd[0].revents & POLLIN) {
+			int fd = accept4(s->lfd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
+
+			if (fd >= 0 && np == SRV_MAX_PENDING)
+				close(fd);
+			else if (fd >= 0)
+				pend[np++] = (struct srv_pend){ .fd = fd,
+					.deadline = now + SRV_HELLO_MS };
+		}
+	}
+out:
+	for (int i = 0; i < np; i++)
+		close(pend[i].fd);
+	free(pend);
+	free(pfd);
+}
+
 static void *srv_main(void *arg)
 {
 	struct srv *s = arg;
-	uint64_t deadline = gc_now_ms() + s->timeout_ms;
-	int connected = 0, err = 0, seen = 0;
+	struct srv_acc a = { 0 };
 	char *buf = NULL;
 
 	__atomic_store_n(&s->ready, 1, __ATOMIC_RELEASE);
 
-	while ((s->n == 0 || seen < s->n) && gc_now_ms() < deadline) {
-		struct pollfd pfd = { .fd = s->lfd, .events = POLLIN };
-		struct gc_hello h;
-		int fd, e = 0;
-
-		if (poll(&pfd, 1, 500) <= 0)
-			continue;
-		fd = accept(s->lfd, NULL, NULL);
-		if (fd < 0)
-			continue;
-		if (io_full(fd, &h, sizeof(h), gc_now_ms() + 10000, false)) {
-			close(fd);
-			continue;
-		}
-		seen++;
-		if (h.magic != GC_HELLO_MAGIC || h.nonce != s->nonce) {
-			e = GCOLL_ERR_BOOTSTRAP;     /* not ours: do not count */
-			seen--;
-		} else if (h.version != GCOLL_VERSION_CODE) {
-			e = GCOLL_ERR_VERSION;
-		} else if (h.nranks <= 0 || h.nranks > GC_MAX_RANKS ||
-			   (s->n && h.nranks != s->n)) {
-			e = GCOLL_ERR_MISMATCH;
-		} else {
-			if (!s->n) {
-				s->n = h.nranks;
-				s->fds = malloc(sizeof(int) * (size_t)s->n);
-				if (!s->fds)
-					break;
-				for (int i = 0; i < s->n; i++)
-					s->fds[i] = -1;
-			}
-			if (h.rank < 0 || h.rank >= s->n || s->fds[h.rank] >= 0)
-				e = GCOLL_ERR_MISMATCH;
-		}
-		if (!s->n && h.nranks > 0 && h.nranks <= GC_MAX_RANKS && e != GCOLL_ERR_BOOTSTRAP) {
-			s->n = h.nranks;
-			s->fds = malloc(sizeof(int) * (size_t)s->n);
-			if (!s->fds)
-				break;
-			for (int i = 0; i < s->n; i++)
-				s->fds[i] = -1;
-		}
-		if (e) {
-			int32_t msg[2] = { e, 0 };
-
-			io_full(fd, msg, sizeof(msg), gc_now_ms() + 2000, true);
-			close(fd);
-			if (e != GCOLL_ERR_BOOTSTRAP && !err) {
-				err = e;
-				srv_reply_all(s, err);  /* everyone fails the same way */
-			}
-			continue;
-		}
-		if (err) {
-			int32_t msg[2] = { err, 0 };
-
-			io_full(fd, msg, sizeof(msg), gc_now_ms() + 2000, true);
-			close(fd);
-			continue;
-		}
-		s->fds[h.rank] = fd;
-		connected++;
-	}
-	if (err || connected != s->n || !s->n) {
-		if (!err && s->fds)
+	srv_accept_all(s, &a, gc_now_ms() + s->timeout_ms);
+	if (a.err || a.connected != s->n || !s->n) {
+		if (!a.err && s->fds)
 			srv_reply_all(s, GCOLL_ERR_BOOTSTRAP);
 		goto out;
 	}
@@ -314,8 +376,19 @@ GC_API gcoll_result_t gcoll_get_unique_id(gcoll_unique_id *id)
 	gc_log_init();
 	if (!id)
 		return gc_err(GCOLL_ERR_INVALID_ARGUMENT, "gcoll_get_unique_id: id is NULL");
-	if (getrandom(&u.nonce, sizeof(u.nonce), 0) != sizeof(u.nonce))
-		u.nonce = (uint64_t)getpid() * 0x9e3779b97f4a7c15ull ^ gc_now_ms();
+	/* the nonce is what keeps other processes out of the rendezvous: no
+	 * guessable fallback (pid and time) if the kernel cannot give one */
+	for (;;) {
+		ssize_t n = getrandom(&u.nonce, sizeof(u.nonce), 0);
+
+		if (n == (ssize_t)sizeof(u.nonce))
+			break;
+		if (n < 0 && errno == EINTR)
+			continue;
+		return gc_err(GCOLL_ERR_SYSTEM,
+			      "gcoll_get_unique_id: getrandom failed (%s); refusing to make an id with a predictable nonce",
+			      n < 0 ? strerror(errno) : "short read");
+	}
 	r = srv_start(0, u.nonce, &port);
 	if (r)
 		return r;
@@ -324,6 +397,25 @@ GC_API gcoll_result_t gcoll_get_unique_id(gcoll_unique_id *id)
 	memset(id, 0, sizeof(*id));
 	memcpy(id->internal, &u, sizeof(u));
 	return GCOLL_SUCCESS;
+}
+
+/* The nonce of an id built from an address.  Every process builds the id
+ * on its own, so the nonce cannot be random: without a shared secret it is
+ * a function of the port alone and only keeps apart jobs on different
+ * ports.  GCOLL_BOOTSTRAP_SECRET, set to the same string on every rank (the
+ * launcher can pass a random one), makes it unpredictable to outsiders. */
+static uint64_t addr_nonce(int port)
+{
+	const char *secret = getenv("GCOLL_BOOTSTRAP_SECRET");
+	uint64_t h = 0x67636f6c6cull ^ ((uint64_t)port << 32);
+
+	if (!secret || !*secret)
+		return h;
+	for (const unsigned char *p = (const unsigned char *)secret; *p; p++)
+		h = (h ^ *p) * 0x100000001b3ull;
+	h ^= h >> 31;
+	h *= 0x9e3779b97f4a7c15ull;
+	return h ^ (h >> 29);
 }
 
 GC_API gcoll_result_t gcoll_unique_id_from_addr(gcoll_unique_id *id, const char *host,
@@ -346,7 +438,7 @@ GC_API gcoll_result_t gcoll_unique_id_from_addr(gcoll_unique_id *id, const char 
 	u.ip = ((struct sockaddr_in *)ai->ai_addr)->sin_addr.s_addr;
 	freeaddrinfo(ai);
 	u.port = htons((uint16_t)port);
-	u.nonce = 0x67636f6c6cull ^ ((uint64_t)port << 32);
+	u.nonce = addr_nonce(port);
 	if (serve) {
 		gcoll_result_t r = srv_start((uint16_t)port, u.nonce, &bound);
 

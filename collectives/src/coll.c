@@ -471,8 +471,17 @@ static int progress_all(struct gc_transport *tp)
 	for (struct gcoll_comm *c = tp->comms; c; c = c->tp_next)
 		for (struct gcoll_request *r = c->reqs, *nx; r; r = nx) {
 			nx = r->cnext;
-			req_progress(r);
+			/* a broken transport (tp->fatal) fails what is in
+			 * flight instead of leaving it to stall */
+			if (tp->fatal && r->rc == GCOLL_IN_PROGRESS && !r->in_group)
+				req_fail(r, tp->fatal);
+			else
+				req_progress(r);
 		}
+	if (tp->fatal)
+		for (struct gcoll_comm *c = tp->comms; c; c = c->tp_next)
+			if (!c->async_err)
+				c->async_err = tp->fatal;
 	return n;
 }
 
@@ -563,6 +572,8 @@ static gcoll_result_t check_common(struct gcoll_comm *c, const char *fn)
 
 	if (rc)
 		return rc;
+	if (!c->async_err && c->tp->fatal)
+		c->async_err = c->tp->fatal;
 	if (c->async_err)
 		return gc_err(c->async_err, "%s: communicator is in error state (%s); abort or destroy it",
 			      fn, gcoll_get_error_string(c->async_err));
@@ -1573,10 +1584,27 @@ out:
 	return rc;
 }
 
-struct split_info {
-	int32_t color, key, rank;
-	uint32_t next_ctx;
-};
+int gc_test_split_forge;
+
+/* What every rank contributes to a split, checked before any of it is used
+ * as an index: a faulty or hostile peer must not make us read out of
+ * bounds.  all[i] comes from rank i (the allgather orders by rank). */
+gcoll_result_t gc_split_check(const struct split_info *all, int n)
+{
+	for (int i = 0; i < n; i++) {
+		if (all[i].rank != i)
+			return gc_err(GCOLL_ERR_MISMATCH,
+				      "gcoll_comm_split: rank %d says it is rank %d", i, all[i].rank);
+		if (all[i].color < -1)
+			return gc_err(GCOLL_ERR_MISMATCH,
+				      "gcoll_comm_split: rank %d sent color %d", i, all[i].color);
+		if (all[i].next_ctx < 2 || all[i].next_ctx > 0xffff)
+			return gc_err(GCOLL_ERR_MISMATCH,
+				      "gcoll_comm_split: rank %d sent communicator id %u", i,
+				      all[i].next_ctx);
+	}
+	return GCOLL_SUCCESS;
+}
 
 static int split_cmp(const void *a, const void *b)
 {
@@ -1610,7 +1638,11 @@ GC_API gcoll_result_t gcoll_comm_split(gcoll_comm_t c, int color, int key, gcoll
 		return GCOLL_ERR_NOMEM;
 	}
 	me = (struct split_info){ color < 0 ? -1 : color, key, c->rank, c->tp->next_ctx };
+	if (gc_test_split_forge)
+		me.rank += gc_test_split_forge;
 	rc = gcoll_allgather(&me, all, sizeof(me) / 4, GCOLL_INT32, c, NULL);
+	if (!rc)
+		rc = gc_split_check(all, n);
 	if (rc)
 		goto out;
 	for (int i = 0; i < n; i++) {

@@ -64,6 +64,7 @@ struct gc_mr {
 	struct fid_mr *mr;
 	void *desc;
 	uint64_t key;
+	uint64_t access;   /* FI_* access bits it was registered with */
 	int pinned;        /* user registration: never evicted */
 	int users;         /* in-flight transfers using it */
 	uint64_t last_use;
@@ -81,6 +82,8 @@ struct gc_rail {
 	struct fid_av *av;
 	fi_addr_t *peers;
 	struct gc_rxbuf pool[GC_RXPOOL];
+	int pool_posted;      /* pool receives the provider holds */
+	uint64_t pool_retry;  /* pool entries whose repost got -FI_EAGAIN */
 };
 
 struct gc_transport {
@@ -112,10 +115,14 @@ struct gc_transport {
 	struct gc_xfer **slots;
 	uint32_t slot_hint;
 	uint32_t slots_used;
+	uint8_t *slot_gen;    /* per slot: generation, bumped on every allocation */
+	uint8_t *slot_chk;    /* per slot: check byte of its last owner */
+	uint64_t stray_writes;/* remote writes dropped by the immediate check */
 	/* contexts whose owners died with operations still posted */
 	struct gc_xfer *zombies;
 	uint16_t next_ctx;
-	gcoll_result_t fatal;
+	gcoll_result_t fatal;       /* transport broken: every comm fails with it */
+	bool closing;               /* endpoints are being closed: no reposts */
 	struct gcoll_comm *comms;   /* communicators sharing this transport */
 	int yield_every;            /* idle polls between sched_yield() calls */
 };
@@ -143,7 +150,7 @@ struct gc_ctrl {
 	uint32_t seq;      /* sequence of the message it answers */
 	uint32_t slot;     /* receiver's rendezvous slot, echoed in the imm */
 	uint32_t wsize;    /* bytes per RDMA write segment */
-	uint32_t ctx8;     /* receiver's communicator id, low 8 bits */
+	uint32_t chk;      /* check byte every write's immediate must carry */
 };
 
 enum gc_xstate { GX_IDLE = 0, GX_ACTIVE, GX_DONE, GX_FAILED };
@@ -165,6 +172,7 @@ struct gc_xfer {
 	bool ctrl_ready;     /* sender: control entry arrived */
 	struct gc_ctrl ctrl;
 	uint32_t slot;
+	uint8_t chk;         /* receiver: check byte its writes must carry */
 	bool has_slot;
 	size_t nseg, seg_posted, seg_done;
 	struct gc_ctx c_main, c_write;
@@ -181,11 +189,12 @@ static inline uint64_t gc_tag(uint64_t kind, uint16_t ctx, int src, uint32_t seq
 	return (kind << 60) | ((uint64_t)ctx << 44) |
 	       ((uint64_t)(src & 0xfff) << 32) | seq;
 }
-/* immediate data of a rendezvous write: [31:24] ctx8, [23:8] slot, [7:0]
- * segment index modulo 256 */
-static inline uint32_t gc_imm(uint32_t ctx8, uint32_t slot, size_t seg)
+/* immediate data of a rendezvous write: [31:24] check byte of the slot's
+ * owner (a hash of communicator id, peer, sequence and the slot's
+ * generation), [23:8] slot, [7:0] segment index modulo 256 */
+static inline uint32_t gc_imm(uint32_t chk, uint32_t slot, size_t seg)
 {
-	return ((ctx8 & 0xff) << 24) | ((slot & 0xffff) << 8) | (seg & 0xff);
+	return ((chk & 0xff) << 24) | ((slot & 0xffff) << 8) | (seg & 0xff);
 }
 
 /* GCOLL_PROVIDER "gaudi": libfabric's verbs;ofi_rxm on a gaudi_N device */
@@ -210,14 +219,33 @@ void gc_xfer_cancel(struct gcoll_comm *c, struct gc_xfer *x);
 bool gc_xfer_release(struct gc_transport *tp, struct gc_xfer *x);
 void gc_tp_adopt_zombie(struct gc_transport *tp, struct gc_xfer *x);
 
+/* Access a registration gets: only what the buffer's role needs.  Sources
+ * of sends and RDMA writes get no remote access at all; receive targets get
+ * remote write (rendezvous) but never remote read; the sender's control
+ * mailbox only FI_RECV.  User, scratch and dma-buf registrations serve both
+ * directions (GC_ACC_BOTH). */
+#define GC_ACC_SRC (FI_SEND | FI_WRITE | FI_READ)
+#define GC_ACC_DST (FI_RECV | FI_REMOTE_WRITE)
+#define GC_ACC_MAILBOX FI_RECV
+#define GC_ACC_BOTH (GC_ACC_SRC | GC_ACC_DST)
+/* Find (or make and cache) a registration covering [buf, buf+len) with
+ * exactly access (a pinned one with more access also serves). */
 gcoll_result_t gc_mr_lookup(struct gc_transport *tp, const void *buf, size_t len,
-			    struct gc_mr **out);
+			    uint64_t access, struct gc_mr **out);
+/* gc_mr_reg_access with GC_ACC_BOTH. */
 gcoll_result_t gc_mr_reg(struct gc_transport *tp, void *buf, size_t len,
 			 int dmabuf_fd, uint64_t dmabuf_off, struct gc_mr **out);
+gcoll_result_t gc_mr_reg_access(struct gc_transport *tp, void *buf, size_t len,
+				int dmabuf_fd, uint64_t dmabuf_off, uint64_t access,
+				struct gc_mr **out);
+/* The access a transfer's buffer is registered with. */
+uint64_t gc_xfer_access(const struct gc_xfer *x);
 void gc_mr_free(struct gc_transport *tp, struct gc_mr *m);
 void gc_mr_unpin(struct gc_transport *tp, struct gc_mr *m);
 void gc_mr_pin(struct gc_transport *tp, struct gc_mr *m);
 gcoll_result_t gc_fi_err(int ret, const char *what);
+/* Tests only: the next n pool reposts fail with -FI_EIO. */
+extern int gc_test_fail_pool_posts;
 
 /* ---- schedules (coll.c) ---- */
 enum gc_act_kind { GC_ACT_REDUCE = 1, GC_ACT_COPY, GC_ACT_AVG };
@@ -312,6 +340,16 @@ struct gcoll_comm {
 };
 
 struct gcoll_mem *gc_stage_find(struct gcoll_comm *c, const void *p, size_t len);
+
+/* What each rank contributes to gcoll_comm_split (coll.c). */
+struct split_info {
+	int32_t color, key, rank;
+	uint32_t next_ctx;
+};
+/* Check every rank's contribution before it is used as an index. */
+gcoll_result_t gc_split_check(const struct split_info *all, int n);
+/* Tests only: added to this rank's rank in its split contribution. */
+extern int gc_test_split_forge;
 
 #define GC_COMM_MAGIC 0x67636f6dU
 enum { GC_ALGO_AUTO = 0, GC_ALGO_RING, GC_ALGO_RD, GC_ALGO_TREE };

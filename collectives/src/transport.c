@@ -8,7 +8,7 @@
  * size) into the sender's mailbox - a tagged receive the sender posted for
  * exactly that (communicator, peer, sequence).  The sender then writes the
  * data with fi_writedata(), one write per segment, striped over the rails;
- * each write carries the 32-bit immediate gc_imm(ctx8, slot, segment).  The
+ * each write carries the 32-bit immediate gc_imm(chk, slot, segment).  The
  * receiver counts remote-CQ-data completions for the slot.  When the
  * provider runs in FI_RX_CQ_DATA mode (verbs), every such write consumes a
  * posted receive: a pool of zero-length receives is kept posted per rail
@@ -36,6 +36,8 @@ gcoll_result_t gc_fi_err(int ret, const char *what)
 	return gc_err(GCOLL_ERR_FABRIC, "%s: %s (%d)", what, fi_strerror(-ret), ret);
 }
 
+static uint64_t directed_recv_cap(const char *prov);
+
 static struct fi_info *make_hints(const char *prov)
 {
 	struct fi_info *h = fi_allocinfo();
@@ -44,7 +46,7 @@ static struct fi_info *make_hints(const char *prov)
 		return NULL;
 	h->ep_attr->type = FI_EP_RDM;
 	h->caps = FI_MSG | FI_TAGGED | FI_RMA | FI_WRITE | FI_REMOTE_WRITE |
-		  FI_SEND | FI_RECV;
+		  FI_SEND | FI_RECV | directed_recv_cap(prov);
 	h->mode = FI_RX_CQ_DATA;
 	h->domain_attr->mr_mode = FI_MR_LOCAL | FI_MR_VIRT_ADDR | FI_MR_ALLOCATED |
 				  FI_MR_PROV_KEY;
@@ -89,9 +91,76 @@ static struct fi_info *pick_info(struct fi_info *info, const char *prov)
 	return ifname || gc_prov_is_gaudi(prov) ? NULL : info;
 }
 
+int gc_test_fail_pool_posts;
+
+/* FI_DIRECTED_RECV if the provider has it with everything else we ask
+ * for, else 0 (tagged receives then accept any source, as before): a probe
+ * with make_hints()' own hints plus the capability. */
+static __thread bool probing_directed;
+
+static uint64_t directed_recv_cap(const char *prov)
+{
+	struct fi_info *h, *info = NULL;
+	int ret;
+
+	if (probing_directed)
+		return FI_DIRECTED_RECV;
+	probing_directed = true;
+	h = make_hints(prov);
+	probing_directed = false;
+	if (!h)
+		return 0;
+	ret = fi_getinfo(FI_VERSION(1, 20), NULL, NULL, 0, h, &info);
+	fi_freeinfo(h);
+	fi_freeinfo(info);
+	if (ret)
+		GC_INFO("transport: provider '%s' lacks FI_DIRECTED_RECV; tagged receives accept any source",
+			prov && *prov ? prov : "(any)");
+	return ret ? 0 : FI_DIRECTED_RECV;
+}
+
 static int post_pool(struct gc_rail *r, struct gc_rxbuf *b)
 {
-	return (int)fi_recv(r->ep, NULL, 0, NULL, FI_ADDR_UNSPEC, b);
+	int ret = (int)fi_recv(r->ep, NULL, 0, NULL, FI_ADDR_UNSPEC, b);
+
+	if (!ret)
+		r->pool_posted++;
+	return ret;
+}
+
+/* Put a consumed pool entry back.  Every entry must stay posted: in
+ * FI_RX_CQ_DATA mode each remote-CQ-data write consumes one, and with the
+ * pool empty rendezvous writes stall.  -FI_EAGAIN is retried from
+ * gc_tp_progress(); any other failure breaks the transport for good, and
+ * every communicator on it fails with GCOLL_ERR_FABRIC (see progress_all()
+ * in coll.c) instead of waiting for writes that cannot complete. */
+static void pool_repost(struct gc_transport *tp, struct gc_rxbuf *b)
+{
+	struct gc_rail *r = &tp->rails[b->rail];
+	int ret;
+
+	if (tp->closing)
+		return;
+	if (gc_test_fail_pool_posts > 0) {
+		gc_test_fail_pool_posts--;
+		ret = -FI_EIO;
+	} else {
+		ret = post_pool(r, b);
+	}
+	if (!ret) {
+		r->pool_retry &= ~(1ull << (b - r->pool));
+		return;
+	}
+	r->pool_retry |= 1ull << (b - r->pool);
+	if (ret != -FI_EAGAIN && !tp->fatal)
+		tp->fatal = gc_fi_err(ret, "transport: reposting a remote CQ data receive");
+}
+
+static void pool_retry(struct gc_transport *tp, struct gc_rail *r)
+{
+	for (int k = 0; k < GC_RXPOOL && r->pool_retry && !tp->fatal; k++)
+		if (r->pool_retry & (1ull << k))
+			pool_repost(tp, &r->pool[k]);
 }
 
 /* Open an RDM endpoint with its own CQ and AV, enabled, and return its
@@ -558,6 +627,7 @@ void gc_tp_put(struct gc_transport *tp)
 	if (!tp || --tp->refcnt > 0)
 		return;
 	/* closing the endpoints ends every operation still posted */
+	tp->closing = true;
 	for (int i = 0; i < tp->nrails; i++) {
 		ep_close(&tp->rails[i]);
 		free(tp->rails[i].peers);
@@ -579,6 +649,8 @@ void gc_tp_put(struct gc_transport *tp)
 	fi_freeinfo(tp->info);
 	fi_freeinfo(tp->ep_info);
 	free(tp->slots);
+	free(tp->slot_gen);
+	free(tp->slot_chk);
 	free(tp);
 }
 
@@ -586,6 +658,12 @@ void gc_tp_put(struct gc_transport *tp)
 
 gcoll_result_t gc_mr_reg(struct gc_transport *tp, void *buf, size_t len, int dmabuf_fd,
 			 uint64_t dmabuf_off, struct gc_mr **out)
+{
+	return gc_mr_reg_access(tp, buf, len, dmabuf_fd, dmabuf_off, GC_ACC_BOTH, out);
+}
+
+gcoll_result_t gc_mr_reg_access(struct gc_transport *tp, void *buf, size_t len, int dmabuf_fd,
+				uint64_t dmabuf_off, uint64_t access, struct gc_mr **out)
 {
 	struct iovec iov = { .iov_base = buf, .iov_len = len };
 	struct fi_mr_dmabuf db = { 0 };
@@ -597,7 +675,7 @@ gcoll_result_t gc_mr_reg(struct gc_transport *tp, void *buf, size_t len, int dma
 	m = calloc(1, sizeof(*m));
 	if (!m)
 		return GCOLL_ERR_NOMEM;
-	attr.access = FI_SEND | FI_RECV | FI_WRITE | FI_REMOTE_WRITE | FI_READ | FI_REMOTE_READ;
+	attr.access = access;
 	attr.requested_key = tp->next_key++;
 	attr.iface = FI_HMEM_SYSTEM;
 	attr.iov_count = 1;
@@ -618,6 +696,7 @@ gcoll_result_t gc_mr_reg(struct gc_transport *tp, void *buf, size_t len, int dma
 	}
 	m->base = (uintptr_t)buf;
 	m->len = len;
+	m->access = access;
 	m->desc = fi_mr_desc(m->mr);
 	m->key = fi_mr_key(m->mr);
 	*out = m;
@@ -657,9 +736,12 @@ static void cache_insert(struct gc_transport *tp, struct gc_mr *m)
 	}
 }
 
-/* Find (or create) a registration covering [buf, buf+len). */
+/* Find (or create) a registration covering [buf, buf+len) with access.
+ * The cache is keyed by access too: a send buffer never borrows a receive
+ * target's registration (and its remote write), only a pinned one serves
+ * every role it was registered for. */
 gcoll_result_t gc_mr_lookup(struct gc_transport *tp, const void *buf, size_t len,
-			    struct gc_mr **out)
+			    uint64_t access, struct gc_mr **out)
 {
 	static uint64_t tick;
 	uintptr_t a = (uintptr_t)buf, pg = 4096, lo, hi;
@@ -667,7 +749,8 @@ gcoll_result_t gc_mr_lookup(struct gc_transport *tp, const void *buf, size_t len
 	gcoll_result_t rc;
 
 	for (m = tp->cache; m; m = m->next)
-		if (a >= m->base && a + len <= m->base + m->len) {
+		if (a >= m->base && a + len <= m->base + m->len &&
+		    (m->access == access || (m->pinned && (m->access & access) == access))) {
 			m->users++;
 			m->last_use = ++tick;
 			*out = m;
@@ -675,7 +758,7 @@ gcoll_result_t gc_mr_lookup(struct gc_transport *tp, const void *buf, size_t len
 		}
 	lo = a & ~(pg - 1);
 	hi = (a + len + pg - 1) & ~(pg - 1);
-	rc = gc_mr_reg(tp, (void *)lo, hi - lo, -1, 0, &m);
+	rc = gc_mr_reg_access(tp, (void *)lo, hi - lo, -1, 0, access, &m);
 	if (rc)
 		return rc;
 	m->users = 1;
@@ -716,7 +799,12 @@ static gcoll_result_t xfer_mr(struct gcoll_comm *c, struct gc_xfer *x, bool need
 		x->mr->users++;
 		return GCOLL_SUCCESS;
 	}
-	return gc_mr_lookup(c->tp, x->buf, x->len, &x->mr);
+	return gc_mr_lookup(c->tp, x->buf, x->len, gc_xfer_access(x), &x->mr);
+}
+
+uint64_t gc_xfer_access(const struct gc_xfer *x)
+{
+	return x->kind == 0 ? GC_ACC_SRC : GC_ACC_DST;
 }
 
 /* ----------------------------------------------------------- transfers */
@@ -724,6 +812,18 @@ static gcoll_result_t xfer_mr(struct gcoll_comm *c, struct gc_xfer *x, bool need
 static fi_addr_t peer_addr(struct gcoll_comm *c, int rail, int peer)
 {
 	return c->tp->rails[rail].peers[c->tpeer[peer]];
+}
+
+/* Source a tagged receive from peer accepts: only that peer when the
+ * provider filters by source (FI_DIRECTED_RECV).  The tag names the sender's
+ * rank in the communicator, but nothing stops another process - a faulty
+ * rank, or one of another communicator with the same id - from sending
+ * the same tag. */
+static fi_addr_t recv_src(struct gcoll_comm *c, int rail, int peer)
+{
+	if (!(c->tp->info->caps & FI_DIRECTED_RECV))
+		return FI_ADDR_UNSPEC;
+	return peer_addr(c, rail, peer);
 }
 
 static void xfer_done(struct gc_xfer *x)
@@ -749,10 +849,41 @@ static void slot_free(struct gc_transport *tp, struct gc_xfer *x)
 	}
 }
 
-static gcoll_result_t slot_alloc(struct gc_transport *tp, struct gc_xfer *x)
+/* The check byte of a slot's new owner: a hash of everything that
+ * identifies the transfer (whole communicator id, peer, sequence) and of the
+ * slot's generation, never equal to the previous owner's.  A write meant for
+ * that previous owner - a late one after an abort, or one for another
+ * communicator whose id has the same low bits - therefore never counts for
+ * the new one. */
+static uint8_t slot_check(struct gc_transport *tp, uint32_t s, uint16_t ctx, int peer,
+			  uint32_t seq)
+{
+	uint8_t chk;
+
+	do {
+		uint64_t h = ((uint64_t)ctx << 48) ^ ((uint64_t)(uint32_t)peer << 32) ^ seq;
+
+		h ^= (uint64_t)++tp->slot_gen[s] << 56;
+		h *= 0x9e3779b97f4a7c15ull;
+		h ^= h >> 29;
+		h *= 0xbf58476d1ce4e5b9ull;
+		chk = (uint8_t)(h >> 56);
+	} while (chk == tp->slot_chk[s]);
+	tp->slot_chk[s] = chk;
+	return chk;
+}
+
+static gcoll_result_t slot_alloc(struct gc_transport *tp, struct gcoll_comm *c,
+				 struct gc_xfer *x)
 {
 	if (tp->slots_used >= GC_NSLOTS - 1)
 		return gc_err(GCOLL_ERR_NOMEM, "transport: out of rendezvous slots");
+	if (!tp->slot_gen) {
+		tp->slot_gen = calloc(GC_NSLOTS, 1);
+		tp->slot_chk = calloc(GC_NSLOTS, 1);
+		if (!tp->slot_gen || !tp->slot_chk)
+			return GCOLL_ERR_NOMEM;
+	}
 	for (;;) {
 		uint32_t s = tp->slot_hint++ & (GC_NSLOTS - 1);
 
@@ -760,6 +891,7 @@ static gcoll_result_t slot_alloc(struct gc_transport *tp, struct gc_xfer *x)
 			tp->slots[s] = x;
 			tp->slots_used++;
 			x->slot = s;
+			x->chk = slot_check(tp, s, c->ctx, c->tpeer[x->peer], x->seq);
 			x->has_slot = true;
 			return GCOLL_SUCCESS;
 		}
@@ -776,7 +908,8 @@ static ssize_t ctrl_send(struct gcoll_comm *c, struct gc_xfer *x)
 	ssize_t ret;
 
 	if (tp->mr_local) {
-		gcoll_result_t rc = gc_mr_lookup(tp, &x->ctrl, sizeof(x->ctrl), &cm);
+		gcoll_result_t rc = gc_mr_lookup(tp, &x->ctrl, sizeof(x->ctrl), GC_ACC_SRC,
+						  &cm);
 
 		if (rc)
 			return -FI_ENOMEM;
@@ -815,7 +948,7 @@ gcoll_result_t gc_xfer_advance(struct gcoll_comm *c, struct gc_xfer *x)
 		} else {
 			x->c_main.type = GC_CTX_EAGER_RECV;
 			ret = fi_trecv(r->ep, x->buf, x->len, x->mr ? x->mr->desc : NULL,
-				       FI_ADDR_UNSPEC,
+				       recv_src(c, x->rail, x->peer),
 				       gc_tag(GC_TAG_DATA, c->ctx, x->peer, x->seq), 0, &x->c_main);
 		}
 		if (ret == -FI_EAGAIN)
@@ -834,7 +967,7 @@ gcoll_result_t gc_xfer_advance(struct gcoll_comm *c, struct gc_xfer *x)
 			rc = xfer_mr(c, x, true);
 			if (rc)
 				return rc;
-			rc = slot_alloc(tp, x);
+			rc = slot_alloc(tp, c, x);
 			if (rc)
 				return rc;
 			x->ctrl.addr = tp->mr_virt ? (uint64_t)(uintptr_t)x->buf
@@ -844,7 +977,7 @@ gcoll_result_t gc_xfer_advance(struct gcoll_comm *c, struct gc_xfer *x)
 			x->ctrl.seq = x->seq;
 			x->ctrl.slot = x->slot;
 			x->ctrl.wsize = (uint32_t)c->wsize;
-			x->ctrl.ctx8 = c->ctx & 0xff;
+			x->ctrl.chk = x->chk;
 			x->nseg = (x->len + c->wsize - 1) / c->wsize;
 		}
 		if (tp->ctrl_inject)
@@ -866,14 +999,15 @@ gcoll_result_t gc_xfer_advance(struct gcoll_comm *c, struct gc_xfer *x)
 		struct gc_mr *cm = NULL;
 
 		if (tp->mr_local) {
-			rc = gc_mr_lookup(tp, &x->ctrl, sizeof(x->ctrl), &cm);
+			rc = gc_mr_lookup(tp, &x->ctrl, sizeof(x->ctrl), GC_ACC_MAILBOX, &cm);
 			if (rc)
 				return rc;
 			cm->users--;   /* cached; the xfer lives in the heap page */
 		}
 		x->c_main.type = GC_CTX_CTRL_RECV;
 		ret = fi_trecv(r->ep, &x->ctrl, sizeof(x->ctrl), cm ? cm->desc : NULL,
-			       FI_ADDR_UNSPEC, gc_tag(GC_TAG_CTRL, c->ctx, x->peer, x->seq), 0,
+			       recv_src(c, x->rail, x->peer),
+			       gc_tag(GC_TAG_CTRL, c->ctx, x->peer, x->seq), 0,
 			       &x->c_main);
 		if (ret == -FI_EAGAIN)
 			return GCOLL_SUCCESS;
@@ -904,7 +1038,7 @@ gcoll_result_t gc_xfer_advance(struct gcoll_comm *c, struct gc_xfer *x)
 
 		ret = fi_writedata(tp->rails[rail].ep, (char *)x->buf + off, n,
 				   x->mr ? x->mr->desc : NULL,
-				   gc_imm(x->ctrl.ctx8, x->ctrl.slot, x->seg_posted),
+				   gc_imm(x->ctrl.chk, x->ctrl.slot, x->seg_posted),
 				   peer_addr(c, rail, x->peer), x->ctrl.addr + off, x->ctrl.key,
 				   &x->c_write);
 		if (ret == -FI_EAGAIN)
@@ -967,8 +1101,12 @@ static void handle_cq_data(struct gc_transport *tp, uint64_t data)
 	uint32_t imm = (uint32_t)data, slot = (imm >> 8) & 0xffff;
 	struct gc_xfer *x = tp->slots[slot];
 
-	if (!x || !x->comm || (x->comm->ctx & 0xff) != imm >> 24) {
-		GC_TRACE("stray rendezvous write imm 0x%08x", imm);
+	/* the slot's owner must be live and the check byte its own: a write
+	 * for an aborted transfer, for a slot since reused, or for another
+	 * communicator is counted and dropped */
+	if (!x || !x->comm || x->chk != imm >> 24) {
+		tp->stray_writes++;
+		GC_TRACE("stray rendezvous write imm 0x%08x dropped", imm);
 		return;
 	}
 	x->seg_done++;
@@ -988,7 +1126,8 @@ static void handle_entry(struct gc_transport *tp, struct fi_cq_data_entry *e)
 		if (tp->rx_cq_data && ctx && ctx->type == GC_CTX_RXPOOL) {
 			struct gc_rxbuf *b = (struct gc_rxbuf *)ctx;
 
-			post_pool(&tp->rails[b->rail], b);
+			tp->rails[b->rail].pool_posted--;
+			pool_repost(tp, b);
 		}
 		return;
 	}
@@ -997,7 +1136,8 @@ static void handle_entry(struct gc_transport *tp, struct fi_cq_data_entry *e)
 	if (ctx->type == GC_CTX_RXPOOL) {   /* an unexpected untagged message */
 		struct gc_rxbuf *b = (struct gc_rxbuf *)ctx;
 
-		post_pool(&tp->rails[b->rail], b);
+		tp->rails[b->rail].pool_posted--;
+		pool_repost(tp, b);
 		return;
 	}
 	x = ctx->x;
@@ -1035,11 +1175,26 @@ static void handle_error(struct gc_transport *tp, struct fid_cq *cq)
 	if (fi_cq_readerr(cq, &err, 0) != 1)
 		return;
 	ctx = err.op_context;
-	if (!ctx || ctx->type == GC_CTX_RXPOOL) {
+	if (ctx && ctx->type == GC_CTX_RXPOOL) {
+		struct gc_rxbuf *b = (struct gc_rxbuf *)ctx;
+
+		/* a pool entry ends in error when an unexpected untagged
+		 * message lands in it (truncated to 0 bytes): it is as
+		 * consumed as by a write and must go back, or a peer sending
+		 * GC_RXPOOL such messages drains the pool.  Cancelled means
+		 * the endpoint is closing. */
+		tp->rails[b->rail].pool_posted--;
 		if (err.err != FI_ECANCELED) {
+			GC_INFO("transport: rail %d: pool receive ended with %s; reposted",
+				b->rail, fi_strerror(err.err));
+			pool_repost(tp, b);
+		}
+		return;
+	}
+	if (!ctx) {
+		if (err.err != FI_ECANCELED)
 			gc_log(GC_LOG_ERR, "transport: completion error without owner: %s",
 			       fi_strerror(err.err));
-		}
 		return;
 	}
 	if (err.err == FI_ECANCELED) {
@@ -1062,6 +1217,8 @@ int gc_tp_progress(struct gc_transport *tp)
 	int total = 0;
 
 	for (int i = 0; i < tp->nrails; i++) {
+		if (tp->rails[i].pool_retry)
+			pool_retry(tp, &tp->rails[i]);
 		for (;;) {
 			ssize_t n = fi_cq_read(tp->rails[i].cq, e, 16);
 

@@ -1,0 +1,588 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Transport and bootstrap robustness (issue 16).  White-box: built from the
+ * library's sources, so a rank can look inside its transport and forge what
+ * a faulty or stale peer would send.
+ *
+ *   test_robust [--provider tcp|shm] [SUBTEST...]
+ *
+ *   pool       untagged messages drain the FI_RX_CQ_DATA receive pool
+ *   poolfail   a failed pool repost fails the communicator, no silent stall
+ *   imm        a late write for comm 257 after an abort must not complete a
+ *              comm 1 transfer that reuses the slot
+ *   mraccess   send buffers are registered without remote access
+ *   directed   a third rank's message with a colliding tag is not matched
+ *   silent     a silent TCP client does not delay bootstrap
+ *   split      comm_split rejects forged ranks and colors
+ *   nonce      unique ids carry unpredictable nonces
+ */
+#define _GNU_SOURCE
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
+#include <rdma/fi_errno.h>
+#include <rdma/fi_rma.h>
+#include <rdma/fi_tagged.h>
+
+#include "gc_internal.h"
+#include "tutil.h"
+
+struct res {
+	int rc[8];
+	int val[8];
+	double secs[8];
+	uint64_t shared[8];
+};
+static struct res *R;
+static const char *prov = "tcp";
+
+static void spin(struct gc_transport *tp, int ms)
+{
+	for (uint64_t end = gc_now_ms() + (uint64_t)ms; gc_now_ms() < end;)
+		gc_tp_progress(tp);
+}
+
+/* Untagged inject to peer p on rail 0, retried while the provider is busy. */
+static int send_untagged(struct gc_transport *tp, int p, const void *buf, size_t len)
+{
+	for (uint64_t end = gc_now_ms() + 5000;;) {
+		ssize_t ret = fi_inject(tp->rails[0].ep, buf, len, tp->rails[0].peers[p]);
+
+		if (ret != -FI_EAGAIN)
+			return (int)ret;
+		if (gc_now_ms() > end)
+			return -FI_ETIMEDOUT;
+		gc_tp_progress(tp);
+	}
+}
+
+/* ---- pool: 3 x GC_RXPOOL unexpected untagged messages from rank 1 */
+static int pool_main(int rank, int n, gcoll_unique_id id, void *arg)
+{
+	size_t count = 256 << 10;   /* rendezvous */
+	float *a = calloc(count, sizeof(float));
+	char junk[16] = "unexpected";
+	gcoll_comm_t c;
+	int ret = 0;
+
+	(void)arg;
+	if ((R->rc[rank] = gcoll_comm_init_rank(&c, n, id, rank)))
+		return 3;
+	gcoll_comm_set_timeout(c, 10000);
+	if (rank == 1)
+		for (int i = 0; i < 3 * GC_RXPOOL && !ret; i++)
+			ret = send_untagged(c->tp, 0, junk, sizeof(junk));
+	if (ret) {
+		R->rc[rank] = 100;
+		return 4;
+	}
+	if ((R->rc[rank] = gcoll_barrier(c, NULL)))
+		return 5;
+	spin(c->tp, 300);
+	R->val[rank] = c->tp->rails[0].pool_posted;
+	for (size_t i = 0; i < count; i++)
+		a[i] = 1;
+	R->rc[rank] = gcoll_allreduce(a, a, count, GCOLL_FLOAT32, GCOLL_SUM, c, NULL);
+	if (!R->rc[rank] && a[count - 1] != (float)n)
+		R->rc[rank] = 101;
+	gcoll_comm_destroy(c);
+	free(a);
+	return R->rc[rank] ? 6 : 0;
+}
+
+static void t_pool(void)
+{
+	int st[2];
+
+	if (!strcmp(prov, "tcp")) {
+		/* libfabric 2.1's tcp provider stops delivering on a
+		 * connection once a message was truncated into a pool entry,
+		 * fix or no fix: the repost is only observable on shm */
+		tu_skip("tcp stalls the connection after a truncated message", "pool");
+		return;
+	}
+	memset(R, 0, sizeof(*R));
+	tu_run(2, pool_main, NULL, 60, st);
+	tu_ok(st[0] == 0 && st[1] == 0, "pool: ranks finish (rc %d %d, exit %d %d)",
+	      R->rc[0], R->rc[1], st[0], st[1]);
+	tu_ok(R->val[0] == GC_RXPOOL, "pool: %d of %d receives posted after %d unexpected messages",
+	      R->val[0], GC_RXPOOL, 3 * GC_RXPOOL);
+}
+
+/* ---- poolfail: rank 0's repost fails; its next operation fails */
+static int poolfail_main(int rank, int n, gcoll_unique_id id, void *arg)
+{
+	char junk[16] = "unexpected";
+	int v = 1, w = 0;
+	gcoll_comm_t c;
+	double t0;
+
+	(void)arg;
+	if ((R->rc[rank] = gcoll_comm_init_rank(&c, n, id, rank)))
+		return 3;
+	gcoll_comm_set_timeout(c, 3000);
+	if (rank == 0)
+		gc_test_fail_pool_posts = 1;
+	if (rank == 1 && send_untagged(c->tp, 0, junk, sizeof(junk)))
+		return 4;
+	/* the message lands, the repost fails: the barrier or the
+	 * operation after it fails at once (not at the 3 s timeout) */
+	t0 = tu_now();
+	R->rc[rank] = gcoll_barrier(c, NULL);
+	if (!R->rc[rank]) {
+		spin(c->tp, 300);
+		R->rc[rank] = gcoll_allreduce(&v, &w, 1, GCOLL_INT32, GCOLL_SUM, c, NULL);
+	}
+	R->secs[rank] = tu_now() - t0;
+	if (rank == 0) {
+		gcoll_result_t e = GCOLL_SUCCESS;
+
+		gcoll_comm_get_async_error(c, &e);
+		R->val[0] = e;
+	}
+	gcoll_comm_abort(c);
+	return 0;
+}
+
+static void t_poolfail(void)
+{
+	int st[2];
+
+	memset(R, 0, sizeof(*R));
+	tu_run(2, poolfail_main, NULL, 60, st);
+	tu_ok(st[0] == 0 && R->rc[0] == GCOLL_ERR_FABRIC && R->secs[0] < 2.0,
+	      "poolfail: rank 0 fails with GCOLL_ERR_FABRIC (rc %d in %.2f s)",
+	      R->rc[0], R->secs[0]);
+	tu_ok(R->val[0] == GCOLL_ERR_FABRIC, "poolfail: the communicator's async error says so (%d)",
+	      R->val[0]);
+}
+
+/* ---- imm: a late write for comm 257 after an abort, into a slot comm 1 reuses */
+#define IMM_LEN (1u << 20)
+
+static int wait_flag(volatile uint64_t *f, struct gc_transport *tp)
+{
+	for (uint64_t end = gc_now_ms() + 20000; !*f; ) {
+		if (gc_now_ms() > end)
+			return -1;
+		gc_tp_progress(tp);
+	}
+	return 0;
+}
+
+/* Both ranks: the world communicator (id 1) and, after 255 empty splits,
+ * one with id 257 - the same low 8 bits. */
+static int two_comms(int rank, int n, gcoll_unique_id id, gcoll_comm_t *c1, gcoll_comm_t *c257)
+{
+	gcoll_comm_t none;
+
+	if ((R->rc[rank] = gcoll_comm_init_rank(c1, n, id, rank)))
+		return 3;
+	gcoll_comm_set_timeout(*c1, 5000);
+	for (int i = 0; i < 255; i++)
+		if ((R->rc[rank] = gcoll_comm_split(*c1, GCOLL_SPLIT_NOCOLOR, 0, &none)))
+			return 4;
+	if ((R->rc[rank] = gcoll_comm_split(*c1, 0, rank, c257)))
+		return 5;
+	if ((*c1)->ctx != 1 || (*c257)->ctx != 257) {
+		R->rc[rank] = 102;
+		return 6;
+	}
+	return 0;
+}
+
+static int imm_receiver(gcoll_comm_t c1, gcoll_comm_t c257, unsigned char *buf)
+{
+	struct gc_transport *tp = c1->tp;
+	gcoll_request_t rq;
+	uint32_t slot = GC_NSLOTS;
+
+	/* a rendezvous receive on comm 257: its control entry reaches rank 1 */
+	if (gcoll_recv(buf, IMM_LEN, GCOLL_UINT8, 1, c257, &rq))
+		return 10;
+	for (uint32_t s = 0; s < GC_NSLOTS; s++)
+		if (tp->slots[s])
+			slot = s;
+	if (slot == GC_NSLOTS || wait_flag(&R->shared[1], tp))
+		return 11;
+	/* abort it; the same buffer and the same slot go to a comm 1 receive */
+	gcoll_comm_abort(c257);
+	tp->slot_hint = slot;
+	if (gcoll_recv(buf, IMM_LEN, GCOLL_UINT8, 1, c1, &rq) || !tp->slots[slot])
+		return 12;
+	R->shared[0] = 1;
+	if (wait_flag(&R->shared[2], tp))
+		return 13;
+	spin(tp, 300);
+	/* rank 1's late write for comm 257 must not have completed it */
+	R->val[0] = gcoll_test(rq) == GCOLL_IN_PROGRESS;
+	R->shared[3] = tp->stray_writes;
+	R->shared[4] = 1;
+	if (!R->val[0]) {
+		/* completed (and freed) by the stray write: take rank 1's
+		 * real message so that it finishes too */
+		gcoll_recv(buf, IMM_LEN, GCOLL_UINT8, 1, c1, NULL);
+		return 14;
+	}
+	if ((R->rc[0] = gcoll_wait(rq)))
+		return 14;
+	for (size_t i = 0; i < IMM_LEN; i++)
+		if (buf[i] != 0x5a) {
+			R->rc[0] = 103;
+			return 15;
+		}
+	return 0;
+}
+
+static int imm_sender(gcoll_comm_t c1, gcoll_comm_t c257, unsigned char *buf)
+{
+	struct gc_transport *tp = c1->tp;
+	struct gc_rail *r = &tp->rails[0];
+	struct fi_context fctx;
+	struct gc_ctrl ctrl;
+	struct gc_mr *m = NULL;
+	ssize_t ret;
+
+	/* take comm 257's control entry as a sender would, but do not write */
+	ret = fi_trecv(r->ep, &ctrl, sizeof(ctrl), NULL, FI_ADDR_UNSPEC,
+		       gc_tag(GC_TAG_CTRL, c257->ctx, 0, c257->send_seq[0]), 0, &fctx);
+	if (ret)
+		return 20;
+	for (uint64_t end = gc_now_ms() + 10000;;) {
+		struct fi_cq_data_entry e;
+
+		if (fi_cq_read(r->cq, &e, 1) == 1 && e.op_context == &fctx)
+			break;
+		if (gc_now_ms() > end)
+			return 21;
+	}
+	R->shared[1] = 1;
+	if (wait_flag(&R->shared[0], tp))
+		return 22;
+	/* the late write, with comm 257's immediate, after the abort */
+	memset(buf, 0xee, IMM_LEN);
+	if (tp->mr_local && gc_mr_lookup(tp, buf, IMM_LEN, GC_ACC_SRC, &m))
+		return 23;
+	do {
+		ret = fi_writedata(r->ep, buf, IMM_LEN, m ? m->desc : NULL,
+				   gc_imm(ctrl.chk, ctrl.slot, 0), r->peers[0], ctrl.addr,
+				   ctrl.key, NULL);
+		gc_tp_progress(tp);
+	} while (ret == -FI_EAGAIN);
+	if (ret)
+		return 24;
+	spin(tp, 500);
+	R->shared[2] = 1;
+	if (wait_flag(&R->shared[4], tp))
+		return 25;
+	memset(buf, 0x5a, IMM_LEN);
+	if ((R->rc[1] = gcoll_send(buf, IMM_LEN, GCOLL_UINT8, 0, c1, NULL)))
+		return 26;
+	return 0;
+}
+
+static int imm_main(int rank, int n, gcoll_unique_id id, void *arg)
+{
+	unsigned char *buf = aligned_alloc(4096, IMM_LEN);
+	gcoll_comm_t c1, c257;
+	int ret;
+
+	(void)arg;
+	if ((ret = two_comms(rank, n, id, &c1, &c257)))
+		return ret;
+	ret = rank ? imm_sender(c1, c257, buf) : imm_receiver(c1, c257, buf);
+	if (!ret && rank)
+		gcoll_comm_abort(c257);
+	if (!ret)
+		gcoll_comm_destroy(c1);
+	free(buf);
+	return ret;
+}
+
+static void t_imm(void)
+{
+	int st[2];
+
+	memset(R, 0, sizeof(*R));
+	setenv("GCOLL_WRITE_SIZE", "4194304", 1);   /* one write per transfer */
+	tu_run(2, imm_main, NULL, 60, st);
+	unsetenv("GCOLL_WRITE_SIZE");
+	tu_ok(st[0] == 0 && st[1] == 0, "imm: ranks finish (rc %d %d, exit %d %d)",
+	      R->rc[0], R->rc[1], st[0], st[1]);
+	tu_ok(R->val[0] == 1, "imm: comm 257's late write did not complete comm 1's receive");
+	tu_ok(R->shared[3] >= 1, "imm: the late write was counted as stray (%llu)",
+	      (unsigned long long)R->shared[3]);
+}
+
+/* ---- mraccess: registrations get only the access their role needs */
+static void t_mraccess(void)
+{
+	const uint64_t remote = FI_REMOTE_WRITE | FI_REMOTE_READ;
+	struct gc_xfer xs = { .kind = 0 }, xr = { .kind = 1 };
+	struct gc_mr *src = NULL, *dst = NULL, *again = NULL;
+	struct gc_transport *tp;
+	char *buf = aligned_alloc(4096, 8192);
+
+	if (gc_tp_open(1, prov, &tp)) {
+		tu_ok(false, "mraccess: transport opens");
+		free(buf);
+		return;
+	}
+	tu_ok(!(gc_xfer_access(&xs) & remote), "mraccess: a send asks for no remote access (0x%llx)",
+	      (unsigned long long)gc_xfer_access(&xs));
+	tu_ok((gc_xfer_access(&xr) & FI_REMOTE_WRITE) && !(gc_xfer_access(&xr) & FI_REMOTE_READ),
+	      "mraccess: a receive asks for remote write, not remote read (0x%llx)",
+	      (unsigned long long)gc_xfer_access(&xr));
+	if (gc_mr_lookup(tp, buf, 100, gc_xfer_access(&xs), &src) ||
+	    gc_mr_lookup(tp, buf, 100, gc_xfer_access(&xr), &dst) ||
+	    gc_mr_lookup(tp, buf + 50, 50, gc_xfer_access(&xs), &again)) {
+		tu_ok(false, "mraccess: registrations");
+	} else {
+		tu_ok(!(src->access & remote), "mraccess: the send buffer's MR has no remote access (0x%llx)",
+		      (unsigned long long)src->access);
+		tu_ok(dst != src && (dst->access & FI_REMOTE_WRITE) && !(dst->access & FI_REMOTE_READ),
+		      "mraccess: the receive target has its own MR, remote write only (0x%llx)",
+		      (unsigned long long)dst->access);
+		tu_ok(again == src, "mraccess: the cache is keyed by access");
+		src->users -= 2;
+		dst->users--;
+	}
+	gc_tp_put(tp);
+	free(buf);
+}
+
+/* ---- directed: rank 2 sends rank 0 a message tagged as rank 1's */
+static int directed_main(int rank, int n, gcoll_unique_id id, void *arg)
+{
+	int32_t forged = 0xbad, good = 0x600d, v = 0;
+	gcoll_request_t rq;
+	gcoll_comm_t c;
+	struct gc_transport *tp;
+
+	(void)arg;
+	if ((R->rc[rank] = gcoll_comm_init_rank(&c, n, id, rank)))
+		return 3;
+	gcoll_comm_set_timeout(c, 5000);
+	tp = c->tp;
+	if (rank == 0) {
+		R->val[1] = (tp->info->caps & FI_DIRECTED_RECV) != 0;
+		R->shared[5] = c->recv_seq[1];
+		R->shared[0] = 1;
+		if (wait_flag(&R->shared[1], tp))
+			return 10;
+		spin(tp, 300);      /* rank 2's message is unexpected by now */
+		if (gcoll_recv(&v, 1, GCOLL_INT32, 1, c, &rq))
+			return 11;
+		spin(tp, 300);
+		R->val[0] = gcoll_test(rq) == GCOLL_IN_PROGRESS;
+		R->val[2] = v;
+		R->shared[2] = 1;
+		if (!R->val[0])
+			return 12;
+		if ((R->rc[0] = gcoll_wait(rq)))
+			return 13;
+		R->val[2] = v;
+	} else if (rank == 2) {
+		uint32_t seq;
+		int rail;
+		ssize_t ret;
+
+		if (wait_flag(&R->shared[0], tp))
+			return 20;
+		seq = (uint32_t)R->shared[5];
+		rail = (int)(seq % (uint32_t)tp->nrails);
+		do {
+			ret = fi_tinject(tp->rails[rail].ep, &forged, sizeof(forged),
+					 tp->rails[rail].peers[0], gc_tag(GC_TAG_DATA, c->ctx, 1, seq));
+			gc_tp_progress(tp);
+		} while (ret == -FI_EAGAIN);
+		spin(tp, 300);
+		R->shared[1] = 1;
+		if (ret)
+			return 21;
+	} else {
+		if (wait_flag(&R->shared[2], tp))
+			return 30;
+		if ((R->rc[1] = gcoll_send(&good, 1, GCOLL_INT32, 0, c, NULL)))
+			return 31;
+	}
+	if ((R->rc[rank] = gcoll_comm_destroy(c)))
+		return 40;
+	return 0;
+}
+
+static void t_directed(void)
+{
+	int st[3];
+
+	memset(R, 0, sizeof(*R));
+	tu_run(3, directed_main, NULL, 60, st);
+	if (!R->val[1]) {
+		tu_skip("the provider lacks FI_DIRECTED_RECV", "directed");
+		return;
+	}
+	tu_ok(st[0] == 0 && st[1] == 0 && st[2] == 0, "directed: ranks finish (exit %d %d %d)",
+	      st[0], st[1], st[2]);
+	tu_ok(R->val[0] && R->val[2] == 0x600d,
+	      "directed: rank 0's receive from rank 1 ignores rank 2's forged message (got 0x%x)",
+	      R->val[2]);
+}
+
+/* ---- silent: a client that connects to the root and says nothing */
+static int silent_main(int rank, int n, gcoll_unique_id id, void *arg)
+{
+	gcoll_comm_t c;
+	double t0 = tu_now();
+
+	(void)id;
+	R->rc[rank] = gcoll_comm_init_rank(&c, n, *(gcoll_unique_id *)arg, rank);
+	R->secs[rank] = tu_now() - t0;
+	if (R->rc[rank])
+		return 3;
+	gcoll_comm_destroy(c);
+	return 0;
+}
+
+static void t_silent(void)
+{
+	struct sockaddr_in sa = { .sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
+	socklen_t sl = sizeof(sa);
+	gcoll_unique_id id;
+	int st[3], lfd, fd;
+
+	memset(R, 0, sizeof(*R));
+	/* a free port for the root */
+	lfd = socket(AF_INET, SOCK_STREAM, 0);
+	if (lfd < 0 || bind(lfd, (struct sockaddr *)&sa, sizeof(sa)) ||
+	    getsockname(lfd, (struct sockaddr *)&sa, &sl)) {
+		tu_ok(false, "silent: a free port");
+		return;
+	}
+	close(lfd);
+	if (gcoll_unique_id_from_addr(&id, "127.0.0.1", ntohs(sa.sin_port), 1)) {
+		tu_ok(false, "silent: root listens on port %u", ntohs(sa.sin_port));
+		return;
+	}
+	fd = socket(AF_INET, SOCK_STREAM, 0);
+	if (fd < 0 || connect(fd, (struct sockaddr *)&sa, sizeof(sa))) {
+		tu_ok(false, "silent: the silent client connects");
+		return;
+	}
+	usleep(200000);   /* the root has accepted it before the ranks come */
+	tu_run(3, silent_main, &id, 60, st);
+	close(fd);
+	tu_ok(st[0] == 0 && st[1] == 0 && st[2] == 0, "silent: 3 ranks init (rc %d %d %d)",
+	      R->rc[0], R->rc[1], R->rc[2]);
+	tu_ok(R->secs[0] < 5 && R->secs[1] < 5 && R->secs[2] < 5,
+	      "silent: init is not held up by the silent client (%.2f %.2f %.2f s)",
+	      R->secs[0], R->secs[1], R->secs[2]);
+}
+
+/* ---- split: forged ranks and colors are rejected, not used as indices */
+static int split_main(int rank, int n, gcoll_unique_id id, void *arg)
+{
+	gcoll_comm_t c, nc = NULL;
+
+	(void)arg;
+	if ((R->rc[rank] = gcoll_comm_init_rank(&c, n, id, rank)))
+		return 3;
+	gcoll_comm_set_timeout(c, 5000);
+	if (rank == 1)
+		gc_test_split_forge = 1 << 20;
+	R->rc[rank] = gcoll_comm_split(c, 0, rank, &nc);
+	R->val[rank] = nc == NULL;
+	gcoll_comm_abort(c);
+	return 0;
+}
+
+static void t_split(void)
+{
+	struct split_info ok[3] = { { 0, 0, 0, 2 }, { -1, 5, 1, 9 }, { 7, 0, 2, 0xffff } }, bad[3];
+	static const struct { int idx, field; int64_t v; const char *what; } forged[] = {
+		{ 1, 2, 1 << 20, "rank far out of range" },
+		{ 2, 2, -1, "negative rank" },
+		{ 0, 2, 1, "another rank's number" },
+		{ 1, 0, -7, "color below -1" },
+		{ 2, 3, 0x10000, "communicator id beyond 16 bits" },
+	};
+	int st[2];
+
+	tu_ok(gc_split_check(ok, 3) == GCOLL_SUCCESS, "split: valid contributions pass");
+	for (size_t i = 0; i < sizeof(forged) / sizeof(forged[0]); i++) {
+		memcpy(bad, ok, sizeof(ok));
+		if (forged[i].field == 0)
+			bad[forged[i].idx].color = (int32_t)forged[i].v;
+		else if (forged[i].field == 2)
+			bad[forged[i].idx].rank = (int32_t)forged[i].v;
+		else
+			bad[forged[i].idx].next_ctx = (uint32_t)forged[i].v;
+		tu_ok(gc_split_check(bad, 3) == GCOLL_ERR_MISMATCH, "split: %s is rejected",
+		      forged[i].what);
+	}
+	memset(R, 0, sizeof(*R));
+	tu_run(2, split_main, NULL, 60, st);
+	tu_ok(st[0] == 0 && st[1] == 0 && R->rc[0] == GCOLL_ERR_MISMATCH &&
+	      R->rc[1] == GCOLL_ERR_MISMATCH && R->val[0] && R->val[1],
+	      "split: a rank sending a forged rank makes every rank fail cleanly (rc %d %d, exit %d %d)",
+	      R->rc[0], R->rc[1], st[0], st[1]);
+}
+
+/* ---- nonce: ids from an address take GCOLL_BOOTSTRAP_SECRET into account */
+static void t_nonce(void)
+{
+	gcoll_unique_id a, b, p, q;
+
+	setenv("GCOLL_BOOTSTRAP_SECRET", "one secret", 1);
+	gcoll_unique_id_from_addr(&a, "127.0.0.1", 29999, 0);
+	setenv("GCOLL_BOOTSTRAP_SECRET", "another secret", 1);
+	gcoll_unique_id_from_addr(&b, "127.0.0.1", 29999, 0);
+	unsetenv("GCOLL_BOOTSTRAP_SECRET");
+	gcoll_unique_id_from_addr(&p, "127.0.0.1", 29999, 0);
+	gcoll_unique_id_from_addr(&q, "127.0.0.1", 29999, 0);
+	tu_ok(memcmp(&a, &b, sizeof(a)) && memcmp(&a, &p, sizeof(a)),
+	      "nonce: the secret changes the id built from an address");
+	tu_ok(!memcmp(&p, &q, sizeof(p)), "nonce: without a secret every process builds the same id");
+	tu_ok(!gcoll_get_unique_id(&a) && !gcoll_get_unique_id(&b) && memcmp(&a, &b, sizeof(a)),
+	      "nonce: gcoll_get_unique_id ids differ");
+}
+
+int main(int argc, char **argv)
+{
+	static const struct { const char *name; void (*fn)(void); bool rxcq; } T[] = {
+		{ "pool", t_pool, true },
+		{ "poolfail", t_poolfail, true },
+		{ "imm", t_imm, false },
+		{ "mraccess", t_mraccess, false },
+		{ "directed", t_directed, false },
+		{ "silent", t_silent, false },
+		{ "split", t_split, false },
+		{ "nonce", t_nonce, false },
+	};
+	int first = 1;
+
+	if (argc > 2 && !strcmp(argv[1], "--provider")) {
+		prov = argv[2];
+		first = 3;
+	}
+	setenv("GCOLL_PROVIDER", prov, 1);
+	setenv("GCOLL_DEBUG", "0", 0);
+	R = tu_shared(sizeof(*R));
+	for (size_t i = 0; i < sizeof(T) / sizeof(T[0]); i++) {
+		bool run = first >= argc;
+
+		for (int k = first; k < argc; k++)
+			run |= !strcmp(argv[k], T[i].name);
+		if (!run)
+			continue;
+		if (T[i].rxcq)
+			setenv("GCOLL_FORCE_RX_CQ_DATA", "1", 1);
+		else
+			unsetenv("GCOLL_FORCE_RX_CQ_DATA");
+		T[i].fn();
+	}
+	return tu_done();
+}
