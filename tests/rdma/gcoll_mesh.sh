@@ -1,0 +1,164 @@
+#!/usr/bin/env bash
+# gcoll_mesh.sh - collectives on the device at 3 and 4 ranks (issue 16):
+# one device per rank, each in its own namespace, every pair of devices
+# joined by its own cable (a full mesh, as Gaudi-class boxes wire their
+# scale-up ports), buffers in HBM registered through FI_MR_DMABUF.
+#
+# Addressing (Documentation/collectives.md): rank r owns one address,
+# 10.99.0.(r+1), put as a /32 on every port of its device, and a host route
+# to each peer through the port cabled to that peer.  rdma_cm resolves a
+# peer's address through that route to the port (and its RoCE GID) facing
+# the peer; libfabric's verbs;ofi_rxm endpoint of the rank listens on the
+# one address and accepts on any port.  Output: TAP.
+here=$(dirname "$0")
+. "$here/lib.sh"
+PERF=${GCOLL_PERF:-/build/prefix/bin/gcoll-perf}
+FIRST_DEV=${FIRST_DEV:-64}
+MAX_RANKS=4
+PORT=29600
+# until ofi_rxm creates its CQs at the default universe size (issue 14)
+export FI_UNIVERSE_SIZE=${FI_UNIVERSE_SIZE:-64}
+
+dev() { echo $((FIRST_DEV + $1)); }
+ns() { echo "gm-$1"; }
+addr() { echo "10.99.0.$(($1 + 1))"; }
+# port of rank $1's device that faces rank $2
+port_to() { if [ "$2" -lt "$1" ]; then echo "$2"; else echo $(($2 - 1)); fi; }
+
+mesh_cleanup() {
+	local r
+	for ((r = 0; r < NR; r++)); do
+		ip netns pids "$(ns $r)" 2>/dev/null | xargs -r kill 2>/dev/null
+	done
+	sleep 0.2
+	for ((r = 0; r < NR; r++)); do
+		ip netns del "$(ns $r)" 2>/dev/null
+		gn_del_device "$(dev $r)" 2>/dev/null
+	done
+	NR=0
+	return 0
+}
+
+# mesh_setup N: N devices with N-1 ports each, cabled in a full mesh
+mesh_setup() {
+	local n=$1 r p i
+	NR=$n
+	for ((r = 0; r < n; r++)); do
+		gn_new_device "$(dev $r)" $((n - 1)) || return 1
+		ip netns add "$(ns $r)" || return 1
+		ip -n "$(ns $r)" link set lo up
+		for ((p = 0; p < n - 1; p++)); do
+			ip link set "gn$(dev $r)p$p" netns "$(ns $r)" || return 1
+		done
+	done
+	for ((r = 0; r < n; r++)); do
+		for ((i = r + 1; i < n; i++)); do
+			gn_link "$(ns $r)" "gn$(dev $r)p$(port_to $r $i)" \
+				"$(ns $i)" "gn$(dev $i)p$(port_to $i $r)" || return 1
+		done
+	done
+	for ((r = 0; r < n; r++)); do
+		for ((p = 0; p < n - 1; p++)); do
+			ip -n "$(ns $r)" addr add "$(addr $r)/32" dev "gn$(dev $r)p$p"
+			ip -n "$(ns $r)" link set "gn$(dev $r)p$p" up
+		done
+		for ((i = 0; i < n; i++)); do
+			[ "$i" = "$r" ] && continue
+			ip -n "$(ns $r)" route add "$(addr $i)/32" dev "gn$(dev $r)p$(port_to $r $i)" ||
+				return 1
+		done
+	done
+	for ((r = 0; r < n; r++)); do
+		for ((p = 0; p < n - 1; p++)); do
+			wait_carrier "$(ns $r)" "gn$(dev $r)p$p" 1 || return 1
+			ib_wait_active "gaudi_$(dev $r)" $((p + 1)) || return 1
+		done
+	done
+}
+
+# perfn N OUTVAR ARGS...: gcoll-perf on N ranks, rank r in its namespace
+# on HBM of its own device; OUTVAR gets rank 0's output, PERF_ERR every
+# rank's stderr tail
+perfn() {
+	local n=$1 __out=$2 r pids=() rc=0 tmp
+	shift 2
+	tmp=$(mktemp -d)
+	PORT=$((PORT + 1))
+	for ((r = 0; r < n; r++)); do
+		ip netns exec "$(ns $r)" env RANK=$r WORLD_SIZE=$n MASTER_ADDR="$(addr 0)" \
+			MASTER_PORT=$PORT timeout 300 "$PERF" -H "$(dev $r)" "$@" \
+			>"$tmp/out.$r" 2>"$tmp/err.$r" &
+		pids+=($!)
+	done
+	for ((r = 0; r < n; r++)); do
+		wait "${pids[$r]}" || rc=1
+	done
+	printf -v "$__out" '%s' "$(cat "$tmp/out.0")"
+	PERF_ERR=$(for ((r = 0; r < n; r++)); do echo "rank $r: $(tail -n 6 "$tmp/err.$r")"; done)
+	rm -rf "$tmp"
+	return $rc
+}
+
+perf_ok() {
+	local rows bad
+	rows=$(grep -c '^ *[0-9]' <<<"$2")
+	bad=$(awk '/^ *[0-9]/ && $NF != 0' <<<"$2")
+	if [ "$rows" -gt 0 ] && [ -z "$bad" ]; then
+		t_ok "$1: $rows sizes, every result right"
+	else
+		t_fail "$1" "$2" "$PERF_ERR"
+	fi
+}
+
+NR=0
+trap mesh_cleanup EXIT
+tap_start
+gib_load && modprobe -q rdma_ucm || { t_fail "load gaudi_ib and rdma_ucm"; tap_done; exit 1; }
+need_test_bin gcoll-perf "$PERF"
+mark=$(dmesg | wc -l)
+for n in 3 4; do
+	NR=$n
+	if ! out=$(mesh_setup "$n" 2>&1); then
+		t_fail "$n devices with $((n - 1)) ports each, cabled in a full mesh" "$out"
+		mesh_cleanup
+		continue
+	fi
+	t_ok "$n devices with $((n - 1)) ports each, cabled in a full mesh, one address per rank"
+	declare -A tx0=()
+	for ((r = 0; r < n; r++)); do
+		for ((p = 1; p < n; p++)); do
+			tx0[$r.$p]=$(ib_counter "gaudi_$(dev $r)" "$p" tx_bytes)
+		done
+	done
+	if perfn "$n" out -C allreduce -b 8 -e 4M -f 8 -n 3 -w 1 -c 1; then
+		perf_ok "$n ranks: all-reduce fp32 sum HBM to HBM, 8 B to 4 MiB" "$out"
+		grep -q 'provider verbs;ofi_rxm.*buffers HBM, dma-buf MR native' <<<"$out" &&
+			t_ok "$n ranks: verbs;ofi_rxm chosen by default, HBM registered natively" ||
+			t_fail "$n ranks: verbs;ofi_rxm chosen by default, HBM registered natively" \
+				"$(grep '^# gcoll-perf' <<<"$out")"
+	else
+		t_fail "$n ranks: all-reduce fp32 sum HBM to HBM, 8 B to 4 MiB" "$out" "$PERF_ERR"
+	fi
+	# a ring or recursive schedule uses every link at least once
+	idle=
+	for ((r = 0; r < n; r++)); do
+		for ((p = 1; p < n; p++)); do
+			[ "$(ib_counter "gaudi_$(dev $r)" "$p" tx_bytes)" -gt "${tx0[$r.$p]}" ] ||
+				idle+=" gaudi_$(dev $r)/$p"
+		done
+	done
+	[ -z "$idle" ] && t_ok "$n ranks: every port sent data" ||
+		t_fail "$n ranks: every port sent data" "idle:$idle"
+	for spec in "allgather int32" "reducescatter float" "broadcast double" "reduce int64" \
+		    "alltoall uint8"; do
+		set -- $spec
+		if perfn "$n" out -C "$1" -d "$2" -b 8 -e 1M -f 32 -n 2 -w 1 -c 1; then
+			perf_ok "$n ranks: $1 $2 HBM to HBM, 8 B to 1 MiB" "$out"
+		else
+			t_fail "$n ranks: $1 $2 HBM to HBM, 8 B to 1 MiB" "$out" "$PERF_ERR"
+		fi
+	done
+	mesh_cleanup
+done
+dmesg_check "$mark"
+tap_done
