@@ -52,7 +52,7 @@ struct gaudi_nic_roce;
 #define GN_ROCE_MAX_MR		8192	/* MR index; key = index << 8 | tag */
 #define GN_ROCE_MAX_PD		65536
 #define GN_ROCE_MAX_WQ_LOG	12	/* 4096 WQEs per work queue */
-#define GN_ROCE_MAX_CQ_LOG	16	/* 65536 CQEs per CQ */
+#define GN_ROCE_MAX_CQ_LOG	18	/* 2^18 CQEs per CQ (all usable) */
 #define GN_ROCE_MAX_SGE		6
 #define GN_ROCE_MAX_INLINE	96
 #define GN_ROCE_MAX_MSG		BIT(31)
