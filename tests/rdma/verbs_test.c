@@ -22,6 +22,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <fcntl.h>
+#include <poll.h>
 #include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <linux/dma-heap.h>
@@ -636,6 +637,155 @@ static void test_limits(void)
 }
 
 /*
+ * A CQ of 2^n entries holds 2^n completions: the ring is not rounded up
+ * past the request, so its last slot must be usable (no overflow).
+ */
+static void test_cq_full(void)
+{
+	struct ibv_cq *cq = ibv_create_cq(A.ctx, 4, NULL, NULL, 0);
+	struct ibv_cq *save = A.cq;
+	uint8_t *a = aligned_alloc(4096, 4096), *b = aligned_alloc(4096, 4096);
+	struct ibv_mr *ma = NULL, *mb = NULL;
+	struct ibv_wc wc[8];
+	struct ibv_sge sg;
+	double end;
+	int i, n = 0, r;
+
+	ok(cq && cq->cqe == 4, "CQ of 4 entries (cqe %d)", cq ? cq->cqe : 0);
+	if (!cq)
+		goto out;
+	A.cq = cq;
+	ma = ibv_reg_mr(A.pd, a, 4096, ACC_ALL);
+	mb = ibv_reg_mr(B.pd, b, 4096, ACC_ALL);
+	if (!ma || !mb || connect_pair(7)) {
+		ok(false, "connect QPs on the 4-entry CQ");
+		goto out;
+	}
+	sg = (struct ibv_sge){ (uintptr_t)a, 8, ma->lkey };
+	for (i = 0; i < 4; i++)
+		post_write(A.qp, IBV_WR_RDMA_WRITE, &sg, 1, (uintptr_t)b + 8 * i,
+			   mb->rkey, IBV_SEND_SIGNALED, 0);
+	end = now() + 10;
+	while (n < 4 && now() < end) {
+		r = ibv_poll_cq(cq, 8 - n, wc + n);
+		if (r < 0)
+			break;
+		n += r;
+		if (n < 4)
+			usleep(100);
+	}
+	for (i = 0; i < n; i++)
+		if (wc[i].status != IBV_WC_SUCCESS)
+			break;
+	ok(n == 4 && i == 4, "4 completions in the 4-entry CQ, all successful (%d, %d)",
+	   n, i);
+out:
+	if (A.qp)
+		ibv_destroy_qp(A.qp);
+	if (B.qp)
+		ibv_destroy_qp(B.qp);
+	A.qp = B.qp = NULL;
+	A.cq = save;
+	if (cq)
+		ibv_destroy_cq(cq);
+	if (ma)
+		ibv_dereg_mr(ma);
+	if (mb)
+		ibv_dereg_mr(mb);
+	free(a);
+	free(b);
+}
+
+/*
+ * The core CQ libfabric 2.1's ofi_rxm opens with its defaults: (128 + 128)
+ * WRs x FI_UNIVERSE_SIZE (1024 peers) = 2^18 entries, with a completion
+ * channel on comp_vector 0, armed at once.  It must be created (a ring of
+ * 2^18 CQEs: every slot of a CQ ring is usable) and deliver completions
+ * and their event: a RECV_RDMA_WITH_IMM and the WRITE's own completion.
+ */
+#define RXM_DEF_CQ_SIZE ((128 + 128) * 1024)
+
+static void test_rxm_cq(void)
+{
+	struct ibv_comp_channel *ch_a = ibv_create_comp_channel(A.ctx);
+	struct ibv_comp_channel *ch_b = ibv_create_comp_channel(B.ctx);
+	struct ibv_cq *cq_a = NULL, *cq_b = NULL, *save_a = A.cq, *save_b = B.cq;
+	uint8_t *a = aligned_alloc(4096, 4096), *b = aligned_alloc(4096, 4096);
+	struct ibv_mr *ma = NULL, *mb = NULL;
+	struct ibv_sge sg;
+	struct ibv_cq *ev_cq;
+	struct pollfd pfd;
+	struct ibv_wc wc;
+	void *ev_ctx;
+	int n;
+
+	ok(ch_a && ch_b, "completion channels");
+	if (!ch_a || !ch_b)
+		goto out;
+	cq_a = ibv_create_cq(A.ctx, RXM_DEF_CQ_SIZE, NULL, ch_a, 0);
+	cq_b = ibv_create_cq(B.ctx, RXM_DEF_CQ_SIZE, NULL, ch_b, 0);
+	ok(cq_a && cq_b && cq_b->cqe >= RXM_DEF_CQ_SIZE,
+	   "CQ of %d entries with a channel, ofi_rxm's default (%s, cqe %d)",
+	   RXM_DEF_CQ_SIZE, cq_b ? "created" : strerror(errno),
+	   cq_b ? cq_b->cqe : 0);
+	if (!cq_a || !cq_b)
+		goto out;
+	ok(!ibv_req_notify_cq(cq_a, 0) && !ibv_req_notify_cq(cq_b, 0),
+	   "arm the %d-entry CQs", RXM_DEF_CQ_SIZE);
+	A.cq = cq_a;
+	B.cq = cq_b;
+	ma = ibv_reg_mr(A.pd, a, 4096, ACC_ALL);
+	mb = ibv_reg_mr(B.pd, b, 4096, ACC_ALL);
+	if (!ma || !mb || connect_pair(7)) {
+		ok(false, "connect QPs on the %d-entry CQs", RXM_DEF_CQ_SIZE);
+		goto out;
+	}
+	fill(a, 4096, 3);
+	memset(b, 0, 4096);
+	sg = (struct ibv_sge){ (uintptr_t)a, 64, ma->lkey };
+	post_recv(B.qp, NULL, 0, 77);
+	post_write(A.qp, IBV_WR_RDMA_WRITE_WITH_IMM, &sg, 1, (uintptr_t)b,
+		   mb->rkey, IBV_SEND_SIGNALED, 0x1234);
+	pfd = (struct pollfd){ .fd = ch_b->fd, .events = POLLIN };
+	n = poll(&pfd, 1, 10000);
+	ok(n == 1 && !ibv_get_cq_event(ch_b, &ev_cq, &ev_ctx) && ev_cq == cq_b,
+	   "completion event on the %d-entry CQ", RXM_DEF_CQ_SIZE);
+	if (n == 1)
+		ibv_ack_cq_events(cq_b, 1);
+	ok(!wait_wc(cq_b, &wc) && wc.status == IBV_WC_SUCCESS &&
+	   wc.opcode == IBV_WC_RECV_RDMA_WITH_IMM && wc.wr_id == 77 &&
+	   ntohl(wc.imm_data) == 0x1234 && !memcmp(a, b, 64),
+	   "RECV_RDMA_WITH_IMM through it, data written (%s)",
+	   ibv_wc_status_str(wc.status));
+	ok(!wait_wc(cq_a, &wc) && wc.status == IBV_WC_SUCCESS &&
+	   wc.opcode == IBV_WC_RDMA_WRITE,
+	   "the WRITE's completion on the sender's (%s)",
+	   ibv_wc_status_str(wc.status));
+out:
+	if (A.qp)
+		ibv_destroy_qp(A.qp);
+	if (B.qp)
+		ibv_destroy_qp(B.qp);
+	A.qp = B.qp = NULL;
+	A.cq = save_a;
+	B.cq = save_b;
+	if (cq_a)
+		ibv_destroy_cq(cq_a);
+	if (cq_b)
+		ibv_destroy_cq(cq_b);
+	if (ch_a)
+		ibv_destroy_comp_channel(ch_a);
+	if (ch_b)
+		ibv_destroy_comp_channel(ch_b);
+	if (ma)
+		ibv_dereg_mr(ma);
+	if (mb)
+		ibv_dereg_mr(mb);
+	free(a);
+	free(b);
+}
+
+/*
  * MRs beyond max_mr_size are refused up front (-EINVAL, logged), before
  * any page is pinned: the buffer is a reserved but untouched mapping.
  */
@@ -874,6 +1024,8 @@ int main(int argc, char **argv)
 		return 1;
 	}
 	test_limits();
+	test_cq_full();
+	test_rxm_cq();
 	test_mr_limit();
 	test_ah();
 	test_state_machine();

@@ -12,6 +12,7 @@
  *    MR) and configures ports (MAC, MTU, GIDs);
  *  - a doorbell (gaudi_nic_roce_doorbell()): a 32-bit posted register
  *    write that tells the engine to look at a ring again or arms a CQ;
+ *    allowed in any context, interrupts off and hard IRQs included;
  *  - memory the engine reads and writes by DMA address: work queue rings,
  *    completion queue rings, page lists (PBLs), data buffers;
  *  - an event (the handler given to gaudi_nic_roce_enable()): completion
@@ -52,7 +53,7 @@ struct gaudi_nic_roce;
 #define GN_ROCE_MAX_MR		8192	/* MR index; key = index << 8 | tag */
 #define GN_ROCE_MAX_PD		65536
 #define GN_ROCE_MAX_WQ_LOG	12	/* 4096 WQEs per work queue */
-#define GN_ROCE_MAX_CQ_LOG	16	/* 65536 CQEs per CQ */
+#define GN_ROCE_MAX_CQ_LOG	18	/* 2^18 CQEs per CQ (all usable) */
 #define GN_ROCE_MAX_SGE		6
 #define GN_ROCE_MAX_INLINE	96
 #define GN_ROCE_MAX_MSG		BIT(31)

@@ -223,7 +223,7 @@ int gaudi_ring_map(struct ibv_context *context, struct gaudi_ring *r,
 		   uint64_t key, uint64_t len, uint32_t log, uint32_t stride)
 {
 	/*
-	 * The kernel sizes the rings (CQs up to 2^17 entries today); 24 only
+	 * The kernel sizes the rings (CQs up to 2^18 entries today); 24 only
 	 * bounds the shift.  The mapping must hold all entries.
 	 */
 	if (log > 24 || len < GAUDI_RING_HDR_SIZE + ((uint64_t)stride << log))

@@ -31,7 +31,7 @@ int gib_create_cq(struct ib_cq *ibcq, const struct ib_cq_init_attr *attr,
 
 	if (attr->flags)
 		return -EOPNOTSUPP;
-	if (!attr->cqe || attr->cqe >= (1 << GN_ROCE_MAX_CQ_LOG))
+	if (!attr->cqe || attr->cqe > (1 << GN_ROCE_MAX_CQ_LOG))
 		return -EINVAL;
 	if (udata) {
 		ret = gib_check_udata_in(udata);
@@ -44,8 +44,13 @@ int gib_create_cq(struct ib_cq *ibcq, const struct ib_cq_init_attr *attr,
 	}
 	spin_lock_init(&cq->lock);
 	cq->cons = 0;
-	/* One slot is never filled: size > cqe. */
-	log = order_base_2(attr->cqe + 1);
+	/*
+	 * The engine fills every slot of a CQ ring (it reports an overflow
+	 * only when a CQE finds 2^log_size of them unconsumed), so a ring
+	 * of 2^n CQEs serves a request for 2^n: ofi_rxm's default core CQ,
+	 * (128 + 128) x 1024 peers = 2^18, takes 8 MiB, not 16.
+	 */
+	log = max_t(u32, order_base_2(attr->cqe), 1);
 	ret = ida_alloc_range(&dev->cq_ida, 0, GN_ROCE_MAX_CQ - 1, GFP_KERNEL);
 	if (ret < 0)
 		return ret;
@@ -65,7 +70,7 @@ int gib_create_cq(struct ib_cq *ibcq, const struct ib_cq_init_attr *attr,
 	ret = xa_insert_irq(&dev->cqs, cq->cqn, cq, GFP_KERNEL);
 	if (ret)
 		goto err_destroy;
-	ibcq->cqe = (1 << log) - 1;
+	ibcq->cqe = 1 << log;
 	if (!udata)
 		return 0;
 	ret = gib_ring_mmap(&guc->ibuc, &cq->ring, &resp.cq_mmap_key,

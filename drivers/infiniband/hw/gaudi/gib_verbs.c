@@ -102,7 +102,7 @@ static int gib_query_device(struct ib_device *ibdev,
 	a->max_recv_sge = GN_ROCE_MAX_SGE;
 	a->max_sge_rd = GN_ROCE_MAX_SGE;
 	a->max_cq = GN_ROCE_MAX_CQ;
-	a->max_cqe = (1 << GN_ROCE_MAX_CQ_LOG) - 1;
+	a->max_cqe = 1 << GN_ROCE_MAX_CQ_LOG;	/* every ring slot is usable */
 	a->max_mr = GN_ROCE_MAX_MR - 1;
 	a->max_pd = GN_ROCE_MAX_PD;
 	a->max_ah = GIB_MAX_AH;
