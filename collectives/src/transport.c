@@ -21,6 +21,7 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <unistd.h>
+#include <arpa/inet.h>
 #include <netinet/in.h>
 #include <rdma/fi_cm.h>
 #include <rdma/fi_errno.h>
@@ -227,6 +228,14 @@ static int ep_open(struct gc_transport *tp, int idx, struct gc_rail *r, char *ad
  * the device (Documentation/collectives.md, "Addressing").  One address
  * on every port with a host route per peer makes a full mesh; one subnet
  * per port makes rails that stripe over the ports. */
+static int ident_cmp(const void *a, const void *b)
+{
+	uint32_t x = ntohl(((const struct sockaddr_in *)a)->sin_addr.s_addr);
+	uint32_t y = ntohl(((const struct sockaddr_in *)b)->sin_addr.s_addr);
+
+	return x < y ? -1 : x > y;
+}
+
 static int verbs_rails_setup(struct gc_transport *tp, struct fi_info *list)
 {
 	struct sockaddr_in *any;
@@ -245,6 +254,9 @@ static int verbs_rails_setup(struct gc_transport *tp, struct fi_info *list)
 	}
 	if (!tp->nident)
 		return 0;   /* not IPv4: bind as the provider chose */
+	/* in address order, so that rail i of every rank is on the same
+	 * subnet (the same cable) whatever order the ports were listed in */
+	qsort(tp->ident, (size_t)tp->nident, sizeof(tp->ident[0]), ident_cmp);
 	tp->ep_info = fi_dupinfo(tp->info);
 	if (!tp->ep_info)
 		return -FI_ENOMEM;
