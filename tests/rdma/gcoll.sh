@@ -6,7 +6,8 @@
 # (gcoll-perf -H).  gcoll-perf checks every result through the accel CPU
 # mapping (-c 1: #wrong must be 0).  Checked as well: that the provider is
 # chosen by default, that nothing is staged, that the bytes cross the
-# ports (the port counters), and the staged fallback (GCOLL_DMABUF=0).
+# ports (the port counters), the staged fallback (GCOLL_DMABUF=0), and
+# that a killed rank or a deleted device gives the survivor an error.
 # Output: TAP.
 here=$(dirname "$0")
 DEV_A=${DEV_A:-62}
@@ -14,8 +15,6 @@ DEV_B=${DEV_B:-63}
 . "$here/lib.sh"
 PERF=${GCOLL_PERF:-/build/prefix/bin/gcoll-perf}
 PORT=29560
-# until ofi_rxm creates its CQs at the default universe size (issue 14)
-export FI_UNIVERSE_SIZE=${FI_UNIVERSE_SIZE:-64}
 
 trap rdma_env_cleanup EXIT
 gcoll_setup() {
@@ -111,6 +110,56 @@ if perf2 out GCOLL_DMABUF=0 -- -C allreduce -b 64K -e 1M -f 16 -n 2 -w 1 -c 1; t
 else
 	t_fail "GCOLL_DMABUF=0: all-reduce staged through host memory" "$out" "$PERF_ERR"
 fi
+
+# failure: KILL rank 1 (or delete its device) in the middle of a stream of
+# all-reduces; the survivor must return an error within its operation
+# timeout (20 s here), not hang, and the kernel must stay clean
+# midway DESC ACTION: ACTION runs 4 s into the stream
+midway() {
+	local desc=$1 action=$2 o0 pid0 t0 secs rc0 i p t
+	o0=$(mktemp)
+	PORT=$((PORT + 1))
+	ns_a env RANK=0 WORLD_SIZE=2 MASTER_ADDR="$IP_A" MASTER_PORT=$PORT GCOLL_TIMEOUT_MS=20000 \
+		timeout 120 "$PERF" -H "$DEV_A" -b 4M -e 4M -n 100000 -w 0 -c 0 >"$o0" 2>&1 &
+	pid0=$!
+	ns_b env RANK=1 WORLD_SIZE=2 MASTER_ADDR="$IP_A" MASTER_PORT=$PORT GCOLL_TIMEOUT_MS=20000 \
+		timeout 120 "$PERF" -H "$DEV_B" -b 4M -e 4M -n 100000 -w 0 -c 0 >/dev/null 2>&1 &
+	R1PID=$!
+	sleep 4
+	t0=$(date +%s)
+	$action
+	for ((i = 0; i < 600; i++)); do
+		kill -0 "$pid0" 2>/dev/null || break
+		sleep 0.1
+	done
+	if kill -0 "$pid0" 2>/dev/null; then
+		# still there after 60 s: where it waits, for the failure report
+		for p in $(pgrep -f "gcoll-perf -H $DEV_A "); do
+			for t in /proc/$p/task/*; do
+				echo "task ${t##*/} ($(cat "$t/comm")): wchan $(cat "$t/wchan")"
+				cat "$t/stack" 2>/dev/null | head -n 12
+			done
+		done >>"$o0"
+		pkill -9 -f "gcoll-perf -H $DEV_A "
+	fi
+	wait "$pid0"
+	rc0=$?
+	secs=$(( $(date +%s) - t0 ))
+	pkill -9 -f "gcoll-perf -H $DEV_B " 2>/dev/null
+	wait "$R1PID" 2>/dev/null
+	# an error of gcoll's own, not a kill by the timeout or by us
+	if [ "$rc0" = 1 ] && grep -q 'failed: ' "$o0" && [ "$secs" -le 60 ]; then
+		t_ok "$desc: rank 0 returned an error after $secs s ($(grep -m1 -o 'failed: .*' "$o0"))"
+	else
+		t_fail "$desc: rank 0 returns an error within 60 s" "rc $rc0 after $secs s" "$(tail -n 40 "$o0")"
+	fi
+	rm -f "$o0"
+}
+# the gcoll-perf of rank 1 itself ($R1PID is the shell around it)
+kill_rank1() { pkill -9 -f "gcoll-perf -H $DEV_B "; }
+midway "rank 1 killed mid-all-reduce" kill_rank1
+del_dev_b() { gn_del_device "$DEV_B"; }
+midway "gaudi_$DEV_B's device deleted mid-all-reduce" del_dev_b
 
 dmesg_check "$mark"
 tap_done

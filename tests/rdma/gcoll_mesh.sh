@@ -6,18 +6,18 @@
 #
 # Addressing (Documentation/collectives.md): rank r owns one address,
 # 10.99.0.(r+1), put as a /32 on every port of its device, and a host route
-# to each peer through the port cabled to that peer.  rdma_cm resolves a
-# peer's address through that route to the port (and its RoCE GID) facing
-# the peer; libfabric's verbs;ofi_rxm endpoint of the rank listens on the
-# one address and accepts on any port.  Output: TAP.
+# to each peer through the port cabled to that peer.  libgcoll's verbs
+# endpoints listen on the wildcard address and publish the rank's address;
+# rdma_cm resolves each peer through its route to the port (and RoCE GID)
+# that faces it.  Last, two devices joined by two cables, a subnet per
+# cable, with GCOLL_NRAILS=2: a rail per port, and both ports' counters
+# move in proportion.  Output: TAP.
 here=$(dirname "$0")
 . "$here/lib.sh"
 PERF=${GCOLL_PERF:-/build/prefix/bin/gcoll-perf}
 FIRST_DEV=${FIRST_DEV:-64}
 MAX_RANKS=4
 PORT=29600
-# until ofi_rxm creates its CQs at the default universe size (issue 14)
-export FI_UNIVERSE_SIZE=${FI_UNIVERSE_SIZE:-64}
 
 dev() { echo $((FIRST_DEV + $1)); }
 ns() { echo "gm-$1"; }
@@ -160,5 +160,57 @@ for n in 3 4; do
 	done
 	mesh_cleanup
 done
+# two devices joined by two cables, one subnet per cable: GCOLL_NRAILS=2
+# puts a rail on each port and stripes rendezvous writes over both
+rails_setup() {
+	local r p
+	NR=2
+	for ((r = 0; r < 2; r++)); do
+		gn_new_device "$(dev $r)" 2 || return 1
+		ip netns add "$(ns $r)" || return 1
+		ip -n "$(ns $r)" link set lo up
+		for ((p = 0; p < 2; p++)); do
+			ip link set "gn$(dev $r)p$p" netns "$(ns $r)" || return 1
+		done
+	done
+	for ((p = 0; p < 2; p++)); do
+		gn_link "$(ns 0)" "gn$(dev 0)p$p" "$(ns 1)" "gn$(dev 1)p$p" || return 1
+		for ((r = 0; r < 2; r++)); do
+			ip -n "$(ns $r)" addr add "10.98.$p.$((r + 1))/24" dev "gn$(dev $r)p$p"
+			ip -n "$(ns $r)" link set "gn$(dev $r)p$p" up
+		done
+	done
+	for ((r = 0; r < 2; r++)); do
+		for ((p = 0; p < 2; p++)); do
+			wait_carrier "$(ns $r)" "gn$(dev $r)p$p" 1 || return 1
+			ib_wait_active "gaudi_$(dev $r)" $((p + 1)) || return 1
+		done
+	done
+}
+NR=2
+if out=$(rails_setup 2>&1); then
+	t_ok "2 devices joined by 2 cables, a subnet per cable"
+	a1=$(ib_counter "gaudi_$(dev 0)" 1 tx_bytes) a2=$(ib_counter "gaudi_$(dev 0)" 2 tx_bytes)
+	addr() { echo "10.98.0.$(($1 + 1))"; }
+	if GCOLL_NRAILS=2 perfn 2 out -C allreduce -b 1M -e 16M -f 4 -n 3 -w 1 -c 1; then
+		perf_ok "2 rails: all-reduce fp32 sum HBM to HBM, 1 to 16 MiB" "$out"
+		d1=$(( $(ib_counter "gaudi_$(dev 0)" 1 tx_bytes) - a1 ))
+		d2=$(( $(ib_counter "gaudi_$(dev 0)" 2 tx_bytes) - a2 ))
+		# striped writes: the two ports within a factor 1.5 of each other
+		if grep -q 'rails 2' <<<"$out" && [ "$d1" -gt 0 ] && [ "$d2" -gt 0 ] &&
+		   [ $((d1 * 2)) -le $((d2 * 3)) ] && [ $((d2 * 2)) -le $((d1 * 3)) ]; then
+			t_ok "2 rails: both ports carried the data in proportion (port 1 $d1 B, port 2 $d2 B)"
+		else
+			t_fail "2 rails: both ports carry the data in proportion" \
+				"port 1 $d1 B, port 2 $d2 B" "$(grep '^# gcoll-perf' <<<"$out")"
+		fi
+	else
+		t_fail "2 rails: all-reduce fp32 sum HBM to HBM, 1 to 16 MiB" "$out" "$PERF_ERR"
+	fi
+else
+	t_fail "2 devices joined by 2 cables, a subnet per cable" "$out"
+fi
+mesh_cleanup
+
 dmesg_check "$mark"
 tap_done
