@@ -1,0 +1,139 @@
+#!/usr/bin/env bash
+# gcoll_bench.sh - the benchmark of issue 16 (make bench): all-reduce fp32
+# sum, 2 ranks across the cable (gaudi_$DEV_A in $NS_A, gaudi_$DEV_B in
+# $NS_B), busbw at 4 KiB to $MAXB for, in the same run:
+#  * gcoll over verbs;ofi_rxm, buffers in HBM registered with FI_MR_DMABUF;
+#  * gcoll over libfabric's tcp provider on the same netdevs (same HBM
+#    buffers, through their CPU mapping);
+#  * Open MPI (btl tcp,self) on the same netdevs, one rank started in each
+#    namespace (MPMD), so its traffic crosses the cable too;
+#  * ib_write_bw at the same sizes: the limit.
+# Every figure is the median of RUNS runs, with min and max; the table's
+# ratios are medians over medians.  Timing never decides pass/fail; a tool
+# that fails to run does.  Output: TAP.
+here=$(dirname "$0")
+DEV_A=${DEV_A:-42}
+DEV_B=${DEV_B:-43}
+. "$here/lib.sh"
+PERF=${GCOLL_PERF:-/build/prefix/bin/gcoll-perf}
+RUNS=${RUNS:-3}
+MINB=4096
+MAXB=${MAXB:-67108864}
+PORT=29700
+work=$(mktemp -d)
+
+cleanup() { rm -rf "$work"; rdma_env_cleanup; }
+trap cleanup EXIT
+bench_setup() {
+	modprobe -q rdma_ucm || { echo "cannot load rdma_ucm"; return 1; }
+	rdma_env_setup
+}
+tap_env_start bench_setup
+t_ok "environment: $IB_A ($IF_A in $NS_A, $IP_A) cabled to $IB_B ($IF_B in $NS_B, $IP_B)"
+need_test_bin gcoll-perf "$PERF"
+
+sizes() { local s; for ((s = MINB; s <= MAXB; s *= 4)); do echo "$s"; done; }
+
+# gcoll NAME PROVIDER: RUNS runs of gcoll-perf, rank 0 in NS_A, rank 1 in
+# NS_B, HBM of each rank's device; appends "size busbw" lines to $work/NAME
+gcoll() {
+	local name=$1 i o pid ea=() eb=()
+	# tcp: the domain is the interface; name each rank's cable end
+	[ "$2" = tcp ] && ea=(GCOLL_PROVIDER=tcp GCOLL_IFACE="$IF_A") eb=(GCOLL_PROVIDER=tcp GCOLL_IFACE="$IF_B")
+	for ((i = 0; i < RUNS; i++)); do
+		PORT=$((PORT + 1))
+		o=$work/$name.out
+		ns_b env RANK=1 WORLD_SIZE=2 MASTER_ADDR="$IP_A" MASTER_PORT=$PORT "${eb[@]}" \
+			timeout 900 "$PERF" -H "$DEV_B" -b "$MINB" -e "$MAXB" -f 4 -n 5 -w 1 -c 0 \
+			>/dev/null 2>"$o.err1" &
+		pid=$!
+		ns_a env RANK=0 WORLD_SIZE=2 MASTER_ADDR="$IP_A" MASTER_PORT=$PORT "${ea[@]}" \
+			timeout 900 "$PERF" -H "$DEV_A" -b "$MINB" -e "$MAXB" -f 4 -n 5 -w 1 -c 0 \
+			>"$o" 2>"$o.err0"
+		wait "$pid"
+		awk '!/^#/ && NF >= 9 { print $1, $8 }' "$o" >>"$work/$name"
+		grep -m1 '^# gcoll-perf' "$o" >"$work/$name.head"
+	done
+	if [ -s "$work/$name" ]; then
+		t_ok "$name: $(sed 's/^# gcoll-perf allreduce: //' "$work/$name.head")"
+	else
+		t_fail "$name ran" "$(cat "$o" "$o.err0" "$o.err1" | tail -n 20)"
+	fi
+}
+
+# mpi: Open MPI's all-reduce, MPMD across the two namespaces
+mpi() {
+	local i bin=$work/mpi_allreduce
+	if ! mpicc -O2 -o "$bin" /src/collectives/bench/mpi_allreduce.c 2>"$work/mpicc.err"; then
+		t_fail "Open MPI: mpicc" "$(cat "$work/mpicc.err")"
+		return
+	fi
+	for ((i = 0; i < RUNS; i++)); do
+		timeout 900 mpirun --allow-run-as-root --oversubscribe --bind-to none \
+			--mca btl tcp,self --mca btl_tcp_if_include 192.0.2.0/24 \
+			--mca oob_tcp_if_include lo \
+			-np 1 ip netns exec "$NS_A" "$bin" "$MINB" "$MAXB" : \
+			-np 1 ip netns exec "$NS_B" "$bin" "$MINB" "$MAXB" \
+			>"$work/mpi.out" 2>"$work/mpi.err"
+		# mpi_allreduce prints "size time_us ..." for every power of 2
+		awk -v lo="$MINB" '$1 >= lo && NF >= 2 { print $1, $1 / $2 / 1e3 }' \
+			"$work/mpi.out" >>"$work/mpi"
+	done
+	if [ -s "$work/mpi" ]; then
+		t_ok "Open MPI $(mpirun --allow-run-as-root --version 2>/dev/null | head -1 | grep -o '[0-9.]*$') (btl tcp,self, MPMD across the namespaces)"
+	else
+		t_fail "Open MPI ran" "$(tail -n 20 "$work/mpi.err")"
+	fi
+}
+
+# ibw: ib_write_bw at every size, server in NS_A, client in NS_B
+ibw() {
+	local s i n v out
+	for s in $(sizes); do
+		n=$(( (256 << 20) / s )); ((n > 1000)) && n=1000; ((n < 5)) && n=5
+		for ((i = 0; i < RUNS; i++)); do
+			ns_a timeout 300 ib_write_bw -d "$IB_A" -x "$GID_A" -F -s "$s" -n "$n" \
+				>"$work/ibw.s" 2>&1 &
+			sleep 1
+			out=$(ns_b timeout 300 ib_write_bw -d "$IB_B" -x "$GID_B" -F -s "$s" -n "$n" \
+				"$IP_A" 2>&1)
+			wait
+			# "#bytes #iterations BW peak BW average MsgRate" in MiB/s
+			v=$(awk -v s="$s" '$1 == s && NF >= 5 { print $4 }' <<<"$out")
+			if [ -n "$v" ] && [ "$v" != inf ] && awk -v v="$v" 'BEGIN { exit !(v > 0) }'; then
+				awk -v s="$s" -v v="$v" 'BEGIN { print s, v * 1048576 / 1e9 }' >>"$work/ibw"
+			else
+				diag "ib_write_bw $s B: no figure (inf, 0.00 or a failure), dropped: $(tail -n 3 <<<"$out")"
+			fi
+		done
+	done
+	[ -s "$work/ibw" ] && t_ok "ib_write_bw $IB_B -> $IB_A at every size" ||
+		t_fail "ib_write_bw ran" "$out"
+}
+
+gcoll verbs-hbm default
+gcoll tcp-hbm tcp
+mpi
+ibw
+
+# med NAME SIZE: "median min max" of NAME's figures at SIZE
+med() {
+	awk -v s="$2" '$1 == s { print $2 }' "$work/$1" 2>/dev/null | sort -g |
+		awk '{ v[NR] = $1 } END { if (!NR) { print "- - -"; exit }
+			m = NR % 2 ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2
+			printf "%.3f %.3f %.3f\n", m, v[1], v[NR] }'
+}
+ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (a + 0 > 0 && b + 0 > 0) printf "%.2f", a / b; else print "-" }'; }
+diag "all-reduce fp32 sum, 2 ranks across the cable: busbw GB/s, median of $RUNS (min-max)"
+diag "$(printf '%10s  %-22s %-22s %-22s %-22s %8s %8s %8s' size verbs-HBM tcp-HBM "Open MPI tcp" ib_write_bw \
+	"v/tcp" "v/MPI" "v/ibw")"
+for s in $(sizes); do
+	read -r vm vl vh <<<"$(med verbs-hbm "$s")"
+	read -r tm tl th <<<"$(med tcp-hbm "$s")"
+	read -r mm ml mh <<<"$(med mpi "$s")"
+	read -r im il ih <<<"$(med ibw "$s")"
+	diag "$(printf '%10s  %-22s %-22s %-22s %-22s %8s %8s %8s' "$s" "$vm ($vl-$vh)" "$tm ($tl-$th)" \
+		"$mm ($ml-$mh)" "$im ($il-$ih)" "$(ratio "$vm" "$tm")" "$(ratio "$vm" "$mm")" \
+		"$(ratio "$vm" "$im")")"
+done
+tap_done
