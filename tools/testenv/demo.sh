@@ -73,8 +73,6 @@ fi
 step "The main job: an all-reduce of HBM tensors, gaudi_0 (left) with gaudi_1 (right), over the cable"
 if [ -x "$B/prefix/bin/gcoll-hbm-allreduce" ] && grep -q '^gaudi_ib ' /proc/modules; then
 	modprobe -q rdma_ucm || fail "cannot load rdma_ucm"
-	# until ofi_rxm creates its CQs at the default universe size
-	export FI_UNIVERSE_SIZE=64
 	before=$(rdma statistic show link gaudi_0/1 | grep -o 'tx_bytes [0-9]*')
 	# each rank: 4 MiB of HBM through hl-thunk, exported as dma-buf, filled
 	# through the CPU mapping; libgcoll picks libfabric's verbs;ofi_rxm
