@@ -6,6 +6,7 @@
  *              [-b 8] [-e 256M] [-f 2] [-o sum] [-d float] [-c 1] [-n 20]
  *              [-w 5] [-g nranks] [-r root] [-H accel[,accel...]]
  *
+ * -I runs allreduce, broadcast and reduce in place (one buffer).
  * -H puts the send and receive buffers in device memory (HBM) of the
  * listed accel devices (rank r takes the (r mod n)-th), allocated through
  * hl-thunk, exported as dma-buf and registered with
@@ -48,7 +49,8 @@ static struct {
 	gcoll_datatype_t type;
 	int check, iters, warmup, nranks, root;
 	const char *hbm;   /* -H: accel indices, comma separated */
-} o = { C_AR, 8, 256u << 20, 2, GCOLL_SUM, GCOLL_FLOAT32, 1, 20, 5, 2, 0, NULL };
+	int inplace;       /* -I: the receive buffer is the send buffer */
+} o = { C_AR, 8, 256u << 20, 2, GCOLL_SUM, GCOLL_FLOAT32, 1, 20, 5, 2, 0, NULL, 0 };
 
 /* A benchmark buffer: host memory, or HBM of an accel device exported as
  * dma-buf and used through its CPU mapping. */
@@ -294,13 +296,16 @@ static int rank_main(int rank, int n, gcoll_unique_id id)
 		return 1;
 	}
 	gcoll_comm_transport_info(c, &prov, &rails, &dmab, &rxd);
-	if (pbuf_alloc(c, rank, &sbuf, o.maxb, "send") || pbuf_alloc(c, rank, &rbuf, o.maxb, "receive"))
+	memset(&rbuf, 0, sizeof(rbuf));
+	rbuf.acc_fd = -1;
+	if (pbuf_alloc(c, rank, &sbuf, o.maxb, "send") ||
+	    (!o.inplace && pbuf_alloc(c, rank, &rbuf, o.maxb, "receive")))
 		return 1;
 	sb = sbuf.cpu;
-	rb = rbuf.cpu;
+	rb = o.inplace ? sb : rbuf.cpu;
 	if (o.hbm)
-		dmab = sbuf.mem && gcoll_mem_is_dmabuf(sbuf.mem) && rbuf.mem &&
-		       gcoll_mem_is_dmabuf(rbuf.mem);
+		dmab = sbuf.mem && gcoll_mem_is_dmabuf(sbuf.mem) &&
+		       (o.inplace || (rbuf.mem && gcoll_mem_is_dmabuf(rbuf.mem)));
 	memset(sb, 0, o.maxb);
 	memset(rb, 0, o.maxb);
 	if (rank == 0) {
@@ -342,8 +347,9 @@ static int rank_main(int rank, int n, gcoll_unique_id id)
 		if (o.check) {
 			size_t incount = o.coll == C_AR || o.coll == C_BC || o.coll == C_RED ? count
 					 : o.coll == C_AG ? count / (size_t)n : count;
+			if (!o.inplace)
+				memset(rb, 0, sbytes);
 			fill(sb, incount, o.type, rank, 0);
-			memset(rb, 0, sbytes);
 			rc = run(c, sb, rb, arg);
 			if (!rc)
 				wrong = check(rank, n, rb, o.coll == C_RS ? count / (size_t)n : count);
@@ -397,7 +403,7 @@ int main(int argc, char **argv)
 	const char *er = getenv("RANK"), *ew = getenv("WORLD_SIZE");
 	int opt;
 
-	while ((opt = getopt(argc, argv, "C:b:e:f:o:d:c:n:w:g:r:H:h")) != -1) {
+	while ((opt = getopt(argc, argv, "C:b:e:f:o:d:c:n:w:g:r:H:Ih")) != -1) {
 		switch (opt) {
 		case 'C':
 			o.coll = find(optarg, cname, 6);
@@ -423,17 +429,20 @@ int main(int argc, char **argv)
 		case 'g': o.nranks = atoi(optarg); break;
 		case 'r': o.root = atoi(optarg); break;
 		case 'H': o.hbm = optarg; break;
+		case 'I': o.inplace = 1; break;
 		default:
 			fprintf(stderr,
 				"usage: %s [-C coll] [-b minbytes] [-e maxbytes] [-f factor] [-o op] [-d type]\n"
 				"          [-c check] [-n iters] [-w warmup] [-g nranks] [-r root]\n"
-				"          [-H accel[,accel...]]   (buffers in HBM, dma-buf registered)\n",
+				"          [-H accel[,accel...]]   (buffers in HBM, dma-buf registered)\n"
+				"          [-I]   (in place: allreduce, broadcast, reduce)\n",
 				argv[0]);
 			return 2;
 		}
 	}
 	if (o.coll < 0 || (int)o.op < 0 || (int)o.type < 0 || o.iters < 1 || o.nranks < 1 ||
-	    o.maxb < o.minb || o.root < 0) {
+	    o.maxb < o.minb || o.root < 0 ||
+	    (o.inplace && o.coll != C_AR && o.coll != C_BC && o.coll != C_RED)) {
 		fprintf(stderr, "gcoll-perf: bad option value\n");
 		return 2;
 	}

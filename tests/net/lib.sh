@@ -143,10 +143,10 @@ gn_load() {
 	done
 	insmod "$GN_KO" num_devices=0
 }
-# gn_new_device ID [PORTS]: create a device and wait for its netdevs
+# gn_new_device ID [PORTS [HBM_MB]]: create a device and wait for its netdevs
 gn_new_device() {
 	local i
-	echo "$1 ${2:-2}" > "$GN_SYSFS/new_device" || return 1
+	echo "$1 ${2:-2}${3:+ $3}" > "$GN_SYSFS/new_device" || return 1
 	for ((i = 0; i < 100; i++)); do
 		[ -e "/sys/class/net/gn$1p$(( ${2:-2} - 1 ))" ] && return 0
 		sleep 0.1

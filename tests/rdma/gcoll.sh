@@ -15,6 +15,8 @@ DEV_B=${DEV_B:-63}
 . "$here/lib.sh"
 PERF=${GCOLL_PERF:-/build/prefix/bin/gcoll-perf}
 PORT=29560
+# HBM per device (MiB): the 64 MiB all-reduce below and its neighbours
+RDMA_HBM_MB=${RDMA_HBM_MB:-192}
 
 trap rdma_env_cleanup EXIT
 gcoll_setup() {
@@ -100,6 +102,18 @@ for spec in "allgather float" "reducescatter float" "broadcast int32" "reduce do
 		t_fail "$1 $2${3:+ $3} HBM to HBM, 8 B to 1 MiB" "$out" "$PERF_ERR"
 	fi
 done
+
+# in place (one HBM buffer), up to 64 MiB
+if perf2 out -- -C allreduce -I -b 16M -e 64M -f 4 -n 1 -w 0 -c 1; then
+	perf_ok "all-reduce in place, HBM, 16 and 64 MiB" "$out"
+else
+	t_fail "all-reduce in place, HBM, 16 and 64 MiB" "$out" "$PERF_ERR"
+fi
+if perf2 out -- -C broadcast -I -r 1 -d int64 -b 8 -e 4M -f 64 -n 2 -w 1 -c 1; then
+	perf_ok "broadcast from rank 1 in place, HBM, 8 B to 4 MiB" "$out"
+else
+	t_fail "broadcast from rank 1 in place, HBM, 8 B to 4 MiB" "$out" "$PERF_ERR"
+fi
 
 # the fallback for a dma-buf the provider cannot take: staged through
 # host memory, same results
