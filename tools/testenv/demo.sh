@@ -39,6 +39,7 @@ run devlink port show
 
 step "A cable from gn0p0 to gn1p0, each end in its own network namespace"
 ip netns add left && ip netns add right
+ip -n left link set lo up && ip -n right link set lo up
 ip link set gn0p0 netns left && ip link set gn1p0 netns right
 exec {l}</run/netns/left {r}</run/netns/right
 a=$(ip netns exec left cat /sys/class/net/gn0p0/ifindex)
