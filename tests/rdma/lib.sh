@@ -93,7 +93,7 @@ ib_wait_active() {
 
 rdma_env_setup() {
 	gib_load || { echo "cannot load the drivers" >&2; return 1; }
-	gn_new_device "$DEV_A" 1 $RDMA_HBM_MB && gn_new_device "$DEV_B" 1 $RDMA_HBM_MB || return 1
+	gn_new_device "$DEV_A" 1 ${RDMA_HBM_MB:-} && gn_new_device "$DEV_B" 1 ${RDMA_HBM_MB:-} || return 1
 	ip netns add "$NS_A" && ip netns add "$NS_B" || return 1
 	ns_a ip link set lo up
 	ns_b ip link set lo up
