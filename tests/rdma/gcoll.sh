@@ -13,7 +13,7 @@ here=$(dirname "$0")
 DEV_A=${DEV_A:-62}
 DEV_B=${DEV_B:-63}
 . "$here/lib.sh"
-PERF=${GCOLL_PERF:-/build/prefix/bin/gcoll-perf}
+. "$here/gcoll_lib.sh"
 PORT=29560
 # HBM per device (MiB): the 64 MiB all-reduce below and its neighbours
 RDMA_HBM_MB=${RDMA_HBM_MB:-192}
@@ -52,19 +52,6 @@ perf2() {
 rank 1 (rc $rc1): $(tail -n 8 "$o1.err")"
 	rm -f "$o0" "$o1" "$o0.err" "$o1.err"
 	[ "$rc0" = 0 ] && [ "$rc1" = 0 ]
-}
-
-# perf_ok DESC OUT: ok if gcoll-perf printed result lines, all with
-# #wrong 0
-perf_ok() {
-	local rows bad
-	rows=$(grep -c '^ *[0-9]' <<<"$2")
-	bad=$(awk '/^ *[0-9]/ && $NF != 0' <<<"$2")
-	if [ "$rows" -gt 0 ] && [ -z "$bad" ]; then
-		t_ok "$1: $rows sizes, every result right"
-	else
-		t_fail "$1" "$2" "$PERF_ERR"
-	fi
 }
 
 # the default: no GCOLL_PROVIDER, so libgcoll must find the gaudi ports

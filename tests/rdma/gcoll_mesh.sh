@@ -14,7 +14,7 @@
 # move in proportion.  Output: TAP.
 here=$(dirname "$0")
 . "$here/lib.sh"
-PERF=${GCOLL_PERF:-/build/prefix/bin/gcoll-perf}
+. "$here/gcoll_lib.sh"
 FIRST_DEV=${FIRST_DEV:-64}
 MAX_RANKS=4
 PORT=29600
@@ -97,17 +97,6 @@ perfn() {
 	PERF_ERR=$(for ((r = 0; r < n; r++)); do echo "rank $r: $(tail -n 6 "$tmp/err.$r")"; done)
 	rm -rf "$tmp"
 	return $rc
-}
-
-perf_ok() {
-	local rows bad
-	rows=$(grep -c '^ *[0-9]' <<<"$2")
-	bad=$(awk '/^ *[0-9]/ && $NF != 0' <<<"$2")
-	if [ "$rows" -gt 0 ] && [ -z "$bad" ]; then
-		t_ok "$1: $rows sizes, every result right"
-	else
-		t_fail "$1" "$2" "$PERF_ERR"
-	fi
 }
 
 NR=0
