@@ -12,7 +12,6 @@
  *    MR) and configures ports (MAC, MTU, GIDs);
  *  - a doorbell (gaudi_nic_roce_doorbell()): a 32-bit posted register
  *    write that tells the engine to look at a ring again or arms a CQ;
- *    allowed in any context, interrupts off and hard IRQs included;
  *  - memory the engine reads and writes by DMA address: work queue rings,
  *    completion queue rings, page lists (PBLs), data buffers;
  *  - an event (the handler given to gaudi_nic_roce_enable()): completion

@@ -749,33 +749,15 @@ out:
 }
 EXPORT_SYMBOL_NS_GPL(gaudi_nic_roce_cmd, GAUDI_NIC);
 
-/* Arm @cq (GN_ROCE_DB_CQ_ARM or _ARM_SOL), under dp_lock. */
-static void gn_cq_arm(struct gaudi_nic_roce *r, struct gn_rcq *cq, u32 type,
-		      bool late)
+void gaudi_nic_roce_doorbell(struct gaudi_nic_roce *r, u32 db)
 {
-	u32 cons = le32_to_cpu(READ_ONCE(gn_rring_hdr(&cq->ring)->cons));
-
-	/*
-	 * An arm served late (rung with interrupts off) may come after CQEs
-	 * written since it was rung: any CQE still unconsumed then gets its
-	 * event now (at worst one the consumer did not need).
-	 */
-	if (late && cq->prod != cons) {
-		cq->armed = 0;
-		gn_roce_event(r, GN_ROCE_EV_COMP, cq->cqn);
-		return;
-	}
-	if (cq->armed != GN_ROCE_DB_CQ_ARM)
-		cq->armed = type;
-}
-
-/* One doorbell, under dp_lock. */
-static void gn_roce_db_one(struct gaudi_nic_roce *r, u32 type, u32 num,
-			   bool late)
-{
+	u32 type = db >> 28, num = db & 0xffffff;
 	struct gn_rcq *cq;
 	struct gn_rqp *qp;
 
+	spin_lock_bh(&r->dp_lock);
+	if (!r->enabled)
+		goto out;
 	switch (type) {
 	case GN_ROCE_DB_SQ:
 	case GN_ROCE_DB_RQ:
@@ -790,77 +772,13 @@ static void gn_roce_db_one(struct gaudi_nic_roce *r, u32 type, u32 num,
 	case GN_ROCE_DB_CQ_ARM:
 	case GN_ROCE_DB_CQ_ARM_SOL:
 		cq = num < GN_ROCE_MAX_CQ ? r->cqs[num] : NULL;
-		if (cq)
-			gn_cq_arm(r, cq, type, late);
+		if (cq && cq->armed != GN_ROCE_DB_CQ_ARM)
+			cq->armed = type;
 		break;
 	default:
 		break;
 	}
-}
-
-/*
- * The doorbells rung with interrupts off, from the work item under
- * dp_lock: arms first, then RQs, then SQs.  A bit left for a context
- * destroyed since finds no context; one reused since gets a doorbell it
- * did not need, which only makes the engine look at its rings.
- */
-void gn_roce_db_run(struct gaudi_nic_roce *r)
-{
-	unsigned long n;
-
-	lockdep_assert_held(&r->dp_lock);
-	for_each_set_bit(n, r->db_arm, GN_ROCE_MAX_CQ)
-		if (test_and_clear_bit(n, r->db_arm))
-			gn_roce_db_one(r, GN_ROCE_DB_CQ_ARM, n, true);
-	for_each_set_bit(n, r->db_arm_sol, GN_ROCE_MAX_CQ)
-		if (test_and_clear_bit(n, r->db_arm_sol))
-			gn_roce_db_one(r, GN_ROCE_DB_CQ_ARM_SOL, n, true);
-	for_each_set_bit(n, r->db_rq, GN_ROCE_MAX_QP)
-		if (test_and_clear_bit(n, r->db_rq))
-			gn_roce_db_one(r, GN_ROCE_DB_RQ, n, true);
-	for_each_set_bit(n, r->db_sq, GN_ROCE_MAX_QP)
-		if (test_and_clear_bit(n, r->db_sq))
-			gn_roce_db_one(r, GN_ROCE_DB_SQ, n, true);
-}
-
-/*
- * A doorbell may be rung from any context (roce_hw.h), as a register
- * write could.  With interrupts on it is served here, in the caller,
- * under dp_lock (BH off), so a post costs one system call.  With
- * interrupts off (a caller holding an irqsave lock, or a hard IRQ) the
- * engine must neither take dp_lock, which its holder on this CPU may
- * have been interrupted with, nor re-enable BHs: it notes the doorbell
- * in a bitmap and kicks its work item, as a doorbell FIFO would.
- */
-void gaudi_nic_roce_doorbell(struct gaudi_nic_roce *r, u32 db)
-{
-	u32 type = db >> 28, num = db & 0xffffff;
-	unsigned long *pending = NULL;
-
-	if (irqs_disabled()) {
-		switch (type) {
-		case GN_ROCE_DB_SQ:
-			pending = num < GN_ROCE_MAX_QP ? r->db_sq : NULL;
-			break;
-		case GN_ROCE_DB_RQ:
-			pending = num < GN_ROCE_MAX_QP ? r->db_rq : NULL;
-			break;
-		case GN_ROCE_DB_CQ_ARM:
-			pending = num < GN_ROCE_MAX_CQ ? r->db_arm : NULL;
-			break;
-		case GN_ROCE_DB_CQ_ARM_SOL:
-			pending = num < GN_ROCE_MAX_CQ ? r->db_arm_sol : NULL;
-			break;
-		}
-		if (pending) {
-			set_bit(num, pending);
-			gn_rdp_kick(r);
-		}
-		return;
-	}
-	spin_lock_bh(&r->dp_lock);
-	if (r->enabled)
-		gn_roce_db_one(r, type, num, false);
+out:
 	spin_unlock_bh(&r->dp_lock);
 }
 EXPORT_SYMBOL_NS_GPL(gaudi_nic_roce_doorbell, GAUDI_NIC);
@@ -884,10 +802,6 @@ static void gn_roce_reset_all(struct gaudi_nic_roce *r)
 			gn_cmd_destroy_cq(r, i);
 	gn_rdp_rx_purge(r);
 	skb_queue_purge(&r->txq);
-	bitmap_zero(r->db_sq, GN_ROCE_MAX_QP);
-	bitmap_zero(r->db_rq, GN_ROCE_MAX_QP);
-	bitmap_zero(r->db_arm, GN_ROCE_MAX_CQ);
-	bitmap_zero(r->db_arm_sol, GN_ROCE_MAX_CQ);
 }
 
 int gaudi_nic_roce_enable(struct gaudi_nic_roce *r, gn_roce_event_fn fn,
@@ -998,10 +912,6 @@ static void gn_roce_free(struct gaudi_nic_roce *r)
 	kvfree(r->srqs);
 	kvfree(r->mrs);
 	bitmap_free(r->kick);
-	bitmap_free(r->db_sq);
-	bitmap_free(r->db_rq);
-	bitmap_free(r->db_arm);
-	bitmap_free(r->db_arm_sol);
 	bitmap_free(r->resend);
 	kfree_skb(r->txskb);
 	kfree(r->frame_buf);
@@ -1103,17 +1013,12 @@ int gn_roce_init(struct gaudi_nic_dev *gdev)
 	r->mrs = kvcalloc(GN_ROCE_MAX_MR, sizeof(*r->mrs), GFP_KERNEL);
 	r->srqs = kvcalloc(GN_ROCE_MAX_SRQ, sizeof(*r->srqs), GFP_KERNEL);
 	r->kick = bitmap_zalloc(GN_ROCE_MAX_QP, GFP_KERNEL);
-	r->db_sq = bitmap_zalloc(GN_ROCE_MAX_QP, GFP_KERNEL);
-	r->db_rq = bitmap_zalloc(GN_ROCE_MAX_QP, GFP_KERNEL);
-	r->db_arm = bitmap_zalloc(GN_ROCE_MAX_CQ, GFP_KERNEL);
-	r->db_arm_sol = bitmap_zalloc(GN_ROCE_MAX_CQ, GFP_KERNEL);
 	r->resend = bitmap_zalloc(GN_ROCE_MAX_QP, GFP_KERNEL);
 	r->frame_buf = kzalloc(GN_RR_MAX_FRAME, GFP_KERNEL);
 	r->train = kzalloc(sizeof(*r->train), GFP_KERNEL);
 	r->txskb = alloc_skb(GN_RR_MAX_FRAME, GFP_KERNEL);
 	r->frame = r->txskb ? r->txskb->data : r->frame_buf;
 	if (!r->qps || !r->cqs || !r->mrs || !r->srqs || !r->kick ||
-	    !r->db_sq || !r->db_rq || !r->db_arm || !r->db_arm_sol ||
 	    !r->resend || !r->frame_buf || !r->train) {
 		gn_roce_free(r);
 		return -ENOMEM;

@@ -8,8 +8,7 @@
  * access to contexts (QP, CQ, MR tables and their state) and every frame
  * the engine sends happens under @dp_lock (BH disabled): in the doorbell
  * caller (SQ processing) and in the engine's work item (received frames,
- * timers, doorbells rung with interrupts off: @db_sq and friends).
- * Frames received from the MACs are queued on @rxq by the MAC
+ * timers).  Frames received from the MACs are queued on @rxq by the MAC
  * hook (large frames and trains sent zero-copy by reference to their
  * pages, a large frame built by another engine on this CPU by reference
  * to its skb, any other copied) and processed by the work item, which
@@ -287,11 +286,6 @@ struct gaudi_nic_roce {
 	struct kthread_work work;
 	struct hrtimer ack_timer;	/* delayed kick for ACKs (see above) */
 	unsigned long *kick;		/* QPs whose timer fired */
-	/*
-	 * Doorbells rung with interrupts off (gaudi_nic_roce_doorbell()),
-	 * served by the work item: SQ and RQ by QP, arms by CQ.
-	 */
-	unsigned long *db_sq, *db_rq, *db_arm, *db_arm_sol;
 	/* deferred by an inline receive (see the top), under dp_lock */
 	bool rx_inline;
 	struct sk_buff_head txq;	/* frames to send */
@@ -327,7 +321,6 @@ void gn_rdp_to_error(struct gaudi_nic_roce *r, struct gn_rqp *qp);
 void gn_rdp_reset(struct gaudi_nic_roce *r, struct gn_rqp *qp);
 void gn_rdp_work(struct kthread_work *work);
 void gn_rdp_kick(struct gaudi_nic_roce *r);
-void gn_roce_db_run(struct gaudi_nic_roce *r);
 enum hrtimer_restart gn_rdp_ack_timer(struct hrtimer *t);
 enum hrtimer_restart gn_rdp_read_timer(struct hrtimer *t);
 void gn_rdp_detach(struct gaudi_nic_roce *r, struct gn_rqp *qp);

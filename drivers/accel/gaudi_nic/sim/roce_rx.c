@@ -620,8 +620,6 @@ void gn_rdp_work(struct kthread_work *work)
 		skb_queue_purge(&r->txq);
 		return;
 	}
-	/* doorbells rung with interrupts off (gaudi_nic_roce_doorbell()) */
-	gn_roce_db_run(r);
 	/* one batch, taken under one acquisition of the queue's lock */
 	spin_lock(&r->rxq.lock);
 	while (budget-- > 0 && (skb = __skb_dequeue(&r->rxq)))
