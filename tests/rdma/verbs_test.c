@@ -637,6 +637,26 @@ static void test_limits(void)
 }
 
 /*
+ * Teardown of the CQ tests' pair: destroy A's and B's QPs (before the
+ * caller puts its CQs back and destroys its own), free the MRs and their
+ * buffers.
+ */
+static void pair_release(struct ibv_mr *ma, struct ibv_mr *mb, void *a, void *b)
+{
+	if (A.qp)
+		ibv_destroy_qp(A.qp);
+	if (B.qp)
+		ibv_destroy_qp(B.qp);
+	A.qp = B.qp = NULL;
+	if (ma)
+		ibv_dereg_mr(ma);
+	if (mb)
+		ibv_dereg_mr(mb);
+	free(a);
+	free(b);
+}
+
+/*
  * A CQ of 2^n entries holds 2^n completions: the ring is not rounded up
  * past the request, so its last slot must be usable (no overflow).
  */
@@ -680,20 +700,10 @@ static void test_cq_full(void)
 	ok(n == 4 && i == 4, "4 completions in the 4-entry CQ, all successful (%d, %d)",
 	   n, i);
 out:
-	if (A.qp)
-		ibv_destroy_qp(A.qp);
-	if (B.qp)
-		ibv_destroy_qp(B.qp);
-	A.qp = B.qp = NULL;
+	pair_release(ma, mb, a, b);
 	A.cq = save;
 	if (cq)
 		ibv_destroy_cq(cq);
-	if (ma)
-		ibv_dereg_mr(ma);
-	if (mb)
-		ibv_dereg_mr(mb);
-	free(a);
-	free(b);
 }
 
 /*
@@ -762,11 +772,7 @@ static void test_rxm_cq(void)
 	   "the WRITE's completion on the sender's (%s)",
 	   ibv_wc_status_str(wc.status));
 out:
-	if (A.qp)
-		ibv_destroy_qp(A.qp);
-	if (B.qp)
-		ibv_destroy_qp(B.qp);
-	A.qp = B.qp = NULL;
+	pair_release(ma, mb, a, b);
 	A.cq = save_a;
 	B.cq = save_b;
 	if (cq_a)
@@ -777,12 +783,6 @@ out:
 		ibv_destroy_comp_channel(ch_a);
 	if (ch_b)
 		ibv_destroy_comp_channel(ch_b);
-	if (ma)
-		ibv_dereg_mr(ma);
-	if (mb)
-		ibv_dereg_mr(mb);
-	free(a);
-	free(b);
 }
 
 /*
