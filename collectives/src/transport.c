@@ -910,25 +910,38 @@ static gcoll_result_t slot_alloc(struct gc_transport *tp, struct gcoll_comm *c,
 	}
 }
 
+/* The descriptor for x->ctrl with access (NULL without FI_MR_LOCAL): a
+ * cached registration of its heap page, not held (the xfer lives there). */
+static gcoll_result_t ctrl_desc(struct gc_transport *tp, struct gc_xfer *x, uint64_t access,
+				void **desc)
+{
+	struct gc_mr *cm;
+	gcoll_result_t rc;
+
+	*desc = NULL;
+	if (!tp->mr_local)
+		return GCOLL_SUCCESS;
+	rc = gc_mr_lookup(tp, &x->ctrl, sizeof(x->ctrl), access, &cm);
+	if (rc)
+		return rc;
+	cm->users--;
+	*desc = cm->desc;
+	return GCOLL_SUCCESS;
+}
+
 /* The receiver's control entry as a tagged send from x->ctrl, for
  * providers whose inject size is smaller than an entry; x stays alive
  * until the send completes (inflight). */
 static ssize_t ctrl_send(struct gcoll_comm *c, struct gc_xfer *x)
 {
 	struct gc_transport *tp = c->tp;
-	struct gc_mr *cm = NULL;
+	void *desc;
 	ssize_t ret;
 
-	if (tp->mr_local) {
-		gcoll_result_t rc = gc_mr_lookup(tp, &x->ctrl, sizeof(x->ctrl), GC_ACC_SRC,
-						  &cm);
-
-		if (rc)
-			return -FI_ENOMEM;
-		cm->users--;   /* cached; the xfer lives in the heap page */
-	}
+	if (ctrl_desc(tp, x, GC_ACC_SRC, &desc))
+		return -FI_ENOMEM;
 	x->c_main.type = GC_CTX_CTRL_SEND;
-	ret = fi_tsend(tp->rails[x->rail].ep, &x->ctrl, sizeof(x->ctrl), cm ? cm->desc : NULL,
+	ret = fi_tsend(tp->rails[x->rail].ep, &x->ctrl, sizeof(x->ctrl), desc,
 		       peer_addr(c, x->rail, x->peer), gc_tag(GC_TAG_CTRL, c->ctx, c->rank, x->seq),
 		       &x->c_main);
 	if (!ret)
@@ -1008,16 +1021,13 @@ gcoll_result_t gc_xfer_advance(struct gcoll_comm *c, struct gc_xfer *x)
 	}
 	/* sender: wait for the control entry, then write segments */
 	if (!x->posted) {
-		struct gc_mr *cm = NULL;
+		void *desc;
 
-		if (tp->mr_local) {
-			rc = gc_mr_lookup(tp, &x->ctrl, sizeof(x->ctrl), GC_ACC_MAILBOX, &cm);
-			if (rc)
-				return rc;
-			cm->users--;   /* cached; the xfer lives in the heap page */
-		}
+		rc = ctrl_desc(tp, x, GC_ACC_MAILBOX, &desc);
+		if (rc)
+			return rc;
 		x->c_main.type = GC_CTX_CTRL_RECV;
-		ret = fi_trecv(r->ep, &x->ctrl, sizeof(x->ctrl), cm ? cm->desc : NULL,
+		ret = fi_trecv(r->ep, &x->ctrl, sizeof(x->ctrl), desc,
 			       recv_src(c, x->rail, x->peer),
 			       gc_tag(GC_TAG_CTRL, c->ctx, x->peer, x->seq), 0,
 			       &x->c_main);
