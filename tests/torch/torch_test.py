@@ -108,6 +108,19 @@ def worker_ops(args):
     prefix = "%s n=%d" % (args.provider, n)
     g = torch.Generator().manual_seed(1234 + rank)
 
+    def t_transport():
+        import torch_gcoll
+        tr = torch_gcoll.transport()
+        if tr["provider"] != args.provider or tr["rails"] < 1 or tr["hbm_fallback"] != 0:
+            return False, "transport() %s" % tr
+        try:
+            torch_gcoll.transport(gloo)
+            return False, "transport(gloo group) did not raise"
+        except RuntimeError as e:
+            return ("not gcoll" in str(e)) or (False, str(e))
+    res.check("torch_gcoll.transport(): provider %s; refuses a gloo group" % args.provider,
+              t_transport)
+
     def rnd(shape, dt, lo=-3, hi=4):
         if dt == torch.bool:
             return torch.randint(0, 2, shape, generator=g).bool()
@@ -441,12 +454,22 @@ def worker_ddp(args):
     init["p"] = [p.detach().clone() for p in make_model().parameters()]
     res.check("DDP %d steps: gcoll params == gloo params" % args.steps, t_ddp)
     res.report("%s n=%d" % (args.provider, dist.get_world_size()))
+    # a DDP module still alive holds the group: destroy_process_group must
+    # close gcoll's communicators all the same (torch_gcoll hooks it)
+    keep = DDP(make_model(), process_group=dist.group.WORLD)
+    be = dist.group.WORLD._get_backend(torch.device("cpu"))
+    n = dist.get_world_size()
     dist.destroy_process_group()
-    # Known problem (Documentation/torch.md): with DDP modules still alive,
-    # interpreter teardown was seen to hang once in ~3 runs at 3 ranks.
-    # Not diagnosed yet; the ops tests exit normally.
-    sys.stdout.flush()
-    os._exit(0)
+    closed = "provider" not in be._transport()
+    if rank == 0:
+        print("%s - %s n=%d destroy_process_group closes gcoll's communicators, "
+              "a DDP module alive" % ("ok" if closed else "not ok", args.provider, n))
+    elif not closed:
+        print("rank %d: communicators still open after destroy_process_group" % rank,
+              file=sys.stderr, flush=True)
+        os._exit(1)
+    del keep
+    # a normal interpreter exit from here (the launcher's timeout bounds it)
 
 
 def worker_fail(args):

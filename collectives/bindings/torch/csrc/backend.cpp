@@ -252,6 +252,7 @@ void *Channel::reg_hbm(const at::Tensor &t) {
   gcoll_mem_t h = nullptr;
   gc_check(gcoll_mem_register_dmabuf(comm, a->dmabuf, 0, a->size, a->cpu, &h),
            "gcoll_mem_register_dmabuf (HBM tensor)");
+  (gcoll_mem_is_dmabuf(h) ? hbm_native : hbm_fallback)++;
   hbm.emplace(a.get(), std::make_pair(a, h));
   return p;
 }
@@ -358,6 +359,22 @@ std::string ProcessGroupGcoll::provider() const {
       gcoll_comm_transport_info(coll_.comm, &prov, &rails, &dmabuf, &rxcq) != GCOLL_SUCCESS)
     return "";
   return prov ? prov : "";
+}
+
+std::map<std::string, std::string> ProcessGroupGcoll::transport() const {
+  std::map<std::string, std::string> m;
+  const char *prov = nullptr;
+  int rails = 0, dmabuf = 0, rxcq = 0;
+  if (coll_.comm &&
+      gcoll_comm_transport_info(coll_.comm, &prov, &rails, &dmabuf, &rxcq) == GCOLL_SUCCESS) {
+    m["provider"] = prov ? prov : "";
+    m["rails"] = std::to_string(rails);
+    m["dmabuf_native"] = std::to_string(dmabuf);
+    m["rx_cq_data"] = std::to_string(rxcq);
+  }
+  m["hbm_native"] = std::to_string(coll_.hbm_native + p2p_.hbm_native);
+  m["hbm_fallback"] = std::to_string(coll_.hbm_fallback + p2p_.hbm_fallback);
+  return m;
 }
 
 c10::intrusive_ptr<c10d::Work> ProcessGroupGcoll::enqueue(c10d::OpType op, const char *title,

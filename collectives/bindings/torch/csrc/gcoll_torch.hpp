@@ -82,6 +82,9 @@ class Channel {
   std::map<HbmAlloc *, std::pair<std::shared_ptr<HbmAlloc>, gcoll_mem_t>> hbm;
   void *reg_hbm(const at::Tensor &t);  // registers t's HBM if any
   void sweep_hbm(bool all);
+  // HBM registrations so far: native dma-buf MRs, and those the provider
+  // could only take through a fallback (CPU mapping or staging)
+  std::atomic<uint64_t> hbm_native{0}, hbm_fallback{0};
 
  private:
   const char *name_;
@@ -145,6 +148,9 @@ class ProcessGroupGcoll : public c10d::Backend {
 
   // transport name of the collective communicator (for tests)
   std::string provider() const;
+  // what the transport of both communicators does (for tests and users):
+  // provider, rails, dmabuf_native, rx_cq_data, hbm_native, hbm_fallback
+  std::map<std::string, std::string> transport() const;
   std::chrono::milliseconds timeout() const { return timeout_; }
 
  private:

@@ -40,7 +40,7 @@ def _no_libuv_rendezvous():
 
 _no_libuv_rendezvous()
 
-__all__ = ["empty_hbm", "is_hbm", "ProcessGroupGcoll", "BACKEND"]
+__all__ = ["empty_hbm", "is_hbm", "transport", "ProcessGroupGcoll", "BACKEND"]
 
 BACKEND = "gcoll"
 ProcessGroupGcoll = _C.ProcessGroupGcoll
@@ -58,6 +58,32 @@ if BACKEND not in dist.Backend.backend_list:
 atexit.register(_C._shutdown_all)
 
 
+def _shutdown_on_destroy():
+    # destroy_process_group() shuts down only NCCL backends explicitly
+    # (distributed_c10d._shutdown_backend); others go with their last
+    # reference, which DDP's reducer keeps until it is garbage-collected.
+    # Shut gcoll's communicators down there too, so that destroy releases
+    # the memory registrations (HBM included) and the peer connections.
+    import torch.distributed.distributed_c10d as c10d
+    orig = getattr(c10d, "_shutdown_backend", None)
+    if orig is None or getattr(orig, "_gcoll", False):
+        return
+
+    def shutdown_backend(pg):
+        orig(pg)
+        try:
+            be = pg._get_backend(torch.device("cpu"))
+        except RuntimeError:
+            return
+        if isinstance(be, _C.ProcessGroupGcoll):
+            be._shutdown()
+    shutdown_backend._gcoll = True
+    c10d._shutdown_backend = shutdown_backend
+
+
+_shutdown_on_destroy()
+
+
 def empty_hbm(*size, dtype=torch.float32, device=0):
     """An uninitialised CPU tensor whose storage is HBM of gaudi_nic.<device>.
 
@@ -73,3 +99,23 @@ def empty_hbm(*size, dtype=torch.float32, device=0):
 def is_hbm(t):
     """True if t's storage is HBM allocated by empty_hbm()."""
     return _C.is_hbm(t)
+
+
+def transport(group=None):
+    """What the gcoll backend of group (default: the world) runs on.
+
+    A dict: "provider" (the libfabric provider, e.g. "verbs;ofi_rxm" on
+    gaudi ports, "tcp" or "shm" elsewhere), "rails", "dmabuf_native" (1 if
+    the provider registers dma-bufs itself), "rx_cq_data", and the HBM
+    registrations made so far: "hbm_native" (dma-buf MRs) and
+    "hbm_fallback" (through the CPU mapping or a host bounce buffer).
+    """
+    pg = group if group is not None else dist.group.WORLD
+    if pg is None:
+        raise RuntimeError("torch_gcoll.transport: no process group (call init_process_group)")
+    be = pg._get_backend(torch.device("cpu"))
+    if not isinstance(be, _C.ProcessGroupGcoll):
+        raise RuntimeError("torch_gcoll.transport: the group's CPU backend is %s, not gcoll"
+                           % type(be).__name__)
+    info = be._transport()
+    return {k: (v if k == "provider" else int(v)) for k, v in info.items()}
