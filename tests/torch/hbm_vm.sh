@@ -1,13 +1,66 @@
 #!/bin/bash
 # SPDX-License-Identifier: MIT
-# In the guest: two gaudi_nic devices of our own (60 and 61, whatever else
-# the run has created or removed before), then HBM tensors in collectives.
-here=$(dirname "$0")
-. "$here/../net/lib.sh"
-DEVS="60 61"
-gn_load || { echo "1..0 # SKIP gaudi_nic.ko did not load"; exit 0; }
-for d in $DEVS; do
-	gn_new_device "$d" 1 || { echo "not ok 1 - create gaudi_nic.$d"; exit 1; }
-done
-trap 'for d in $DEVS; do gn_del_device "$d"; done' EXIT
-HBM_DEVS="$DEVS" python3 "$here/hbm_vm.py"
+# hbm_vm.sh - torch.distributed on gcoll over our own ports, in the guest:
+# gaudi_$DEV_A (port 0 in $NS_A) cabled to gaudi_$DEV_B (in $NS_B), rank r
+# in the r-th namespace with torch_gcoll.empty_hbm tensors of its own
+# device (tests/torch/hbm_vm.py).  No provider is forced: libgcoll picks
+# verbs;ofi_rxm on the gaudi port.  Afterwards: the bytes crossed the
+# ports, and the kernel log is clean.  Output: TAP.
+DEV_A=60
+DEV_B=61
+here=$(cd "$(dirname "$0")" && pwd)
+. "$here/../rdma/lib.sh"
+PORT=29617
+
+trap rdma_env_cleanup EXIT
+torch_setup() {
+	modprobe -q rdma_ucm || { echo "cannot load rdma_ucm"; return 1; }
+	rdma_env_setup
+}
+tap_env_start torch_setup
+t_ok "environment: $IB_A ($IF_A in $NS_A, $IP_A) cabled to $IB_B ($IF_B in $NS_B, $IP_B)"
+mark=$(dmesg | wc -l)
+tx0=$(ib_counter "$IB_A" 1 tx_bytes)
+rx0=$(ib_counter "$IB_A" 1 rx_bytes)
+
+o0=$(mktemp)
+o1=$(mktemp)
+# rank R NS DEV IF: one rank of hbm_vm.py in namespace NS on device DEV
+rank() {
+	ip netns exec "$2" env RANK="$1" WORLD_SIZE=2 MASTER_ADDR="$IP_A" MASTER_PORT=$PORT \
+		USE_LIBUV=0 OMP_NUM_THREADS=1 HBM_DEV="$3" GLOO_SOCKET_IFNAME="$4" \
+		timeout 240 python3 "$here/hbm_vm.py"
+}
+rank 0 "$NS_A" "$DEV_A" "$IF_A" >"$o0" 2>&1 &
+pid0=$!
+rank 1 "$NS_B" "$DEV_B" "$IF_B" >"$o1" 2>&1
+rc1=$?
+wait "$pid0"
+rc0=$?
+# rank 0's TAP lines, renumbered into this script's stream
+n=0
+while IFS= read -r line; do
+	case $line in
+	"ok "*) n=$((n + 1)); t_ok "${line#ok [0-9]* - }" ;;
+	"not ok "*) n=$((n + 1)); t_fail "${line#not ok [0-9]* - }" ;;
+	"# "*) diag "${line#\# }" ;;
+	esac
+done < <(grep -E '^(ok|not ok|# )' "$o0")
+if [ "$rc0" = 0 ] && [ "$rc1" = 0 ] && [ "$n" -ge 12 ]; then
+	t_ok "both ranks finished ($n checks)"
+else
+	t_fail "both ranks finish" "rank 0 rc $rc0, $n checks: $(grep -vE '^(ok|not ok)' "$o0" | tail -n 20)" \
+		"rank 1 rc $rc1: $(tail -n 20 "$o1")"
+fi
+rm -f "$o0" "$o1"
+# at least the 1 MiB all-reduce and the 1.2 MB send went out of port 1,
+# and the all-reduce came back in
+tx=$(( $(ib_counter "$IB_A" 1 tx_bytes) - tx0 ))
+rx=$(( $(ib_counter "$IB_A" 1 rx_bytes) - rx0 ))
+if [ "$tx" -ge $((1048576 + 1200000)) ] && [ "$rx" -ge 524288 ]; then
+	t_ok "$IB_A port 1 carried the tensors (sent $tx B, received $rx B)"
+else
+	t_fail "$IB_A port 1 carried the tensors" "sent $tx B, received $rx B"
+fi
+dmesg_check "$mark"
+tap_done

@@ -12,7 +12,7 @@ out=$(timeout 90 python3 -m torch_gcoll.run --nproc-per-node 2 --master-port "$(
 	collectives/bindings/torch/examples/ddp_train.py --backend gcoll --steps 5 2>&1)
 rc=$?
 echo "$out" | grep -E '^backend' | sed 's/^/# /'
-if [ $rc = 0 ] && echo "$out" | grep -q '^backend gcoll ranks 2 steps 5 loss'; then
+if [ $rc = 0 ] && echo "$out" | grep -qE '^backend gcoll over [a-z_;]+ ranks 2 steps 5 loss'; then
 	echo "ok 2 - python3 -m torch_gcoll.run --nproc-per-node 2 ddp_train.py --backend gcoll"
 else
 	echo "$out" | tail -15 | sed 's/^/# /'

@@ -9,9 +9,14 @@ which is torchrun with TCPStore's use_libuv turned off):
         collectives/bindings/torch/examples/ddp_train.py --backend gcoll
 
 --backend gloo runs the same training on gloo; --hbm copies each batch into
-an HBM tensor
-(torch_gcoll.empty_hbm on gaudi_nic.<local rank>) before the forward pass.
+an HBM tensor (torch_gcoll.empty_hbm on gaudi_nic.<local rank>, or on
+gaudi_nic.<N> with --hbm-device N) before the forward pass.
 Prints the loss and the median step time on rank 0.
+
+Across two devices, one rank per namespace (as make demo does): start each
+rank with RANK, WORLD_SIZE, MASTER_ADDR and MASTER_PORT set, and
+--hbm-device set to the rank's own device; libgcoll then moves the
+gradients over the devices' RoCE ports (libfabric verbs;ofi_rxm).
 """
 import argparse
 import os
@@ -66,6 +71,9 @@ def main():
     ap.add_argument("--steps", type=int, default=20)
     ap.add_argument("--width", type=int, default=256)
     ap.add_argument("--hbm", action="store_true", help="batches in HBM (gaudi_nic devices)")
+    ap.add_argument("--hbm-device", type=int, default=None,
+                    help="the gaudi_nic device of this rank's HBM (implies --hbm; "
+                    "default: the local rank)")
     a = ap.parse_args()
     torch.set_num_threads(1)
     dist.init_process_group(a.backend)
@@ -73,12 +81,18 @@ def main():
     torch.manual_seed(0)
     model = nn.parallel.DistributedDataParallel(make_model(a.width))
     times = []
-    hbm = int(os.environ.get("LOCAL_RANK", rank)) if a.hbm else None
+    hbm = a.hbm_device
+    if hbm is None and a.hbm:
+        hbm = int(os.environ.get("LOCAL_RANK", rank))
     loss = train(model, a.steps, seed=rank, hbm_device=hbm, times=times)
     if rank == 0:
-        print("backend %s ranks %d steps %d loss %.4f step median %.2f ms"
-              % (a.backend, dist.get_world_size(), a.steps, loss,
-                 statistics.median(times[2:] or times) * 1e3))
+        how = ""
+        if a.backend == "gcoll":
+            how = " over %s" % torch_gcoll.transport()["provider"]
+        print("backend %s%s ranks %d steps %d loss %.4f step median %.2f ms%s"
+              % (a.backend, how, dist.get_world_size(), a.steps, loss,
+                 statistics.median(times[2:] or times) * 1e3,
+                 ", batches in HBM" if hbm is not None else ""))
     dist.destroy_process_group()
 
 
