@@ -7,12 +7,17 @@
  * with VM_PFNMAP cannot be pinned by verbs), stages it: operations on the
  * region run on a registered host bounce buffer, with the inputs copied in
  * before and the outputs copied back after (see stage() in coll.c).
+ * shm is a case of its own: it accepts the dma-buf (as host memory) but its
+ * peers copy with process_vm_readv/writev, which cannot reach a VM_PFNMAP
+ * mapping (EIO or EFAULT): such regions are staged from the start.
  */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/uio.h>
+#include <unistd.h>
 
 #include "gc_internal.h"
 
@@ -24,6 +29,27 @@ struct gcoll_mem *gc_stage_find(struct gcoll_comm *c, const void *p, size_t len)
 		if (a >= (uintptr_t)m->va && a + len <= (uintptr_t)m->va + m->len)
 			return m;
 	return NULL;
+}
+
+/* Can a peer process reach [va, va + len) with process_vm_readv (CMA)?
+ * Asked of the first and the last byte, through this process's own pid. */
+static bool cma_reachable(const void *va, size_t len)
+{
+	char b;
+	struct iovec l = { &b, 1 };
+	struct iovec r[2] = { { (void *)va, 1 }, { (char *)va + len - 1, 1 } };
+
+	for (int i = 0; i < 2; i++)
+		if (process_vm_readv(getpid(), &l, 1, &r[i], 1, 0) != 1)
+			return false;
+	return true;
+}
+
+/* Does the provider read registered memory through the CPU mapping from
+ * another process (shm's CMA), where this mapping cannot be reached? */
+static bool cpu_mapping_unusable(struct gcoll_comm *c, const void *va, size_t len)
+{
+	return !strcmp(c->tp->prov_name, "shm") && !cma_reachable(va, len);
 }
 
 static gcoll_result_t check(gcoll_comm_t c, const char *fn)
@@ -86,6 +112,12 @@ GC_API gcoll_result_t gcoll_mem_register_dmabuf(gcoll_comm_t c, int fd, uint64_t
 	if (!m)
 		return GCOLL_ERR_NOMEM;
 	m->comm = c;
+	if (cpu_mapping_unusable(c, va, len)) {
+		GC_INFO("%s: dma-buf fd %d: %s peers cannot read its CPU mapping (VM_PFNMAP), staging",
+			fn, fd, c->tp->prov_name);
+		rc = GCOLL_ERR_UNSUPPORTED;
+		goto stage;
+	}
 	if (c->tp->dmabuf_native) {
 		rc = gc_mr_reg(c->tp, va, len, fd, offset, &m->mr);
 		if (!rc) {
@@ -99,6 +131,7 @@ GC_API gcoll_result_t gcoll_mem_register_dmabuf(gcoll_comm_t c, int fd, uint64_t
 	 * registered host bounce buffer */
 	rc = gc_env_u64("GCOLL_DMABUF_STAGE", 0) ? GCOLL_ERR_UNSUPPORTED
 						  : gc_mr_reg(c->tp, va, len, -1, 0, &m->mr);
+stage:
 	if (rc) {
 		m->host = aligned_alloc(4096, (len + 4095) & ~(size_t)4095);
 		if (!m->host) {

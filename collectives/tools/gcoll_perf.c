@@ -288,7 +288,7 @@ static int rank_main(int rank, int n, gcoll_unique_id id)
 	int rails = 0, dmab = 0, rxd = 0;
 	double sum_bw = 0;
 	int nsz = 0;
-	bool fail = false;
+	bool fail = false, staged = false;
 
 	rc = gcoll_comm_init_rank(&c, n, id, rank);
 	if (rc) {
@@ -303,15 +303,17 @@ static int rank_main(int rank, int n, gcoll_unique_id id)
 		return 1;
 	sb = sbuf.cpu;
 	rb = o.inplace ? sb : rbuf.cpu;
-	if (o.hbm)
+	if (o.hbm) {
 		dmab = sbuf.mem && gcoll_mem_is_dmabuf(sbuf.mem) &&
 		       (o.inplace || (rbuf.mem && gcoll_mem_is_dmabuf(rbuf.mem)));
+		staged = sbuf.mem && gcoll_mem_is_staged(sbuf.mem);
+	}
 	memset(sb, 0, o.maxb);
 	memset(rb, 0, o.maxb);
 	if (rank == 0) {
 		printf("# gcoll-perf %s: nranks %d, provider %s, rails %d, buffers %s, dma-buf MR %s%s\n",
 		       cname[o.coll], n, prov, rails, o.hbm ? "HBM" : "host",
-		       dmab ? "native" : o.hbm ? "staged" : "fallback", rxd ? ", FI_RX_CQ_DATA" : "");
+		       dmab ? "native" : staged ? "staged" : "fallback", rxd ? ", FI_RX_CQ_DATA" : "");
 		printf("#\n# %10s %12s %8s %6s %6s %10s %8s %8s %6s\n", "size", "count", "type", "redop",
 		       "root", "time", "algbw", "busbw", "#wrong");
 		printf("# %10s %12s %8s %6s %6s %10s %8s %8s %6s\n", "(B)", "(elements)", "", "", "", "(us)",
