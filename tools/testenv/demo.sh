@@ -92,6 +92,24 @@ if [ -x "$B/prefix/bin/gcoll-hbm-allreduce" ] && grep -q '^gaudi_ib ' /proc/modu
 	run ip netns exec left env RANK=0 WORLD_SIZE=2 MASTER_ADDR=192.0.2.1 MASTER_PORT=29401 \
 		"$B/prefix/bin/gcoll-perf" -H 0 -b 4K -e 4M -f 4 -n 5 -w 1 -c 1 || fail "gcoll-perf failed"
 	wait
+	if [ -d "$B/prefix/lib/python3/dist-packages/torch_gcoll" ]; then
+		step "PyTorch: DDP training over the cable, backend gcoll, batches in HBM of each rank's device"
+		# torch.distributed unmodified: init_process_group("gcoll") and
+		# DistributedDataParallel; the gradients' all-reduce goes through
+		# libgcoll over gaudi_0/gaudi_1 (verbs;ofi_rxm)
+		# (TORCH_CPP_LOG_LEVEL: the guest cannot resolve the namespaces'
+		# addresses, and TCPStore warns about each client's hostname)
+		tenv=(WORLD_SIZE=2 MASTER_ADDR=192.0.2.1 MASTER_PORT=29402 USE_LIBUV=0 OMP_NUM_THREADS=1
+		      TORCH_CPP_LOG_LEVEL=ERROR PYTHONPATH="$B/prefix/lib/python3/dist-packages")
+		ex=/src/collectives/bindings/torch/examples/ddp_train.py
+		ip netns exec right env RANK=1 "${tenv[@]}" python3 "$ex" --backend gcoll --steps 4 \
+			--width 128 --hbm-device 1 >/tmp/ddp-right.log 2>&1 &
+		run ip netns exec left env RANK=0 "${tenv[@]}" python3 "$ex" --backend gcoll --steps 4 \
+			--width 128 --hbm-device 0 || fail "DDP training over gcoll failed"
+		wait $! || { cat /tmp/ddp-right.log; fail "DDP training failed on rank 1"; }
+	else
+		missing "torch_gcoll"
+	fi
 else
 	missing "gcoll-hbm-allreduce or gaudi_ib"
 fi
