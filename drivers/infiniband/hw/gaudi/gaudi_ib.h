@@ -60,8 +60,9 @@ struct gib_pd {
 
 /*
  * A ring shared with the engine (and, for user objects, mapped into the
- * process).  The buffer is vmalloc_user() memory; each page is DMA-mapped
- * for the engine.  User mappings hold page references, so the buffer can
+ * process).  The buffer is vmalloc memory, charged to the memory cgroup
+ * of the process for user rings (gib_ring_alloc()); each page is
+ * DMA-mapped for the engine.  User mappings hold page references, so the buffer can
  * be freed once the engine context is gone even if still mapped; but once
  * offered for mmap() it is freed by its mmap entry, when no mmap() call
  * can be using it any more (gib_ring_free(), gib_mmap_free()).
@@ -199,8 +200,9 @@ extern const struct ib_device_ops gib_dev_ops;
 int gib_port_mtu(struct gib_dev *dev, u32 port);
 int gib_check_udata_in(struct ib_udata *udata);
 int gib_respond(struct ib_udata *udata, const void *resp, size_t len);
+size_t gib_ring_bytes(u32 log_size, u32 stride);
 int gib_ring_alloc(struct gib_dev *dev, struct gib_ring *r, u32 log_size,
-		   u32 stride);
+		   u32 stride, bool user);
 void gib_ring_free(struct gib_dev *dev, struct gib_ring *r);
 int gib_ring_mmap(struct ib_ucontext *uc, struct gib_ring *r, u64 *key,
 		  u64 *len);

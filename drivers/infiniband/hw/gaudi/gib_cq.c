@@ -55,7 +55,7 @@ int gib_create_cq(struct ib_cq *ibcq, const struct ib_cq_init_attr *attr,
 	if (ret < 0)
 		return ret;
 	cq->cqn = ret;
-	ret = gib_ring_alloc(dev, &cq->ring, log, GN_ROCE_CQE_SIZE);
+	ret = gib_ring_alloc(dev, &cq->ring, log, GN_ROCE_CQE_SIZE, !!udata);
 	if (ret)
 		goto err_ida;
 	ret = gib_ring_pbl(dev, &cq->ring, &pbl, &ctx.ring);

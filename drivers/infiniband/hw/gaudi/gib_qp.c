@@ -169,11 +169,12 @@ int gib_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init,
 		return ret;
 	qp->qpn = ret;
 	ibqp->qp_num = init->qp_type == IB_QPT_GSI ? GN_ROCE_GSI_QPN : qp->qpn;
-	ret = gib_ring_alloc(dev, &qp->sq, sq_log, GN_ROCE_WQE_SIZE);
+	ret = gib_ring_alloc(dev, &qp->sq, sq_log, GN_ROCE_WQE_SIZE, !!udata);
 	if (ret)
 		goto err_ida;
 	if (!init->srq) {
-		ret = gib_ring_alloc(dev, &qp->rq, rq_log, GN_ROCE_WQE_SIZE);
+		ret = gib_ring_alloc(dev, &qp->rq, rq_log, GN_ROCE_WQE_SIZE,
+				     !!udata);
 		if (ret)
 			goto err_sq;
 	}

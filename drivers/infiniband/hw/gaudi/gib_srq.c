@@ -71,7 +71,7 @@ int gib_create_srq(struct ib_srq *ibsrq, struct ib_srq_init_attr *init,
 	if (ret < 0)
 		return ret == -ENOSPC ? -ENOMEM : ret;
 	srq->srqn = ret;
-	ret = gib_ring_alloc(dev, &srq->ring, log, GN_ROCE_WQE_SIZE);
+	ret = gib_ring_alloc(dev, &srq->ring, log, GN_ROCE_WQE_SIZE, !!udata);
 	if (ret)
 		goto err_ida;
 	ret = gib_ring_pbl(dev, &srq->ring, &pbl, &ctx.ring);

@@ -293,6 +293,27 @@ static void gib_disassociate_ucontext(struct ib_ucontext *ibuc)
 {
 }
 
+/*
+ * Map a ring's pages into @vma, as remap_vmalloc_range() does: that one
+ * wants a vmalloc_user() buffer, which cannot be charged to the memory
+ * cgroup, and the rings are __vmalloc(GFP_KERNEL_ACCOUNT) memory.  The
+ * caller checked that @vma is no larger than the ring.
+ */
+static int gib_map_ring(struct vm_area_struct *vma, void *buf)
+{
+	unsigned long addr;
+	int ret;
+
+	for (addr = vma->vm_start; addr < vma->vm_end; addr += PAGE_SIZE) {
+		ret = vm_insert_page(vma, addr, vmalloc_to_page(buf));
+		if (ret)
+			return ret;
+		buf += PAGE_SIZE;
+	}
+	vm_flags_set(vma, VM_DONTEXPAND | VM_DONTDUMP);
+	return 0;
+}
+
 static int gib_mmap(struct ib_ucontext *uc, struct vm_area_struct *vma)
 {
 	struct rdma_user_mmap_entry *e;
@@ -306,7 +327,7 @@ static int gib_mmap(struct ib_ucontext *uc, struct vm_area_struct *vma)
 	if (vma->vm_end - vma->vm_start > e->npages << PAGE_SHIFT)
 		ret = -EINVAL;
 	else
-		ret = remap_vmalloc_range(vma, me->buf, 0);
+		ret = gib_map_ring(vma, me->buf);
 	rdma_user_mmap_entry_put(e);
 	return ret;
 }
@@ -384,17 +405,29 @@ void gib_ring_free(struct gib_dev *dev, struct gib_ring *r)
 	r->buf = NULL;
 }
 
-int gib_ring_alloc(struct gib_dev *dev, struct gib_ring *r, u32 log_size,
-		   u32 stride)
+/* The bytes a ring of 2^@log_size entries of @stride bytes takes. */
+size_t gib_ring_bytes(u32 log_size, u32 stride)
 {
+	return PAGE_ALIGN(GN_ROCE_RING_HDR_SIZE + ((size_t)stride << log_size));
+}
+
+/*
+ * A zeroed ring.  A @user ring (up to several MiB, sized by the process)
+ * is charged to the memory cgroup of the process creating it; a kernel
+ * object's is not (it would be charged to whichever task happens to run).
+ */
+int gib_ring_alloc(struct gib_dev *dev, struct gib_ring *r, u32 log_size,
+		   u32 stride, bool user)
+{
+	gfp_t gfp = user ? GFP_KERNEL_ACCOUNT : GFP_KERNEL;
 	u32 i;
 
 	r->log_size = log_size;
 	r->stride = stride;
-	r->size = PAGE_ALIGN(GN_ROCE_RING_HDR_SIZE + ((size_t)stride << log_size));
+	r->size = gib_ring_bytes(log_size, stride);
 	r->npages = r->size >> PAGE_SHIFT;
-	r->buf = vmalloc_user(r->size);
-	r->dma = kcalloc(r->npages, sizeof(*r->dma), GFP_KERNEL);
+	r->buf = __vmalloc(r->size, gfp | __GFP_ZERO);
+	r->dma = kcalloc(r->npages, sizeof(*r->dma), gfp);
 	if (!r->buf || !r->dma)
 		goto err;
 	for (i = 0; i < r->npages; i++) {
@@ -420,7 +453,7 @@ int gib_ring_mmap(struct ib_ucontext *uc, struct gib_ring *r, u64 *key,
 	struct gib_mmap_entry *me;
 	int ret;
 
-	me = kzalloc(sizeof(*me), GFP_KERNEL);
+	me = kzalloc(sizeof(*me), GFP_KERNEL_ACCOUNT);
 	if (!me)
 		return -ENOMEM;
 	me->buf = r->buf;
@@ -570,7 +603,8 @@ static struct ib_mr *gib_mr_create(struct ib_pd *ibpd, struct ib_umem *umem,
 		goto err_umem;
 	}
 	n = (last - first) >> PAGE_SHIFT;
-	mr = kzalloc(sizeof(*mr), GFP_KERNEL);
+	/* user MRs only: gib_get_dma_mr() makes none */
+	mr = kzalloc(sizeof(*mr), GFP_KERNEL_ACCOUNT);
 	if (!mr) {
 		ret = -ENOMEM;
 		goto err_umem;
