@@ -49,13 +49,33 @@ struct gib_dev {
 	struct net_device *netdevs[GIB_MAX_PORTS];
 };
 
-struct gib_ucontext {
-	struct ib_ucontext ibuc;
+/* What a user context holds, against the limits of gib_limits.c. */
+enum gib_res {
+	GIB_RES_PD,
+	GIB_RES_CQ,
+	GIB_RES_QP,
+	GIB_RES_SRQ,
+	GIB_RES_MR,
+	GIB_RES_AH,
+	GIB_RES_MAX
 };
 
+struct gib_ucontext {
+	struct ib_ucontext ibuc;
+	spinlock_t lim_lock;	/* @count, @ring_bytes */
+	u32 count[GIB_RES_MAX];
+	u64 ring_bytes;
+};
+
+/*
+ * @uc: the user context the object is charged to (gib_limits.c); NULL for
+ * kernel objects, which are not counted.  Here and in the CQ, QP, SRQ, AH
+ * and MR.
+ */
 struct gib_pd {
 	struct ib_pd ibpd;
 	u32 pdn;
+	struct gib_ucontext *uc;
 };
 
 /*
@@ -89,6 +109,7 @@ struct gib_mmap_entry {
 struct gib_cq {
 	struct ib_cq ibcq;
 	u32 cqn;
+	struct gib_ucontext *uc;
 	struct gib_ring ring;
 	spinlock_t lock;	/* kernel CQs: @cons, reading the ring */
 	u32 cons;
@@ -106,11 +127,13 @@ struct gib_cq {
 struct gib_qp {
 	struct ib_qp ibqp;
 	u32 qpn;
+	struct gib_ucontext *uc;
 	struct mutex mutex;	/* modify_qp / query_qp: state, attr */
 	enum ib_qp_state state;
 	struct ib_qp_attr attr;	/* last values set, for query */
 	struct gib_ring sq;
 	struct gib_ring rq;
+	u64 ring_bytes;		/* of @sq and @rq, charged to @uc */
 	u32 max_inline;
 	u32 max_send_sge;
 	u32 port;		/* 1-based; 0 until set (RC, UD) */
@@ -141,12 +164,14 @@ struct gib_qp {
 struct gib_ah {
 	struct ib_ah ibah;
 	u32 ahn;
+	struct gib_ucontext *uc;
 	struct gn_roce_av av;
 };
 
 struct gib_mr {
 	struct ib_mr ibmr;
 	struct ib_umem *umem;
+	struct gib_ucontext *uc;
 	u32 index;
 };
 
@@ -195,6 +220,11 @@ struct gib_pbl {
 	size_t size;
 };
 
+/* gib_limits.c */
+void gib_limits_init(struct gib_ucontext *uc);
+int gib_charge(struct gib_ucontext *uc, enum gib_res res, u64 bytes);
+void gib_uncharge(struct gib_ucontext *uc, enum gib_res res, u64 bytes);
+
 /* gib_verbs.c */
 extern const struct ib_device_ops gib_dev_ops;
 int gib_port_mtu(struct gib_dev *dev, u32 port);
@@ -242,6 +272,7 @@ int gib_post_recv(struct ib_qp *ibqp, const struct ib_recv_wr *wr,
 struct gib_srq {
 	struct ib_srq ibsrq;
 	u32 srqn;
+	struct gib_ucontext *uc;
 	u32 max_sge;
 	struct gib_ring ring;
 	spinlock_t lock;	/* kernel SRQs: @prod, ring slots */
