@@ -447,6 +447,112 @@ static int t_basic(void)
 
 /* ---------------------------------------------------------------- errno */
 
+/* ---------------------------------------------------------- HBM quota */
+
+#define QUOTA_PARAM "/sys/module/gaudi_nic/parameters/hbm_quota_mb"
+
+static int quota_get(char *buf, size_t len)
+{
+	FILE *f = fopen(QUOTA_PARAM, "r");
+	int ret = -1;
+
+	if (!f)
+		return -1;
+	if (fgets(buf, len, f)) {
+		buf[strcspn(buf, "\n")] = 0;
+		ret = 0;
+	}
+	fclose(f);
+	return ret;
+}
+
+/*
+ * Another open file of device 0 (another process): it allocates and maps
+ * its own 16 MiB while the parent's file is at its quota, and no more.
+ */
+static int quota_child(void)
+{
+	uint64_t h, va;
+	int fd = hlthunk_open_by_index(0), ret = 1;
+
+	if (fd < 0)
+		return 1;
+	if (raw_alloc(fd, 16 << 20, 0, 0, &h) == 0 &&
+	    raw_map(fd, h, 0, &va) == 0 &&
+	    raw_alloc(fd, PG, 0, 0, NULL) == -EDQUOT &&
+	    raw_unmap(fd, va) == 0 && raw_free(fd, h) == 0)
+		ret = 0;
+	hlthunk_close(fd);
+	return ret;
+}
+
+/*
+ * hbm_quota_mb=16: one open file holds at most 16 MiB of the device's 64;
+ * another process's file gets its own 16 meanwhile; a freed allocation
+ * makes room again; a new file has a quota of its own while a closed
+ * one's dma-buf still holds its memory.  Values that are not a count are
+ * refused.  The parameter gets its value back.
+ */
+static void t_quota(void)
+{
+	uint64_t h1, h2, h3, va;
+	char saved[32], now[32];
+	int fd, st = -1, refused, d = -1;
+	pid_t pid;
+
+	if (quota_get(saved, sizeof(saved))) {
+		ok(0, "read %s: %s", QUOTA_PARAM, strerror(errno));
+		return;
+	}
+	if (file_write(QUOTA_PARAM, "16")) {
+		ok(0, "set hbm_quota_mb to 16: %s", strerror(errno));
+		return;
+	}
+	fd = hlthunk_open_by_index(0);
+	if (fd < 0) {
+		ok(0, "open: %s", strerror(errno));
+		goto out;
+	}
+	ok(raw_alloc(fd, 17 << 20, 0, 0, NULL) == -EDQUOT,
+	   "hbm_quota_mb=16: an allocation of 17 MiB -> EDQUOT");
+	ok(raw_alloc(fd, 8 << 20, 0, 0, &h1) == 0 &&
+	   raw_alloc(fd, 8 << 20, 2 << 20, GAUDI_NIC_MEM_CONTIGUOUS, &h2) == 0,
+	   "hbm_quota_mb=16: two allocations of 8 MiB fit");
+	ok(raw_alloc(fd, PG, 0, 0, NULL) == -EDQUOT,
+	   "hbm_quota_mb=16: one more page -> EDQUOT");
+	pid = fork();
+	if (pid == 0)
+		_exit(quota_child());
+	if (pid > 0)
+		waitpid(pid, &st, 0);
+	ok(pid > 0 && WIFEXITED(st) && !WEXITSTATUS(st),
+	   "meanwhile another process's file allocates and maps its own 16 MiB, and no more");
+	ok(raw_free(fd, h2) == 0 && raw_alloc(fd, 8 << 20, 0, 0, &h2) == 0,
+	   "after a free of 8 MiB, 8 MiB fit again");
+	ok(raw_free(fd, h2) == 0 && raw_map(fd, h1, 0, &va) == 0 &&
+	   (d = raw_export(fd, va, 8 << 20, 0, O_RDWR | O_CLOEXEC)) >= 0,
+	   "export one allocation of 8 MiB");
+	hlthunk_close(fd);
+	fd = hlthunk_open_by_index(0);
+	ok(fd >= 0 && raw_alloc(fd, 16 << 20, 0, 0, &h3) == 0,
+	   "close the file: a new one allocates its own 16 MiB while the dma-buf holds 8");
+	if (fd >= 0)
+		raw_free(fd, h3);
+	if (d >= 0)
+		close(d);
+
+	refused = !!file_write(QUOTA_PARAM, "-1") + !!file_write(QUOTA_PARAM, "lots") +
+		  !!file_write(QUOTA_PARAM, "4294967296");
+	ok(refused == 3 && !quota_get(now, sizeof(now)) && !strcmp(now, "16"),
+	   "hbm_quota_mb: -1, lots and 2^32 are refused (%d of 3), the value stays 16", refused);
+	if (fd >= 0)
+		hlthunk_close(fd);
+out:
+	if (file_write(QUOTA_PARAM, saved))
+		ok(0, "restore hbm_quota_mb to %s: %s", saved, strerror(errno));
+	ok(sys_read(0, "hbm_used") == 0, "hbm_quota_mb: HBM fully free again");
+}
+
 static int t_errno(void)
 {
 	struct drm_gaudi_nic_memory a;
@@ -579,6 +685,7 @@ static int t_errno(void)
 	ok(sys_read(0, "hbm_used") == 0, "HBM fully free again");
 
 	hlthunk_close(fd);
+	t_quota();
 	return done();
 }
 

@@ -5,8 +5,11 @@
 # resources (max_dest_rd_atomic) are enforced; a 16 MiB READ at MTU 256 is
 # answered once, in bursts, without overflowing the requester; an mmap()
 # racing with the destroy of its ring (held open by the test module
-# gaudi_nic_test_delay) maps the ring, not freed memory.  The kernel log
-# must stay free of warnings.  Output: TAP.
+# gaudi_nic_test_delay) maps the ring, not freed memory; the per-context
+# limits (gaudi_ib's max_*_per_ctx parameters) stop one process and not
+# another; the rdma cgroup limits a process, and the memory cgroup is
+# charged for its rings.  The kernel log must stay free of warnings.
+# Output: TAP.
 here=$(dirname "$0")
 DEV_A=${DEV_A:-46}
 DEV_B=${DEV_B:-47}
@@ -80,6 +83,34 @@ if grep -qw rdma "$cg/cgroup.controllers" 2>/dev/null; then
 	rmdir "$cg/gn-limit" 2>/dev/null
 else
 	t_skip "rdma cgroup limits" "the guest kernel has no rdma cgroup controller in $cg"
+fi
+# Ring memory is charged to the memory cgroup of the process that sized
+# it: four CQs of 2^18 CQEs (8 MiB rings) show as 32 MiB of vmalloc in
+# the cgroup of the process holding them.
+if grep -qw memory "$cg/cgroup.controllers" 2>/dev/null; then
+	echo +memory > "$cg/cgroup.subtree_control"
+	mkdir -p "$cg/gn-mem"
+	held=$(mktemp)
+	(echo $BASHPID > "$cg/gn-mem/cgroup.procs" &&
+	 exec "$bin" bigcq "$IB_A" 4 20) >"$held" 2>&1 &
+	hpid=$!
+	for _ in $(seq 60); do
+		grep -q '^cqs ' "$held" && break
+		sleep 0.5
+	done
+	vm=$(awk '$1 == "vmalloc" { print $2 }' "$cg/gn-mem/memory.stat")
+	kill "$hpid" 2>/dev/null
+	wait "$hpid" 2>/dev/null
+	read -r _ ncq _ <"$held"
+	if [ "${ncq:-0}" = 4 ] && [ "${vm:-0}" -ge $((32 << 20)) ]; then
+		t_ok "memory cgroup: 4 CQs of 8 MiB rings are charged to their process's cgroup (vmalloc $((vm >> 20)) MiB)"
+	else
+		t_fail "memory cgroup: CQ rings are charged to their process's cgroup" "bigcq: $(cat "$held")" "the cgroup's vmalloc: ${vm:-none} bytes"
+	fi
+	rm -f "$held"
+	rmdir "$cg/gn-mem" 2>/dev/null
+else
+	t_skip "memory cgroup accounting of rings" "the guest kernel has no memory cgroup controller in $cg"
 fi
 dmesg_check "$dmesg_mark"
 tap_done

@@ -16,6 +16,7 @@
  */
 #define _GNU_SOURCE		/* gettid() */
 #include <errno.h>
+#include <fcntl.h>
 #include <inttypes.h>
 #include <pthread.h>
 #include <stdbool.h>
@@ -24,6 +25,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 #include <arpa/inet.h>
@@ -557,9 +559,10 @@ static void *mmap_race_thread(void *arg)
 /*
  * mmap() of a QP's ring while the QP is destroyed: the driver looked the
  * ring up, and the destroy frees it before the mapping is made (the test
- * module gaudi_nic_test_delay holds the mmap() for 500 ms at
- * remap_vmalloc_range(), the destroy runs meanwhile).  The mapping must
- * show the ring as it was, not fail and not show freed memory.
+ * module gaudi_nic_test_delay holds the mmap() for 500 ms at its first
+ * vm_insert_page(), the destroy runs meanwhile).  The mapping must show
+ * the ring as it was, not fail and not show freed memory; the delay must
+ * have fired, or the race was not run.
  */
 static void test_mmap_race(void)
 {
@@ -569,7 +572,7 @@ static void test_mmap_race(void)
 	const uint64_t marker = 0x6761756469726163ULL;
 	struct ibv_qp *qp = NULL;
 	pthread_t th;
-	int n0, n1, i, j;
+	int n0, n1, i, j, fired;
 	uint64_t *ring = NULL;
 	FILE *arm;
 
@@ -604,7 +607,7 @@ static void test_mmap_race(void)
 	while (!__atomic_load_n(&m.tid, __ATOMIC_ACQUIRE))
 		usleep(1000);
 	arm = fopen(DELAY_ARM, "w");
-	if (!arm || fprintf(arm, "remap_vmalloc_range %d 500\n", m.tid) < 0 ||
+	if (!arm || fprintf(arm, "vm_insert_page %d 500\n", m.tid) < 0 ||
 	    fclose(arm)) {
 		ok(false, "mmap race: arm the delay (%s)", strerror(errno));
 		__atomic_store_n(&m.go, 1, __ATOMIC_RELEASE);
@@ -616,10 +619,16 @@ static void test_mmap_race(void)
 	ibv_destroy_qp(qp);
 	qp = NULL;
 	pthread_join(th, NULL);
-	ok(m.map != MAP_FAILED &&
+	/* reading "arm" tells whether the delay fired (1) or not (0) */
+	arm = fopen(DELAY_ARM, "r");
+	if (!arm || fscanf(arm, "%d", &fired) != 1)
+		fired = -1;
+	if (arm)
+		fclose(arm);
+	ok(fired == 1 && m.map != MAP_FAILED &&
 	   ((uint64_t *)m.map)[m.len / 8 - 1] == marker,
-	   "mmap of a ring during its QP's destroy maps the ring as it was (%s)",
-	   m.map == MAP_FAILED ? strerror(m.err) : "mapped");
+	   "mmap of a ring during its QP's destroy maps the ring as it was (%s, delay fired %d)",
+	   m.map == MAP_FAILED ? strerror(m.err) : "mapped", fired);
 	if (m.map != MAP_FAILED)
 		munmap(m.map, m.len);
 	arm = fopen(DELAY_ARM, "w");
@@ -749,6 +758,365 @@ out:
 }
 
 /*
+ * Per-context limits (gaudi_ib's max_*_per_ctx module parameters).  For
+ * each kind of object, with its limit lowered to LIM_N: a context stops
+ * at the limit with EDQUOT; meanwhile another process (a fork, with its
+ * own context) creates its own LIM_N and, for QPs, connects a pair and
+ * carries a WRITE; once the first context frees one object it can create
+ * one again.  The ring memory limit the same way with CQ rings of 4 and
+ * 8 MiB.  Bad values for a parameter are refused and leave it as it was.
+ * Every parameter is given back its value.
+ */
+#define LIM_PARAMS	"/sys/module/gaudi_ib/parameters/"
+#define LIM_N		3
+
+enum lim_kind { LIM_PD, LIM_CQ, LIM_QP, LIM_SRQ, LIM_MR, LIM_AH, LIM_KINDS };
+
+static const char *const lim_param[LIM_KINDS] = {
+	"max_pd_per_ctx", "max_cq_per_ctx", "max_qp_per_ctx",
+	"max_srq_per_ctx", "max_mr_per_ctx", "max_ah_per_ctx",
+};
+
+static const char *dev_a_name, *dev_b_name;
+
+/* Read parameter @name into @buf; 0 or -1 (errno set). */
+static int param_get(const char *name, char *buf, size_t len)
+{
+	char path[256];
+	FILE *f;
+	int ok;
+
+	snprintf(path, sizeof(path), LIM_PARAMS "%s", name);
+	f = fopen(path, "r");
+	if (!f)
+		return -1;
+	ok = fgets(buf, len, f) != NULL;
+	fclose(f);
+	if (!ok)
+		return -1;
+	buf[strcspn(buf, "\n")] = 0;
+	return 0;
+}
+
+/* Write @val to parameter @name in one write(); 0 or the errno. */
+static int param_set(const char *name, const char *val)
+{
+	char path[256];
+	int fd, err = 0;
+
+	snprintf(path, sizeof(path), LIM_PARAMS "%s", name);
+	fd = open(path, O_WRONLY);
+	if (fd < 0)
+		return errno;
+	if (write(fd, val, strlen(val)) != (ssize_t)strlen(val))
+		err = errno ? errno : EIO;
+	close(fd);
+	return err;
+}
+
+/* A context of its own on device A, with the PD and CQ objects need. */
+struct lim_ctx {
+	struct ibv_context *ctx;
+	struct ibv_pd *pd;
+	struct ibv_cq *cq;
+	void *buf;
+};
+
+static int lim_open(struct lim_ctx *c)
+{
+	memset(c, 0, sizeof(*c));
+	c->ctx = open_device_by_name(dev_a_name);
+	c->buf = aligned_alloc(4096, 4096);
+	if (!c->ctx || !c->buf)
+		return -1;
+	c->pd = ibv_alloc_pd(c->ctx);
+	c->cq = ibv_create_cq(c->ctx, 4, NULL, NULL, 0);
+	return c->pd && c->cq ? 0 : -1;
+}
+
+static void lim_close(struct lim_ctx *c)
+{
+	if (c->cq)
+		ibv_destroy_cq(c->cq);
+	if (c->pd)
+		ibv_dealloc_pd(c->pd);
+	if (c->ctx)
+		ibv_close_device(c->ctx);
+	free(c->buf);
+}
+
+/* The objects of @kind that lim_open() made already: they count too. */
+static int lim_base(enum lim_kind kind)
+{
+	return kind == LIM_PD || kind == LIM_CQ;
+}
+
+/* One object of @kind in @c, or NULL with errno set. */
+static void *lim_create(struct lim_ctx *c, enum lim_kind kind)
+{
+	struct ibv_qp_init_attr qa = {
+		.send_cq = c->cq, .recv_cq = c->cq, .qp_type = IBV_QPT_RC,
+		.cap = { .max_send_wr = 4, .max_recv_wr = 4,
+			 .max_send_sge = 1, .max_recv_sge = 1 },
+	};
+	struct ibv_srq_init_attr sa = { .attr = { .max_wr = 4, .max_sge = 1 } };
+	struct ibv_ah_attr aa = {
+		.is_global = 1, .port_num = 1,
+		.grh = { .dgid = B.gid, .sgid_index = A.gid_index,
+			 .hop_limit = 64 },
+	};
+
+	errno = 0;
+	switch (kind) {
+	case LIM_PD:
+		return ibv_alloc_pd(c->ctx);
+	case LIM_CQ:
+		return ibv_create_cq(c->ctx, 4, NULL, NULL, 0);
+	case LIM_QP:
+		return ibv_create_qp(c->pd, &qa);
+	case LIM_SRQ:
+		return ibv_create_srq(c->pd, &sa);
+	case LIM_MR:
+		return ibv_reg_mr(c->pd, c->buf, 4096, IBV_ACCESS_LOCAL_WRITE);
+	case LIM_AH:
+		return ibv_create_ah(c->pd, &aa);
+	default:
+		return NULL;
+	}
+}
+
+static void lim_destroy(enum lim_kind kind, void *o)
+{
+	switch (kind) {
+	case LIM_PD:
+		ibv_dealloc_pd(o);
+		break;
+	case LIM_CQ:
+		ibv_destroy_cq(o);
+		break;
+	case LIM_QP:
+		ibv_destroy_qp(o);
+		break;
+	case LIM_SRQ:
+		ibv_destroy_srq(o);
+		break;
+	case LIM_MR:
+		ibv_dereg_mr(o);
+		break;
+	case LIM_AH:
+		ibv_destroy_ah(o);
+		break;
+	default:
+		break;
+	}
+}
+
+/*
+ * Create objects of @kind in @c until one fails (at most @max) into @o;
+ * returns how many, with the errno of the failure in *@err (0: none).
+ */
+static int lim_fill(struct lim_ctx *c, enum lim_kind kind, void **o, int max,
+		    int *err)
+{
+	int n;
+
+	*err = 0;
+	for (n = 0; n < max; n++) {
+		o[n] = lim_create(c, kind);
+		if (!o[n]) {
+			*err = errno;
+			break;
+		}
+	}
+	return n;
+}
+
+/*
+ * The other process: a context of its own takes its full share of @kind
+ * and hits the same limit; for QPs, fresh contexts on both devices
+ * connect a pair and carry a WRITE.  Exit status 0 if all of that held.
+ */
+static int lim_child(enum lim_kind kind)
+{
+	void *o[LIM_N + 1];
+	struct lim_ctx c;
+	int n, err, want = LIM_N - lim_base(kind), ret = 1;
+
+	if (lim_open(&c))
+		goto out;
+	n = lim_fill(&c, kind, o, want + 1, &err);
+	if (n == want && err == EDQUOT)
+		ret = 0;
+	else
+		printf("# child: %d %s, %s\n", n, lim_param[kind],
+		       strerror(err));
+	while (n-- > 0)
+		lim_destroy(kind, o[n]);
+	if (!ret && kind == LIM_QP) {
+		uint8_t *a = aligned_alloc(4096, 4096);
+		uint8_t *b = aligned_alloc(4096, 4096);
+		struct ibv_qp *qa = NULL, *qb = NULL;
+		struct ibv_mr *ma, *mb;
+
+		/* this process's own contexts, not the parent's */
+		ret = 1;
+		if (open_side(&A, dev_a_name, A.gid_index) ||
+		    open_side(&B, dev_b_name, B.gid_index) || !a || !b)
+			goto out;
+		ma = ibv_reg_mr(A.pd, a, 4096, ACC_ALL);
+		mb = ibv_reg_mr(B.pd, b, 4096, ACC_ALL);
+		if (ma && mb && connect_pair(&qa, &qb) &&
+		    write_ok(&A, qa, ma, mb, 3))
+			ret = 0;
+		else
+			printf("# child: no WRITE over a new QP pair\n");
+		release((struct ibv_qp *[]){ qa, qb }, 2, ma, mb, a, b);
+	}
+out:
+	lim_close(&c);
+	return ret;
+}
+
+static void test_limit_kind(enum lim_kind kind)
+{
+	const char *param = lim_param[kind];
+	int n, err, status = -1, want = LIM_N - lim_base(kind);
+	void *o[LIM_N + 1];
+	char saved[32], val[32];
+	struct lim_ctx c;
+	bool again;
+	pid_t pid;
+
+	if (param_get(param, saved, sizeof(saved))) {
+		ok(false, "%s: read %s%s (%s)", param, LIM_PARAMS, param,
+		   strerror(errno));
+		return;
+	}
+	snprintf(val, sizeof(val), "%d", LIM_N);
+	err = param_set(param, val);
+	if (err) {
+		ok(false, "%s: set it to %d (%s)", param, LIM_N, strerror(err));
+		return;
+	}
+	if (lim_open(&c)) {
+		ok(false, "%s: open a context on %s (%s)", param, dev_a_name,
+		   strerror(errno));
+		goto out;
+	}
+	n = lim_fill(&c, kind, o, want + 1, &err);
+	ok(n == want && err == EDQUOT,
+	   "%s=%d: a context creates %d more and the next fails with EDQUOT (%d, %s)",
+	   param, LIM_N, want, n, strerror(err));
+
+	fflush(stdout);
+	pid = fork();
+	if (pid == 0)
+		_exit(lim_child(kind));
+	if (pid > 0)
+		waitpid(pid, &status, 0);
+	ok(pid > 0 && WIFEXITED(status) && !WEXITSTATUS(status),
+	   "%s: meanwhile another process's context creates its own %d%s",
+	   param, want, kind == LIM_QP ? " and carries a WRITE over a new pair" : "");
+
+	again = false;
+	if (n > 0) {
+		lim_destroy(kind, o[--n]);
+		o[n] = lim_create(&c, kind);
+		again = o[n] != NULL;
+		if (again)
+			n++;
+	}
+	ok(again, "%s: after freeing one, the context creates one again (%s)",
+	   param, again ? "yes" : strerror(errno));
+	while (n-- > 0)
+		lim_destroy(kind, o[n]);
+out:
+	lim_close(&c);
+	err = param_set(param, saved);
+	if (err)
+		ok(false, "%s: restore %s (%s)", param, saved, strerror(err));
+}
+
+/* The ring memory limit: CQ rings of 4 MiB + a page and 8 MiB + a page. */
+static void test_limit_rings(void)
+{
+	const char *param = "max_ring_mb_per_ctx";
+	struct ibv_cq *big = NULL, *half = NULL, *half2 = NULL;
+	char saved[32];
+	struct lim_ctx c;
+	int err, err2;
+
+	if (param_get(param, saved, sizeof(saved))) {
+		ok(false, "%s: read it (%s)", param, strerror(errno));
+		return;
+	}
+	err = param_set(param, "8");
+	if (err) {
+		ok(false, "%s: set it to 8 (%s)", param, strerror(err));
+		return;
+	}
+	if (lim_open(&c)) {
+		ok(false, "%s: open a context (%s)", param, strerror(errno));
+		goto out;
+	}
+	/* 2^18 CQEs of 32 bytes and the ring's header page: 8 MiB + 4 KiB */
+	big = ibv_create_cq(c.ctx, 1 << 18, NULL, NULL, 0);
+	err = errno;
+	half = ibv_create_cq(c.ctx, 1 << 17, NULL, NULL, 0);
+	half2 = ibv_create_cq(c.ctx, 1 << 17, NULL, NULL, 0);
+	err2 = errno;
+	ok(!big && err == EDQUOT && half && !half2 && err2 == EDQUOT,
+	   "%s=8: an 8 MiB CQ ring is refused with EDQUOT (%s), one of 4 MiB fits (%s), a second does not (%s)",
+	   param, big ? "created" : strerror(err), half ? "yes" : "no",
+	   half2 ? "created" : strerror(err2));
+	if (half) {
+		ibv_destroy_cq(half);
+		half = ibv_create_cq(c.ctx, 1 << 17, NULL, NULL, 0);
+	}
+	ok(half, "%s: after destroying it, a 4 MiB CQ fits again", param);
+	if (half)
+		ibv_destroy_cq(half);
+	if (half2)
+		ibv_destroy_cq(half2);
+	if (big)
+		ibv_destroy_cq(big);
+out:
+	lim_close(&c);
+	err = param_set(param, saved);
+	if (err)
+		ok(false, "%s: restore %s (%s)", param, saved, strerror(err));
+}
+
+/* Values that are not a count are refused and change nothing. */
+static void test_limit_bad_values(void)
+{
+	static const char *const bad[] = { "-1", "abc", "4294967296", "12abc" };
+	char before[32], after[32];
+	unsigned int i, refused = 0;
+
+	if (param_get("max_qp_per_ctx", before, sizeof(before))) {
+		ok(false, "max_qp_per_ctx: read it (%s)", strerror(errno));
+		return;
+	}
+	for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
+		refused += param_set("max_qp_per_ctx", bad[i]) != 0;
+	ok(refused == i && !param_get("max_qp_per_ctx", after, sizeof(after)) &&
+	   !strcmp(before, after),
+	   "max_qp_per_ctx: -1, abc, 2^32 and 12abc are refused (%u of %u), the value stays %s (%s)",
+	   refused, i, before, after);
+}
+
+static void test_limits(void)
+{
+	int kind;
+
+	for (kind = 0; kind < LIM_KINDS; kind++)
+		test_limit_kind(kind);
+	test_limit_rings();
+	test_limit_bad_values();
+}
+
+/*
  * "exhaust DEV N HOLD": allocate up to N PDs on DEV, print how many and
  * the error that stopped them, hold them HOLD seconds.  The per-process
  * limit test runs it inside and outside an rdma cgroup.
@@ -776,6 +1144,38 @@ static int exhaust(const char *name, int n, int hold)
 	while (i-- > 0)
 		ibv_dealloc_pd(pds[i]);
 	free(pds);
+	ibv_close_device(ctx);
+	return 0;
+}
+
+/*
+ * "bigcq DEV N HOLD": create N CQs of 2^18 CQEs (8 MiB rings) on DEV,
+ * print how many, hold them HOLD seconds.  hardening.sh runs it in a
+ * memory cgroup and reads what the rings cost the cgroup.
+ */
+static int bigcq(const char *name, int n, int hold)
+{
+	struct ibv_context *ctx = open_device_by_name(name);
+	struct ibv_cq **cqs = calloc(n, sizeof(*cqs));
+	int i, err = 0;
+
+	if (!ctx || !cqs) {
+		printf("bigcq: cannot open %s\n", name);
+		return 1;
+	}
+	for (i = 0; i < n; i++) {
+		cqs[i] = ibv_create_cq(ctx, 1 << 18, NULL, NULL, 0);
+		if (!cqs[i]) {
+			err = errno;
+			break;
+		}
+	}
+	printf("cqs %d errno %d (%s)\n", i, err, err ? strerror(err) : "none");
+	fflush(stdout);
+	sleep(hold);
+	while (i-- > 0)
+		ibv_destroy_cq(cqs[i]);
+	free(cqs);
 	ibv_close_device(ctx);
 	return 0;
 }
@@ -902,6 +1302,8 @@ int main(int argc, char **argv)
 {
 	if (argc == 5 && !strcmp(argv[1], "exhaust"))
 		return exhaust(argv[2], atoi(argv[3]), atoi(argv[4]));
+	if (argc == 5 && !strcmp(argv[1], "bigcq"))
+		return bigcq(argv[2], atoi(argv[3]), atoi(argv[4]));
 	if (argc == 7 && (!strcmp(argv[1], "lat") ||
 			  !strcmp(argv[1], "readload"))) {
 		if (open_side(&A, argv[2], atoi(argv[3])) ||
@@ -912,7 +1314,7 @@ int main(int argc, char **argv)
 	}
 	if (argc < 5) {
 		fprintf(stderr, "usage: %s DEV_A GID_A DEV_B GID_B\n"
-			"       %s exhaust DEV N HOLD_SECS\n"
+			"       %s exhaust|bigcq DEV N HOLD_SECS\n"
 			"       %s lat|readload DEV_A GID_A DEV_B GID_B N|SECS\n",
 			argv[0], argv[0], argv[0]);
 		return 2;
@@ -932,6 +1334,9 @@ int main(int argc, char **argv)
 	test_big_read();
 	test_mmap_race();
 	test_wire();
+	dev_a_name = argv[1];
+	dev_b_name = argv[3];
+	test_limits();
 	printf("1..%d\n", tap_n);
 	return tap_failed ? 1 : 0;
 }

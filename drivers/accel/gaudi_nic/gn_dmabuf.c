@@ -48,7 +48,7 @@ static struct sg_table *gn_dmabuf_map(struct dma_buf_attachment *attach,
 	if (!max_seg)
 		max_seg = PAGE_SIZE;
 
-	sgt = kzalloc(sizeof(*sgt), GFP_KERNEL);
+	sgt = kzalloc(sizeof(*sgt), GFP_KERNEL_ACCOUNT);
 	if (!sgt)
 		return ERR_PTR(-ENOMEM);
 
@@ -76,7 +76,7 @@ static struct sg_table *gn_dmabuf_map(struct dma_buf_attachment *attach,
 			seg_len = PAGE_SIZE;
 		}
 		if (!pass) {
-			ret = sg_alloc_table(sgt, nents, GFP_KERNEL);
+			ret = sg_alloc_table(sgt, nents, GFP_KERNEL_ACCOUNT);
 			if (ret) {
 				kfree(sgt);
 				return ERR_PTR(ret);
@@ -134,7 +134,7 @@ int gn_dmabuf_export(struct gn_ctx *ctx, struct gn_alloc *alloc, u64 offset,
 	int fd;
 
 	lockdep_assert_held(&ctx->lock);
-	exp = kzalloc(sizeof(*exp), GFP_KERNEL);
+	exp = kzalloc(sizeof(*exp), GFP_KERNEL_ACCOUNT);
 	if (!exp)
 		return -ENOMEM;
 	exp->ctx = ctx;

@@ -52,7 +52,8 @@ struct gn_ctx {
 	struct xarray handles;		/* handle -> struct gn_alloc */
 	struct maple_tree va;		/* device VA -> struct gn_mapping */
 	u32 client_id;
-	atomic64_t mem_total;		/* bytes of live allocations */
+	/* bytes of live allocations, against hbm_quota_mb (gn_mem.c) */
+	atomic64_t mem_total;
 	atomic64_t mem_shared;		/* bytes exported as dma-buf */
 };
 

@@ -11,9 +11,12 @@
  * allocation.
  */
 #include <linux/bitmap.h>
+#include <linux/device.h>
 #include <linux/fcntl.h>
 #include <linux/log2.h>
+#include <linux/moduleparam.h>
 #include <linux/overflow.h>
+#include <linux/sched.h>
 #include <linux/slab.h>
 #include <linux/string.h>
 #include <linux/uaccess.h>
@@ -24,6 +27,16 @@
 
 #include "gn_internal.h"
 #include "sim/sim.h"
+
+/*
+ * HBM one context (one open of /dev/accel/accelN) may hold, counting its
+ * allocations that are still exported after a free or a close.  Checked
+ * at each allocation, so a new value applies to the next one.
+ */
+static unsigned int gn_hbm_quota_mb;
+module_param_named(hbm_quota_mb, gn_hbm_quota_mb, uint, 0644);
+MODULE_PARM_DESC(hbm_quota_mb,
+		 "HBM one open file may allocate, in MiB (default 0: no quota, only the device's size)");
 
 int gn_mem_init(struct gaudi_nic_dev *gdev)
 {
@@ -151,7 +164,7 @@ int gn_ctx_open(struct gaudi_nic_dev *gdev, struct drm_file *file)
 {
 	struct gn_ctx *ctx;
 
-	ctx = kzalloc(sizeof(*ctx), GFP_KERNEL);
+	ctx = kzalloc(sizeof(*ctx), GFP_KERNEL_ACCOUNT);
 	if (!ctx)
 		return -ENOMEM;
 	kref_init(&ctx->ref);
@@ -257,6 +270,28 @@ static bool gn_in_tail_zero(struct drm_gaudi_nic_memory *args, size_t used)
 	return !memchr_inv((u8 *)&args->in + used, 0, sizeof(args->in) - used);
 }
 
+/*
+ * Charge @size bytes to @ctx against hbm_quota_mb: 0, or -EDQUOT (and one
+ * rate-limited line in the log) if the context would pass its quota.
+ */
+static int gn_ctx_charge(struct gn_ctx *ctx, u64 size)
+{
+	u64 quota = (u64)READ_ONCE(gn_hbm_quota_mb) << 20;
+	s64 held = atomic64_read(&ctx->mem_total);
+
+	do {
+		if (quota && (size > quota || held > quota - size)) {
+			dev_warn_ratelimited(ctx->gdev->drm.dev,
+					     "%s[%d]: HBM allocation of %llu bytes refused: the context holds %lld, its quota is %llu MiB; raise /sys/module/gaudi_nic/parameters/hbm_quota_mb\n",
+					     current->comm,
+					     task_tgid_nr(current), size, held,
+					     quota >> 20);
+			return -EDQUOT;
+		}
+	} while (!atomic64_try_cmpxchg(&ctx->mem_total, &held, held + size));
+	return 0;
+}
+
 static int gn_mem_alloc(struct gn_ctx *ctx, struct drm_gaudi_nic_memory *args)
 {
 	struct gaudi_nic_dev *gdev = ctx->gdev;
@@ -281,11 +316,17 @@ static int gn_mem_alloc(struct gn_ctx *ctx, struct drm_gaudi_nic_memory *args)
 	if (size > gdev->hbm_size)
 		return -ENOMEM;
 
+	ret = gn_ctx_charge(ctx, size);
+	if (ret)
+		return ret;
 	nchunks = contig ? 1 : size / page_size;
 	fpc = contig ? size >> PAGE_SHIFT : page_size >> PAGE_SHIFT;
-	alloc = kvzalloc(struct_size(alloc, chunks, nchunks), GFP_KERNEL);
-	if (!alloc)
-		return -ENOMEM;
+	alloc = kvzalloc(struct_size(alloc, chunks, nchunks),
+			 GFP_KERNEL_ACCOUNT);
+	if (!alloc) {
+		ret = -ENOMEM;
+		goto err_uncharge;
+	}
 	kref_init(&alloc->ref);
 	alloc->ctx = ctx;
 	alloc->size = size;
@@ -309,7 +350,7 @@ static int gn_mem_alloc(struct gn_ctx *ctx, struct drm_gaudi_nic_memory *args)
 
 	mutex_lock(&ctx->lock);
 	ret = xa_alloc(&ctx->handles, &handle, alloc,
-		       XA_LIMIT(1, GN_MAX_HANDLE), GFP_KERNEL);
+		       XA_LIMIT(1, GN_MAX_HANDLE), GFP_KERNEL_ACCOUNT);
 	if (!ret) {
 		alloc->handle = handle;
 		alloc->mmap_pgoff = (unsigned long)handle <<
@@ -321,7 +362,6 @@ static int gn_mem_alloc(struct gn_ctx *ctx, struct drm_gaudi_nic_memory *args)
 		goto err_discard;
 	}
 
-	atomic64_add(size, &ctx->mem_total);
 	atomic64_inc(&gdev->mem->allocs);
 	atomic64_inc(&gdev->mem->total_allocs);
 	memset(&args->out, 0, sizeof(args->out));
@@ -335,6 +375,8 @@ err_unreserve:
 	gn_mem_unreserve(gdev->mem, alloc, nchunks);
 err_free:
 	kvfree(alloc);
+err_uncharge:
+	atomic64_sub(size, &ctx->mem_total);
 	return ret;
 }
 
@@ -386,7 +428,7 @@ static int gn_mem_map(struct gn_ctx *ctx, struct drm_gaudi_nic_memory *args)
 	if (!handle || handle > GN_MAX_HANDLE)
 		return -ENOENT;
 
-	m = kzalloc(sizeof(*m), GFP_KERNEL);
+	m = kzalloc(sizeof(*m), GFP_KERNEL_ACCOUNT);
 	if (!m)
 		return -ENOMEM;
 
@@ -408,7 +450,7 @@ static int gn_mem_map(struct gn_ctx *ctx, struct drm_gaudi_nic_memory *args)
 	    hint - GN_VA_BASE < GN_VA_SIZE &&
 	    alloc->size <= GN_VA_SIZE - (hint - GN_VA_BASE)) {
 		ret = mtree_insert_range(&ctx->va, hint, hint + alloc->size - 1,
-					 m, GFP_KERNEL);
+					 m, GFP_KERNEL_ACCOUNT);
 		if (!ret) {
 			m->va = hint;
 			m->range_start = hint;
@@ -419,7 +461,7 @@ static int gn_mem_map(struct gn_ctx *ctx, struct drm_gaudi_nic_memory *args)
 		len = alloc->size + alloc->page_size - PAGE_SIZE;
 		ret = mtree_alloc_range(&ctx->va, &start, m, len, GN_VA_BASE,
 					GN_VA_BASE + GN_VA_SIZE - 1,
-					GFP_KERNEL);
+					GFP_KERNEL_ACCOUNT);
 		if (ret) {
 			ret = ret == -EBUSY ? -ENOSPC : ret;
 			goto err_unlock;

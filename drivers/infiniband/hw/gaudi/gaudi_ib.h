@@ -49,19 +49,40 @@ struct gib_dev {
 	struct net_device *netdevs[GIB_MAX_PORTS];
 };
 
-struct gib_ucontext {
-	struct ib_ucontext ibuc;
+/* What a user context holds, against the limits of gib_limits.c. */
+enum gib_res {
+	GIB_RES_PD,
+	GIB_RES_CQ,
+	GIB_RES_QP,
+	GIB_RES_SRQ,
+	GIB_RES_MR,
+	GIB_RES_AH,
+	GIB_RES_MAX
 };
 
+struct gib_ucontext {
+	struct ib_ucontext ibuc;
+	spinlock_t lim_lock;	/* @count, @ring_bytes */
+	u32 count[GIB_RES_MAX];
+	u64 ring_bytes;
+};
+
+/*
+ * @uc: the user context the object is charged to (gib_limits.c); NULL for
+ * kernel objects, which are not counted.  Here and in the CQ, QP, SRQ, AH
+ * and MR.
+ */
 struct gib_pd {
 	struct ib_pd ibpd;
 	u32 pdn;
+	struct gib_ucontext *uc;
 };
 
 /*
  * A ring shared with the engine (and, for user objects, mapped into the
- * process).  The buffer is vmalloc_user() memory; each page is DMA-mapped
- * for the engine.  User mappings hold page references, so the buffer can
+ * process).  The buffer is vmalloc memory, charged to the memory cgroup
+ * of the process for user rings (gib_ring_alloc()); each page is
+ * DMA-mapped for the engine.  User mappings hold page references, so the buffer can
  * be freed once the engine context is gone even if still mapped; but once
  * offered for mmap() it is freed by its mmap entry, when no mmap() call
  * can be using it any more (gib_ring_free(), gib_mmap_free()).
@@ -88,6 +109,7 @@ struct gib_mmap_entry {
 struct gib_cq {
 	struct ib_cq ibcq;
 	u32 cqn;
+	struct gib_ucontext *uc;
 	struct gib_ring ring;
 	spinlock_t lock;	/* kernel CQs: @cons, reading the ring */
 	u32 cons;
@@ -105,11 +127,13 @@ struct gib_cq {
 struct gib_qp {
 	struct ib_qp ibqp;
 	u32 qpn;
+	struct gib_ucontext *uc;
 	struct mutex mutex;	/* modify_qp / query_qp: state, attr */
 	enum ib_qp_state state;
 	struct ib_qp_attr attr;	/* last values set, for query */
 	struct gib_ring sq;
 	struct gib_ring rq;
+	u64 ring_bytes;		/* of @sq and @rq, charged to @uc */
 	u32 max_inline;
 	u32 max_send_sge;
 	u32 port;		/* 1-based; 0 until set (RC, UD) */
@@ -140,12 +164,14 @@ struct gib_qp {
 struct gib_ah {
 	struct ib_ah ibah;
 	u32 ahn;
+	struct gib_ucontext *uc;
 	struct gn_roce_av av;
 };
 
 struct gib_mr {
 	struct ib_mr ibmr;
 	struct ib_umem *umem;
+	struct gib_ucontext *uc;
 	u32 index;
 };
 
@@ -194,13 +220,19 @@ struct gib_pbl {
 	size_t size;
 };
 
+/* gib_limits.c */
+void gib_limits_init(struct gib_ucontext *uc);
+int gib_charge(struct gib_ucontext *uc, enum gib_res res, u64 bytes);
+void gib_uncharge(struct gib_ucontext *uc, enum gib_res res, u64 bytes);
+
 /* gib_verbs.c */
 extern const struct ib_device_ops gib_dev_ops;
 int gib_port_mtu(struct gib_dev *dev, u32 port);
 int gib_check_udata_in(struct ib_udata *udata);
 int gib_respond(struct ib_udata *udata, const void *resp, size_t len);
+size_t gib_ring_bytes(u32 log_size, u32 stride);
 int gib_ring_alloc(struct gib_dev *dev, struct gib_ring *r, u32 log_size,
-		   u32 stride);
+		   u32 stride, bool user);
 void gib_ring_free(struct gib_dev *dev, struct gib_ring *r);
 int gib_ring_mmap(struct ib_ucontext *uc, struct gib_ring *r, u64 *key,
 		  u64 *len);
@@ -240,6 +272,7 @@ int gib_post_recv(struct ib_qp *ibqp, const struct ib_recv_wr *wr,
 struct gib_srq {
 	struct ib_srq ibsrq;
 	u32 srqn;
+	struct gib_ucontext *uc;
 	u32 max_sge;
 	struct gib_ring ring;
 	spinlock_t lock;	/* kernel SRQs: @prod, ring slots */

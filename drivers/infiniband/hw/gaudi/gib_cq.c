@@ -25,7 +25,7 @@ int gib_create_cq(struct ib_cq *ibcq, const struct ib_cq_init_attr *attr,
 	struct gaudi_create_cq_resp resp = {};
 	struct gn_roce_cq_ctx ctx = {};
 	struct gib_pbl pbl = {};
-	struct gib_ucontext *guc;
+	struct gib_ucontext *guc = NULL;
 	u32 log;
 	int ret;
 
@@ -51,11 +51,16 @@ int gib_create_cq(struct ib_cq *ibcq, const struct ib_cq_init_attr *attr,
 	 * (128 + 128) x 1024 peers = 2^18, takes 8 MiB, not 16.
 	 */
 	log = max_t(u32, order_base_2(attr->cqe), 1);
+	cq->uc = guc;
+	ret = gib_charge(cq->uc, GIB_RES_CQ,
+			 gib_ring_bytes(log, GN_ROCE_CQE_SIZE));
+	if (ret)
+		return ret;
 	ret = ida_alloc_range(&dev->cq_ida, 0, GN_ROCE_MAX_CQ - 1, GFP_KERNEL);
 	if (ret < 0)
-		return ret;
+		goto err_uncharge;
 	cq->cqn = ret;
-	ret = gib_ring_alloc(dev, &cq->ring, log, GN_ROCE_CQE_SIZE);
+	ret = gib_ring_alloc(dev, &cq->ring, log, GN_ROCE_CQE_SIZE, !!udata);
 	if (ret)
 		goto err_ida;
 	ret = gib_ring_pbl(dev, &cq->ring, &pbl, &ctx.ring);
@@ -93,6 +98,8 @@ err_ring:
 	gib_ring_free(dev, &cq->ring);
 err_ida:
 	ida_free(&dev->cq_ida, cq->cqn);
+err_uncharge:
+	gib_uncharge(cq->uc, GIB_RES_CQ, gib_ring_bytes(log, GN_ROCE_CQE_SIZE));
 	return ret;
 }
 
@@ -109,6 +116,8 @@ int gib_destroy_cq(struct ib_cq *ibcq, struct ib_udata *udata)
 	WARN_ON_ONCE(ret && ret != -ENODEV);
 	gib_ring_free(dev, &cq->ring);
 	ida_free(&dev->cq_ida, cq->cqn);
+	gib_uncharge(cq->uc, GIB_RES_CQ,
+		     gib_ring_bytes(cq->ring.log_size, GN_ROCE_CQE_SIZE));
 	return 0;
 }
 

@@ -162,18 +162,26 @@ int gib_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init,
 		qp->max_inline = GN_ROCE_MAX_INLINE;
 	}
 	qp->port = init->qp_type == IB_QPT_GSI ? init->port_num : 0;
+	qp->uc = uc;
+	qp->ring_bytes = gib_ring_bytes(sq_log, GN_ROCE_WQE_SIZE) +
+			 (init->srq ? 0 : gib_ring_bytes(rq_log,
+							 GN_ROCE_WQE_SIZE));
+	ret = gib_charge(qp->uc, GIB_RES_QP, qp->ring_bytes);
+	if (ret)
+		return ret;
 
 	ret = ida_alloc_range(&dev->qp_ida, GN_ROCE_MIN_QPN,
 			      GN_ROCE_MAX_QP - 1, GFP_KERNEL);
 	if (ret < 0)
-		return ret;
+		goto err_uncharge;
 	qp->qpn = ret;
 	ibqp->qp_num = init->qp_type == IB_QPT_GSI ? GN_ROCE_GSI_QPN : qp->qpn;
-	ret = gib_ring_alloc(dev, &qp->sq, sq_log, GN_ROCE_WQE_SIZE);
+	ret = gib_ring_alloc(dev, &qp->sq, sq_log, GN_ROCE_WQE_SIZE, !!udata);
 	if (ret)
 		goto err_ida;
 	if (!init->srq) {
-		ret = gib_ring_alloc(dev, &qp->rq, rq_log, GN_ROCE_WQE_SIZE);
+		ret = gib_ring_alloc(dev, &qp->rq, rq_log, GN_ROCE_WQE_SIZE,
+				     !!udata);
 		if (ret)
 			goto err_sq;
 	}
@@ -253,6 +261,8 @@ err_sq:
 	gib_ring_free(dev, &qp->sq);
 err_ida:
 	ida_free(&dev->qp_ida, qp->qpn);
+err_uncharge:
+	gib_uncharge(qp->uc, GIB_RES_QP, qp->ring_bytes);
 	return ret;
 }
 
@@ -576,6 +586,7 @@ int gib_destroy_qp(struct ib_qp *ibqp, struct ib_udata *udata)
 	gib_ring_free(dev, &qp->rq);
 	rdma_destroy_ah_attr(&qp->attr.ah_attr);
 	ida_free(&dev->qp_ida, qp->qpn);
+	gib_uncharge(qp->uc, GIB_RES_QP, qp->ring_bytes);
 	return 0;
 }
 

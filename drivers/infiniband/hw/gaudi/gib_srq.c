@@ -66,12 +66,19 @@ int gib_create_srq(struct ib_srq *ibsrq, struct ib_srq_init_attr *init,
 	spin_lock_init(&srq->lock);
 	srq->prod = 0;
 	srq->max_sge = init->attr.max_sge;
+	srq->uc = uc;
+	ret = gib_charge(srq->uc, GIB_RES_SRQ,
+			 gib_ring_bytes(log, GN_ROCE_WQE_SIZE));
+	if (ret)
+		return ret;
 	ret = ida_alloc_range(&dev->srq_ida, 0, GN_ROCE_MAX_SRQ - 1,
 			      GFP_KERNEL);
-	if (ret < 0)
-		return ret == -ENOSPC ? -ENOMEM : ret;
+	if (ret < 0) {
+		ret = ret == -ENOSPC ? -ENOMEM : ret;
+		goto err_uncharge;
+	}
 	srq->srqn = ret;
-	ret = gib_ring_alloc(dev, &srq->ring, log, GN_ROCE_WQE_SIZE);
+	ret = gib_ring_alloc(dev, &srq->ring, log, GN_ROCE_WQE_SIZE, !!udata);
 	if (ret)
 		goto err_ida;
 	ret = gib_ring_pbl(dev, &srq->ring, &pbl, &ctx.ring);
@@ -112,6 +119,8 @@ err_ring:
 	gib_ring_free(dev, &srq->ring);
 err_ida:
 	ida_free(&dev->srq_ida, srq->srqn);
+err_uncharge:
+	gib_uncharge(srq->uc, GIB_RES_SRQ, gib_ring_bytes(log, GN_ROCE_WQE_SIZE));
 	return ret;
 }
 
@@ -173,6 +182,8 @@ int gib_destroy_srq(struct ib_srq *ibsrq, struct ib_udata *udata)
 	WARN_ON_ONCE(ret && ret != -ENODEV);
 	gib_ring_free(dev, &srq->ring);
 	ida_free(&dev->srq_ida, srq->srqn);
+	gib_uncharge(srq->uc, GIB_RES_SRQ,
+		     gib_ring_bytes(srq->ring.log_size, GN_ROCE_WQE_SIZE));
 	return 0;
 }
 

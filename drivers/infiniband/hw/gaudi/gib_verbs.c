@@ -277,11 +277,19 @@ static int gib_alloc_ucontext(struct ib_ucontext *ibuc,
 	ret = gib_check_udata_in(udata);
 	if (ret)
 		return ret;
+	gib_limits_init(to_guc(ibuc));
 	return gib_respond(udata, &resp, sizeof(resp));
 }
 
+/* Runs after every object of the context was destroyed. */
 static void gib_dealloc_ucontext(struct ib_ucontext *ibuc)
 {
+	struct gib_ucontext *uc = to_guc(ibuc);
+	int i;
+
+	for (i = 0; i < GIB_RES_MAX; i++)
+		WARN_ON_ONCE(uc->count[i]);
+	WARN_ON_ONCE(uc->ring_bytes);
 }
 
 /*
@@ -291,6 +299,27 @@ static void gib_dealloc_ucontext(struct ib_ucontext *ibuc)
  */
 static void gib_disassociate_ucontext(struct ib_ucontext *ibuc)
 {
+}
+
+/*
+ * Map a ring's pages into @vma, as remap_vmalloc_range() does: that one
+ * wants a vmalloc_user() buffer, which cannot be charged to the memory
+ * cgroup, and the rings are __vmalloc(GFP_KERNEL_ACCOUNT) memory.  The
+ * caller checked that @vma is no larger than the ring.
+ */
+static int gib_map_ring(struct vm_area_struct *vma, void *buf)
+{
+	unsigned long addr;
+	int ret;
+
+	for (addr = vma->vm_start; addr < vma->vm_end; addr += PAGE_SIZE) {
+		ret = vm_insert_page(vma, addr, vmalloc_to_page(buf));
+		if (ret)
+			return ret;
+		buf += PAGE_SIZE;
+	}
+	vm_flags_set(vma, VM_DONTEXPAND | VM_DONTDUMP);
+	return 0;
 }
 
 static int gib_mmap(struct ib_ucontext *uc, struct vm_area_struct *vma)
@@ -306,7 +335,7 @@ static int gib_mmap(struct ib_ucontext *uc, struct vm_area_struct *vma)
 	if (vma->vm_end - vma->vm_start > e->npages << PAGE_SHIFT)
 		ret = -EINVAL;
 	else
-		ret = remap_vmalloc_range(vma, me->buf, 0);
+		ret = gib_map_ring(vma, me->buf);
 	rdma_user_mmap_entry_put(e);
 	return ret;
 }
@@ -337,24 +366,35 @@ static int gib_alloc_pd(struct ib_pd *ibpd, struct ib_udata *udata)
 	ret = gib_check_udata_in(udata);
 	if (ret)
 		return ret;
+	pd->uc = rdma_udata_to_drv_context(udata, struct gib_ucontext, ibuc);
+	ret = gib_charge(pd->uc, GIB_RES_PD, 0);
+	if (ret)
+		return ret;
 	ret = ida_alloc_range(&dev->pd_ida, 1, GN_ROCE_MAX_PD, GFP_KERNEL);
 	if (ret < 0)
-		return ret;
+		goto err_uncharge;
 	pd->pdn = ret;
 	if (udata) {
 		resp.pdn = pd->pdn;
 		ret = gib_respond(udata, &resp, sizeof(resp));
 		if (ret) {
 			ida_free(&dev->pd_ida, pd->pdn);
-			return ret;
+			goto err_uncharge;
 		}
 	}
 	return 0;
+
+err_uncharge:
+	gib_uncharge(pd->uc, GIB_RES_PD, 0);
+	return ret;
 }
 
 static int gib_dealloc_pd(struct ib_pd *ibpd, struct ib_udata *udata)
 {
-	ida_free(&to_gdev(ibpd->device)->pd_ida, to_gpd(ibpd)->pdn);
+	struct gib_pd *pd = to_gpd(ibpd);
+
+	ida_free(&to_gdev(ibpd->device)->pd_ida, pd->pdn);
+	gib_uncharge(pd->uc, GIB_RES_PD, 0);
 	return 0;
 }
 
@@ -384,17 +424,29 @@ void gib_ring_free(struct gib_dev *dev, struct gib_ring *r)
 	r->buf = NULL;
 }
 
-int gib_ring_alloc(struct gib_dev *dev, struct gib_ring *r, u32 log_size,
-		   u32 stride)
+/* The bytes a ring of 2^@log_size entries of @stride bytes takes. */
+size_t gib_ring_bytes(u32 log_size, u32 stride)
 {
+	return PAGE_ALIGN(GN_ROCE_RING_HDR_SIZE + ((size_t)stride << log_size));
+}
+
+/*
+ * A zeroed ring.  A @user ring (up to several MiB, sized by the process)
+ * is charged to the memory cgroup of the process creating it; a kernel
+ * object's is not (it would be charged to whichever task happens to run).
+ */
+int gib_ring_alloc(struct gib_dev *dev, struct gib_ring *r, u32 log_size,
+		   u32 stride, bool user)
+{
+	gfp_t gfp = user ? GFP_KERNEL_ACCOUNT : GFP_KERNEL;
 	u32 i;
 
 	r->log_size = log_size;
 	r->stride = stride;
-	r->size = PAGE_ALIGN(GN_ROCE_RING_HDR_SIZE + ((size_t)stride << log_size));
+	r->size = gib_ring_bytes(log_size, stride);
 	r->npages = r->size >> PAGE_SHIFT;
-	r->buf = vmalloc_user(r->size);
-	r->dma = kcalloc(r->npages, sizeof(*r->dma), GFP_KERNEL);
+	r->buf = __vmalloc(r->size, gfp | __GFP_ZERO);
+	r->dma = kcalloc(r->npages, sizeof(*r->dma), gfp);
 	if (!r->buf || !r->dma)
 		goto err;
 	for (i = 0; i < r->npages; i++) {
@@ -420,7 +472,7 @@ int gib_ring_mmap(struct ib_ucontext *uc, struct gib_ring *r, u64 *key,
 	struct gib_mmap_entry *me;
 	int ret;
 
-	me = kzalloc(sizeof(*me), GFP_KERNEL);
+	me = kzalloc(sizeof(*me), GFP_KERNEL_ACCOUNT);
 	if (!me)
 		return -ENOMEM;
 	me->buf = r->buf;
@@ -501,9 +553,16 @@ static int gib_create_ah(struct ib_ah *ibah, struct rdma_ah_init_attr *init,
 	grh = rdma_ah_read_grh(init->ah_attr);
 	if (rdma_is_multicast_addr((struct in6_addr *)grh->dgid.raw))
 		return -EOPNOTSUPP;
+	/* user AHs (create_user_ah) come with udata, kernel ones without */
+	ah->uc = rdma_udata_to_drv_context(udata, struct gib_ucontext, ibuc);
+	ret = gib_charge(ah->uc, GIB_RES_AH, 0);
+	if (ret)
+		return ret;
 	ret = ida_alloc_range(&dev->ah_ida, 1, GIB_MAX_AH, gfp);
-	if (ret < 0)
-		return ret == -ENOSPC ? -ENOMEM : ret;
+	if (ret < 0) {
+		ret = ret == -ENOSPC ? -ENOMEM : ret;
+		goto err_uncharge;
+	}
 	ah->ahn = ret;
 	if (udata) {
 		/* the provider copies the AV into its UD send WQEs */
@@ -512,18 +571,26 @@ static int gib_create_ah(struct ib_ah *ibah, struct rdma_ah_init_attr *init,
 		ret = gib_respond(udata, &resp, sizeof(resp));
 		if (ret) {
 			ida_free(&dev->ah_ida, ah->ahn);
-			return ret;
+			goto err_uncharge;
 		}
 	}
 	return 0;
+
+err_uncharge:
+	gib_uncharge(ah->uc, GIB_RES_AH, 0);
+	return ret;
 }
 
 static int gib_destroy_ah(struct ib_ah *ibah, u32 flags)
 {
 	struct gib_ah *ah = to_gah(ibah);
 
-	/* ida_free() does not sleep: fine without RDMA_DESTROY_AH_SLEEPABLE */
+	/*
+	 * Neither sleeps: fine without RDMA_DESTROY_AH_SLEEPABLE (and only
+	 * user AHs, always destroyed where sleeping is allowed, are charged).
+	 */
 	ida_free(&to_gdev(ibah->device)->ah_ida, ah->ahn);
+	gib_uncharge(ah->uc, GIB_RES_AH, 0);
 	return 0;
 }
 
@@ -551,8 +618,10 @@ static u32 gib_mr_access(int acc)
 	return a;
 }
 
+/* An MR of @umem, charged to the user context @uc (NULL: none). */
 static struct ib_mr *gib_mr_create(struct ib_pd *ibpd, struct ib_umem *umem,
-				   u64 iova, int access)
+				   u64 iova, int access,
+				   struct gib_ucontext *uc)
 {
 	struct gib_dev *dev = to_gdev(ibpd->device);
 	struct gn_roce_mr_ctx ctx = {};
@@ -570,11 +639,16 @@ static struct ib_mr *gib_mr_create(struct ib_pd *ibpd, struct ib_umem *umem,
 		goto err_umem;
 	}
 	n = (last - first) >> PAGE_SHIFT;
-	mr = kzalloc(sizeof(*mr), GFP_KERNEL);
+	ret = gib_charge(uc, GIB_RES_MR, 0);
+	if (ret)
+		goto err_umem;
+	/* user MRs only: gib_get_dma_mr() makes none */
+	mr = kzalloc(sizeof(*mr), GFP_KERNEL_ACCOUNT);
 	if (!mr) {
 		ret = -ENOMEM;
-		goto err_umem;
+		goto err_uncharge;
 	}
+	mr->uc = uc;
 	ret = ida_alloc_range(&dev->mr_ida, 1, GN_ROCE_MAX_MR - 1, GFP_KERNEL);
 	if (ret < 0)
 		goto err_free;
@@ -616,6 +690,8 @@ err_ida:
 	ida_free(&dev->mr_ida, mr->index);
 err_free:
 	kfree(mr);
+err_uncharge:
+	gib_uncharge(uc, GIB_RES_MR, 0);
 err_umem:
 	ib_umem_release(umem);
 	return ERR_PTR(ret);
@@ -661,7 +737,10 @@ static struct ib_mr *gib_reg_user_mr(struct ib_pd *pd, u64 start, u64 len,
 	umem = ib_umem_get(pd->device, start, len, access);
 	if (IS_ERR(umem))
 		return ERR_CAST(umem);
-	return gib_mr_create(pd, umem, iova, access);
+	return gib_mr_create(pd, umem, iova, access,
+			     rdma_udata_to_drv_context(udata,
+						       struct gib_ucontext,
+						       ibuc));
 }
 
 static struct ib_mr *gib_reg_user_mr_dmabuf(struct ib_pd *pd, u64 offset,
@@ -683,7 +762,8 @@ static struct ib_mr *gib_reg_user_mr_dmabuf(struct ib_pd *pd, u64 offset,
 	ud = ib_umem_dmabuf_get_pinned(pd->device, offset, len, fd, access);
 	if (IS_ERR(ud))
 		return ERR_CAST(ud);
-	return gib_mr_create(pd, &ud->umem, iova, access);
+	return gib_mr_create(pd, &ud->umem, iova, access,
+			     to_guc(attrs->context));
 }
 
 static int gib_dereg_mr(struct ib_mr *ibmr, struct ib_udata *udata)
@@ -696,6 +776,7 @@ static int gib_dereg_mr(struct ib_mr *ibmr, struct ib_udata *udata)
 			   NULL, 0);
 	ib_umem_release(mr->umem);
 	ida_free(&dev->mr_ida, mr->index);
+	gib_uncharge(mr->uc, GIB_RES_MR, 0);
 	kfree(mr);
 	return 0;
 }
