@@ -77,6 +77,15 @@ static void comm_env(struct gcoll_comm *c)
 		c->algo = GC_ALGO_TREE;
 }
 
+/* Free a communicator's own memory (what comm_alloc allocated). */
+static void comm_free(struct gcoll_comm *c)
+{
+	free(c->tpeer);
+	free(c->send_seq);
+	free(c->recv_seq);
+	free(c);
+}
+
 static struct gcoll_comm *comm_alloc(int rank, int nranks)
 {
 	struct gcoll_comm *c = calloc(1, sizeof(*c));
@@ -90,10 +99,7 @@ static struct gcoll_comm *comm_alloc(int rank, int nranks)
 	c->send_seq = calloc((size_t)nranks, sizeof(uint32_t));
 	c->recv_seq = calloc((size_t)nranks, sizeof(uint32_t));
 	if (!c->tpeer || !c->send_seq || !c->recv_seq) {
-		free(c->tpeer);
-		free(c->send_seq);
-		free(c->recv_seq);
-		free(c);
+		comm_free(c);
 		return NULL;
 	}
 	comm_env(c);
@@ -155,21 +161,23 @@ static gcoll_result_t tp_exchange(struct gc_boot *b, const char *prov, bool quie
 	return rc;
 }
 
-GC_API gcoll_result_t gcoll_comm_init_rank(gcoll_comm_t *comm, int nranks, gcoll_unique_id id,
-					   int rank)
+/* gcoll_comm_init_rank, step by step.  The steps that talk to the other
+ * ranks (bootstrap rounds) run in the same order on every rank. */
+struct init_state {
+	int rank, nranks;
+	uint64_t tmo;               /* bootstrap and connection timeout */
+	struct gc_boot *b;
+	struct gcoll_comm *c;       /* the communicator being built */
+	struct gc_transport *tp;
+	struct addr_blob mine, *all;/* every rank's transport status, addresses */
+	bool same;                  /* every rank is on this host */
+	int local;                  /* ranks on this host */
+};
+
+static gcoll_result_t init_check_args(gcoll_comm_t *comm, int nranks, int rank)
 {
 	static const char fn[] = "gcoll_comm_init_rank";
-	uint64_t tmo, hid, *hids = NULL;
-	struct addr_blob mine, *all = NULL;
-	struct gc_transport *tp = NULL;
-	struct gc_boot *b = NULL;
-	struct gcoll_comm *c = NULL;
-	const char *prov;
-	char *addrs = NULL;
-	gcoll_result_t rc;
-	bool same = true;
 
-	gc_log_init();
 	if (!comm)
 		return gc_err(GCOLL_ERR_INVALID_ARGUMENT, "%s: comm is NULL", fn);
 	*comm = NULL;
@@ -179,127 +187,180 @@ GC_API gcoll_result_t gcoll_comm_init_rank(gcoll_comm_t *comm, int nranks, gcoll
 	if (rank < 0 || rank >= nranks)
 		return gc_err(GCOLL_ERR_INVALID_ARGUMENT, "%s: rank %d out of range [0, %d)", fn, rank,
 			      nranks);
-	tmo = gc_env_u64("GCOLL_BOOTSTRAP_TIMEOUT_MS", 60000);
-	rc = gc_boot_connect(&id, rank, nranks, tmo, &b);
-	if (rc)
-		return rc;
-	hids = calloc((size_t)nranks, sizeof(*hids));
-	all = calloc((size_t)nranks, sizeof(*all));
-	c = comm_alloc(rank, nranks);
-	if (!hids || !all || !c) {
-		rc = GCOLL_ERR_NOMEM;
-		goto out;
-	}
-	hid = gc_host_id();
-	rc = gc_boot_allgather(b, &hid, sizeof(hid), hids);
-	if (rc)
-		goto out;
-	int local = 0;
+	return GCOLL_SUCCESS;
+}
 
-	for (int i = 0; i < nranks; i++) {
-		same = same && hids[i] == hid;
-		local += hids[i] == hid;
+/* Bootstrap round: which ranks share this host. */
+static gcoll_result_t init_hosts(struct init_state *st)
+{
+	uint64_t hid, *hids = calloc((size_t)st->nranks, sizeof(*hids));
+	gcoll_result_t rc;
+
+	if (!hids)
+		return GCOLL_ERR_NOMEM;
+	hid = gc_host_id();
+	rc = gc_boot_allgather(st->b, &hid, sizeof(hid), hids);
+	st->same = true;
+	st->local = 0;
+	for (int i = 0; !rc && i < st->nranks; i++) {
+		st->same = st->same && hids[i] == hid;
+		st->local += hids[i] == hid;
 	}
-	prov = getenv("GCOLL_PROVIDER");
+	free(hids);
+	return rc;
+}
+
+/* Bootstrap rounds: open the transport and trade addresses.  GCOLL_PROVIDER
+ * if set; else the device's own ports when every rank has one; else shared
+ * memory on one host, tcp across hosts. */
+static gcoll_result_t init_transport(struct init_state *st)
+{
+	const char *prov = getenv("GCOLL_PROVIDER");
+	gcoll_result_t rc;
+
 	if (!prov || !*prov) {
-		/* the device's own ports when every rank has one; else shared
-		 * memory on one host, tcp across hosts */
-		rc = tp_exchange(b, "gaudi", true, &mine, all, &tp);
+		rc = tp_exchange(st->b, "gaudi", true, &st->mine, st->all, &st->tp);
 		if (rc)
-			goto out;
-		for (int i = 0; i < nranks && tp; i++)
-			if (all[i].status) {
-				GC_INFO("rank %d: rank %d has no usable gaudi port, not using %s", rank,
-					i, GC_PROV_VERBS);
-				gc_tp_put(tp);
-				tp = NULL;
+			return rc;
+		for (int i = 0; i < st->nranks && st->tp; i++)
+			if (st->all[i].status) {
+				GC_INFO("rank %d: rank %d has no usable gaudi port, not using %s",
+					st->rank, i, GC_PROV_VERBS);
+				gc_tp_put(st->tp);
+				st->tp = NULL;
 			}
-		prov = tp ? NULL : same ? "shm" : "tcp";
+		prov = st->tp ? NULL : st->same ? "shm" : "tcp";
 	}
 	if (prov) {
-		if (tp)
-			gc_tp_put(tp);
-		tp = NULL;
-		rc = tp_exchange(b, prov, false, &mine, all, &tp);
+		if (st->tp)
+			gc_tp_put(st->tp);
+		st->tp = NULL;
+		rc = tp_exchange(st->b, prov, false, &st->mine, st->all, &st->tp);
 		if (rc)
-			goto out;
+			return rc;
 	}
-	for (int i = 0; i < nranks; i++) {
-		if (all[i].status) {
-			rc = gc_err(GCOLL_ERR_FABRIC, "%s: rank %d could not open its transport", fn, i);
-			goto out;
-		}
-		if (strcmp(all[i].prov, mine.prov) || all[i].nrails != mine.nrails ||
-		    all[i].addrlen != mine.addrlen) {
-			rc = gc_err(GCOLL_ERR_MISMATCH,
-				    "%s: rank %d uses provider %s with %d rails (address size %u), rank %d uses %s with %d (%u)",
-				    fn, i, all[i].prov, all[i].nrails, all[i].addrlen, rank, mine.prov,
-				    mine.nrails, mine.addrlen);
-			goto out;
-		}
+	return GCOLL_SUCCESS;
+}
+
+/* Every rank opened the same kind of transport. */
+static gcoll_result_t init_check_peers(const struct init_state *st)
+{
+	static const char fn[] = "gcoll_comm_init_rank";
+	const struct addr_blob *all = st->all, *mine = &st->mine;
+
+	for (int i = 0; i < st->nranks; i++) {
+		if (all[i].status)
+			return gc_err(GCOLL_ERR_FABRIC, "%s: rank %d could not open its transport",
+				      fn, i);
+		if (strcmp(all[i].prov, mine->prov) || all[i].nrails != mine->nrails ||
+		    all[i].addrlen != mine->addrlen)
+			return gc_err(GCOLL_ERR_MISMATCH,
+				      "%s: rank %d uses provider %s with %d rails (address size %u), rank %d uses %s with %d (%u)",
+				      fn, i, all[i].prov, all[i].nrails, all[i].addrlen, st->rank,
+				      mine->prov, mine->nrails, mine->addrlen);
 	}
-	addrs = malloc((size_t)nranks * (size_t)tp->nrails * tp->addrlen);
-	if (!addrs) {
-		rc = GCOLL_ERR_NOMEM;
-		goto out;
-	}
-	for (int i = 0; i < nranks; i++)
-		memcpy(addrs + (size_t)i * (size_t)tp->nrails * tp->addrlen, all[i].addr,
-		       (size_t)tp->nrails * tp->addrlen);
-	rc = gc_tp_set_peers(tp, nranks, rank, addrs);
+	return GCOLL_SUCCESS;
+}
+
+/* Put every rank's addresses in the transport's address vectors, and
+ * choose how often idle polls yield the core. */
+static gcoll_result_t init_set_peers(struct init_state *st)
+{
+	struct gc_transport *tp = st->tp;
+	size_t len = (size_t)tp->nrails * tp->addrlen;
+	char *addrs = malloc((size_t)st->nranks * len);
+	gcoll_result_t rc;
+	long ncpu;
+
+	if (!addrs)
+		return GCOLL_ERR_NOMEM;
+	for (int i = 0; i < st->nranks; i++)
+		memcpy(addrs + (size_t)i * len, st->all[i].addr, len);
+	rc = gc_tp_set_peers(tp, st->nranks, st->rank, addrs);
+	free(addrs);
 	if (rc)
-		goto out;
-	{
-		long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
+		return rc;
+	ncpu = sysconf(_SC_NPROCESSORS_ONLN);
+	/* mostly spin like MPI when every rank has a core (yielding now and
+	 * then bounds the damage when other load shares the cores); yield on
+	 * every idle poll when the host is oversubscribed.  0 = never yield. */
+	tp->yield_every = (int)gc_env_u64("GCOLL_YIELD_EVERY",
+					  ncpu > 0 && st->local > ncpu ? 1 : 1000);
+	return GCOLL_SUCCESS;
+}
 
-		/* mostly spin like MPI when every rank has a core (yielding
-		 * now and then bounds the damage when other load shares the
-		 * cores); yield on every idle poll when the host is
-		 * oversubscribed.  0 = never yield. */
-		tp->yield_every = (int)gc_env_u64("GCOLL_YIELD_EVERY",
-						  ncpu > 0 && local > ncpu ? 1 : 1000);
-	}
-	/* a last bootstrap round as a barrier: nobody sends on the fabric
-	 * before every rank has its peers in its address vectors (the tcp
-	 * provider otherwise sees connections from addresses it does not know
-	 * yet and has to resolve crossing connection attempts) */
-	{
-		char one = 1, *ones = malloc((size_t)nranks);
+/* A last bootstrap round as a barrier: nobody sends on the fabric before
+ * every rank has its peers in its address vectors (the tcp provider
+ * otherwise sees connections from addresses it does not know yet and has to
+ * resolve crossing connection attempts).  Then endpoints on the wildcard
+ * address connect in rank order. */
+static gcoll_result_t init_connect(struct init_state *st)
+{
+	char one = 1, *ones = malloc((size_t)st->nranks);
+	gcoll_result_t rc;
 
-		if (!ones) {
-			rc = GCOLL_ERR_NOMEM;
-			goto out;
-		}
-		rc = gc_boot_allgather(b, &one, 1, ones);
-		free(ones);
-		if (rc)
-			goto out;
-	}
-	/* endpoints on the wildcard address connect in rank order */
-	if (tp->ep_info && (rc = gc_tp_connect_all(tp, tmo)))
-		goto out;
-	for (int i = 0; i < nranks; i++)
+	if (!ones)
+		return GCOLL_ERR_NOMEM;
+	rc = gc_boot_allgather(st->b, &one, 1, ones);
+	free(ones);
+	if (rc)
+		return rc;
+	if (st->tp->ep_info)
+		return gc_tp_connect_all(st->tp, st->tmo);
+	return GCOLL_SUCCESS;
+}
+
+/* The world communicator: context id 1, transport peers in rank order. */
+static void init_publish(struct init_state *st, gcoll_comm_t *comm)
+{
+	struct gcoll_comm *c = st->c;
+
+	for (int i = 0; i < st->nranks; i++)
 		c->tpeer[i] = i;
 	c->ctx = 1;
-	tp->next_ctx = 2;
-	comm_link(c, tp);
+	st->tp->next_ctx = 2;
+	comm_link(c, st->tp);
 	*comm = c;
-	tp = NULL;
-	c = NULL;
-	GC_INFO("rank %d/%d: communicator ready", rank, nranks);
-out:
-	gc_boot_close(b);
-	free(addrs);
-	free(hids);
-	free(all);
-	if (tp)
-		gc_tp_put(tp);
-	if (c) {
-		free(c->tpeer);
-		free(c->send_seq);
-		free(c->recv_seq);
-		free(c);
-	}
+	st->tp = NULL;
+	st->c = NULL;
+	GC_INFO("rank %d/%d: communicator ready", st->rank, st->nranks);
+}
+
+GC_API gcoll_result_t gcoll_comm_init_rank(gcoll_comm_t *comm, int nranks, gcoll_unique_id id,
+					   int rank)
+{
+	struct init_state st = { .rank = rank, .nranks = nranks };
+	gcoll_result_t rc;
+
+	gc_log_init();
+	if ((rc = init_check_args(comm, nranks, rank)))
+		return rc;
+	st.tmo = gc_env_u64("GCOLL_BOOTSTRAP_TIMEOUT_MS", 60000);
+	rc = gc_boot_connect(&id, rank, nranks, st.tmo, &st.b);
+	if (rc)
+		return rc;
+	st.all = calloc((size_t)nranks, sizeof(*st.all));
+	st.c = comm_alloc(rank, nranks);
+	if (!st.all || !st.c)
+		rc = GCOLL_ERR_NOMEM;
+	if (!rc)
+		rc = init_hosts(&st);
+	if (!rc)
+		rc = init_transport(&st);
+	if (!rc)
+		rc = init_check_peers(&st);
+	if (!rc)
+		rc = init_set_peers(&st);
+	if (!rc)
+		rc = init_connect(&st);
+	if (!rc)
+		init_publish(&st, comm);
+	gc_boot_close(st.b);
+	free(st.all);
+	if (st.tp)
+		gc_tp_put(st.tp);
+	if (st.c)
+		comm_free(st.c);
 	return rc;
 }
 
@@ -425,11 +486,8 @@ static void comm_teardown(struct gcoll_comm *c, gcoll_result_t why)
 	if (c->arena_mr)
 		gc_mr_free(tp, c->arena_mr);
 	free(c->arena);
-	free(c->tpeer);
-	free(c->send_seq);
-	free(c->recv_seq);
 	c->magic = 0;
-	free(c);
+	comm_free(c);
 	gc_tp_put(tp);
 }
 
