@@ -157,12 +157,10 @@ gcoll_result_t gc_algo_allreduce(struct gcoll_comm *c, const void *sendbuf, void
 	recvbuf = gc_stage(r, recvbuf, bytes, false, true);
 	for (size_t off = 0; off < count; off += slice) {
 		size_t cnt = count - off < slice ? count - off : slice;
-		struct gc_sched *s = gc_sched_new(type, op);
+		struct gc_sched *s = gc_req_sched(r, type, op);
 
-		if (!s || gc_req_add(r, s)) {
-			free(s);
+		if (!s)
 			return gc_build_fail(r);
-		}
 		if (ring ? ar_ring(c, s, (const char *)sendbuf + off * es, (char *)recvbuf + off * es,
 				   cnt, es, avg)
 			 : ar_rd(c, s, (const char *)sendbuf + off * es, (char *)recvbuf + off * es,
@@ -188,13 +186,11 @@ gcoll_result_t gc_algo_reduce_scatter(struct gcoll_comm *c, const void *sendbuf,
 	recvbuf = gc_stage(r, recvbuf, rcount * es, false, true);
 	if (!use_ring(c, bytes)) {
 		/* small: recursive doubling on a scratch copy, keep our chunk */
-		struct gc_sched *s = gc_sched_new(type, op);
+		struct gc_sched *s = gc_req_sched(r, type, op);
 		size_t tot = rcount * (size_t)n;
 
-		if (!s || gc_req_add(r, s)) {
-			free(s);
+		if (!s)
 			return gc_build_fail(r);
-		}
 		s->scratch_len = 2 * bytes;
 		if (gc_phase(s) || gc_act(s, GC_ACT_COPY, SCR(0), sendbuf, NULL, bytes) ||
 		    rd_core(c, s, SCR(0), SCR(bytes), tot, es, false) ||
@@ -208,14 +204,12 @@ gcoll_result_t gc_algo_reduce_scatter(struct gcoll_comm *c, const void *sendbuf,
 		slice = 1;
 	for (size_t o = 0; o < rcount; o += slice) {
 		size_t k = rcount - o < slice ? rcount - o : slice, kb = k * es;
-		struct gc_sched *s = gc_sched_new(type, op);
+		struct gc_sched *s = gc_req_sched(r, type, op);
 		const char *sb = sendbuf;
 		char *rb = (char *)recvbuf + o * es;
 
-		if (!s || gc_req_add(r, s)) {
-			free(s);
+		if (!s)
 			return gc_build_fail(r);
-		}
 		s->scratch_len = 2 * kb;
 #define CH(i) (sb + ((size_t)(i) * rcount + o) * es)
 		for (int st = 0; st < n - 1; st++) {
@@ -252,14 +246,12 @@ gcoll_result_t gc_algo_allgather(struct gcoll_comm *c, const void *sendbuf, void
 	if ((n & (n - 1)) == 0 && !use_ring(c, bytes)) {
 		/* small, power of two: recursive doubling - at step k exchange
 		 * the 2^k contiguous blocks gathered so far with rank ^ 2^k */
-		struct gc_sched *s = gc_sched_new(type, GCOLL_SUM);
+		struct gc_sched *s = gc_req_sched(r, type, GCOLL_SUM);
 		size_t b = scount * es;
 		char *rb = recvbuf;
 
-		if (!s || gc_req_add(r, s)) {
-			free(s);
+		if (!s)
 			return gc_build_fail(r);
-		}
 		if (gc_phase(s) || gc_act(s, GC_ACT_COPY, rb + (size_t)rk * b, sendbuf, NULL, b))
 			return gc_build_fail(r);
 		for (int mask = 1; mask < n; mask <<= 1) {
@@ -276,14 +268,12 @@ gcoll_result_t gc_algo_allgather(struct gcoll_comm *c, const void *sendbuf, void
 		slice = 1;
 	for (size_t o = 0; o < scount; o += slice) {
 		size_t kb = (scount - o < slice ? scount - o : slice) * es;
-		struct gc_sched *s = gc_sched_new(type, GCOLL_SUM);
+		struct gc_sched *s = gc_req_sched(r, type, GCOLL_SUM);
 		char *rb = recvbuf;
 #define CH(i) (rb + ((size_t)(i) * scount + o) * es)
 
-		if (!s || gc_req_add(r, s)) {
-			free(s);
+		if (!s)
 			return gc_build_fail(r);
-		}
 		if (gc_phase(s) || gc_act(s, GC_ACT_COPY, CH(rk), (const char *)sendbuf + o * es, NULL, kb))
 			return gc_build_fail(r);
 		for (int st = 0; st < n - 1; st++)
@@ -320,6 +310,18 @@ static int tree_links(int v, int n, bool chain, int *parent, int *child, int max
 			child[nc++] = v + mask;
 	return nc;
 }
+
+/* This rank's place *v in the tree rooted at root: a chain for large
+ * messages (or GCOLL_ALGO=ring), else binomial; returns its child count. */
+static int tree_setup(struct gcoll_comm *c, int root, size_t bytes, int *v, int *parent,
+		      int child[32])
+{
+	bool chain = c->algo == GC_ALGO_RING || (c->algo == GC_ALGO_AUTO && bytes >= c->ring_thr);
+
+	*v = md(c->rank - root, c->nranks);
+	return tree_links(*v, c->nranks, chain, parent, child, 32);
+}
+
 gcoll_result_t gc_algo_broadcast(struct gcoll_comm *c, const void *sendbuf, void *recvbuf,
 				 size_t bytes, gcoll_datatype_t type, int root,
 				 gcoll_request_t *req)
@@ -327,11 +329,8 @@ gcoll_result_t gc_algo_broadcast(struct gcoll_comm *c, const void *sendbuf, void
 	size_t slice;
 	struct gcoll_request *r;
 	int n = c->nranks, v, parent, child[32], nc;
-	bool chain;
 
-	v = md(c->rank - root, n);
-	chain = c->algo == GC_ALGO_RING || (c->algo == GC_ALGO_AUTO && bytes >= c->ring_thr);
-	nc = tree_links(v, n, chain, &parent, child, 32);
+	nc = tree_setup(c, root, bytes, &v, &parent, child);
 	r = gc_req_new(c);
 	if (!r)
 		return GCOLL_ERR_NOMEM;
@@ -341,14 +340,12 @@ gcoll_result_t gc_algo_broadcast(struct gcoll_comm *c, const void *sendbuf, void
 	slice = c->segsize;
 	for (size_t o = 0; o < bytes; o += slice) {
 		size_t kb = bytes - o < slice ? bytes - o : slice;
-		struct gc_sched *s = gc_sched_new(type, GCOLL_SUM);
+		struct gc_sched *s = gc_req_sched(r, type, GCOLL_SUM);
 		char *rb = (char *)recvbuf + o;
 		const char *src = v == 0 ? (const char *)sendbuf + o : rb;
 
-		if (!s || gc_req_add(r, s)) {
-			free(s);
+		if (!s)
 			return gc_build_fail(r);
-		}
 		if (parent >= 0 && (gc_phase(s) || RECV(c, s, md(parent + root, n), rb, kb)))
 			return gc_build_fail(r);
 		if (gc_phase(s))
@@ -369,11 +366,8 @@ gcoll_result_t gc_algo_reduce(struct gcoll_comm *c, const void *sendbuf, void *r
 	size_t es = gc_type_size(type), slice;
 	struct gcoll_request *r;
 	int n = c->nranks, v, parent, child[32], nc;
-	bool chain;
 
-	v = md(c->rank - root, n);
-	chain = c->algo == GC_ALGO_RING || (c->algo == GC_ALGO_AUTO && bytes >= c->ring_thr);
-	nc = tree_links(v, n, chain, &parent, child, 32);
+	nc = tree_setup(c, root, bytes, &v, &parent, child);
 	r = gc_req_new(c);
 	if (!r)
 		return GCOLL_ERR_NOMEM;
@@ -385,15 +379,13 @@ gcoll_result_t gc_algo_reduce(struct gcoll_comm *c, const void *sendbuf, void *r
 		slice = 1;
 	for (size_t o = 0; o < count; o += slice) {
 		size_t k = count - o < slice ? count - o : slice, kb = k * es;
-		struct gc_sched *s = gc_sched_new(type, op);
+		struct gc_sched *s = gc_req_sched(r, type, op);
 		const char *sb = (const char *)sendbuf + o * es;
 		void *acc = v == 0 ? (void *)((char *)recvbuf + o * es) : SCR((size_t)nc * kb);
 		const void *cur = sb;
 
-		if (!s || gc_req_add(r, s)) {
-			free(s);
+		if (!s)
 			return gc_build_fail(r);
-		}
 		s->scratch_len = (size_t)(nc + 1) * kb;
 		if (nc) {
 			if (gc_phase(s))
@@ -429,13 +421,11 @@ gcoll_result_t gc_algo_alltoall(struct gcoll_comm *c, const void *sendbuf, void 
 	const char *src;
 
 	r = gc_req_new(c);
-	s = gc_sched_new(type, GCOLL_SUM);
-	if (!r || !s || gc_req_add(r, s)) {
-		free(s);
-		if (r)
-			return gc_build_fail(r);
+	if (!r)
 		return GCOLL_ERR_NOMEM;
-	}
+	s = gc_req_sched(r, type, GCOLL_SUM);
+	if (!s)
+		return gc_build_fail(r);
 	sendbuf = gc_stage(r, sendbuf, bytes, true, false);
 	recvbuf = gc_stage(r, recvbuf, bytes, false, true);
 	src = sendbuf;
@@ -466,13 +456,11 @@ gcoll_result_t gc_algo_barrier(struct gcoll_comm *c, gcoll_request_t *req)
 	struct gc_sched *s;
 
 	r = gc_req_new(c);
-	s = gc_sched_new(GCOLL_UINT8, GCOLL_SUM);
-	if (!r || !s || gc_req_add(r, s)) {
-		free(s);
-		if (r)
-			return gc_build_fail(r);
+	if (!r)
 		return GCOLL_ERR_NOMEM;
-	}
+	s = gc_req_sched(r, GCOLL_UINT8, GCOLL_SUM);
+	if (!s)
+		return gc_build_fail(r);
 	s->scratch_len = 2;
 	/* dissemination barrier */
 	for (int k = 1; k < n; k <<= 1)

@@ -383,6 +383,8 @@ int gc_act(struct gc_sched *s, int kind, void *dst, const void *a, const void *b
 /* Requests */
 struct gcoll_request *gc_req_new(struct gcoll_comm *c);
 int gc_req_add(struct gcoll_request *r, struct gc_sched *s);
+/* A new schedule added to r (its next slice); NULL when out of memory. */
+struct gc_sched *gc_req_sched(struct gcoll_request *r, gcoll_datatype_t t, gcoll_redop_t op);
 /* If [buf, buf+len) lies in a staged dma-buf region, the matching address
  * in its bounce buffer (copies queued on r); else buf. */
 void *gc_stage(struct gcoll_request *r, const void *buf, size_t len, bool in, bool out);

@@ -301,6 +301,17 @@ int gc_req_add(struct gcoll_request *r, struct gc_sched *s)
 	return 0;
 }
 
+struct gc_sched *gc_req_sched(struct gcoll_request *r, gcoll_datatype_t t, gcoll_redop_t op)
+{
+	struct gc_sched *s = gc_sched_new(t, op);
+
+	if (!s || gc_req_add(r, s)) {
+		free(s);
+		return NULL;
+	}
+	return s;
+}
+
 static void run_copies(struct gc_copy *cp, int n)
 {
 	for (int i = 0; i < n; i++)
