@@ -247,7 +247,7 @@ gcoll_result_t gc_fi_err(int ret, const char *what);
 /* Tests only: the next n pool reposts fail with -FI_EIO. */
 extern int gc_test_fail_pool_posts;
 
-/* ---- schedules (coll.c) ---- */
+/* ---- schedules and requests (sched.c) ---- */
 enum gc_act_kind { GC_ACT_REDUCE = 1, GC_ACT_COPY, GC_ACT_AVG };
 struct gc_action {
 	int kind;
@@ -341,7 +341,104 @@ struct gcoll_comm {
 
 struct gcoll_mem *gc_stage_find(struct gcoll_comm *c, const void *p, size_t len);
 
-/* What each rank contributes to gcoll_comm_split (coll.c). */
+/* Scratch references: pointers into a schedule's scratch are built before
+ * the scratch exists, so they are encoded in a non-canonical address range
+ * and resolved when the schedule starts. */
+#define GC_SCR_TAG 0xf000000000000000ull
+#define GC_SCR_MASK 0xf000000000000000ull
+static inline void *SCR(size_t off)
+{
+	return (void *)(uintptr_t)(GC_SCR_TAG | off);
+}
+static inline void *gc_scr_resolve(struct gc_sched *s, const void *p)
+{
+	uintptr_t v = (uintptr_t)p;
+
+	if ((v & GC_SCR_MASK) == GC_SCR_TAG)
+		return (char *)s->scratch + (v & ~GC_SCR_MASK);
+	return (void *)v;
+}
+static inline bool gc_is_scr(const void *p)
+{
+	return ((uintptr_t)p & GC_SCR_MASK) == GC_SCR_TAG;
+}
+/* Offset a (possibly scratch) pointer. */
+static inline void *PADD(const void *p, size_t off)
+{
+	return (void *)((uintptr_t)p + off);
+}
+
+/* Building a schedule: gc_phase() opens a phase; transfers and actions go
+ * into the last phase.  All return 0, or -1 when out of memory. */
+struct gc_sched *gc_sched_new(gcoll_datatype_t t, gcoll_redop_t op);
+int gc_phase(struct gc_sched *s);
+/* kind 0 = send, 1 = recv; takes the peer's next sequence number */
+int gc_add_xfer(struct gcoll_comm *c, struct gc_sched *s, int kind, int peer,
+		const void *buf, size_t len);
+#define SEND(c, s, peer, buf, len) gc_add_xfer(c, s, 0, peer, buf, len)
+#define RECV(c, s, peer, buf, len) gc_add_xfer(c, s, 1, peer, buf, len)
+int gc_act(struct gc_sched *s, int kind, void *dst, const void *a, const void *b,
+	   size_t count);
+
+/* Requests */
+struct gcoll_request *gc_req_new(struct gcoll_comm *c);
+int gc_req_add(struct gcoll_request *r, struct gc_sched *s);
+/* A new schedule added to r (its next slice); NULL when out of memory. */
+struct gc_sched *gc_req_sched(struct gcoll_request *r, gcoll_datatype_t t, gcoll_redop_t op);
+/* If [buf, buf+len) lies in a staged dma-buf region, the matching address
+ * in its bounce buffer (copies queued on r); else buf. */
+void *gc_stage(struct gcoll_request *r, const void *buf, size_t len, bool in, bool out);
+/* Start a built request (or queue it in the open group); wait for it and
+ * free it if req is NULL, else hand it to the user. */
+gcoll_result_t gc_submit(struct gcoll_request *r, gcoll_request_t *req);
+/* Free a request that failed to build; returns GCOLL_ERR_NOMEM. */
+gcoll_result_t gc_build_fail(struct gcoll_request *r);
+void gc_req_free(struct gcoll_request *r);
+void gc_req_fail(struct gcoll_request *r, gcoll_result_t rc);
+/* Progress every communicator on tp; returns completions handled. */
+int gc_progress_all(struct gc_transport *tp);
+/* One progress round and the deadline check; the request's state. */
+gcoll_result_t gc_req_test(struct gcoll_request *r);
+gcoll_result_t gc_req_wait(struct gcoll_request *r);
+/* gcoll_group_start / gcoll_group_end */
+gcoll_result_t gc_group_open(void);
+gcoll_result_t gc_group_close(void);
+
+/* ---- algorithms (algo.c) ---- */
+/* Build the request of one collective from checked arguments (bytes: the
+ * whole buffer's size, as the entry point computed it) and gc_submit() it.
+ * Communicators of one rank use gc_algo_local_copy(). */
+gcoll_result_t gc_algo_local_copy(struct gcoll_comm *c, void *dst, const void *src,
+				  size_t bytes, gcoll_request_t *req);
+gcoll_result_t gc_algo_allreduce(struct gcoll_comm *c, const void *sendbuf, void *recvbuf,
+				 size_t count, size_t bytes, gcoll_datatype_t type,
+				 gcoll_redop_t op, gcoll_request_t *req);
+gcoll_result_t gc_algo_reduce_scatter(struct gcoll_comm *c, const void *sendbuf, void *recvbuf,
+				      size_t rcount, size_t bytes, gcoll_datatype_t type,
+				      gcoll_redop_t op, gcoll_request_t *req);
+gcoll_result_t gc_algo_allgather(struct gcoll_comm *c, const void *sendbuf, void *recvbuf,
+				 size_t scount, size_t bytes, gcoll_datatype_t type,
+				 gcoll_request_t *req);
+gcoll_result_t gc_algo_broadcast(struct gcoll_comm *c, const void *sendbuf, void *recvbuf,
+				 size_t bytes, gcoll_datatype_t type, int root,
+				 gcoll_request_t *req);
+gcoll_result_t gc_algo_reduce(struct gcoll_comm *c, const void *sendbuf, void *recvbuf,
+			      size_t count, size_t bytes, gcoll_datatype_t type,
+			      gcoll_redop_t op, int root, gcoll_request_t *req);
+gcoll_result_t gc_algo_alltoall(struct gcoll_comm *c, const void *sendbuf, void *recvbuf,
+				size_t bytes, gcoll_datatype_t type, gcoll_request_t *req);
+gcoll_result_t gc_algo_barrier(struct gcoll_comm *c, gcoll_request_t *req);
+/* kind 0 = send, 1 = recv */
+gcoll_result_t gc_algo_p2p(struct gcoll_comm *c, int kind, void *buf, size_t bytes,
+			   gcoll_datatype_t type, int peer, gcoll_request_t *req);
+
+/* ---- communicators (comm.c) ---- */
+/* comm is a live communicator (in the registry) */
+gcoll_result_t gc_check_comm(struct gcoll_comm *c, const char *fn);
+/* ... and not in error state */
+gcoll_result_t gc_check_common(struct gcoll_comm *c, const char *fn);
+
+/* What each rank contributes to gcoll_comm_split (comm.c). */
 struct split_info {
 	int32_t color, key, rank;
 	uint32_t next_ctx;

@@ -6,7 +6,7 @@
  * host memory, and if the provider refuses that too (device memory mapped
  * with VM_PFNMAP cannot be pinned by verbs), stages it: operations on the
  * region run on a registered host bounce buffer, with the inputs copied in
- * before and the outputs copied back after (see stage() in coll.c).
+ * before and the outputs copied back after (see gc_stage() in sched.c).
  * shm is a case of its own: it accepts the dma-buf (as host memory) but its
  * peers copy with process_vm_readv/writev, which cannot reach a VM_PFNMAP
  * mapping (EIO or EFAULT): such regions are staged from the start.

@@ -133,8 +133,8 @@ static int post_pool(struct gc_rail *r, struct gc_rxbuf *b)
  * FI_RX_CQ_DATA mode each remote-CQ-data write consumes one, and with the
  * pool empty rendezvous writes stall.  -FI_EAGAIN is retried from
  * gc_tp_progress(); any other failure breaks the transport for good, and
- * every communicator on it fails with GCOLL_ERR_FABRIC (see progress_all()
- * in coll.c) instead of waiting for writes that cannot complete. */
+ * every communicator on it fails with GCOLL_ERR_FABRIC (see gc_progress_all()
+ * in sched.c) instead of waiting for writes that cannot complete. */
 static void pool_repost(struct gc_transport *tp, struct gc_rxbuf *b)
 {
 	struct gc_rail *r = &tp->rails[b->rail];

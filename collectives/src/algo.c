@@ -1,0 +1,496 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Collective algorithms: each builds a request's schedules for one
+ * collective (ring, recursive doubling, trees, dissemination) and submits
+ * it.  Arguments are checked by the public entry points (coll.c) first;
+ * the engine that runs schedules is in sched.c.
+ */
+#include <stdlib.h>
+
+#include "gc_internal.h"
+
+struct chunks {
+	size_t base, rem;
+};
+static size_t ck_off(struct chunks *k, int i)
+{
+	return (size_t)i * k->base + ((size_t)i < k->rem ? (size_t)i : k->rem);
+}
+static size_t ck_len(struct chunks *k, int i)
+{
+	return k->base + ((size_t)i < k->rem ? 1 : 0);
+}
+static int md(int a, int n)
+{
+	return ((a % n) + n) % n;
+}
+
+/* recursive doubling on buf (cnt elements, tmp = scratch of the same size);
+ * non-power-of-two ranks fold the extra ranks into their neighbours first */
+static int rd_core(struct gcoll_comm *c, struct gc_sched *s, void *buf, void *tmp,
+		   size_t cnt, size_t es, bool avg)
+{
+	int n = c->nranks, r = c->rank, p = 1, rem, nr;
+	size_t b = cnt * es;
+
+	while (p * 2 <= n)
+		p *= 2;
+	rem = n - p;
+	if (r < 2 * rem) {
+		if (gc_phase(s))
+			return -1;
+		if (r % 2 == 0) {
+			if (SEND(c, s, r + 1, buf, b))
+				return -1;
+			nr = -1;
+		} else {
+			if (RECV(c, s, r - 1, tmp, b) || gc_act(s, GC_ACT_REDUCE, buf, buf, tmp, cnt))
+				return -1;
+			nr = r / 2;
+		}
+	} else {
+		nr = r - rem;
+	}
+	if (nr >= 0) {
+		for (int mask = 1; mask < p; mask <<= 1) {
+			int pn = nr ^ mask, peer = pn < rem ? pn * 2 + 1 : pn + rem;
+
+			if (gc_phase(s) || SEND(c, s, peer, buf, b) || RECV(c, s, peer, tmp, b) ||
+			    gc_act(s, GC_ACT_REDUCE, buf, buf, tmp, cnt))
+				return -1;
+		}
+		if (avg && gc_act(s, GC_ACT_AVG, buf, NULL, NULL, cnt))
+			return -1;
+	}
+	if (r < 2 * rem) {
+		if (gc_phase(s))
+			return -1;
+		if (r % 2 == 1 ? SEND(c, s, r - 1, buf, b) : RECV(c, s, r + 1, buf, b))
+			return -1;
+	}
+	return 0;
+}
+
+static int ar_rd(struct gcoll_comm *c, struct gc_sched *s, const void *sb, void *rb,
+		 size_t cnt, size_t es, bool avg)
+{
+	s->scratch_len = cnt * es;
+	if (gc_phase(s) || gc_act(s, GC_ACT_COPY, rb, sb, NULL, cnt * es))
+		return -1;
+	return rd_core(c, s, rb, SCR(0), cnt, es, avg);
+}
+
+static int ar_ring(struct gcoll_comm *c, struct gc_sched *s, const char *sb, char *rb,
+		   size_t cnt, size_t es, bool avg)
+{
+	int n = c->nranks, r = c->rank, right = md(r + 1, n), left = md(r - 1, n);
+	struct chunks k = { cnt / (size_t)n, cnt % (size_t)n };
+
+	s->scratch_len = ck_len(&k, 0) * es;
+	for (int st = 0; st < n - 1; st++) {
+		int cs = md(r - st, n), cr = md(r - st - 1, n);
+		const char *src = st == 0 ? sb : rb;
+
+		if (gc_phase(s) ||
+		    SEND(c, s, right, src + ck_off(&k, cs) * es, ck_len(&k, cs) * es) ||
+		    RECV(c, s, left, SCR(0), ck_len(&k, cr) * es) ||
+		    gc_act(s, GC_ACT_REDUCE, rb + ck_off(&k, cr) * es, sb + ck_off(&k, cr) * es,
+			SCR(0), ck_len(&k, cr)))
+			return -1;
+		if (st == n - 2 && avg &&
+		    gc_act(s, GC_ACT_AVG, rb + ck_off(&k, cr) * es, NULL, NULL, ck_len(&k, cr)))
+			return -1;
+	}
+	for (int st = 0; st < n - 1; st++) {
+		int cs = md(r + 1 - st, n), cr = md(r - st, n);
+
+		if (gc_phase(s) ||
+		    SEND(c, s, right, rb + ck_off(&k, cs) * es, ck_len(&k, cs) * es) ||
+		    RECV(c, s, left, rb + ck_off(&k, cr) * es, ck_len(&k, cr) * es))
+			return -1;
+	}
+	return 0;
+}
+
+static bool use_ring(struct gcoll_comm *c, size_t bytes)
+{
+	if (c->algo == GC_ALGO_RING)
+		return true;
+	if (c->algo == GC_ALGO_RD || c->algo == GC_ALGO_TREE)
+		return false;
+	return bytes >= c->ring_thr;
+}
+
+/* single-schedule request with just a local copy (n == 1) */
+gcoll_result_t gc_algo_local_copy(struct gcoll_comm *c, void *dst, const void *src,
+				  size_t bytes, gcoll_request_t *req)
+{
+	struct gcoll_request *r = gc_req_new(c);
+	struct gc_sched *s = gc_sched_new(GCOLL_UINT8, GCOLL_SUM);
+
+	if (!r || !s || gc_req_add(r, s) || gc_phase(s) ||
+	    gc_act(s, GC_ACT_COPY, dst, src, NULL, bytes)) {
+		free(s);
+		if (r)
+			return gc_build_fail(r);
+		return GCOLL_ERR_NOMEM;
+	}
+	return gc_submit(r, req);
+}
+
+gcoll_result_t gc_algo_allreduce(struct gcoll_comm *c, const void *sendbuf, void *recvbuf,
+				 size_t count, size_t bytes, gcoll_datatype_t type,
+				 gcoll_redop_t op, gcoll_request_t *req)
+{
+	size_t es = gc_type_size(type), slice;
+	struct gcoll_request *r;
+	bool ring, avg = op == GCOLL_AVG;
+
+	ring = use_ring(c, bytes);
+	slice = c->segsize / es * (ring ? (size_t)c->nranks : 1);
+	if (!slice)
+		slice = 1;
+	r = gc_req_new(c);
+	if (!r)
+		return GCOLL_ERR_NOMEM;
+	sendbuf = gc_stage(r, sendbuf, bytes, true, false);
+	recvbuf = gc_stage(r, recvbuf, bytes, false, true);
+	for (size_t off = 0; off < count; off += slice) {
+		size_t cnt = count - off < slice ? count - off : slice;
+		struct gc_sched *s = gc_req_sched(r, type, op);
+
+		if (!s)
+			return gc_build_fail(r);
+		if (ring ? ar_ring(c, s, (const char *)sendbuf + off * es, (char *)recvbuf + off * es,
+				   cnt, es, avg)
+			 : ar_rd(c, s, (const char *)sendbuf + off * es, (char *)recvbuf + off * es,
+				 cnt, es, avg))
+			return gc_build_fail(r);
+	}
+	return gc_submit(r, req);
+}
+
+gcoll_result_t gc_algo_reduce_scatter(struct gcoll_comm *c, const void *sendbuf, void *recvbuf,
+				      size_t rcount, size_t bytes, gcoll_datatype_t type,
+				      gcoll_redop_t op, gcoll_request_t *req)
+{
+	size_t es = gc_type_size(type), slice;
+	struct gcoll_request *r;
+	bool avg = op == GCOLL_AVG;
+	int n = c->nranks, rk = c->rank;
+
+	r = gc_req_new(c);
+	if (!r)
+		return GCOLL_ERR_NOMEM;
+	sendbuf = gc_stage(r, sendbuf, bytes, true, false);
+	recvbuf = gc_stage(r, recvbuf, rcount * es, false, true);
+	if (!use_ring(c, bytes)) {
+		/* small: recursive doubling on a scratch copy, keep our chunk */
+		struct gc_sched *s = gc_req_sched(r, type, op);
+		size_t tot = rcount * (size_t)n;
+
+		if (!s)
+			return gc_build_fail(r);
+		s->scratch_len = 2 * bytes;
+		if (gc_phase(s) || gc_act(s, GC_ACT_COPY, SCR(0), sendbuf, NULL, bytes) ||
+		    rd_core(c, s, SCR(0), SCR(bytes), tot, es, false) ||
+		    gc_act(s, GC_ACT_COPY, recvbuf, SCR((size_t)rk * rcount * es), NULL, rcount * es) ||
+		    (avg && gc_act(s, GC_ACT_AVG, recvbuf, NULL, NULL, rcount)))
+			return gc_build_fail(r);
+		return gc_submit(r, req);
+	}
+	slice = c->segsize / es;
+	if (!slice)
+		slice = 1;
+	for (size_t o = 0; o < rcount; o += slice) {
+		size_t k = rcount - o < slice ? rcount - o : slice, kb = k * es;
+		struct gc_sched *s = gc_req_sched(r, type, op);
+		const char *sb = sendbuf;
+		char *rb = (char *)recvbuf + o * es;
+
+		if (!s)
+			return gc_build_fail(r);
+		s->scratch_len = 2 * kb;
+#define CH(i) (sb + ((size_t)(i) * rcount + o) * es)
+		for (int st = 0; st < n - 1; st++) {
+			int cs = md(rk - st - 1, n), cr = md(rk - st - 2, n);
+			const void *src = st == 0 ? (const void *)CH(cs) : SCR((size_t)((st - 1) % 2) * kb);
+			void *t = SCR((size_t)(st % 2) * kb);
+			void *dst = st == n - 2 ? (void *)rb : t;
+
+			if (gc_phase(s) || SEND(c, s, md(rk + 1, n), src, kb) ||
+			    RECV(c, s, md(rk - 1, n), t, kb) ||
+			    gc_act(s, GC_ACT_REDUCE, dst, t, CH(cr), k))
+				return gc_build_fail(r);
+		}
+#undef CH
+		if (avg && gc_act(s, GC_ACT_AVG, rb, NULL, NULL, k))
+			return gc_build_fail(r);
+	}
+	return gc_submit(r, req);
+}
+
+gcoll_result_t gc_algo_allgather(struct gcoll_comm *c, const void *sendbuf, void *recvbuf,
+				 size_t scount, size_t bytes, gcoll_datatype_t type,
+				 gcoll_request_t *req)
+{
+	size_t es = gc_type_size(type), slice;
+	struct gcoll_request *r;
+	int n = c->nranks, rk = c->rank;
+
+	r = gc_req_new(c);
+	if (!r)
+		return GCOLL_ERR_NOMEM;
+	sendbuf = gc_stage(r, sendbuf, scount * es, true, false);
+	recvbuf = gc_stage(r, recvbuf, bytes, false, true);
+	if ((n & (n - 1)) == 0 && !use_ring(c, bytes)) {
+		/* small, power of two: recursive doubling - at step k exchange
+		 * the 2^k contiguous blocks gathered so far with rank ^ 2^k */
+		struct gc_sched *s = gc_req_sched(r, type, GCOLL_SUM);
+		size_t b = scount * es;
+		char *rb = recvbuf;
+
+		if (!s)
+			return gc_build_fail(r);
+		if (gc_phase(s) || gc_act(s, GC_ACT_COPY, rb + (size_t)rk * b, sendbuf, NULL, b))
+			return gc_build_fail(r);
+		for (int mask = 1; mask < n; mask <<= 1) {
+			int peer = rk ^ mask, mine = rk & ~(mask - 1), theirs = peer & ~(mask - 1);
+
+			if (gc_phase(s) || SEND(c, s, peer, rb + (size_t)mine * b, (size_t)mask * b) ||
+			    RECV(c, s, peer, rb + (size_t)theirs * b, (size_t)mask * b))
+				return gc_build_fail(r);
+		}
+		return gc_submit(r, req);
+	}
+	slice = c->segsize / es;
+	if (!slice)
+		slice = 1;
+	for (size_t o = 0; o < scount; o += slice) {
+		size_t kb = (scount - o < slice ? scount - o : slice) * es;
+		struct gc_sched *s = gc_req_sched(r, type, GCOLL_SUM);
+		char *rb = recvbuf;
+#define CH(i) (rb + ((size_t)(i) * scount + o) * es)
+
+		if (!s)
+			return gc_build_fail(r);
+		if (gc_phase(s) || gc_act(s, GC_ACT_COPY, CH(rk), (const char *)sendbuf + o * es, NULL, kb))
+			return gc_build_fail(r);
+		for (int st = 0; st < n - 1; st++)
+			if (gc_phase(s) || SEND(c, s, md(rk + 1, n), CH(md(rk - st, n)), kb) ||
+			    RECV(c, s, md(rk - 1, n), CH(md(rk - st - 1, n)), kb))
+				return gc_build_fail(r);
+#undef CH
+	}
+	return gc_submit(r, req);
+}
+
+/* tree in "virtual rank" space (root = 0): binomial or chain */
+static int tree_links(int v, int n, bool chain, int *parent, int *child, int maxc)
+{
+	int nc = 0, mask = 1;
+
+	*parent = -1;
+	if (chain) {
+		if (v > 0)
+			*parent = v - 1;
+		if (v + 1 < n)
+			child[nc++] = v + 1;
+		return nc;
+	}
+	while (mask < n) {
+		if (v & mask) {
+			*parent = v - mask;
+			break;
+		}
+		mask <<= 1;
+	}
+	for (mask >>= 1; mask > 0; mask >>= 1)
+		if (v + mask < n && nc < maxc)
+			child[nc++] = v + mask;
+	return nc;
+}
+
+/* This rank's place *v in the tree rooted at root: a chain for large
+ * messages (or GCOLL_ALGO=ring), else binomial; returns its child count. */
+static int tree_setup(struct gcoll_comm *c, int root, size_t bytes, int *v, int *parent,
+		      int child[32])
+{
+	bool chain = c->algo == GC_ALGO_RING || (c->algo == GC_ALGO_AUTO && bytes >= c->ring_thr);
+
+	*v = md(c->rank - root, c->nranks);
+	return tree_links(*v, c->nranks, chain, parent, child, 32);
+}
+
+gcoll_result_t gc_algo_broadcast(struct gcoll_comm *c, const void *sendbuf, void *recvbuf,
+				 size_t bytes, gcoll_datatype_t type, int root,
+				 gcoll_request_t *req)
+{
+	size_t slice;
+	struct gcoll_request *r;
+	int n = c->nranks, v, parent, child[32], nc;
+
+	nc = tree_setup(c, root, bytes, &v, &parent, child);
+	r = gc_req_new(c);
+	if (!r)
+		return GCOLL_ERR_NOMEM;
+	if (v == 0)
+		sendbuf = gc_stage(r, sendbuf, bytes, true, false);
+	recvbuf = gc_stage(r, recvbuf, bytes, false, true);
+	slice = c->segsize;
+	for (size_t o = 0; o < bytes; o += slice) {
+		size_t kb = bytes - o < slice ? bytes - o : slice;
+		struct gc_sched *s = gc_req_sched(r, type, GCOLL_SUM);
+		char *rb = (char *)recvbuf + o;
+		const char *src = v == 0 ? (const char *)sendbuf + o : rb;
+
+		if (!s)
+			return gc_build_fail(r);
+		if (parent >= 0 && (gc_phase(s) || RECV(c, s, md(parent + root, n), rb, kb)))
+			return gc_build_fail(r);
+		if (gc_phase(s))
+			return gc_build_fail(r);
+		for (int i = 0; i < nc; i++)
+			if (SEND(c, s, md(child[i] + root, n), src, kb))
+				return gc_build_fail(r);
+		if (v == 0 && gc_act(s, GC_ACT_COPY, rb, src, NULL, kb))
+			return gc_build_fail(r);
+	}
+	return gc_submit(r, req);
+}
+
+gcoll_result_t gc_algo_reduce(struct gcoll_comm *c, const void *sendbuf, void *recvbuf,
+			      size_t count, size_t bytes, gcoll_datatype_t type,
+			      gcoll_redop_t op, int root, gcoll_request_t *req)
+{
+	size_t es = gc_type_size(type), slice;
+	struct gcoll_request *r;
+	int n = c->nranks, v, parent, child[32], nc;
+
+	nc = tree_setup(c, root, bytes, &v, &parent, child);
+	r = gc_req_new(c);
+	if (!r)
+		return GCOLL_ERR_NOMEM;
+	sendbuf = gc_stage(r, sendbuf, bytes, true, false);
+	if (v == 0)
+		recvbuf = gc_stage(r, recvbuf, bytes, false, true);
+	slice = c->segsize / es;
+	if (!slice)
+		slice = 1;
+	for (size_t o = 0; o < count; o += slice) {
+		size_t k = count - o < slice ? count - o : slice, kb = k * es;
+		struct gc_sched *s = gc_req_sched(r, type, op);
+		const char *sb = (const char *)sendbuf + o * es;
+		void *acc = v == 0 ? (void *)((char *)recvbuf + o * es) : SCR((size_t)nc * kb);
+		const void *cur = sb;
+
+		if (!s)
+			return gc_build_fail(r);
+		s->scratch_len = (size_t)(nc + 1) * kb;
+		if (nc) {
+			if (gc_phase(s))
+				return gc_build_fail(r);
+			for (int i = 0; i < nc; i++)
+				if (RECV(c, s, md(child[i] + root, n), SCR((size_t)i * kb), kb))
+					return gc_build_fail(r);
+			for (int i = 0; i < nc; i++) {
+				if (gc_act(s, GC_ACT_REDUCE, acc, cur, SCR((size_t)i * kb), k))
+					return gc_build_fail(r);
+				cur = acc;
+			}
+		}
+		if (v == 0) {
+			if (!nc && (gc_phase(s) || gc_act(s, GC_ACT_COPY, acc, sb, NULL, kb)))
+				return gc_build_fail(r);
+			if (op == GCOLL_AVG && gc_act(s, GC_ACT_AVG, acc, NULL, NULL, k))
+				return gc_build_fail(r);
+		} else if (gc_phase(s) || SEND(c, s, md(parent + root, n), cur, kb)) {
+			return gc_build_fail(r);
+		}
+	}
+	return gc_submit(r, req);
+}
+
+gcoll_result_t gc_algo_alltoall(struct gcoll_comm *c, const void *sendbuf, void *recvbuf,
+				size_t bytes, gcoll_datatype_t type, gcoll_request_t *req)
+{
+	int n = c->nranks, rk = c->rank;
+	size_t b = bytes / (size_t)n;
+	struct gcoll_request *r;
+	struct gc_sched *s;
+	const char *src;
+
+	r = gc_req_new(c);
+	if (!r)
+		return GCOLL_ERR_NOMEM;
+	s = gc_req_sched(r, type, GCOLL_SUM);
+	if (!s)
+		return gc_build_fail(r);
+	sendbuf = gc_stage(r, sendbuf, bytes, true, false);
+	recvbuf = gc_stage(r, recvbuf, bytes, false, true);
+	src = sendbuf;
+	if (bytes && sendbuf == recvbuf) {
+		s->scratch_len = bytes;
+		if (gc_phase(s) || gc_act(s, GC_ACT_COPY, SCR(0), sendbuf, NULL, bytes))
+			return gc_build_fail(r);
+		src = SCR(0);
+	}
+	if (gc_phase(s))
+		return gc_build_fail(r);
+	for (int i = 1; i < n; i++) {
+		int to = md(rk + i, n), from = md(rk - i, n);
+
+		if (SEND(c, s, to, PADD(src, (size_t)to * b), b) ||
+		    RECV(c, s, from, (char *)recvbuf + (size_t)from * b, b))
+			return gc_build_fail(r);
+	}
+	if (gc_act(s, GC_ACT_COPY, (char *)recvbuf + (size_t)rk * b, PADD(src, (size_t)rk * b), NULL, b))
+		return gc_build_fail(r);
+	return gc_submit(r, req);
+}
+
+gcoll_result_t gc_algo_barrier(struct gcoll_comm *c, gcoll_request_t *req)
+{
+	int n = c->nranks, rk = c->rank;
+	struct gcoll_request *r;
+	struct gc_sched *s;
+
+	r = gc_req_new(c);
+	if (!r)
+		return GCOLL_ERR_NOMEM;
+	s = gc_req_sched(r, GCOLL_UINT8, GCOLL_SUM);
+	if (!s)
+		return gc_build_fail(r);
+	s->scratch_len = 2;
+	/* dissemination barrier */
+	for (int k = 1; k < n; k <<= 1)
+		if (gc_phase(s) || SEND(c, s, md(rk + k, n), SCR(0), 1) ||
+		    RECV(c, s, md(rk - k, n), SCR(1), 1))
+			return gc_build_fail(r);
+	return gc_submit(r, req);
+}
+
+gcoll_result_t gc_algo_p2p(struct gcoll_comm *c, int kind, void *buf, size_t bytes,
+			   gcoll_datatype_t type, int peer, gcoll_request_t *req)
+{
+	struct gcoll_request *r;
+	struct gc_sched *s;
+
+	r = gc_req_new(c);
+	s = gc_sched_new(type, GCOLL_SUM);
+	if (r)
+		buf = gc_stage(r, buf, bytes, kind == 0, kind == 1);
+	if (!r || !s || gc_req_add(r, s) || gc_phase(s) || gc_add_xfer(c, s, kind, peer, buf, bytes)) {
+		if (r && s && r->ns)
+			return gc_build_fail(r);
+		free(s);
+		if (r) {
+			free(r->pre);
+			free(r->post);
+		}
+		free(r);
+		return GCOLL_ERR_NOMEM;
+	}
+	return gc_submit(r, req);
+}
+
