@@ -112,9 +112,10 @@ bench: all
 ksft-build:
 	@tests/ksft/build.sh
 
-# make ksft adds what make check leaves out for time (rss_ctx.py)
+# make ksft adds what make check leaves out for time (rss_ctx.py,
+# ethtool_rmon.sh)
 ksft: all
-	@sed 's#tests/ksft/drivers-net.sh#env KSFT_RSS_CTX=1 &#' \
+	@sed 's#tests/ksft/drivers-net.sh#env KSFT_FULL=1 &#' \
 		tests/vm.d/ksft.list >$(B)/ksft.list
 	@tools/testenv/vm.sh $(B)/ksft.list $(B)/results/ksft
 
