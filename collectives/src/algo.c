@@ -126,15 +126,14 @@ gcoll_result_t gc_algo_local_copy(struct gcoll_comm *c, void *dst, const void *s
 				  size_t bytes, gcoll_request_t *req)
 {
 	struct gcoll_request *r = gc_req_new(c);
-	struct gc_sched *s = gc_sched_new(GCOLL_UINT8, GCOLL_SUM);
+	struct gc_sched *s;
 
-	if (!r || !s || gc_req_add(r, s) || gc_phase(s) ||
-	    gc_act(s, GC_ACT_COPY, dst, src, NULL, bytes)) {
-		free(s);
-		if (r)
-			return gc_build_fail(r);
+	if (!r)
 		return GCOLL_ERR_NOMEM;
-	}
+	/* the request owns s once it is made: gc_build_fail frees both */
+	s = gc_req_sched(r, GCOLL_UINT8, GCOLL_SUM);
+	if (!s || gc_phase(s) || gc_act(s, GC_ACT_COPY, dst, src, NULL, bytes))
+		return gc_build_fail(r);
 	return gc_submit(r, req);
 }
 
