@@ -1,0 +1,30 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+# fuzz.sh [SECONDS] - gn-accel-fuzz against gaudi_nic.1: random and boundary
+# ioctls, mmaps and dma-buf exports for SECONDS (default 15, FUZZ_SECONDS),
+# then the device must still work, nothing of the run stay allocated, and
+# the kernel log stay clean.  FUZZ_SEED repeats a run.  Output: TAP.
+. "$(dirname "$0")/lib.sh"
+secs=${1:-${FUZZ_SECONDS:-15}}
+if ! ensure_loaded; then
+	echo "not ok 1 - loading gaudi_nic.ko and the test importer"
+	exit 1
+fi
+used=/sys/bus/platform/devices/gaudi_nic.1/gaudi_nic/hbm_used
+before=$(cat "$used")
+mark=$(dmesg | wc -l)
+out=$(timeout $((secs + 120)) "$BIN/gn-accel-fuzz" 1 "$secs" ${FUZZ_SEED:-} 2>&1)
+rc=$?
+# its TAP lines, then ours
+grep -v '^1\.\.' <<<"$out"
+n=$(grep -cE '^(ok|not ok) ' <<<"$out")
+t() { n=$((n + 1)); if [ "$1" = 0 ]; then echo "ok $n - $2"; else echo "not ok $n - $2"; fi; }
+t "$rc" "gn-accel-fuzz exited 0 (status $rc)"
+after=$(cat "$used")
+[ "$after" = "$before" ]
+t $? "HBM in use back to $before bytes after the fuzzer's files closed (now $after)"
+bad=$(dmesg | tail -n +$((mark + 1)) | grep -E 'WARNING:|BUG:|Oops|UBSAN|KASAN|refcount_t:' | head -n 5)
+[ -z "$bad" ]
+t $? "no kernel warning${bad:+: $bad}"
+echo "1..$n"
+[ "$rc" = 0 ] && [ "$after" = "$before" ] && [ -z "$bad" ]
