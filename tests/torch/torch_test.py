@@ -496,7 +496,7 @@ def worker_fail(args):
             dist.all_reduce(torch.ones(1 << 16))
         elif scen == "timeout":
             if rank == 1:
-                time.sleep(args.timeout + 8)
+                time.sleep(args.timeout + 3)  # silent past rank 0's timeout
                 os._exit(0)
             dist.all_reduce(torch.ones(10))
         elif scen == "mismatch":
@@ -531,13 +531,12 @@ def worker_fail(args):
 
 
 def main_fail():
-    # scenario, ranks, pg timeout, expected words in the message, bound (s)
     # scenario, ranks, pg timeout, words expected in the message, bound (s)
     # on the time rank 0 took to raise (whole run for missing-device)
     cases = [
-        ("killed", 2, 10, ["gcoll"], 16, "a killed rank raises on the survivor"),
+        ("killed", 2, 4, ["gcoll"], 10, "a killed rank raises on the survivor"),
         ("timeout", 2, 4, ["timeout"], 10, "a silent rank: the group's timeout raises"),
-        ("mismatch", 2, 6, ["gcoll"], 12, "mismatched tensor size between ranks raises"),
+        ("mismatch", 2, 4, ["gcoll"], 10, "mismatched tensor size between ranks raises"),
         ("band", 2, 30, ["BAND"], 2, "ReduceOp.BAND refused with a clear error"),
         ("wait-timeout", 2, 30, ["300 ms"], 3, "Work.wait(timeout) raises when it passes"),
         ("anysource", 2, 30, ["source"], 2, "recv without a source refused"),

@@ -338,7 +338,9 @@ void ProcessGroupGcoll::shutdown() {
   dbg("p2p stopped", this);
   coll_.close(true);
   dbg("coll closed", this);
-  p2p_.close(true);
+  // a group whose collectives failed (a peer gone, a timeout) does not
+  // flush send/recv with a barrier the peer cannot answer: abort it too
+  p2p_.close(coll_.failed.empty());
   dbg("p2p closed", this);
   if (ts) PyEval_RestoreThread(ts);
 }
