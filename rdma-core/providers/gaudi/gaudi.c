@@ -865,6 +865,15 @@ int gaudi_build_send(struct gaudi_qp *qp, struct gaudi_wqe *w,
 	return gaudi_fill_sge(w, wr->sg_list, wr->num_sge);
 }
 
+/*
+ * Sends need RTS or a later state (SQD, SQE; ERR flushes them), as the
+ * kernel requires of its own QPs.  ibv_modify_qp() keeps the state.
+ */
+bool gaudi_sq_ready(struct gaudi_qp *qp)
+{
+	return qp->vqp.qp.state >= IBV_QPS_RTS;
+}
+
 /* Append @w to the SQ, unpublished (under sq_lock); ENOMEM when full. */
 int gaudi_sq_put(struct gaudi_qp *qp, const struct gaudi_wqe *w)
 {
@@ -902,6 +911,10 @@ static int gaudi_post_send(struct ibv_qp *ibqp, struct ibv_send_wr *wr,
 	uint32_t start;
 	int ret = 0, db;
 
+	if (!gaudi_sq_ready(qp)) {
+		*bad_wr = wr;
+		return EINVAL;
+	}
 	pthread_spin_lock(&qp->sq_lock);
 	start = qp->sq_prod;
 	for (; wr; wr = wr->next) {
@@ -938,8 +951,12 @@ static int gaudi_post_recv(struct ibv_qp *ibqp, struct ibv_recv_wr *wr,
 	uint32_t start;
 	int ret = 0;
 
-	/* a QP on an SRQ: its receives are posted to the SRQ */
-	if (!qp->rq.map) {
+	/*
+	 * a QP on an SRQ: its receives are posted to the SRQ.  None in
+	 * RESET (the engine empties the rings on the way out of it), as for
+	 * kernel QPs.
+	 */
+	if (!qp->rq.map || ibqp->state == IBV_QPS_RESET) {
 		*bad_wr = wr;
 		return EINVAL;
 	}

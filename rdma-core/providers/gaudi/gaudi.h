@@ -138,6 +138,7 @@ void gaudi_ring_unmap(struct gaudi_ring *r);
 
 int gaudi_build_send(struct gaudi_qp *qp, struct gaudi_wqe *w,
 		     const struct ibv_send_wr *wr);
+bool gaudi_sq_ready(struct gaudi_qp *qp);
 int gaudi_sq_put(struct gaudi_qp *qp, const struct gaudi_wqe *w);
 int gaudi_sq_doorbell(struct gaudi_qp *qp, uint32_t start, struct ibv_ah *ah);
 

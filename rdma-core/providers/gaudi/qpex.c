@@ -11,7 +11,7 @@
  * unpublished; wr_complete publishes the batch and rings the doorbell
  * once.  wr_abort, and an error anywhere in the batch (an operation not
  * enabled at create, too many SGEs, inline data too long, a UD address on
- * an RC QP, a full ring), drop the whole batch: the producer index goes
+ * an RC QP, a full ring, a QP not yet in RTS), drop the whole batch: the producer index goes
  * back to its value at wr_start, so the engine sees none of it (mlx5
  * rolls back the same way); wr_complete returns the first error.
  * Inline data is copied when its setter is called, as the API requires.
@@ -318,6 +318,8 @@ static int gaudi_wr_complete(struct ibv_qp_ex *ibqp)
 
 	wr_put(qp);
 	ret = s->err;
+	if (!ret && qp->sq_prod != s->start && !gaudi_sq_ready(qp))
+		ret = EINVAL;
 	if (ret) {
 		if (getenv("GAUDI_DEBUG"))
 			fprintf(stderr,
