@@ -878,8 +878,8 @@ static void test_qpex(struct uqp *r)
 	   wc.wr_id == 0x71 && wc.byte_len == GRH + 1000 &&
 	   (wc.wc_flags & IBV_WC_WITH_IMM) && ntohl(wc.imm_data) == 0x1234abcd &&
 	   wc.src_qp == u.qp->qp_num && !memcmp(rx + GRH, tx, 1000),
-	   "qpex: UD wr_send_imm of 1000 B via wr_set_ud_addr (%s, status %s, byte_len %u)",
-	   strerror(ret), ibv_wc_status_str(wc.status), wc.byte_len);
+	   "qpex: UD wr_send_imm of 1000 B via wr_set_ud_addr (%s)",
+	   strerror(ret));
 
 	/* two SENDs in one batch: inline, the address set after the data */
 	fill(tx, 200, 9);

@@ -911,16 +911,15 @@ static int gaudi_post_send(struct ibv_qp *ibqp, struct ibv_send_wr *wr,
 	uint32_t start;
 	int ret = 0, db;
 
-	if (!gaudi_sq_ready(qp)) {
-		*bad_wr = wr;
-		return EINVAL;
-	}
 	pthread_spin_lock(&qp->sq_lock);
 	start = qp->sq_prod;
 	for (; wr; wr = wr->next) {
 		struct gaudi_wqe w;
 
+		/* an opcode the engine lacks is EOPNOTSUPP in any state */
 		ret = gaudi_build_send(qp, &w, wr);
+		if (!ret && !gaudi_sq_ready(qp))
+			ret = EINVAL;
 		if (!ret)
 			ret = gaudi_sq_put(qp, &w);
 		if (ret)
