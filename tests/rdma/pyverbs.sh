@@ -11,7 +11,7 @@
 # The checks: every module runs to its end (no crash), no failure, no error,
 # and at least PV_MIN_PASS tests pass; the counts and every skip reason
 # are printed.  PV_MIN_PASS is a floor against regressions, not the goal:
-# issue 14 asks for 100 passes, gaudi_N passes PV_PASSED (rxe about 100;
+# issue 14 asks for 100 passes, gaudi_N passes 73 (rxe about 100;
 # 59 before extended QPs, whose RC and UD send, write, write-immediate and
 # read tests now run, test_qpex skipping only atomics, flush, atomic write,
 # memory windows and XRC), and the rest skip on features the device does
@@ -27,7 +27,7 @@ PV_GOAL=100
 if [ "$RCM_DEV" = rxe ]; then
 	PV_MIN_PASS=${PV_MIN_PASS:-$PV_GOAL}
 else
-	PV_MIN_PASS=${PV_MIN_PASS:-55}
+	PV_MIN_PASS=${PV_MIN_PASS:-70}
 fi
 # PV_TMO: the time limit of one module (s)
 PV_TMO=${PV_TMO:-300}
