@@ -11,7 +11,9 @@
  * does not exist and UD limits beyond the device's are refused, atomics
  * and other opcodes the engine lacks give EOPNOTSUPP without reaching the
  * ring, features the device lacks give EOPNOTSUPP, a non-zero driver input
- * byte in a verbs command gives EINVAL.  Last, objects destroyed after
+ * byte in a verbs command gives EINVAL.  Extended QPs: UD sends through
+ * the ibv_wr_* API and wr_set_ud_addr, bad work requests refused whole.
+ * Last, objects destroyed after
  * their context was closed (what pyverbs' garbage collection does) must
  * not crash the process.  Output: TAP.
  *
@@ -252,6 +254,19 @@ static int post_rx(struct uqp *u, uint32_t len, uint64_t id)
 				  .num_sge = 1 }, *bad;
 
 	memset(u->d->buf + RX_OFF, 0xaa, GRH + u->d->mtu + 64);
+	return ibv_post_recv(u->qp, &wr, &bad);
+}
+
+/* A receive of one path MTU at @off into the receive area. */
+static int post_rx_at(struct uqp *u, uint32_t off, uint64_t id)
+{
+	struct ibv_sge sg = {
+		.addr = (uintptr_t)u->d->buf + RX_OFF + off,
+		.length = GRH + u->d->mtu, .lkey = u->d->mr->lkey,
+	};
+	struct ibv_recv_wr wr = { .wr_id = id, .sg_list = &sg,
+				  .num_sge = 1 }, *bad;
+
 	return ibv_post_recv(u->qp, &wr, &bad);
 }
 
@@ -798,6 +813,165 @@ static void test_unsupported(void)
 }
 
 /*
+ * Extended QPs: UD SEND and SEND with immediate through the work request
+ * API (wr_set_ud_addr before or after the data setter), the RC
+ * operations refused at create, bad work requests refused whole.
+ */
+static void test_qpex(struct uqp *r)
+{
+	struct ibv_qp_init_attr_ex ia = {
+		.cap = { .max_send_wr = 64, .max_recv_wr = 64,
+			 .max_send_sge = UD_MAX_SGE, .max_recv_sge = 4,
+			 .max_inline_data = UD_MAX_INLINE },
+		.qp_type = IBV_QPT_UD,
+		.comp_mask = IBV_QP_INIT_ATTR_PD |
+			     IBV_QP_INIT_ATTR_SEND_OPS_FLAGS,
+		.pd = A.pd,
+		.send_ops_flags = IBV_QP_EX_WITH_SEND |
+				  IBV_QP_EX_WITH_SEND_WITH_IMM,
+	};
+	uint8_t *tx = A.buf + TX_OFF, *rx = r->d->buf + RX_OFF;
+	struct ibv_sge sg[UD_MAX_SGE + 1];
+	struct uqp u = { .d = &A };
+	struct ibv_wc wc = {};
+	struct ibv_qp_ex *x;
+	struct ibv_ah *ah;
+	struct ibv_qp *q;
+	unsigned int i;
+	int ret;
+
+	ia.send_ops_flags |= IBV_QP_EX_WITH_RDMA_READ;
+	q = ibv_create_qp_ex(A.ctx, &ia);
+	ret = q ? 0 : errno;
+	if (q)
+		ibv_destroy_qp(q);
+	ok(ret == EOPNOTSUPP, "qpex: UD QP with RDMA_READ refused (%s)",
+	   strerror(ret));
+	ia.send_ops_flags &= ~(uint64_t)IBV_QP_EX_WITH_RDMA_READ;
+	u.scq = ibv_create_cq(A.ctx, 64, NULL, NULL, 0);
+	u.rcq = ibv_create_cq(A.ctx, 64, NULL, NULL, 0);
+	ia.send_cq = u.scq;
+	ia.recv_cq = u.rcq;
+	u.qp = u.scq && u.rcq ? ibv_create_qp_ex(A.ctx, &ia) : NULL;
+	ah = mk_ah(&A, &B.gid4, A.gid4_index);
+	x = u.qp ? ibv_qp_to_qp_ex(u.qp) : NULL;
+	if (!x || ud_rts(&u, QKEY) || !ah) {
+		ok(false, "qpex: UD QP with send_ops_flags in RTS, AH (%s)",
+		   strerror(errno));
+		goto out;
+	}
+	ok(true, "qpex: UD QP %#x with send_ops_flags in RTS", u.qp->qp_num);
+
+	/* SEND with immediate from an SGE, the address set first */
+	fill(tx, 1000, 3);
+	post_rx(r, GRH + r->d->mtu, 0x71);
+	ibv_wr_start(x);
+	x->wr_id = 0x61;
+	x->wr_flags = IBV_SEND_SIGNALED;
+	ibv_wr_send_imm(x, htonl(0x1234abcd));
+	ibv_wr_set_ud_addr(x, ah, r->qp->qp_num, QKEY);
+	ibv_wr_set_sge(x, A.mr->lkey, (uintptr_t)tx, 1000);
+	ret = ibv_wr_complete(x);
+	ok(!ret && !wait_wc(u.scq, &wc, 10) && wc.status == IBV_WC_SUCCESS &&
+	   wc.wr_id == 0x61 && wc.opcode == IBV_WC_SEND &&
+	   !wait_wc(r->rcq, &wc, 10) && wc.status == IBV_WC_SUCCESS &&
+	   wc.wr_id == 0x71 && wc.byte_len == GRH + 1000 &&
+	   (wc.wc_flags & IBV_WC_WITH_IMM) && ntohl(wc.imm_data) == 0x1234abcd &&
+	   wc.src_qp == u.qp->qp_num && !memcmp(rx + GRH, tx, 1000),
+	   "qpex: UD wr_send_imm of 1000 B via wr_set_ud_addr (%s)",
+	   strerror(ret));
+
+	/* two SENDs in one batch: inline, the address set after the data */
+	fill(tx, 200, 9);
+	post_rx(r, GRH + r->d->mtu, 0x72);
+	ret = post_rx_at(r, 16384, 0x73);
+	ibv_wr_start(x);
+	x->wr_id = 0x62;
+	x->wr_flags = 0;
+	ibv_wr_send(x);
+	ibv_wr_set_inline_data(x, tx, 64);
+	ibv_wr_set_ud_addr(x, ah, r->qp->qp_num, QKEY);
+	x->wr_id = 0x63;
+	x->wr_flags = IBV_SEND_SIGNALED;
+	ibv_wr_send(x);
+	ibv_wr_set_ud_addr(x, ah, r->qp->qp_num, QKEY);
+	ibv_wr_set_sge(x, A.mr->lkey, (uintptr_t)tx + 100, 10);
+	memset(tx, 0, 64);	/* inline: already copied */
+	ret = ret ? ret : ibv_wr_complete(x);
+	fill(tx, 64, 9);
+	ok(!ret && !wait_wc(u.scq, &wc, 10) && wc.wr_id == 0x63 &&
+	   wc.status == IBV_WC_SUCCESS &&
+	   !wait_wc(r->rcq, &wc, 10) && wc.status == IBV_WC_SUCCESS &&
+	   wc.wr_id == 0x72 && wc.byte_len == GRH + 64 &&
+	   !memcmp(rx + GRH, tx, 64) &&
+	   !wait_wc(r->rcq, &wc, 10) && wc.status == IBV_WC_SUCCESS &&
+	   wc.wr_id == 0x73 && wc.byte_len == GRH + 10 &&
+	   !memcmp(rx + 16384 + GRH, tx + 100, 10),
+	   "qpex: UD batch of an unsignaled inline SEND and a SEND (%s)",
+	   strerror(ret));
+
+	/* bad work requests: the whole batch refused */
+	for (i = 0; i <= UD_MAX_SGE; i++)
+		sg[i] = (struct ibv_sge){ (uintptr_t)tx, 1, A.mr->lkey };
+	post_rx(r, GRH + r->d->mtu, 0x74);
+	for (i = 0; i < 4; i++) {
+		static const char *const what[] = {
+			"RDMA_WRITE (not enabled)", "no UD address",
+			"5 SGEs", "65 bytes inline",
+		};
+
+		ibv_wr_start(x);
+		x->wr_id = 0x80 + i;
+		x->wr_flags = IBV_SEND_SIGNALED;
+		ibv_wr_send(x);
+		ibv_wr_set_ud_addr(x, ah, r->qp->qp_num, QKEY);
+		ibv_wr_set_sge(x, A.mr->lkey, (uintptr_t)tx, 10);
+		switch (i) {
+		case 0:
+			ibv_wr_rdma_write(x, 1, 0);
+			ibv_wr_set_sge(x, A.mr->lkey, (uintptr_t)tx, 10);
+			break;
+		case 1:
+			ibv_wr_send(x);
+			ibv_wr_set_sge(x, A.mr->lkey, (uintptr_t)tx, 10);
+			break;
+		case 2:
+			ibv_wr_send(x);
+			ibv_wr_set_ud_addr(x, ah, r->qp->qp_num, QKEY);
+			ibv_wr_set_sge_list(x, UD_MAX_SGE + 1, sg);
+			break;
+		case 3:
+			ibv_wr_send(x);
+			ibv_wr_set_ud_addr(x, ah, r->qp->qp_num, QKEY);
+			ibv_wr_set_inline_data(x, tx, UD_MAX_INLINE + 1);
+			break;
+		}
+		ret = ibv_wr_complete(x);
+		ok(ret == EINVAL && wait_wc(u.scq, &wc, 0.3),
+		   "qpex: UD batch with %s refused whole (%s)", what[i],
+		   strerror(ret));
+	}
+	/* none of them arrived: a good one takes the receive posted first */
+	ibv_wr_start(x);
+	x->wr_id = 0x90;
+	ibv_wr_send(x);
+	ibv_wr_set_ud_addr(x, ah, r->qp->qp_num, QKEY);
+	ibv_wr_set_sge(x, A.mr->lkey, (uintptr_t)tx, 7);
+	ret = ibv_wr_complete(x);
+	ok(!ret && !wait_wc(u.scq, &wc, 10) && wc.wr_id == 0x90 &&
+	   !wait_wc(r->rcq, &wc, 10) && wc.wr_id == 0x74 &&
+	   wc.byte_len == GRH + 7 && wait_wc(r->rcq, &wc, 0.3),
+	   "qpex: no refused UD send was received, the next one is (%s)",
+	   strerror(ret));
+	ibv_destroy_ah(ah);
+	ah = NULL;
+out:
+	if (ah)
+		ibv_destroy_ah(ah);
+	ud_destroy(&u);
+}
+
+/*
  * Extended CQs: a UD receive polled through start_poll/next_poll with
  * the standard fields; what the device lacks (timestamps) EOPNOTSUPP.
  */
@@ -1024,6 +1198,7 @@ int main(int argc, char **argv)
 				      &B.gid6);
 		test_opcodes(&a, &b);
 		test_cq_ex(&a, &b);
+		test_qpex(&b);
 		test_bad_input(&a, &b);
 		/* loopback: two QPs of one port */
 		if (!ud_up(&a2, &A, "loopback")) {

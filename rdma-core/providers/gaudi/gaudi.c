@@ -620,19 +620,26 @@ err_free:
 }
 
 /*
- * ibv_create_qp_ex() with what ibv_create_qp() has: a PD, and no create
- * flags.  Anything more (XRC, TSO, send_ops_flags, ...) is EOPNOTSUPP.
+ * ibv_create_qp_ex(): what ibv_create_qp() has (a PD, no create flags),
+ * plus the work request API (IBV_QP_INIT_ATTR_SEND_OPS_FLAGS, qpex.c)
+ * with the operations the engine has.  Anything more (XRC, TSO, atomics,
+ * memory windows, ...) is EOPNOTSUPP.
  */
 static struct ibv_qp *gaudi_create_qp_ex(struct ibv_context *context,
 					 struct ibv_qp_init_attr_ex *attr)
 {
 	const uint32_t known = IBV_QP_INIT_ATTR_PD |
-			       IBV_QP_INIT_ATTR_CREATE_FLAGS;
+			       IBV_QP_INIT_ATTR_CREATE_FLAGS |
+			       IBV_QP_INIT_ATTR_SEND_OPS_FLAGS;
+	bool wr_api = attr->comp_mask & IBV_QP_INIT_ATTR_SEND_OPS_FLAGS;
+	struct ibv_qp *ibqp;
 
 	if ((attr->comp_mask & ~known) ||
 	    !(attr->comp_mask & IBV_QP_INIT_ATTR_PD) ||
 	    ((attr->comp_mask & IBV_QP_INIT_ATTR_CREATE_FLAGS) &&
-	     attr->create_flags)) {
+	     attr->create_flags) ||
+	    (wr_api && !gaudi_qpex_ops_supported(attr->qp_type,
+						  attr->send_ops_flags))) {
 		errno = EOPNOTSUPP;
 		return NULL;
 	}
@@ -641,7 +648,11 @@ static struct ibv_qp *gaudi_create_qp_ex(struct ibv_context *context,
 		return NULL;
 	}
 	/* struct ibv_qp_init_attr is the head of struct ibv_qp_init_attr_ex */
-	return gaudi_create_qp(attr->pd, (struct ibv_qp_init_attr *)attr);
+	ibqp = gaudi_create_qp(attr->pd, (struct ibv_qp_init_attr *)attr);
+	if (ibqp && wr_api)
+		gaudi_qpex_init(container_of(ibqp, struct gaudi_qp, vqp.qp),
+				attr->send_ops_flags);
+	return ibqp;
 }
 
 static int gaudi_query_qp(struct ibv_qp *ibqp, struct ibv_qp_attr *attr,
@@ -815,8 +826,8 @@ static int gaudi_build_ud_send(struct gaudi_qp *qp, struct gaudi_wqe *w,
  * unless this succeeds).  Opcodes the engine does not have (atomics,
  * memory windows, invalidation, ...) give EOPNOTSUPP.
  */
-static int gaudi_build_send(struct gaudi_qp *qp, struct gaudi_wqe *w,
-			    const struct ibv_send_wr *wr)
+int gaudi_build_send(struct gaudi_qp *qp, struct gaudi_wqe *w,
+		     const struct ibv_send_wr *wr)
 {
 	memset(w, 0, sizeof(*w));
 	w->wr_id = wr->wr_id;
@@ -854,29 +865,65 @@ static int gaudi_build_send(struct gaudi_qp *qp, struct gaudi_wqe *w,
 	return gaudi_fill_sge(w, wr->sg_list, wr->num_sge);
 }
 
+/*
+ * Sends need RTS or a later state (SQD, SQE; ERR flushes them), as the
+ * kernel requires of its own QPs.  ibv_modify_qp() keeps the state.
+ */
+bool gaudi_sq_ready(struct gaudi_qp *qp)
+{
+	return qp->vqp.qp.state >= IBV_QPS_RTS;
+}
+
+/* Append @w to the SQ, unpublished (under sq_lock); ENOMEM when full. */
+int gaudi_sq_put(struct gaudi_qp *qp, const struct gaudi_wqe *w)
+{
+	uint32_t cons = gaudi_load_acquire(&qp->sq.hdr->cons);
+
+	if (qp->sq_prod - cons >= qp->sq.size)
+		return ENOMEM;
+	memcpy(gaudi_ring_entry(&qp->sq, qp->sq_prod), w, sizeof(*w));
+	qp->sq_prod++;
+	return 0;
+}
+
+/*
+ * Publish the WQEs put since the producer index was @start and ring the
+ * doorbell once for them (under sq_lock): an empty post_send command.
+ * For a UD QP the core looks up the WR's AH, so @ah names one just put.
+ */
+int gaudi_sq_doorbell(struct gaudi_qp *qp, uint32_t start, struct ibv_ah *ah)
+{
+	struct ibv_send_wr db = { .opcode = IBV_WR_SEND };
+	struct ibv_send_wr *bad;
+
+	if (qp->sq_prod == start)
+		return 0;
+	gaudi_store_release(&qp->sq.hdr->prod, qp->sq_prod);
+	db.wr.ud.ah = ah;
+	return ibv_cmd_post_send(&qp->vqp.qp, &db, &bad) ? EIO : 0;
+}
+
 static int gaudi_post_send(struct ibv_qp *ibqp, struct ibv_send_wr *wr,
 			   struct ibv_send_wr **bad_wr)
 {
 	struct gaudi_qp *qp = container_of(ibqp, struct gaudi_qp, vqp.qp);
 	struct ibv_ah *db_ah = NULL;
 	uint32_t start;
-	int ret = 0;
+	int ret = 0, db;
 
 	pthread_spin_lock(&qp->sq_lock);
 	start = qp->sq_prod;
 	for (; wr; wr = wr->next) {
-		uint32_t cons = gaudi_load_acquire(&qp->sq.hdr->cons);
 		struct gaudi_wqe w;
 
-		if (qp->sq_prod - cons >= qp->sq.size) {
-			ret = ENOMEM;
-			break;
-		}
+		/* an opcode the engine lacks is EOPNOTSUPP in any state */
 		ret = gaudi_build_send(qp, &w, wr);
+		if (!ret && !gaudi_sq_ready(qp))
+			ret = EINVAL;
+		if (!ret)
+			ret = gaudi_sq_put(qp, &w);
 		if (ret)
 			break;
-		memcpy(gaudi_ring_entry(&qp->sq, qp->sq_prod), &w, sizeof(w));
-		qp->sq_prod++;
 		if (qp->ud)
 			db_ah = wr->wr.ud.ah;
 	}
@@ -889,19 +936,9 @@ static int gaudi_post_send(struct ibv_qp *ibqp, struct ibv_send_wr *wr,
 				gaudi_load_acquire(&qp->sq.hdr->cons),
 				qp->sq.size);
 	}
-	if (qp->sq_prod != start) {
-		struct ibv_send_wr db = { .opcode = IBV_WR_SEND };
-		struct ibv_send_wr *bad;
-
-		gaudi_store_release(&qp->sq.hdr->prod, qp->sq_prod);
-		/*
-		 * doorbell: an empty post_send command.  For a UD QP the
-		 * core looks up the WR's AH, so it names one just posted.
-		 */
-		db.wr.ud.ah = db_ah;
-		if (ibv_cmd_post_send(ibqp, &db, &bad) && !ret)
-			ret = EIO;
-	}
+	db = gaudi_sq_doorbell(qp, start, db_ah);
+	if (db && !ret)
+		ret = db;
 	pthread_spin_unlock(&qp->sq_lock);
 	return ret;
 }
@@ -913,8 +950,12 @@ static int gaudi_post_recv(struct ibv_qp *ibqp, struct ibv_recv_wr *wr,
 	uint32_t start;
 	int ret = 0;
 
-	/* a QP on an SRQ: its receives are posted to the SRQ */
-	if (!qp->rq.map) {
+	/*
+	 * a QP on an SRQ: its receives are posted to the SRQ.  None in
+	 * RESET (the engine empties the rings on the way out of it), as for
+	 * kernel QPs.
+	 */
+	if (!qp->rq.map || ibqp->state == IBV_QPS_RESET) {
 		*bad_wr = wr;
 		return EINVAL;
 	}

@@ -68,6 +68,22 @@ struct gaudi_cq {
 	struct ibv_wc cur;
 };
 
+/*
+ * A batch of the work request API (ibv_wr_*, qpex.c): the work request
+ * being built, as the ibv_send_wr post_send would take (its SGEs and
+ * inline data copied here), so both APIs share one WQE builder.
+ */
+struct gaudi_wr_state {
+	uint64_t ops;		/* send_ops_flags the QP was created with */
+	uint32_t start;		/* sq_prod at wr_start */
+	int err;		/* the first error of the batch */
+	bool open;		/* a WR is being built (cur) */
+	struct ibv_send_wr cur;
+	struct ibv_sge sge[GAUDI_MAX_SGE];
+	uint8_t inl[GAUDI_MAX_INLINE];
+	struct ibv_ah *db_ah;	/* UD: an AH of the batch, for the doorbell */
+};
+
 struct gaudi_qp {
 	struct verbs_qp vqp;
 	pthread_spinlock_t sq_lock;
@@ -80,6 +96,8 @@ struct gaudi_qp {
 	bool ud;
 	uint32_t max_send_sge;
 	uint32_t max_inline;
+	/* the work request API (qpex.c), between wr_start and wr_complete */
+	struct gaudi_wr_state wr;
 };
 
 static inline void *gaudi_ring_entry(struct gaudi_ring *r, uint32_t idx)
@@ -117,6 +135,16 @@ bool gaudi_ctx_closed(struct ibv_context *ibctx);
 int gaudi_ring_map(struct ibv_context *context, struct gaudi_ring *r,
 		   uint64_t key, uint64_t len, uint32_t log, uint32_t stride);
 void gaudi_ring_unmap(struct gaudi_ring *r);
+
+int gaudi_build_send(struct gaudi_qp *qp, struct gaudi_wqe *w,
+		     const struct ibv_send_wr *wr);
+bool gaudi_sq_ready(struct gaudi_qp *qp);
+int gaudi_sq_put(struct gaudi_qp *qp, const struct gaudi_wqe *w);
+int gaudi_sq_doorbell(struct gaudi_qp *qp, uint32_t start, struct ibv_ah *ah);
+
+/* qpex.c */
+bool gaudi_qpex_ops_supported(enum ibv_qp_type type, uint64_t ops);
+void gaudi_qpex_init(struct gaudi_qp *qp, uint64_t ops);
 
 /* srq.c */
 struct ibv_srq *gaudi_create_srq(struct ibv_pd *pd,

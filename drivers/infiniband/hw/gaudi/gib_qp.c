@@ -410,8 +410,16 @@ int gib_modify_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr, int mask,
 		hw |= GN_ROCE_QPC_QKEY;
 	}
 	if (mask & IB_QP_ACCESS_FLAGS) {
+		/*
+		 * Remote atomics and flushes are accepted and inert: the
+		 * engine parses neither opcode, so a request for one is
+		 * dropped whatever the QP allows.  (pyverbs' extended RC QPs
+		 * ask for them all.)
+		 */
 		if (attr->qp_access_flags & ~(GIB_QP_ACCESS |
-					      IB_ACCESS_REMOTE_ATOMIC))
+					      IB_ACCESS_REMOTE_ATOMIC |
+					      IB_ACCESS_FLUSH_GLOBAL |
+					      IB_ACCESS_FLUSH_PERSISTENT))
 			goto out;
 		if (attr->qp_access_flags & IB_ACCESS_REMOTE_WRITE)
 			c->access |= cpu_to_le32(GN_ROCE_ACC_REMOTE_WRITE);
