@@ -354,15 +354,6 @@ void shutdown_all() {
   for (auto *pg : v) pg->shutdown();
 }
 
-std::string ProcessGroupGcoll::provider() const {
-  const char *prov = nullptr;
-  int rails = 0, dmabuf = 0, rxcq = 0;
-  if (!coll_.comm ||
-      gcoll_comm_transport_info(coll_.comm, &prov, &rails, &dmabuf, &rxcq) != GCOLL_SUCCESS)
-    return "";
-  return prov ? prov : "";
-}
-
 std::map<std::string, std::string> ProcessGroupGcoll::transport() const {
   std::map<std::string, std::string> m;
   const char *prov = nullptr;

@@ -146,8 +146,6 @@ class ProcessGroupGcoll : public c10d::Backend {
   c10::intrusive_ptr<c10d::Work> barrier(
       const c10d::BarrierOptions &opts = c10d::BarrierOptions()) override;
 
-  // transport name of the collective communicator (for tests)
-  std::string provider() const;
   // what the transport of both communicators does (for tests and users):
   // provider, rails, dmabuf_native, rx_cq_data, hbm_native, hbm_fallback
   std::map<std::string, std::string> transport() const;

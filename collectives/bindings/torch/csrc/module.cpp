@@ -54,7 +54,6 @@ PYBIND11_MODULE(_C, m) {
            }),
            py::arg("store"), py::arg("rank"), py::arg("size"), py::arg("timeout"),
            py::call_guard<py::gil_scoped_release>())
-      .def("_provider", &ProcessGroupGcoll::provider)
       .def("_transport", &ProcessGroupGcoll::transport)
       .def("_shutdown", &ProcessGroupGcoll::shutdown, py::call_guard<py::gil_scoped_release>());
   m.def("_shutdown_all", &torch_gcoll::shutdown_all, py::call_guard<py::gil_scoped_release>());
