@@ -99,6 +99,9 @@ struct gc_transport {
 	int myrank;           /* rank in the world communicator */
 	bool rx_cq_data;      /* FI_RX_CQ_DATA: writes consume a posted receive */
 	bool mr_local, mr_virt, mr_prov_key, dmabuf_native;
+	/* peers copy registered memory through its CPU mapping from their own
+	 * process (shm's CMA, process_vm_readv/writev) */
+	bool peer_cma;
 	bool ctrl_inject;     /* control entries fit the inject size */
 	/* verbs: endpoints listen on the wildcard address (ep_info); rail i
 	 * publishes ident[i % nident] */

@@ -45,13 +45,6 @@ static bool cma_reachable(const void *va, size_t len)
 	return true;
 }
 
-/* Does the provider read registered memory through the CPU mapping from
- * another process (shm's CMA), where this mapping cannot be reached? */
-static bool cpu_mapping_unusable(struct gcoll_comm *c, const void *va, size_t len)
-{
-	return !strcmp(c->tp->prov_name, "shm") && !cma_reachable(va, len);
-}
-
 static gcoll_result_t check(gcoll_comm_t c, const char *fn)
 {
 	int n;
@@ -112,7 +105,8 @@ GC_API gcoll_result_t gcoll_mem_register_dmabuf(gcoll_comm_t c, int fd, uint64_t
 	if (!m)
 		return GCOLL_ERR_NOMEM;
 	m->comm = c;
-	if (cpu_mapping_unusable(c, va, len)) {
+	/* peers that copy through this CPU mapping must be able to reach it */
+	if (c->tp->peer_cma && !cma_reachable(va, len)) {
 		GC_INFO("%s: dma-buf fd %d: %s peers cannot read its CPU mapping (VM_PFNMAP), staging",
 			fn, fd, c->tp->prov_name);
 		rc = GCOLL_ERR_UNSUPPORTED;

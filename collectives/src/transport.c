@@ -455,6 +455,7 @@ gcoll_result_t gc_tp_open(int nrails, const char *prov, struct gc_transport **ou
 	tp->ctrl_inject = info->tx_attr->inject_size >= sizeof(struct gc_ctrl) &&
 			  !gc_env_u64("GCOLL_FORCE_CTRL_SEND", 0);
 	tp->rx_cq_data = (info->mode & FI_RX_CQ_DATA) || gc_env_u64("GCOLL_FORCE_RX_CQ_DATA", 0);
+	tp->peer_cma = !strcmp(tp->prov_name, "shm");
 	tp->mr_local = info->domain_attr->mr_mode & FI_MR_LOCAL;
 	tp->mr_virt = info->domain_attr->mr_mode & FI_MR_VIRT_ADDR;
 	tp->mr_prov_key = info->domain_attr->mr_mode & FI_MR_PROV_KEY;
