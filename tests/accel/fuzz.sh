@@ -15,16 +15,16 @@ before=$(cat "$used")
 mark=$(dmesg | wc -l)
 out=$(timeout $((secs + 120)) "$BIN/gn-accel-fuzz" 1 "$secs" ${FUZZ_SEED:-} 2>&1)
 rc=$?
-# its TAP lines, then ours
+# its TAP lines, then ours, numbered on from them (lib.sh's ok)
 grep -v '^1\.\.' <<<"$out"
 n=$(grep -cE '^(ok|not ok) ' <<<"$out")
-t() { n=$((n + 1)); if [ "$1" = 0 ]; then echo "ok $n - $2"; else echo "not ok $n - $2"; fi; }
-t "$rc" "gn-accel-fuzz exited 0 (status $rc)"
+KTAP_TESTNO=$((n + 1))
+ok "gn-accel-fuzz exited 0 (status $rc)" "[ $rc = 0 ]"
 after=$(cat "$used")
-[ "$after" = "$before" ]
-t $? "HBM in use back to $before bytes after the fuzzer's files closed (now $after)"
+ok "HBM in use back to $before bytes after the fuzzer's files closed (now $after)" \
+	"[ $after = $before ]"
 bad=$(dmesg | tail -n +$((mark + 1)) | grep -E 'WARNING:|BUG:|Oops|UBSAN|KASAN|refcount_t:' | head -n 5)
-[ -z "$bad" ]
-t $? "no kernel warning${bad:+: $bad}"
+ok "no kernel warning" "[ -z \"\$bad\" ]"
+[ -z "$bad" ] || echo "$bad" | sed 's/^/# /'
 echo "1..$n"
 [ "$rc" = 0 ] && [ "$after" = "$before" ] && [ -z "$bad" ]
