@@ -116,7 +116,7 @@ ksft-build:
 # ethtool_rmon.sh)
 ksft: all
 	@sed 's#tests/ksft/drivers-net.sh#env KSFT_FULL=1 &#' \
-		tests/vm.d/ksft.list >$(B)/ksft.list
+		tests/vm.d/40-ksft.list >$(B)/ksft.list
 	@tools/testenv/vm.sh $(B)/ksft.list $(B)/results/ksft
 
 .PHONY: all kmod kmod-sync sparse user check demo bench ksft-build ksft torch

@@ -47,7 +47,7 @@ if [ -d "$list" ]; then lists=("$list"/*.list); else lists=("$list"); fi
 limit=${GAUDI_NIC_VM_LIMIT:-2400}
 total=$(cat "${lists[@]}" | awk -v max="$limit" '!/^[[:space:]]*(#|$)/ { t += $2 }
 	END { t += 300; print (t > max ? max : t) }')
-ntests=$(cat "${lists[@]}" | grep -cv '^[[:space:]]*\(#\|$\)')
+ntests=$(cat "${lists[@]}" | grep -cv '^[[:space:]]*\(#\|$\|wait[[:space:]]*$\)')
 echo "# booting $kernel under TCG for $ntests VM tests (limit ${total}s)"
 start=$(date +%s)
 vng_run "$total" "/src/tools/testenv/run-tests.sh $list $out; echo \$? > $out/finished; dmesg > $out/dmesg.log" \
