@@ -8,7 +8,8 @@
 # gaudi_nic_test_delay) maps the ring, not freed memory; the per-context
 # limits (gaudi_ib's max_*_per_ctx parameters) stop one process and not
 # another; the rdma cgroup limits a process, and the memory cgroup is
-# charged for its rings.  The kernel log must stay free of warnings.
+# charged for its rings; random uverbs commands and ring contents
+# (verbs_fuzz) leave the device working and nothing allocated.  The kernel log must stay free of warnings.
 # Output: TAP.
 here=$(dirname "$0")
 DEV_A=${DEV_A:-46}
@@ -111,6 +112,27 @@ if grep -qw memory "$cg/cgroup.controllers" 2>/dev/null; then
 	rmdir "$cg/gn-mem" 2>/dev/null
 else
 	t_skip "memory cgroup accounting of rings" "the guest kernel has no memory cgroup controller in $cg"
+fi
+# Random uverbs commands and ring contents (tests/rdma/verbs_fuzz.c, the
+# ASan+UBSan build), then a fresh RC pair works and, once the fuzzer has
+# exited, nothing it made is left on the device.
+fuzz=${VERBS_FUZZ:-/build/tests-rdma/verbs_fuzz}
+need_test_bin verbs_fuzz "$fuzz"
+res_of() { rdma resource show | awk -v d="$1:" '$2 == d { $1 = $2 = ""; print }'; }
+res0=$(res_of "$IB_A")
+while IFS= read -r line; do
+	case "$line" in
+	"ok "*) t_ok "verbs_fuzz: ${line#ok [0-9]* - }" ;;
+	"not ok "*) t_fail "verbs_fuzz: ${line#not ok [0-9]* - }" ;;
+	*) diag "$line" ;;
+	esac
+done < <(timeout $((${VERBS_FUZZ_SECS:-10} + 120)) "$fuzz" "$IB_A" "$GID_A" \
+	 "${VERBS_FUZZ_SECS:-10}" ${VERBS_FUZZ_SEED:-} 2>&1 | grep -v '^TAP version\|^1\.\.')
+res1=$(res_of "$IB_A")
+if [ "$res1" = "$res0" ]; then
+	t_ok "verbs_fuzz: nothing it made is left on $IB_A ($res1)"
+else
+	t_fail "verbs_fuzz: nothing it made is left on $IB_A" "before: $res0" "after: $res1"
 fi
 dmesg_check "$dmesg_mark"
 tap_done
