@@ -56,7 +56,7 @@ vpid=$!
 # Progress: each test's result line, as the guest prints it: only whole
 # lines (the console may hold half of one), each test number once (the
 # console can repeat a line, e.g. when the kernel's messages interleave).
-pat='^(1\.\.[0-9]+|(not )?ok [0-9]+ )'
+pat='^(1\.\.[0-9]+|(not )?ok [0-9]+ [^- ])'
 declare -A shown=()
 progress() {
 	local line key partial=
