@@ -9,7 +9,8 @@
 #   BENCH_SAMPLE_MS [5]              length of one sample
 #   BENCH_RANKS ["2 4"]              rank counts
 #   BENCH_CHECK [1]                  check both results once per size
-#   BENCH_MPI_ARGS []                extra mpirun arguments (e.g. --mca btl self,sm)
+#   BENCH_MPI_ARGS [--mca btl self,sm]  mpirun arguments for Open MPI (its
+#                                    default pml ob1 with the sm BTL; no tcp)
 # Uses the release build in /build/collectives-rel (built here if missing).
 # How to read the table: Documentation/collectives.md, "Benchmark".
 set -euo pipefail
@@ -33,7 +34,7 @@ status=0
 for n in ${BENCH_RANKS:-2 4}; do
 	echo
 	# shellcheck disable=SC2086
-	mpirun --allow-run-as-root --oversubscribe -np "$n" --bind-to none ${BENCH_MPI_ARGS:-} \
+	mpirun --allow-run-as-root --oversubscribe -np "$n" --bind-to none ${BENCH_MPI_ARGS---mca btl self,sm} \
 		"$work/vs_mpi" "${args[@]}" || { echo "vs_mpi with $n ranks failed"; status=1; }
 done
 echo

@@ -145,6 +145,8 @@ gcoll_result_t gc_algo_allreduce(struct gcoll_comm *c, const void *sendbuf, void
 	struct gcoll_request *r;
 	bool ring, avg = op == GCOLL_AVG;
 
+	if (gc_fast_ok(c, bytes))
+		return gc_fast_allreduce(c, sendbuf, recvbuf, count, bytes, type, op, req);
 	ring = use_ring(c, bytes);
 	slice = c->segsize / es * (ring ? (size_t)c->nranks : 1);
 	if (!slice)

@@ -80,6 +80,7 @@ static void comm_env(struct gcoll_comm *c)
 /* Free a communicator's own memory (what comm_alloc allocated). */
 static void comm_free(struct gcoll_comm *c)
 {
+	gc_fast_free(c->fast);
 	free(c->tpeer);
 	free(c->send_seq);
 	free(c->recv_seq);
@@ -353,6 +354,9 @@ GC_API gcoll_result_t gcoll_comm_init_rank(gcoll_comm_t *comm, int nranks, gcoll
 		rc = init_set_peers(&st);
 	if (!rc)
 		rc = init_connect(&st);
+	/* every rank on this host and shm: the fast path's rounds */
+	if (!rc && st.same && st.tp->peer_cma && nranks > 1 && nranks <= GC_FAST_MAX_RANKS)
+		rc = gc_fast_setup(st.c, st.b);
 	if (!rc)
 		init_publish(&st, comm);
 	gc_boot_close(st.b);
