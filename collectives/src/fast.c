@@ -228,6 +228,8 @@ static gcoll_result_t fast_step(struct gcoll_comm *c, struct gc_fastop *o)
 	if (o->op == GCOLL_AVG)
 		gc_scale_avg(o->rb, o->count, o->type, n);
 	__atomic_store_n(done_word(f, f->rank), o->seq, __ATOMIC_RELEASE);
+	GC_TRACE("rank %d: fast all-reduce %llu done (%zu bytes)", f->rank,
+		 (unsigned long long)o->seq, o->bytes);
 	f->rd = o->seq;
 	o->state = 2;
 	return GCOLL_SUCCESS;
@@ -245,9 +247,11 @@ gcoll_result_t gc_fast_progress(struct gcoll_request *r)
 	now = gc_now_ms();
 	if (now - c->fast->live_ms >= GC_FAST_LIVE_MS) {
 		c->fast->live_ms = now;
-		return check_peers(c);
+		rc = check_peers(c);
+		if (rc)
+			return rc;
 	}
-	return rc;
+	return GCOLL_IN_PROGRESS;
 }
 
 static bool tp_busy(struct gc_transport *tp)
