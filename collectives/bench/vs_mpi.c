@@ -7,7 +7,7 @@
  * hits both, and each sample is the mean time of enough iterations to last
  * about -t milliseconds, the slowest rank's.
  *
- *   vs_mpi [-b minbytes] [-e maxbytes] [-r samples] [-t sample_ms] [-c]
+ *   vs_mpi [-b minbytes] [-e maxbytes] [-r samples] [-t sample_ms] [-W warmup_s] [-c]
  *
  * Rank 0 prints one line per size: median time and relative interquartile
  * range of each, the speedup (MPI median / gcoll median; > 1: gcoll is
@@ -192,23 +192,24 @@ int main(int argc, char **argv)
 {
 	size_t minb = 8, maxb = 64u << 20;
 	int reps = 11, opt, rank, n, docheck = 0;
-	double sample_ms = 5;
+	double sample_ms = 5, warm_s = 0.5;
 	double cpy = 0, red = 0;
 	gcoll_unique_id id;
 	const char *prov = "?";
 	int rails = 0, dmab = 0, rxd = 0, fails = 0;
 
 	MPI_Init(&argc, &argv);
-	while ((opt = getopt(argc, argv, "b:e:r:t:c")) != -1) {
+	while ((opt = getopt(argc, argv, "b:e:r:t:W:c")) != -1) {
 		switch (opt) {
 		case 'b': minb = parse_size(optarg); break;
 		case 'e': maxb = parse_size(optarg); break;
 		case 'r': reps = atoi(optarg); break;
 		case 't': sample_ms = atof(optarg); break;
+		case 'W': warm_s = atof(optarg); break;
 		case 'c': docheck = 1; break;
 		default:
 			fprintf(stderr, "usage: %s [-b minbytes] [-e maxbytes] [-r samples] "
-				"[-t sample_ms] [-c (check results)]\n", argv[0]);
+				"[-t sample_ms] [-W warmup_s] [-c (check results)]\n", argv[0]);
 			MPI_Abort(MPI_COMM_WORLD, 2);
 		}
 	}
@@ -246,7 +247,7 @@ int main(int argc, char **argv)
 	 * communicator pay for connection setup, the shared-memory regions'
 	 * first touch and registrations, and the ranks start out of step
 	 * (rank 0 measured the limits above).  Run both libraries at the
-	 * first size until 0.5 s of wall time have passed on rank 0. */
+	 * first size for -W seconds (0.5) of rank 0's clock. */
 	{
 		double start = now();
 		int go = 1;
@@ -254,7 +255,7 @@ int main(int argc, char **argv)
 		while (go) {
 			run_g(minb / 4, 200);
 			run_m(minb / 4, 200);
-			go = rank == 0 && now() - start < 0.5;
+			go = rank == 0 && now() - start < warm_s;
 			MPI_Bcast(&go, 1, MPI_INT, 0, MPI_COMM_WORLD);
 		}
 	}
