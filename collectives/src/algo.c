@@ -264,6 +264,34 @@ gcoll_result_t gc_algo_allgather(struct gcoll_comm *c, const void *sendbuf, void
 		}
 		return gc_submit(r, req);
 	}
+	if (!use_ring(c, bytes)) {
+		/* small, any other n: Bruck, ceil(log2 n) steps instead of the
+		 * ring's n - 1.  tmp (scratch) holds the blocks of ranks rk,
+		 * rk+1, ...; at step d send the first min(d, n-d) of them to
+		 * rk - d and receive as many from rk + d behind them; then
+		 * rotate tmp into place. */
+		struct gc_sched *s = gc_req_sched(r, type, GCOLL_SUM);
+		size_t b = scount * es;
+		char *rb = recvbuf;
+
+		if (!s)
+			return gc_build_fail(r);
+		s->scratch_len = (size_t)n * b;
+		if (gc_phase(s) || gc_act(s, GC_ACT_COPY, SCR(0), sendbuf, NULL, b))
+			return gc_build_fail(r);
+		for (int d = 1; d < n; d <<= 1) {
+			size_t cnt = (size_t)(d < n - d ? d : n - d) * b;
+
+			if (gc_phase(s) || SEND(c, s, md(rk - d, n), SCR(0), cnt) ||
+			    RECV(c, s, md(rk + d, n), SCR((size_t)d * b), cnt))
+				return gc_build_fail(r);
+		}
+		if (gc_phase(s) ||
+		    gc_act(s, GC_ACT_COPY, rb + (size_t)rk * b, SCR(0), NULL, (size_t)(n - rk) * b) ||
+		    (rk && gc_act(s, GC_ACT_COPY, rb, SCR((size_t)(n - rk) * b), NULL, (size_t)rk * b)))
+			return gc_build_fail(r);
+		return gc_submit(r, req);
+	}
 	slice = c->segsize / es;
 	if (!slice)
 		slice = 1;
