@@ -264,9 +264,10 @@ gcoll_result_t gc_algo_allgather(struct gcoll_comm *c, const void *sendbuf, void
 		}
 		return gc_submit(r, req);
 	}
-	if (!use_ring(c, bytes)) {
-		/* small, any other n: Bruck, ceil(log2 n) steps instead of the
-		 * ring's n - 1.  tmp (scratch) holds the blocks of ranks rk,
+	if (n > 4 && !use_ring(c, bytes)) {
+		/* small, any other n from 5: Bruck, ceil(log2 n) steps instead
+		 * of the ring's n - 1 (at n = 3 both take 2, and the ring needs
+		 * no scratch and no final copy).  tmp (scratch) holds the blocks of ranks rk,
 		 * rk+1, ...; at step d send the first min(d, n-d) of them to
 		 * rk - d and receive as many from rk + d behind them; then
 		 * rotate tmp into place. */
