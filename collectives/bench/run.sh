@@ -9,6 +9,8 @@
 #   BENCH_SAMPLE_MS [5]              length of one sample
 #   BENCH_RANKS ["2 4"]              rank counts
 #   BENCH_CHECK [1]                  check both results once per size
+#   BENCH_AB []                      VAR=VALUE[,...]: gcoll against gcoll with
+#                                    these tunables instead of MPI (vs_mpi -B)
 #   BENCH_MPI_ARGS [--mca btl self,sm]  mpirun arguments for Open MPI (its
 #                                    default pml ob1 with the sm BTL; no tcp)
 # Uses the release build in /build/collectives-rel (built here if missing).
@@ -30,6 +32,7 @@ mpicc -O2 -Wall -Wextra -Werror -I "$src/include" -o "$work/vs_mpi" "$here/vs_mp
 
 args=(-b "${BENCH_MIN:-8}" -e "${BENCH_MAX:-64M}" -r "${BENCH_REPS:-11}" -t "${BENCH_SAMPLE_MS:-5}")
 [ "${BENCH_CHECK:-1}" = 0 ] || args+=(-c)
+[ -z "${BENCH_AB:-}" ] || args+=(-B "$BENCH_AB")
 status=0
 for n in ${BENCH_RANKS:-2 4}; do
 	echo

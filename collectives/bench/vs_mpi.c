@@ -8,6 +8,12 @@
  * about -t milliseconds, the slowest rank's.
  *
  *   vs_mpi [-b minbytes] [-e maxbytes] [-r samples] [-t sample_ms] [-W warmup_s] [-c]
+ *          [-B VAR=VALUE[,VAR=VALUE...]]
+ *
+ * -B compares gcoll with gcoll instead of MPI: the second library becomes
+ * a communicator split off after setting the given GCOLL_* variables (a
+ * split reads the environment again), for A/B tests of tunables under the
+ * same load.  Split communicators have no shared-memory fast path.
  *
  * Rank 0 prints one line per size: median time and relative interquartile
  * range of each, the speedup (MPI median / gcoll median; > 1: gcoll is
@@ -123,7 +129,7 @@ out:
 	free(d);
 }
 
-static gcoll_comm_t gc;
+static gcoll_comm_t gc, gcb;   /* gcb: -B's communicator */
 static float *sb, *rb;
 
 static int run_g(size_t count, int iters)
@@ -142,6 +148,14 @@ static int run_g(size_t count, int iters)
 
 static void run_m(size_t count, int iters)
 {
+	if (gcb) {
+		gcoll_comm_t a = gc;
+
+		gc = gcb;
+		run_g(count, iters);
+		gc = a;
+		return;
+	}
 	for (int i = 0; i < iters; i++)
 		MPI_Allreduce(sb, rb, (int)count, MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD);
 }
@@ -197,9 +211,10 @@ int main(int argc, char **argv)
 	gcoll_unique_id id;
 	const char *prov = "?";
 	int rails = 0, dmab = 0, rxd = 0, fails = 0;
+	char *bvars = NULL;
 
 	MPI_Init(&argc, &argv);
-	while ((opt = getopt(argc, argv, "b:e:r:t:W:c")) != -1) {
+	while ((opt = getopt(argc, argv, "b:e:r:t:W:cB:")) != -1) {
 		switch (opt) {
 		case 'b': minb = parse_size(optarg); break;
 		case 'e': maxb = parse_size(optarg); break;
@@ -207,9 +222,11 @@ int main(int argc, char **argv)
 		case 't': sample_ms = atof(optarg); break;
 		case 'W': warm_s = atof(optarg); break;
 		case 'c': docheck = 1; break;
+		case 'B': bvars = optarg; break;
 		default:
 			fprintf(stderr, "usage: %s [-b minbytes] [-e maxbytes] [-r samples] "
-				"[-t sample_ms] [-W warmup_s] [-c (check results)]\n", argv[0]);
+				"[-t sample_ms] [-W warmup_s] [-c (check results)]\n"
+				"          [-B VAR=VALUE[,...] (gcoll against gcoll with these)]\n", argv[0]);
 			MPI_Abort(MPI_COMM_WORLD, 2);
 		}
 	}
@@ -231,6 +248,18 @@ int main(int argc, char **argv)
 		MPI_Abort(MPI_COMM_WORLD, 1);
 	}
 	gcoll_comm_transport_info(gc, &prov, &rails, &dmab, &rxd);
+	if (bvars) {
+		char *copy = strdup(bvars), *save = NULL;
+
+		for (char *v = strtok_r(copy, ",", &save); v; v = strtok_r(NULL, ",", &save))
+			if (putenv(strdup(v)))
+				MPI_Abort(MPI_COMM_WORLD, 1);
+		free(copy);
+		if (gcoll_comm_split(gc, 0, rank, &gcb)) {
+			fprintf(stderr, "rank %d: gcoll_comm_split: %s\n", rank, gcoll_get_last_error());
+			MPI_Abort(MPI_COMM_WORLD, 1);
+		}
+	}
 	sb = aligned_alloc(4096, (maxb + 4095) & ~(size_t)4095);
 	rb = aligned_alloc(4096, (maxb + 4095) & ~(size_t)4095);
 	if (!sb || !rb)
@@ -266,6 +295,8 @@ int main(int argc, char **argv)
 
 		MPI_Get_library_version(ver, &len);
 		ver[strcspn(ver, ",\n")] = 0;
+		if (bvars)
+			snprintf(ver, sizeof(ver), "gcoll with %s (column mpi)", bvars);
 		printf("# allreduce fp32 sum, %d ranks on %ld cores: gcoll (provider %s) vs %s\n", n,
 		       sysconf(_SC_NPROCESSORS_ONLN), prov, ver);
 		printf("# %d interleaved samples per size of ~%.0f ms each; limits of one core: "
@@ -329,6 +360,8 @@ int main(int argc, char **argv)
 		}
 		fails += bad != 0;
 	}
+	if (gcb)
+		gcoll_comm_destroy(gcb);
 	gcoll_comm_destroy(gc);
 	free(sb);
 	free(rb);
