@@ -306,8 +306,12 @@ static gcoll_result_t fast_blocking(struct gcoll_comm *c, struct gc_fastop *o)
 				return rc;
 			}
 		}
-		/* more ranks than cores: do not spin on a peer's time slice */
-		if (ye > 0 && ++idle >= ye) {
+		/* more ranks than cores: do not spin on a peer's time slice.
+		 * After 4096 fruitless polls the peer is most likely not
+		 * running at all (no core of its own, or it shares ours - as
+		 * ranks do at start until the load balancer moves them): from
+		 * then on yield on every poll */
+		if (ye > 0 && ++idle >= (spins > 4096 ? 1 : ye)) {
 			sched_yield();
 			idle = 0;
 		} else {
