@@ -279,13 +279,14 @@ int main(int argc, char **argv)
 	 * first touch and registrations, and the ranks start out of step
 	 * (rank 0 measured the limits above).  Run both libraries at the
 	 * first size for -W seconds (0.5) of rank 0's clock.
-	 * And the ranks start on the CPU mpirun's daemon forked them on: two
-	 * busy-polling ranks sharing one core finish an operation per
-	 * scheduler tick (MPI: 4.0 ms, gcoll: 2.0 ms, with a spread of 1 %)
-	 * until the load balancer moves one away, which on a loaded machine
-	 * took seconds - the "first size is slow" of the old tables.  So with
-	 * no more ranks than CPUs, go on (up to 10 s) until every rank runs on
-	 * a CPU of its own. */
+	 * The "first size is slow" of the old tables was one operation per
+	 * scheduler tick (MPI: 4.0 ms, gcoll: 2.0 ms, with a spread of 1 %):
+	 * a rank waiting for a peer whose core another busy process holds.
+	 * One such process is the other rank: mpirun's daemon forks the
+	 * ranks on its own CPU and the load balancer takes a while to move
+	 * one away.  So with no more ranks than CPUs, go on (up to 10 s)
+	 * until every rank runs on a CPU of its own.  (Other load on the
+	 * machine can still cause it.) */
 	{
 		long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
 		double start = now();
