@@ -1,53 +1,47 @@
 #!/usr/bin/env bash
-# bench/run.sh - gcoll-perf allreduce against MPI_Allreduce (Open MPI) on the
-# same ranks and sizes: fp32 sum, 2 ranks and 4 ranks (oversubscribed),
-# 8 B .. 64 MiB.  Run inside the test root:
-#   tools/testenv/inroot.sh collectives/bench/run.sh
+# bench/run.sh - gcoll_allreduce against MPI_Allreduce (Open MPI), fp32 sum,
+# interleaved in one process tree (bench/vs_mpi.c), 2 and 4 ranks (4 is
+# oversubscribed on a 2-core machine).  Run inside the test root:
+#   tools/testenv/inroot.sh bash -c 'cd /src && collectives/bench/run.sh'
+# Environment (defaults in brackets):
+#   BENCH_MIN [8], BENCH_MAX [64M]   sizes, doubling (K/M suffixes work)
+#   BENCH_REPS [11]                  interleaved samples per size and library
+#   BENCH_SAMPLE_MS [5]              length of one sample
+#   BENCH_RANKS ["2 4"]              rank counts
+#   BENCH_CHECK [1]                  check both results once per size
+#   BENCH_AB []                      VAR=VALUE[,...]: gcoll against gcoll with
+#                                    these tunables instead of MPI (vs_mpi -B)
+#   BENCH_MPI_ARGS [--mca btl self,sm]  mpirun arguments for Open MPI (its
+#                                    default pml ob1 with the sm BTL; no tcp)
 # Uses the release build in /build/collectives-rel (built here if missing).
-# Prints one table per rank count: busbw of each and gcoll/MPI ratios, from
-# the best time of BENCH_REPS (3) alternating runs of each.
+# How to read the table: Documentation/collectives.md, "Benchmark".
 set -euo pipefail
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 src=$(cd "$here/.." && pwd)
 rel=${GCOLL_REL_BUILD:-/build/collectives-rel}
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
-minb=${BENCH_MIN:-8} maxb=${BENCH_MAX:-67108864}
 
-if [ ! -x "$rel/tools/gcoll-perf" ]; then
+if [ ! -f "$rel/libgcoll.so" ]; then
 	[ -f "$rel/build.ninja" ] || meson setup "$rel" "$src" --buildtype=release \
 		-Dwerror=true -Dwarning_level=2 >/dev/null
-	ninja -C "$rel" >/dev/null
 fi
-mpicc -O2 -o "$work/mpi_allreduce" "$here/mpi_allreduce.c"
+ninja -C "$rel" >/dev/null
+mpicc -O2 -Wall -Wextra -Werror -I "$src/include" -o "$work/vs_mpi" "$here/vs_mpi.c" \
+	-L "$rel" -Wl,-rpath,"$rel" -lgcoll -lm
 
-small=$(( maxb < 65536 ? maxb : 65536 ))
-reps=${BENCH_REPS:-3}
-# min over runs: the box is shared, a run can lose its cores to other load
-minof() { awk '{ if (!($1 in m) || $2 < m[$1]) m[$1] = $2 } END { for (k in m) print k, m[k] }' | sort -n; }
-for n in 2 4; do
-	: > "$work/mpi.$n"; : > "$work/gcoll.$n"
-	for rep in $(seq "$reps"); do
-		mpirun --allow-run-as-root --oversubscribe -np "$n" --bind-to none \
-			"$work/mpi_allreduce" "$minb" "$maxb" >> "$work/mpi.$n" 2>"$work/mpi.$n.err" || {
-			echo "mpirun failed:"; cat "$work/mpi.$n.err"; exit 1; }
-		{
-			"$rel/tools/gcoll-perf" -g "$n" -b "$minb" -e "$small" -f 2 -n 1000 -w 100 -c 0 -d float -o sum
-			if [ "$maxb" -gt 65536 ]; then "$rel/tools/gcoll-perf" -g "$n" -b 131072 -e "$maxb" -f 2 -n 20 -w 3 -c 0 -d float -o sum; fi
-		} >> "$work/gcoll.$n"
-	done
-	prov=$(grep -m1 -o 'provider [a-z0-9;_]*' "$work/gcoll.$n" || true)
+args=(-b "${BENCH_MIN:-8}" -e "${BENCH_MAX:-64M}" -r "${BENCH_REPS:-11}" -t "${BENCH_SAMPLE_MS:-5}")
+[ "${BENCH_CHECK:-1}" = 0 ] || args+=(-c)
+[ -z "${BENCH_AB:-}" ] || args+=(-B "$BENCH_AB")
+status=0
+for n in ${BENCH_RANKS:-2 4}; do
 	echo
-	echo "allreduce fp32 sum, $n ranks ($(nproc) cores), gcoll $prov vs Open MPI $(mpirun --allow-run-as-root --version 2>/dev/null | head -1 | grep -o '[0-9.]*$'), best of $reps runs"
-	printf '%12s %12s %12s %10s %10s %8s %8s\n' "size(B)" "gcoll(us)" "mpi(us)" "gcoll_bus" "mpi_bus" "bw_ratio" "t_ratio"
-	awk '!/^#/ && NF >= 9 { print $1, $6 }' "$work/gcoll.$n" | minof > "$work/g"
-	awk '{ print $1, $2 }' "$work/mpi.$n" | minof > "$work/m"
-	f=$(awk -v n="$n" 'BEGIN { print 2 * (n - 1) / n }')
-	join <(sort -k1,1 "$work/g") <(sort -k1,1 "$work/m") | sort -n | while read -r sz gt mt; do
-		awk -v s="$sz" -v gt="$gt" -v mt="$mt" -v f="$f" 'BEGIN {
-			gb = s / gt / 1e3 * f; mb = s / mt / 1e3 * f
-			printf "%12d %12.2f %12.2f %10.3f %10.3f %8.2f %8.2f\n", s, gt, mt, gb, mb, gb / mb, mt / gt }'
-	done
+	# shellcheck disable=SC2086
+	mpirun --allow-run-as-root --oversubscribe -np "$n" --bind-to none ${BENCH_MPI_ARGS---mca btl self,sm} \
+		"$work/vs_mpi" "${args[@]}" || { echo "vs_mpi with $n ranks failed"; status=1; }
 done
 echo
-echo "(bw_ratio = gcoll busbw / MPI busbw, t_ratio = MPI time / gcoll time; > 1 means gcoll is faster)"
+echo "(speedup = MPI median / gcoll median: > 1 means gcoll is faster; verdict: sign test"
+echo " over the paired samples at 5 %, \"noise\" when the samples do not decide;"
+echo " /cpy, /red: gcoll busbw as a fraction of one core's memcpy and fp32 a+b bandwidth)"
+exit $status

@@ -145,6 +145,8 @@ gcoll_result_t gc_algo_allreduce(struct gcoll_comm *c, const void *sendbuf, void
 	struct gcoll_request *r;
 	bool ring, avg = op == GCOLL_AVG;
 
+	if (gc_fast_ok(c, bytes))
+		return gc_fast_allreduce(c, sendbuf, recvbuf, count, bytes, type, op, req);
 	ring = use_ring(c, bytes);
 	slice = c->segsize / es * (ring ? (size_t)c->nranks : 1);
 	if (!slice)
@@ -169,6 +171,72 @@ gcoll_result_t gc_algo_allreduce(struct gcoll_comm *c, const void *sendbuf, void
 	return gc_submit(r, req);
 }
 
+/* Reduce-scatter by recursive halving, for any n.  With p the largest
+ * power of two <= n and rem = n - p, the first 2*rem ranks fold pairwise
+ * (the even one hands its whole vector to the odd one and waits).  The p
+ * remaining ranks, numbered nr, each own the result chunks of their real
+ * ranks ({2nr, 2nr+1} below rem, else {nr+rem}: contiguous in nr), and
+ * halve: at distance m each sends the half of its current range that the
+ * partner nr ^ m keeps and reduces the half it keeps, log2(p) steps moving
+ * (1/2 + 1/4 + ...) of the vector instead of all of it every step.  At
+ * the end the odd ranks hand the folded even ones their chunk.  Scratch:
+ * the vector and a receive area of the same size. */
+static size_t rh_first(int v, int rem)
+{
+	return (size_t)(v < rem ? 2 * v : v + rem);
+}
+
+static int rs_halving(struct gcoll_comm *c, struct gc_sched *s, const void *sb, void *rb,
+		      size_t rcount, size_t es, bool avg)
+{
+	int n = c->nranks, r = c->rank, p = 1, rem, nr, lo;
+	size_t bytes = (size_t)n * rcount * es, cb = rcount * es;
+
+	while (p * 2 <= n)
+		p *= 2;
+	rem = n - p;
+	s->scratch_len = 2 * bytes;
+	if (gc_phase(s) || gc_act(s, GC_ACT_COPY, SCR(0), sb, NULL, bytes))
+		return -1;
+	if (r < 2 * rem) {
+		if (gc_phase(s))
+			return -1;
+		if (r % 2 == 0) {
+			/* hand everything over, get our chunk back at the end */
+			if (SEND(c, s, r + 1, SCR(0), bytes) || gc_phase(s) ||
+			    RECV(c, s, r + 1, rb, cb) ||
+			    (avg && gc_act(s, GC_ACT_AVG, rb, NULL, NULL, rcount)))
+				return -1;
+			return 0;
+		}
+		if (RECV(c, s, r - 1, SCR(bytes), bytes) ||
+		    gc_act(s, GC_ACT_REDUCE, SCR(0), SCR(0), SCR(bytes), rcount * (size_t)n))
+			return -1;
+		nr = r / 2;
+	} else {
+		nr = r - rem;
+	}
+	lo = 0;
+	for (int m = p / 2; m >= 1; m /= 2) {
+		int pn = nr ^ m, peer = pn < rem ? pn * 2 + 1 : pn + rem;
+		int keep = nr & m ? lo + m : lo, give = nr & m ? lo : lo + m;
+		size_t ko = rh_first(keep, rem) * cb, kl = rh_first(keep + m, rem) * cb - ko;
+		size_t go = rh_first(give, rem) * cb, gl = rh_first(give + m, rem) * cb - go;
+
+		if (gc_phase(s) || SEND(c, s, peer, SCR(go), gl) ||
+		    RECV(c, s, peer, SCR(bytes + ko), kl) ||
+		    gc_act(s, GC_ACT_REDUCE, SCR(ko), SCR(ko), SCR(bytes + ko), kl / es))
+			return -1;
+		lo = keep;
+	}
+	/* nr now holds the chunks of its real ranks */
+	if (gc_phase(s) || (r < 2 * rem && SEND(c, s, r - 1, SCR((size_t)(r - 1) * cb), cb)) ||
+	    gc_act(s, GC_ACT_COPY, rb, SCR((size_t)r * cb), NULL, cb) ||
+	    (avg && gc_act(s, GC_ACT_AVG, rb, NULL, NULL, rcount)))
+		return -1;
+	return 0;
+}
+
 gcoll_result_t gc_algo_reduce_scatter(struct gcoll_comm *c, const void *sendbuf, void *recvbuf,
 				      size_t rcount, size_t bytes, gcoll_datatype_t type,
 				      gcoll_redop_t op, gcoll_request_t *req)
@@ -184,17 +252,10 @@ gcoll_result_t gc_algo_reduce_scatter(struct gcoll_comm *c, const void *sendbuf,
 	sendbuf = gc_stage(r, sendbuf, bytes, true, false);
 	recvbuf = gc_stage(r, recvbuf, rcount * es, false, true);
 	if (!use_ring(c, bytes)) {
-		/* small: recursive doubling on a scratch copy, keep our chunk */
+		/* small: recursive halving on a scratch copy */
 		struct gc_sched *s = gc_req_sched(r, type, op);
-		size_t tot = rcount * (size_t)n;
 
-		if (!s)
-			return gc_build_fail(r);
-		s->scratch_len = 2 * bytes;
-		if (gc_phase(s) || gc_act(s, GC_ACT_COPY, SCR(0), sendbuf, NULL, bytes) ||
-		    rd_core(c, s, SCR(0), SCR(bytes), tot, es, false) ||
-		    gc_act(s, GC_ACT_COPY, recvbuf, SCR((size_t)rk * rcount * es), NULL, rcount * es) ||
-		    (avg && gc_act(s, GC_ACT_AVG, recvbuf, NULL, NULL, rcount)))
+		if (!s || rs_halving(c, s, sendbuf, recvbuf, rcount, es, avg))
 			return gc_build_fail(r);
 		return gc_submit(r, req);
 	}
@@ -260,6 +321,35 @@ gcoll_result_t gc_algo_allgather(struct gcoll_comm *c, const void *sendbuf, void
 			    RECV(c, s, peer, rb + (size_t)theirs * b, (size_t)mask * b))
 				return gc_build_fail(r);
 		}
+		return gc_submit(r, req);
+	}
+	if (n > 4 && !use_ring(c, bytes)) {
+		/* small, any other n from 5: Bruck, ceil(log2 n) steps instead
+		 * of the ring's n - 1 (at n = 3 both take 2, and the ring needs
+		 * no scratch and no final copy).  tmp (scratch) holds the blocks of ranks rk,
+		 * rk+1, ...; at step d send the first min(d, n-d) of them to
+		 * rk - d and receive as many from rk + d behind them; then
+		 * rotate tmp into place. */
+		struct gc_sched *s = gc_req_sched(r, type, GCOLL_SUM);
+		size_t b = scount * es;
+		char *rb = recvbuf;
+
+		if (!s)
+			return gc_build_fail(r);
+		s->scratch_len = (size_t)n * b;
+		if (gc_phase(s) || gc_act(s, GC_ACT_COPY, SCR(0), sendbuf, NULL, b))
+			return gc_build_fail(r);
+		for (int d = 1; d < n; d <<= 1) {
+			size_t cnt = (size_t)(d < n - d ? d : n - d) * b;
+
+			if (gc_phase(s) || SEND(c, s, md(rk - d, n), SCR(0), cnt) ||
+			    RECV(c, s, md(rk + d, n), SCR((size_t)d * b), cnt))
+				return gc_build_fail(r);
+		}
+		if (gc_phase(s) ||
+		    gc_act(s, GC_ACT_COPY, rb + (size_t)rk * b, SCR(0), NULL, (size_t)(n - rk) * b) ||
+		    (rk && gc_act(s, GC_ACT_COPY, rb, SCR((size_t)(n - rk) * b), NULL, (size_t)rk * b)))
+			return gc_build_fail(r);
 		return gc_submit(r, req);
 	}
 	slice = c->segsize / es;

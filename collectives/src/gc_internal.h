@@ -301,8 +301,21 @@ struct gc_copy {
 	size_t len;
 };
 
+/* A fast-path all-reduce (fast.c) */
+struct gc_fastop {
+	uint64_t seq;
+	const void *sb;
+	void *rb;
+	size_t count, bytes;
+	gcoll_datatype_t type;
+	gcoll_redop_t op;
+	int state;                  /* 0: input not written, 1: written, 2: done */
+};
+
 struct gcoll_request {
 	struct gcoll_comm *comm;
+	bool fast;                  /* a fast-path op (fop), no schedules */
+	struct gc_fastop fop;
 	struct gc_copy *pre, *post; /* dma-buf staging copies */
 	int npre, npost;
 	struct gc_sched **s;
@@ -340,6 +353,7 @@ struct gcoll_comm {
 	struct gcoll_comm *tp_next;
 	struct gcoll_comm *reg_next;
 	struct gcoll_mem *staged;
+	struct gc_fast *fast;       /* shared-memory fast path, or NULL */
 };
 
 struct gcoll_mem *gc_stage_find(struct gcoll_comm *c, const void *p, size_t len);
@@ -434,6 +448,31 @@ gcoll_result_t gc_algo_barrier(struct gcoll_comm *c, gcoll_request_t *req);
 /* kind 0 = send, 1 = recv */
 gcoll_result_t gc_algo_p2p(struct gcoll_comm *c, int kind, void *buf, size_t bytes,
 			   gcoll_datatype_t type, int peer, gcoll_request_t *req);
+
+/* ---- shared-memory fast path (fast.c) ---- */
+#define GC_FAST_MAX 4096            /* largest all-reduce it takes (bytes) */
+#define GC_FAST_MAX_RANKS 64
+struct gc_fast {
+	void *map;                  /* the segment: every rank's slots */
+	size_t maplen;
+	int n, rank;
+	int *pidfd;                 /* per rank: pidfd of its process (own: -1) */
+	size_t max;                 /* bytes: rank 0's GCOLL_SHM_FAST_MAX */
+	uint64_t issued;            /* last sequence handed to an op */
+	uint64_t wr;                /* last sequence whose input is written */
+	uint64_t rd;                /* last sequence reduced (published in done) */
+	uint64_t live_ms;           /* last check of the peers' pidfds */
+};
+/* init: bootstrap rounds that set c->fast up when possible */
+gcoll_result_t gc_fast_setup(struct gcoll_comm *c, struct gc_boot *b);
+void gc_fast_free(struct gc_fast *f);
+bool gc_fast_ok(struct gcoll_comm *c, size_t bytes);
+gcoll_result_t gc_fast_allreduce(struct gcoll_comm *c, const void *sendbuf, void *recvbuf,
+				 size_t count, size_t bytes, gcoll_datatype_t type,
+				 gcoll_redop_t op, gcoll_request_t *req);
+gcoll_result_t gc_fast_progress(struct gcoll_request *r);
+/* a gcoll_group_start is open on this thread */
+bool gc_in_group(void);
 
 /* ---- communicators (comm.c) ---- */
 /* comm is a live communicator (in the registry) */

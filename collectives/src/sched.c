@@ -387,6 +387,16 @@ static void req_progress(struct gcoll_request *r)
 
 	if (r->rc != GCOLL_IN_PROGRESS)
 		return;
+	if (r->fast) {
+		rc = gc_fast_progress(r);
+		if (rc == GCOLL_SUCCESS) {
+			run_copies(r->post, r->npost);
+			r->rc = GCOLL_SUCCESS;
+		} else if (rc != GCOLL_IN_PROGRESS) {
+			gc_req_fail(r, rc);
+		}
+		return;
+	}
 	for (int i = r->ndone; i < r->next_start; i++) {
 		struct gc_sched *s = r->s[i];
 
@@ -569,6 +579,11 @@ gcoll_result_t gc_build_fail(struct gcoll_request *r)
 }
 
 /* ---------------------------------------------------------------- groups */
+
+bool gc_in_group(void)
+{
+	return group_depth > 0;
+}
 
 /* gcoll_group_start / gcoll_group_end: requests submitted in between are
  * queued (gc_submit) and started together when the outermost group ends. */

@@ -3,6 +3,9 @@
  * Failure semantics:
  *  - a rank SIGKILLed in the middle of a collective: every survivor gets an
  *    error (not success, not a hang) within its operation timeout;
+ *  - shm's fast path for small all-reduces (one host): a peer killed while
+ *    the others wait in it is reported as GCOLL_ERR_REMOTE within a second,
+ *    long before the (20 s) timeout, blocking or not;
  *  - a peer that never shows up: GCOLL_ERR_TIMEOUT, then the communicator
  *    reports the async error and refuses new work;
  *  - gcoll_comm_abort with a silent or dead peer returns at once, and the
@@ -43,6 +46,8 @@ static int kill_main(int rank, int n, gcoll_unique_id id, void *arg)
 	gcoll_result_t rc;
 	double t0;
 
+	if (arg)   /* shm sends 1 MiB ring chunks eagerly */
+		setenv("GCOLL_EAGER_MAX", "65536", 1);
 	rc = gcoll_comm_init_rank(&c, n, id, rank);
 	if (rc) {
 		R->rc[rank] = rc;
@@ -99,6 +104,72 @@ static void test_kill(int n, bool big)
 	tu_ok(st[n - 1] == 128 + SIGKILL, "%s n=%d: victim was SIGKILLed (status %d)", prov, n,
 	      st[n - 1]);
 	(void)bad;
+}
+
+/* ---- shm fast path: a dead peer is seen through its pidfd, not the timeout */
+#define FAST_TMO_MS 20000
+static int fast_kill_main(int rank, int n, gcoll_unique_id id, void *arg)
+{
+	float a[2] = { 1, 2 }, b[2];
+	gcoll_comm_t c;
+	gcoll_request_t rq = NULL;
+	gcoll_result_t rc;
+	double t0;
+
+	rc = gcoll_comm_init_rank(&c, n, id, rank);
+	if (rc) {
+		R->rc[rank] = rc;
+		return 3;
+	}
+	gcoll_comm_set_timeout(c, FAST_TMO_MS);
+	for (int i = 0; i < 100; i++)
+		if ((rc = gcoll_allreduce(a, b, 2, GCOLL_FLOAT32, GCOLL_SUM, c, NULL))) {
+			R->rc[rank] = rc;
+			return 4;
+		}
+	if (rank == n - 1) {
+		/* publish the next input, then die before reducing */
+		gcoll_allreduce(a, b, 2, GCOLL_FLOAT32, GCOLL_SUM, c, &rq);
+		gcoll_test(rq);
+		usleep(100000);
+		raise(SIGKILL);
+	}
+	t0 = tu_now();
+	if (arg) {
+		rc = gcoll_allreduce(a, b, 2, GCOLL_FLOAT32, GCOLL_SUM, c, &rq);
+		if (!rc)
+			rc = gcoll_wait(rq);
+	} else {
+		rc = gcoll_allreduce(a, b, 2, GCOLL_FLOAT32, GCOLL_SUM, c, NULL);
+	}
+	/* the victim may have published its input: then the next one fails */
+	if (rc == GCOLL_SUCCESS)
+		rc = gcoll_allreduce(a, b, 2, GCOLL_FLOAT32, GCOLL_SUM, c, NULL);
+	R->rc[rank] = rc;
+	R->secs[rank] = tu_now() - t0;
+	R->extra[rank] = gcoll_allreduce(a, b, 2, GCOLL_FLOAT32, GCOLL_SUM, c, NULL);
+	gcoll_comm_abort(c);
+	return 0;
+}
+
+static void test_fast_kill(int n, bool nonblocking)
+{
+	int st[8];
+
+	if (strcmp(prov, "shm")) {
+		tu_skip("only the shm provider has the fast path", "fast path n=%d: dead peer", n);
+		return;
+	}
+	memset(R, 0, sizeof(*R));
+	tu_run(n, fast_kill_main, nonblocking ? (void *)1 : NULL, 60, st);
+	for (int r = 0; r < n - 1; r++)
+		tu_ok(st[r] == 0 && R->rc[r] == GCOLL_ERR_REMOTE && R->secs[r] < 2.0 &&
+		      R->extra[r] == GCOLL_ERR_REMOTE,
+		      "shm fast path n=%d %s: survivor rank %d got '%s' after %.2fs (timeout %ds), then '%s'",
+		      n, nonblocking ? "nonblocking" : "blocking", r, gcoll_get_error_string(R->rc[r]),
+		      R->secs[r], FAST_TMO_MS / 1000, gcoll_get_error_string(R->extra[r]));
+	tu_ok(st[n - 1] == 128 + SIGKILL, "shm fast path n=%d: victim was SIGKILLed (status %d)", n,
+	      st[n - 1]);
 }
 
 /* ---- a peer that never participates: timeout, async error */
@@ -245,6 +316,8 @@ int main(int argc, char **argv)
 	test_kill(3, false);
 	test_kill(3, true);
 	test_kill(2, true);
+	test_fast_kill(2, false);
+	test_fast_kill(3, true);
 	test_silent();
 	test_dead_abort();
 

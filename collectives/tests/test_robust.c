@@ -70,6 +70,7 @@ static int pool_main(int rank, int n, gcoll_unique_id id, void *arg)
 	int ret = 0;
 
 	(void)arg;
+	setenv("GCOLL_EAGER_MAX", "65536", 1);   /* shm: eager up to 1 MiB */
 	if ((R->rc[rank] = gcoll_comm_init_rank(&c, n, id, rank)))
 		return 3;
 	gcoll_comm_set_timeout(c, 10000);
@@ -292,6 +293,7 @@ static int imm_main(int rank, int n, gcoll_unique_id id, void *arg)
 	int ret;
 
 	(void)arg;
+	setenv("GCOLL_EAGER_MAX", "65536", 1);   /* IMM_LEN is eager on shm */
 	if ((ret = two_comms(rank, n, id, &c1, &c257)))
 		return ret;
 	ret = rank ? imm_sender(c1, c257, buf) : imm_receiver(c1, c257, buf);

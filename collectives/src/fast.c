@@ -1,0 +1,348 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The shared-memory fast path for small all-reduces on one host.
+ *
+ * Going through libfabric costs a small all-reduce a tagged send, a
+ * receive and their completions per step, each a trip through the
+ * provider's queues.  Open MPI's sm collectives and NCCL's LL protocol
+ * instead let every rank drop its contribution into a shared segment and
+ * publish it with a flag the others poll; no system call, no queue.  This
+ * file does the same for the world communicator when every rank is on this
+ * host and the transport is libfabric's shm provider (which already assumes
+ * that peers can reach each other's memory):
+ *
+ *   - rank 0 creates a POSIX shared-memory segment at init; every rank maps
+ *     it (two bootstrap rounds; it is unlinked once all have mapped it, so
+ *     nothing is left behind);
+ *   - each rank owns K slots of GC_FAST_MAX bytes, each led by a sequence
+ *     word in the same cache line as the first data bytes (LL-style: an
+ *     8-byte all-reduce moves one line per peer), and a "done" word;
+ *   - operation s: wait until every rank has consumed s - K (done), copy the
+ *     input into slot s mod K, store s with release; wait until every rank's
+ *     slot s mod K says s (acquire), reduce all inputs in rank order (so every
+ *     rank gets the same bits), store done = s.
+ *
+ * Failure semantics are the ones of the fabric path: the communicator's
+ * timeout bounds every wait (GCOLL_ERR_TIMEOUT); a peer process that exits
+ * is seen through its pidfd within GC_FAST_LIVE_MS (GCOLL_ERR_REMOTE) and
+ * not left to the timeout; either puts the communicator in error state;
+ * abort and destroy unmap the segment without waiting for anyone.
+ * Nonblocking calls and groups go through a request the usual progress
+ * engine drives; a blocking call outside a group spins here directly.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <sched.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "gc_internal.h"
+
+#define GC_FAST_K 4                         /* slots per rank */
+#define GC_FAST_LINE 64
+#define GC_FAST_SLOT (GC_FAST_LINE + GC_FAST_MAX)   /* seq word + data, rounded */
+#define GC_FAST_RANK (GC_FAST_LINE + GC_FAST_K * GC_FAST_SLOT)
+#define GC_FAST_LIVE_MS 10                  /* how often a waiter checks peers */
+
+static uint64_t *done_word(struct gc_fast *f, int r)
+{
+	return (uint64_t *)((char *)f->map + (size_t)r * GC_FAST_RANK);
+}
+
+static uint64_t *slot_seq(struct gc_fast *f, int r, uint64_t s)
+{
+	return (uint64_t *)((char *)f->map + (size_t)r * GC_FAST_RANK + GC_FAST_LINE +
+			    (size_t)(s % GC_FAST_K) * GC_FAST_SLOT);
+}
+
+static void *slot_data(struct gc_fast *f, int r, uint64_t s)
+{
+	return slot_seq(f, r, s) + 1;
+}
+
+void gc_fast_free(struct gc_fast *f)
+{
+	if (!f)
+		return;
+	if (f->map)
+		munmap(f->map, f->maplen);
+	for (int i = 0; f->pidfd && i < f->n; i++)
+		if (f->pidfd[i] >= 0)
+			close(f->pidfd[i]);
+	free(f->pidfd);
+	free(f);
+}
+
+struct fast_info {
+	int32_t ok;
+	int32_t pid;
+	uint64_t pidns;
+	uint64_t max;               /* rank 0's byte limit: every rank uses it */
+	char name[48];
+};
+
+/* Bootstrap rounds of gcoll_comm_init_rank (every rank of a one-host shm
+ * communicator calls this; failing to set the fast path up is not an error,
+ * the communicator then uses the fabric for everything). */
+gcoll_result_t gc_fast_setup(struct gcoll_comm *c, struct gc_boot *b)
+{
+	int n = c->nranks, fd = -1;
+	struct fast_info mine = { 0 }, *all = calloc((size_t)n, sizeof(*all));
+	struct gc_fast *f = calloc(1, sizeof(*f));
+	char *oks = malloc((size_t)n), ok2;
+	struct stat st;
+	gcoll_result_t rc;
+
+	if (!all || !f || !oks) {
+		rc = GCOLL_ERR_NOMEM;
+		goto out;
+	}
+	f->n = n;
+	f->rank = c->rank;
+	f->maplen = (size_t)n * GC_FAST_RANK;
+	f->pidfd = malloc(sizeof(int) * (size_t)n);
+	mine.ok = f->pidfd && gc_env_u64("GCOLL_SHM_FAST", 1) != 0;
+	mine.pid = getpid();
+	mine.pidns = stat("/proc/self/ns/pid", &st) ? 0 : (uint64_t)st.st_ino;
+	mine.max = gc_env_u64("GCOLL_SHM_FAST_MAX", GC_FAST_MAX);
+	if (mine.max > GC_FAST_MAX)
+		mine.max = GC_FAST_MAX;
+	for (int i = 0; f->pidfd && i < n; i++)
+		f->pidfd[i] = -1;
+	if (c->rank == 0 && mine.ok) {
+		snprintf(mine.name, sizeof(mine.name), "/gcoll-%d-%llx", (int)getpid(),
+			 (unsigned long long)(gc_now_ms() ^ ((uint64_t)(uintptr_t)f << 16)));
+		fd = shm_open(mine.name, O_RDWR | O_CREAT | O_EXCL, 0600);
+		if (fd < 0 || ftruncate(fd, (off_t)f->maplen)) {
+			GC_INFO("shared-memory fast path: %s: %s", mine.name, strerror(errno));
+			mine.ok = 0;
+		}
+	}
+	rc = gc_boot_allgather(b, &mine, sizeof(mine), all);
+	if (rc)
+		goto unlink;
+	ok2 = 1;
+	for (int i = 0; i < n; i++)
+		ok2 = ok2 && all[i].ok && all[i].pidns == mine.pidns && mine.pidns;
+	if (ok2 && c->rank) {
+		all[0].name[sizeof(all[0].name) - 1] = 0;
+		fd = shm_open(all[0].name, O_RDWR, 0);
+		ok2 = fd >= 0;
+	}
+	if (ok2) {
+		f->map = mmap(NULL, f->maplen, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_POPULATE, fd, 0);
+		if (f->map == MAP_FAILED) {
+			f->map = NULL;
+			ok2 = 0;
+		}
+	}
+	for (int i = 0; ok2 && i < n; i++) {
+		if (i == c->rank)
+			continue;
+		f->pidfd[i] = (int)syscall(SYS_pidfd_open, (pid_t)all[i].pid, 0);
+		ok2 = f->pidfd[i] >= 0;
+	}
+	f->max = all[0].max;
+	rc = gc_boot_allgather(b, &ok2, 1, oks);
+	for (int i = 0; !rc && i < n; i++)
+		ok2 = ok2 && oks[i];
+	if (!rc && ok2) {
+		c->fast = f;
+		f = NULL;
+		GC_INFO("rank %d: shared-memory fast path for all-reduces up to %zu bytes",
+			c->rank, c->fast->max);
+	}
+unlink:
+	if (c->rank == 0 && fd >= 0)
+		shm_unlink(mine.name);
+out:
+	if (fd >= 0)
+		close(fd);
+	gc_fast_free(f);
+	free(all);
+	free(oks);
+	return rc;
+}
+
+bool gc_fast_ok(struct gcoll_comm *c, size_t bytes)
+{
+	return c->fast && bytes && bytes <= c->fast->max;
+}
+
+/* A peer process that has exited: GCOLL_ERR_REMOTE. */
+static gcoll_result_t check_peers(struct gcoll_comm *c)
+{
+	struct gc_fast *f = c->fast;
+	struct pollfd p[64];
+	int k = 0;
+
+	for (int i = 0; i < f->n && k < 64; i++)
+		if (f->pidfd[i] >= 0)
+			p[k++] = (struct pollfd){ .fd = f->pidfd[i], .events = POLLIN };
+	if (poll(p, (nfds_t)k, 0) <= 0)
+		return GCOLL_SUCCESS;
+	for (int i = 0, j = 0; i < f->n; i++) {
+		if (f->pidfd[i] < 0)
+			continue;
+		if (p[j++].revents)
+			return gc_err(GCOLL_ERR_REMOTE,
+				      "rank %d: rank %d exited during a shared-memory all-reduce",
+				      c->rank, i);
+	}
+	return GCOLL_SUCCESS;
+}
+
+/* One step of op o: SUCCESS when done, IN_PROGRESS when waiting. */
+static gcoll_result_t fast_step(struct gcoll_comm *c, struct gc_fastop *o)
+{
+	struct gc_fast *f = c->fast;
+	int n = f->n;
+
+	if (o->state == 0) {
+		if (f->wr != o->seq - 1)
+			return GCOLL_IN_PROGRESS;   /* an earlier op has not written yet */
+		for (int i = 0; i < n; i++)
+			if (__atomic_load_n(done_word(f, i), __ATOMIC_ACQUIRE) + GC_FAST_K < o->seq)
+				return GCOLL_IN_PROGRESS;
+		memcpy(slot_data(f, f->rank, o->seq), o->sb, o->bytes);
+		__atomic_store_n(slot_seq(f, f->rank, o->seq), o->seq, __ATOMIC_RELEASE);
+		f->wr = o->seq;
+		o->state = 1;
+	}
+	if (f->rd != o->seq - 1)
+		return GCOLL_IN_PROGRESS;
+	for (int i = 0; i < n; i++)
+		if (__atomic_load_n(slot_seq(f, i, o->seq), __ATOMIC_ACQUIRE) != o->seq)
+			return GCOLL_IN_PROGRESS;
+	gc_reduce(o->rb, slot_data(f, 0, o->seq), slot_data(f, 1, o->seq), o->count, o->type, o->op);
+	for (int i = 2; i < n; i++)
+		gc_reduce(o->rb, o->rb, slot_data(f, i, o->seq), o->count, o->type, o->op);
+	if (o->op == GCOLL_AVG)
+		gc_scale_avg(o->rb, o->count, o->type, n);
+	__atomic_store_n(done_word(f, f->rank), o->seq, __ATOMIC_RELEASE);
+	GC_TRACE("rank %d: fast all-reduce %llu done (%zu bytes)", f->rank,
+		 (unsigned long long)o->seq, o->bytes);
+	f->rd = o->seq;
+	o->state = 2;
+	return GCOLL_SUCCESS;
+}
+
+/* The request engine's progress for a fast-path request. */
+gcoll_result_t gc_fast_progress(struct gcoll_request *r)
+{
+	struct gcoll_comm *c = r->comm;
+	gcoll_result_t rc = fast_step(c, &r->fop);
+	uint64_t now;
+
+	if (rc != GCOLL_IN_PROGRESS)
+		return rc;
+	now = gc_now_ms();
+	if (now - c->fast->live_ms >= GC_FAST_LIVE_MS) {
+		c->fast->live_ms = now;
+		rc = check_peers(c);
+		if (rc)
+			return rc;
+	}
+	return GCOLL_IN_PROGRESS;
+}
+
+static bool tp_busy(struct gc_transport *tp)
+{
+	for (struct gcoll_comm *o = tp->comms; o; o = o->tp_next)
+		if (o->reqs)
+			return true;
+	return false;
+}
+
+static void fast_fail(struct gcoll_comm *c, gcoll_result_t rc)
+{
+	if (!c->async_err)
+		c->async_err = rc;
+}
+
+/* A blocking all-reduce with no other fast op pending: spin right here. */
+static gcoll_result_t fast_blocking(struct gcoll_comm *c, struct gc_fastop *o)
+{
+	uint64_t deadline = c->timeout_ms ? gc_now_ms() + c->timeout_ms : UINT64_MAX;
+	int idle = 0, ye = c->tp->yield_every;
+	gcoll_result_t rc;
+
+	for (unsigned spins = 1;; spins++) {
+		rc = fast_step(c, o);
+		if (rc != GCOLL_IN_PROGRESS)
+			return rc;
+		if (!(spins & 63)) {
+			uint64_t now = gc_now_ms();
+
+			/* requests of other operations still need the fabric */
+			if (tp_busy(c->tp))
+				gc_progress_all(c->tp);
+			if (c->tp->fatal) {
+				fast_fail(c, c->tp->fatal);
+				return c->tp->fatal;
+			}
+			if (now - c->fast->live_ms >= GC_FAST_LIVE_MS) {
+				c->fast->live_ms = now;
+				rc = check_peers(c);
+				if (rc) {
+					fast_fail(c, rc);
+					return rc;
+				}
+			}
+			if (now > deadline) {
+				rc = gc_err(GCOLL_ERR_TIMEOUT,
+					    "rank %d: shared-memory all-reduce (sequence %llu) did not complete within %llu ms",
+					    c->rank, (unsigned long long)o->seq,
+					    (unsigned long long)c->timeout_ms);
+				fast_fail(c, rc);
+				return rc;
+			}
+		}
+		/* more ranks than cores: do not spin on a peer's time slice.
+		 * After 4096 fruitless polls the peer is most likely not
+		 * running at all (no core of its own, or it shares ours - as
+		 * ranks do at start until the load balancer moves them): from
+		 * then on yield on every poll */
+		if (ye > 0 && ++idle >= (spins > 4096 ? 1 : ye)) {
+			sched_yield();
+			idle = 0;
+		} else {
+#if defined(__x86_64__) || defined(__i386__)
+			__builtin_ia32_pause();
+#endif
+		}
+	}
+}
+
+gcoll_result_t gc_fast_allreduce(struct gcoll_comm *c, const void *sendbuf, void *recvbuf,
+				 size_t count, size_t bytes, gcoll_datatype_t type,
+				 gcoll_redop_t op, gcoll_request_t *req)
+{
+	struct gc_fast *f = c->fast;
+	struct gc_fastop o = { .sb = sendbuf, .rb = recvbuf, .count = count, .bytes = bytes,
+			       .type = type, .op = op };
+	struct gcoll_request *r;
+
+	/* nothing queued before it and plain host memory: no request at all */
+	if (!req && !gc_in_group() && !c->staged && f->rd == f->issued) {
+		o.seq = ++f->issued;
+		return fast_blocking(c, &o);
+	}
+	r = gc_req_new(c);
+	if (!r)
+		return GCOLL_ERR_NOMEM;
+	o.seq = ++f->issued;
+	o.sb = gc_stage(r, sendbuf, bytes, true, false);
+	o.rb = gc_stage(r, recvbuf, bytes, false, true);
+	r->fast = true;
+	r->fop = o;
+	return gc_submit(r, req);
+}
