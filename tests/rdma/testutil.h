@@ -1,8 +1,10 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * testutil.h - what the RDMA test programs (verbs_test, fault_xfer) share.
- * TAP: ok() prints one numbered point and counts failures; the program
- * prints the plan ("1..tap_n") and exits non-zero when tap_failed is set.
+ * testutil.h - what the RDMA test programs share.  The tests proper are
+ * kselftests (kselftest_harness.h); ok() is plain TAP for the programs and
+ * helper modes outside the harness (fault_xfer, verbs_test --hold-ah):
+ * it prints one numbered point and counts failures; the program prints
+ * the plan ("1..tap_n") and exits non-zero when tap_failed is set.
  */
 #ifndef GAUDI_RDMA_TESTUTIL_H
 #define GAUDI_RDMA_TESTUTIL_H
@@ -15,9 +17,9 @@
 
 static int tap_n, tap_failed;
 
-static void ok(bool cond, const char *fmt, ...)
+static inline void ok(bool cond, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
-static void ok(bool cond, const char *fmt, ...)
+static inline void ok(bool cond, const char *fmt, ...)
 {
 	va_list ap;
 
