@@ -38,14 +38,7 @@ export INJECT_PEER6="$IF_B $mac_a 2001:db8:46::2 2001:db8:46::1"
 export FUZZ_SECS=${FUZZ_SECS:-15}
 export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=0:abort_on_error=0}
 dmesg_mark=$(dmesg | wc -l)
-while IFS= read -r line; do
-	case "$line" in
-	"ok "*) t_ok "${line#ok [0-9]* - }" ;;
-	"not ok "*) t_fail "${line#not ok [0-9]* - }" ;;
-	*) diag "$line" ;;
-	esac
-done < <(timeout 200 "$bin" "$IB_A" "$GID_A" "$IB_B" "$GID_B" 2>&1 |
-	 grep -v '^TAP version\|^1\.\.')
+ksft_relay hardening_test < <(timeout 200 "$bin" "$IB_A" "$GID_A" "$IB_B" "$GID_B" 2>&1)
 diag "$IB_A: $(ib_stats "$IB_A" 1)"
 
 # Per-process limits: the rdma cgroup controller, which ib_core applies to
