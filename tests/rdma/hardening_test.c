@@ -32,8 +32,8 @@
 #include <arpa/inet.h>
 #include <infiniband/verbs.h>
 
-#include "testutil.h"
 #include "kselftest_harness.h"
+#include "testutil.h"
 
 /*
  * The engine's WQE layout (include/linux/gaudi_nic/roce_hw.h,

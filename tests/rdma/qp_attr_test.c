@@ -26,8 +26,8 @@
 #include <time.h>
 #include <infiniband/verbs.h>
 
-#include "testutil.h"
 #include "kselftest_harness.h"
+#include "testutil.h"
 
 #define QKEY		0x11111111U
 #define QKEY_USE_QP	0x80000000U	/* remote_qkey: the sender QP's own */

@@ -31,8 +31,8 @@
 #include <infiniband/verbs.h>
 #include <rdma/ib_user_verbs.h>
 
-#include "testutil.h"
 #include "kselftest_harness.h"
+#include "testutil.h"
 
 #define BUF_SIZE	(64 * 1024)
 #define NQP		4

@@ -36,8 +36,8 @@
 #include <infiniband/verbs.h>
 #include <rdma/ib_user_verbs.h>
 
-#include "testutil.h"
 #include "kselftest_harness.h"
+#include "testutil.h"
 
 #define GRH		40
 #define QKEY		0x11111111U

@@ -37,8 +37,8 @@
 #include <infiniband/verbs.h>
 #include <hlthunk.h>
 
-#include "testutil.h"
 #include "kselftest_harness.h"
+#include "testutil.h"
 
 struct side {
 	struct ibv_context *ctx;
@@ -1021,13 +1021,13 @@ static int hold_ah(const char *dev, int gid_index, const char *peer)
 
 	printf("TAP version 13\n");
 	if (open_side(&s, dev, gid_index)) {
-		ok(false, "open %s", dev);
+		tap_ok(false, "open %s", dev);
 		printf("1..%d\n", tap_n);
 		return 1;
 	}
 	v4_gid(&g, peer);
 	ah = mk_ah(s.pd, &g, gid_index, 1, 1);
-	ok(ah != NULL, "AH on %s to %s held: %s", dev, peer, ah_res(ah));
+	tap_ok(ah != NULL, "AH on %s to %s held: %s", dev, peer, ah_res(ah));
 	printf("ready\n");
 	fflush(stdout);
 	while (fgets(buf, sizeof(buf), stdin))
@@ -1036,7 +1036,7 @@ static int hold_ah(const char *dev, int gid_index, const char *peer)
 	ibv_destroy_cq(s.cq);
 	r2 = ibv_dealloc_pd(s.pd);
 	/* EIO: the core destroyed them (0 with RDMAV_ALLOW_DISASSOC_DESTROY) */
-	ok((r1 == 0 || r1 == EIO) && (r2 == 0 || r2 == EIO),
+	tap_ok((r1 == 0 || r1 == EIO) && (r2 == 0 || r2 == EIO),
 	   "after the device is gone: destroy AH %d, free PD %d", r1, r2);
 	ibv_close_device(s.ctx);
 	printf("1..%d\n", tap_n);
