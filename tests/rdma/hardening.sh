@@ -9,7 +9,8 @@
 # limits (gaudi_ib's max_*_per_ctx parameters) stop one process and not
 # another; the rdma cgroup limits a process, and the memory cgroup is
 # charged for its rings; random uverbs commands and ring contents
-# (verbs_fuzz) leave the device working and nothing allocated.  The kernel log must stay free of warnings.
+# (verbs_fuzz) leave the device working and nothing allocated.  The
+# kernel log must stay free of warnings.
 # Output: TAP.
 here=$(dirname "$0")
 DEV_A=${DEV_A:-46}
@@ -39,14 +40,7 @@ export INJECT_PEER6="$IF_B $mac_a 2001:db8:46::2 2001:db8:46::1"
 export FUZZ_SECS=${FUZZ_SECS:-15}
 export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=0:abort_on_error=0}
 dmesg_mark=$(dmesg | wc -l)
-while IFS= read -r line; do
-	case "$line" in
-	"ok "*) t_ok "${line#ok [0-9]* - }" ;;
-	"not ok "*) t_fail "${line#not ok [0-9]* - }" ;;
-	*) diag "$line" ;;
-	esac
-done < <(timeout 200 "$bin" "$IB_A" "$GID_A" "$IB_B" "$GID_B" 2>&1 |
-	 grep -v '^TAP version\|^1\.\.')
+ksft_relay hardening_test < <(timeout 200 "$bin" "$IB_A" "$GID_A" "$IB_B" "$GID_B" 2>&1)
 diag "$IB_A: $(ib_stats "$IB_A" 1)"
 
 # Per-process limits: the rdma cgroup controller, which ib_core applies to
@@ -120,14 +114,8 @@ fuzz=${VERBS_FUZZ:-/build/tests-rdma/verbs_fuzz}
 need_test_bin verbs_fuzz "$fuzz"
 res_of() { rdma resource show | awk -v d="$1:" '$2 == d { $1 = $2 = ""; print }'; }
 res0=$(res_of "$IB_A")
-while IFS= read -r line; do
-	case "$line" in
-	"ok "*) t_ok "verbs_fuzz: ${line#ok [0-9]* - }" ;;
-	"not ok "*) t_fail "verbs_fuzz: ${line#not ok [0-9]* - }" ;;
-	*) diag "$line" ;;
-	esac
-done < <(timeout $((${VERBS_FUZZ_SECS:-10} + 120)) "$fuzz" "$IB_A" "$GID_A" \
-	 "${VERBS_FUZZ_SECS:-10}" ${VERBS_FUZZ_SEED:-} 2>&1 | grep -v '^TAP version\|^1\.\.')
+ksft_relay verbs_fuzz " (verbs_fuzz)" < <(timeout $((${VERBS_FUZZ_SECS:-10} + 120)) \
+	"$fuzz" "$IB_A" "$GID_A" "${VERBS_FUZZ_SECS:-10}" ${VERBS_FUZZ_SEED:-} 2>&1)
 res1=$(res_of "$IB_A")
 if [ "$res1" = "$res0" ]; then
 	t_ok "verbs_fuzz: nothing it made is left on $IB_A ($res1)"

@@ -12,7 +12,8 @@
  * then lets the peer go to RTR: the data must be what was posted.
  *
  * usage: hardening_test DEV_A GID_A DEV_B GID_B
- * Output: TAP.
+ * A kselftest (kselftest_harness.h): one test per area, each in its own
+ * process with both devices opened anew; output KTAP.
  */
 #define _GNU_SOURCE		/* gettid() */
 #include <errno.h>
@@ -31,6 +32,7 @@
 #include <arpa/inet.h>
 #include <infiniband/verbs.h>
 
+#include "kselftest_harness.h"
 #include "testutil.h"
 
 /*
@@ -68,6 +70,10 @@ struct side {
 };
 
 static struct side A, B;
+
+/* from the command line */
+static const char *dev_a_name, *dev_b_name;
+static int gid_a, gid_b;
 /* what to_rts() sets: the responder resources and the path MTU */
 static int dest_rd_atomic = 4;
 static enum ibv_mtu path_mtu = IBV_MTU_1024;
@@ -249,7 +255,7 @@ static const char *const rewrite_name[] = {
  * rewrite the WQE in A's ring as @how says, bring B's QP up; the
  * retransmission must carry (or scatter) exactly what was posted.
  */
-static void test_rewrite(enum rewrite how)
+static void test_rewrite(struct __test_metadata *_metadata, enum rewrite how)
 {
 	uint8_t *a = aligned_alloc(4096, 8192), *b = aligned_alloc(4096, 8192);
 	struct ibv_mr *ma = ibv_reg_mr(A.pd, a, 8192, ACC_ALL);
@@ -270,20 +276,20 @@ static void test_rewrite(enum rewrite how)
 
 	if (!a || !b || !ma || !mb || !qa || !qb || to_init(qa) ||
 	    to_init(qb) || to_rts(&A, qa, &B, qb->qp_num)) {
-		ok(false, "%s: set up (%s)", rewrite_name[how], strerror(errno));
+		EXPECT_TRUE(false) TH_LOG("%s: set up (%s)", rewrite_name[how], strerror(errno));
 		goto out;
 	}
 	fill(a, 8192, read ? 3 : 1);
 	fill(b, 8192, read ? 1 : 3);
 	if (ibv_post_send(qa, &wr, &bad)) {
-		ok(false, "%s: post", rewrite_name[how]);
+		EXPECT_TRUE(false) TH_LOG("%s: post", rewrite_name[how]);
 		goto out;
 	}
 	/* the first transmission reaches a QP in INIT and is dropped */
 	usleep(20000);
 	w = find_wqe(wr.wr_id, read ? 4 : 2);
 	if (!w) {
-		ok(false, "%s: the WQE is in the mmap'd ring", rewrite_name[how]);
+		EXPECT_TRUE(false) TH_LOG("%s: the WQE is in the mmap'd ring", rewrite_name[how]);
 		goto out;
 	}
 	switch (how) {
@@ -301,7 +307,7 @@ static void test_rewrite(enum rewrite how)
 		break;
 	}
 	if (to_rts(&B, qb, &A, qa->qp_num)) {
-		ok(false, "%s: peer to RTS", rewrite_name[how]);
+		EXPECT_TRUE(false) TH_LOG("%s: peer to RTS", rewrite_name[how]);
 		goto out;
 	}
 	ret = wait_wc(A.cq, &wc, 20);
@@ -309,20 +315,20 @@ static void test_rewrite(enum rewrite how)
 		uint8_t want[LEN];
 
 		fill(want, sizeof(want), 1);	/* b's first bytes */
-		ok(!ret && wc.status == IBV_WC_SUCCESS && !memcmp(a, want, LEN),
-		   "%s: the response lands where it was posted to (%s)",
+		EXPECT_TRUE(!ret && wc.status == IBV_WC_SUCCESS && !memcmp(a, want, LEN))
+		   TH_LOG("%s: the response lands where it was posted to (%s)",
 		   rewrite_name[how], ret ? "no completion" :
 		   ibv_wc_status_str(wc.status));
 		fill(want, sizeof(want), 3);	/* a's bytes at 4096 */
-		ok(!memcmp(a + 4096, want, LEN),
-		   "%s: the rewritten target is untouched", rewrite_name[how]);
+		EXPECT_TRUE(!memcmp(a + 4096, want, LEN))
+		   TH_LOG("%s: the rewritten target is untouched", rewrite_name[how]);
 	} else {
-		ok(!ret && wc.status == IBV_WC_SUCCESS && !memcmp(b, a, LEN),
-		   "%s: the target holds exactly the posted bytes (%s)",
+		EXPECT_TRUE(!ret && wc.status == IBV_WC_SUCCESS && !memcmp(b, a, LEN))
+		   TH_LOG("%s: the target holds exactly the posted bytes (%s)",
 		   rewrite_name[how], ret ? "no completion" :
 		   ibv_wc_status_str(wc.status));
-		ok(b[LEN] == (uint8_t)(LEN * 13 + 3),
-		   "%s: nothing written past the message", rewrite_name[how]);
+		EXPECT_TRUE(b[LEN] == (uint8_t)(LEN * 13 + 3))
+		   TH_LOG("%s: nothing written past the message", rewrite_name[how]);
 	}
 out:
 	release((struct ibv_qp *[]){ qa, qb }, 2, ma, mb, a, b);
@@ -363,7 +369,7 @@ static bool connect_pair(struct ibv_qp **qa, struct ibv_qp **qb)
  * still being answered is refused.  Either way the requester gets a
  * remote invalid request error, not data.
  */
-static void test_rd_limit(int dest, int nreads)
+static void test_rd_limit(struct __test_metadata *_metadata, int dest, int nreads)
 {
 	size_t len = 1 << 20;
 	uint8_t *a = aligned_alloc(4096, len), *b = aligned_alloc(4096, len);
@@ -381,7 +387,7 @@ static void test_rd_limit(int dest, int nreads)
 	dest_rd_atomic = dest;
 	path_mtu = IBV_MTU_256;
 	if (!a || !b || !ma || !mb || !connect_pair(&qa, &qb)) {
-		ok(false, "max_dest_rd_atomic %d: set up (%s)", dest,
+		EXPECT_TRUE(false) TH_LOG("max_dest_rd_atomic %d: set up (%s)", dest,
 		   strerror(errno));
 		goto out;
 	}
@@ -405,7 +411,7 @@ static void test_rd_limit(int dest, int nreads)
 		};
 	}
 	if (ibv_post_send(qa, wr, &bad)) {
-		ok(false, "max_dest_rd_atomic %d: post", dest);
+		EXPECT_TRUE(false) TH_LOG("max_dest_rd_atomic %d: post", dest);
 		goto out;
 	}
 	for (done = 0; done < nreads; done++) {
@@ -414,13 +420,28 @@ static void test_rd_limit(int dest, int nreads)
 		inv += wc.status == IBV_WC_REM_INV_REQ_ERR;
 		good += wc.status == IBV_WC_SUCCESS;
 	}
-	ok(done == nreads && inv >= 1,
-	   "max_dest_rd_atomic %d, %d READs posted at once: refused with a remote invalid request error (%d refused, %d served, %d completions)",
+	EXPECT_TRUE(done == nreads && inv >= 1)
+	   TH_LOG("max_dest_rd_atomic %d, %d READs posted at once: refused with a remote invalid request error (%d refused, %d served, %d completions)",
 	   dest, nreads, inv, good, done);
 out:
 	dest_rd_atomic = 4;
 	path_mtu = IBV_MTU_1024;
 	release((struct ibv_qp *[]){ qa, qb }, 2, ma, mb, a, b);
+}
+
+/* Every test opens both devices anew, in its own process. */
+FIXTURE(hardening) {};
+
+FIXTURE_SETUP(hardening)
+{
+	ASSERT_EQ(0, open_side(&A, dev_a_name, gid_a))
+		TH_LOG("open %s (GID index %d): %s", dev_a_name, gid_a, strerror(errno));
+	ASSERT_EQ(0, open_side(&B, dev_b_name, gid_b))
+		TH_LOG("open %s (GID index %d): %s", dev_b_name, gid_b, strerror(errno));
+}
+
+FIXTURE_TEARDOWN(hardening)
+{
 }
 
 /*
@@ -429,7 +450,32 @@ out:
  * receive queue never overflows, and a WRITE on another QP of the same
  * devices, posted behind it, completes while the READ is still going on.
  */
-static void test_big_read(void)
+TEST_F_TIMEOUT(hardening, rewrite_set_inline, 120)
+{
+	test_rewrite(_metadata, SET_INLINE);
+}
+
+TEST_F_TIMEOUT(hardening, rewrite_set_num_sge, 120)
+{
+	test_rewrite(_metadata, SET_NUM_SGE);
+}
+
+TEST_F_TIMEOUT(hardening, rewrite_move_read_sge, 120)
+{
+	test_rewrite(_metadata, MOVE_READ_SGE);
+}
+
+TEST_F_TIMEOUT(hardening, rd_limit_0_1, 120)
+{
+	test_rd_limit(_metadata, 0, 1);
+}
+
+TEST_F_TIMEOUT(hardening, rd_limit_1_2, 120)
+{
+	test_rd_limit(_metadata, 1, 2);
+}
+
+TEST_F_TIMEOUT(hardening, big_read, 120)
 {
 	size_t len = 16 << 20;
 	long long npkts = len / 256;
@@ -445,7 +491,7 @@ static void test_big_read(void)
 	path_mtu = IBV_MTU_256;
 	if (!a || !b || !ma || !mb || !connect_pair(&qa, &qb) ||
 	    !connect_pair(&qa2, &qb2)) {
-		ok(false, "16 MiB READ at MTU 256: set up (%s)",
+		EXPECT_TRUE(false) TH_LOG("16 MiB READ at MTU 256: set up (%s)",
 		   strerror(errno));
 		goto out;
 	}
@@ -473,7 +519,7 @@ static void test_big_read(void)
 		t0 = now();
 		if (ibv_post_send(qa, &rd, &bad) ||
 		    ibv_post_send(qa2, &wr, &bad)) {
-			ok(false, "16 MiB READ at MTU 256: post");
+			EXPECT_TRUE(false) TH_LOG("16 MiB READ at MTU 256: post");
 			goto out;
 		}
 	}
@@ -493,20 +539,20 @@ static void test_big_read(void)
 
 		if (want)
 			fill(want, len, 7);
-		ok(read_ok && want && !memcmp(a, want, len - 64),
-		   "16 MiB READ at MTU 256 completes with the data (%s, %.2f s)",
+		EXPECT_TRUE(read_ok && want && !memcmp(a, want, len - 64))
+		   TH_LOG("16 MiB READ at MTU 256 completes with the data (%s, %.2f s)",
 		   t_read < 0 ? "no completion" : read_ok ? "success" :
 		   "error", t_read);
 		free(want);
 	}
-	ok(write_ok && t_write < t_read,
-	   "a WRITE on another QP, posted behind it, completes first (%.3f s against %.2f s)",
+	EXPECT_TRUE(write_ok && t_write < t_read)
+	   TH_LOG("a WRITE on another QP, posted behind it, completes first (%.3f s against %.2f s)",
 	   t_write, t_read);
-	ok(tx0 >= 0 && tx1 - tx0 <= npkts + npkts / 8,
-	   "the responder sent each response about once (%lld packets for %lld responses)",
+	EXPECT_TRUE(tx0 >= 0 && tx1 - tx0 <= npkts + npkts / 8)
+	   TH_LOG("the responder sent each response about once (%lld packets for %lld responses)",
 	   tx1 - tx0, npkts);
-	ok(drop0 >= 0 && drop1 == drop0,
-	   "the requester dropped nothing (rx_dropped +%lld)", drop1 - drop0);
+	EXPECT_TRUE(drop0 >= 0 && drop1 == drop0)
+	   TH_LOG("the requester dropped nothing (rx_dropped +%lld)", drop1 - drop0);
 out:
 	path_mtu = IBV_MTU_1024;
 	release((struct ibv_qp *[]){ qa, qb, qa2, qb2 }, 4, ma, mb, a, b);
@@ -564,7 +610,7 @@ static void *mmap_race_thread(void *arg)
  * the ring as it was, not fail and not show freed memory; the delay must
  * have fired, or the race was not run.
  */
-static void test_mmap_race(void)
+TEST_F_TIMEOUT(hardening, mmap_race, 120)
 {
 	uintptr_t lo0[64], hi0[64], lo1[64], hi1[64];
 	unsigned long long off0[64], off1[64];
@@ -576,11 +622,9 @@ static void test_mmap_race(void)
 	uint64_t *ring = NULL;
 	FILE *arm;
 
-	if (access(DELAY_ARM, W_OK)) {
-		printf("ok %d - mmap of a ring during its QP's destroy # SKIP %s is not there: the test module gaudi_nic_test_delay is not loaded (tests/rdma/hardening.sh loads it)\n",
-		       ++tap_n, DELAY_ARM);
-		return;
-	}
+	if (access(DELAY_ARM, W_OK))
+		SKIP(return, "mmap of a ring during its QP's destroy: %s is not there: the test module gaudi_nic_test_delay is not loaded (tests/rdma/hardening.sh loads it)",
+		     DELAY_ARM);
 	n0 = uverbs_maps(lo0, hi0, off0, 64);
 	qp = new_qp(&A);
 	n1 = uverbs_maps(lo1, hi1, off1, 64);
@@ -594,14 +638,14 @@ static void test_mmap_race(void)
 		}
 	}
 	if (!ring) {
-		ok(false, "mmap race: a QP and its ring mapping (%s)",
+		EXPECT_TRUE(false) TH_LOG("mmap race: a QP and its ring mapping (%s)",
 		   strerror(errno));
 		goto out;
 	}
 	/* the last 8 bytes of the ring: no WQE was posted there */
 	ring[m.len / 8 - 1] = marker;
 	if (pthread_create(&th, NULL, mmap_race_thread, &m)) {
-		ok(false, "mmap race: thread");
+		EXPECT_TRUE(false) TH_LOG("mmap race: thread");
 		goto out;
 	}
 	while (!__atomic_load_n(&m.tid, __ATOMIC_ACQUIRE))
@@ -609,7 +653,7 @@ static void test_mmap_race(void)
 	arm = fopen(DELAY_ARM, "w");
 	if (!arm || fprintf(arm, "vm_insert_page %d 500\n", m.tid) < 0 ||
 	    fclose(arm)) {
-		ok(false, "mmap race: arm the delay (%s)", strerror(errno));
+		EXPECT_TRUE(false) TH_LOG("mmap race: arm the delay (%s)", strerror(errno));
 		__atomic_store_n(&m.go, 1, __ATOMIC_RELEASE);
 		pthread_join(th, NULL);
 		goto out;
@@ -625,9 +669,9 @@ static void test_mmap_race(void)
 		fired = -1;
 	if (arm)
 		fclose(arm);
-	ok(fired == 1 && m.map != MAP_FAILED &&
-	   ((uint64_t *)m.map)[m.len / 8 - 1] == marker,
-	   "mmap of a ring during its QP's destroy maps the ring as it was (%s, delay fired %d)",
+	EXPECT_TRUE(fired == 1 && m.map != MAP_FAILED &&
+	   ((uint64_t *)m.map)[m.len / 8 - 1] == marker)
+	   TH_LOG("mmap of a ring during its QP's destroy maps the ring as it was (%s, delay fired %d)",
 	   m.map == MAP_FAILED ? strerror(m.err) : "mapped", fired);
 	if (m.map != MAP_FAILED)
 		munmap(m.map, m.len);
@@ -694,7 +738,7 @@ static bool write_ok(struct side *s, struct ibv_qp *qp, struct ibv_mr *src,
  * $INJECT_PEER6 (optional: the fuzzer again over IPv6) are its "IFACE
  * DMAC SRC_IP DST_IP" arguments.
  */
-static void test_wire(void)
+TEST_F_TIMEOUT(hardening, wire, 120)
 {
 	const char *foreign = getenv("INJECT_FOREIGN");
 	const char *peer = getenv("INJECT_PEER");
@@ -708,14 +752,11 @@ static void test_wire(void)
 	char args[512];
 	int got;
 
-	if (!getenv("INJECT") || !foreign || !peer || !secs) {
-		printf("ok %d - frames from the wire # SKIP INJECT, INJECT_FOREIGN, INJECT_PEER and FUZZ_SECS are not set (tests/rdma/hardening.sh sets them)\n",
-		       ++tap_n);
-		goto out;
-	}
+	if (!getenv("INJECT") || !foreign || !peer || !secs)
+		SKIP(goto out, "frames from the wire: INJECT, INJECT_FOREIGN, INJECT_PEER and FUZZ_SECS are not set (tests/rdma/hardening.sh sets them)");
 	if (!a || !b || !ma || !mb || !connect_pair(&qa, &qb) ||
 	    post_recv8(qa, ma, a, 500)) {
-		ok(false, "wire: set up (%s)", strerror(errno));
+		EXPECT_TRUE(false) TH_LOG("wire: set up (%s)", strerror(errno));
 		goto out;
 	}
 	memset(a, 0, 64);
@@ -724,25 +765,25 @@ static void test_wire(void)
 		 qa->qp_num);
 	inject(args);
 	got = !wait_wc(A.cq, &wc, 1);
-	ok(!got && !memcmp(a, (uint8_t[8]){0}, 8),
-	   "a SEND from an address that is not the QP's peer is dropped (%s)",
+	EXPECT_TRUE(!got && !memcmp(a, (uint8_t[8]){0}, 8))
+	   TH_LOG("a SEND from an address that is not the QP's peer is dropped (%s)",
 	   got ? "it completed a receive" : "no receive completion");
 	snprintf(args, sizeof(args), "send %s %u 100 >/dev/null", peer,
 		 qa->qp_num);
 	inject(args);
 	got = !wait_wc(A.cq, &wc, 5);
-	ok(got && wc.wr_id == 500 && wc.status == IBV_WC_SUCCESS &&
-	   !memcmp(a, "injected", 8),
-	   "the same SEND from the peer's address is delivered (control: %s)",
+	EXPECT_TRUE(got && wc.wr_id == 500 && wc.status == IBV_WC_SUCCESS &&
+	   !memcmp(a, "injected", 8))
+	   TH_LOG("the same SEND from the peer's address is delivered (control: %s)",
 	   got ? ibv_wc_status_str(wc.status) : "no completion");
 
 	snprintf(args, sizeof(args), "fuzz %s %u %s 1 | sed 's/^/# /'", peer,
 		 qa->qp_num, secs);
-	ok(inject(args) == 0, "the frame fuzzer ran for %s s over IPv4", secs);
+	EXPECT_TRUE(inject(args) == 0) TH_LOG("the frame fuzzer ran for %s s over IPv4", secs);
 	if (peer6) {
 		snprintf(args, sizeof(args), "fuzz %s %u %s 2 | sed 's/^/# /'",
 			 peer6, qa->qp_num, secs);
-		ok(inject(args) == 0, "the frame fuzzer ran for %s s over IPv6",
+		EXPECT_TRUE(inject(args) == 0) TH_LOG("the frame fuzzer ran for %s s over IPv6",
 		   secs);
 	}
 	ibv_destroy_qp(qa);
@@ -750,9 +791,9 @@ static void test_wire(void)
 	qa = qb = NULL;
 	while (ibv_poll_cq(A.cq, 1, &wc) > 0 || ibv_poll_cq(B.cq, 1, &wc) > 0)
 		;
-	ok(connect_pair(&qa, &qb) && write_ok(&A, qa, ma, mb, 5) &&
-	   write_ok(&B, qb, mb, ma, 9),
-	   "after the fuzzer, new QPs carry a WRITE each way");
+	EXPECT_TRUE(connect_pair(&qa, &qb) && write_ok(&A, qa, ma, mb, 5) &&
+	   write_ok(&B, qb, mb, ma, 9))
+	   TH_LOG("after the fuzzer, new QPs carry a WRITE each way");
 out:
 	release((struct ibv_qp *[]){ qa, qb }, 2, ma, mb, a, b);
 }
@@ -777,7 +818,6 @@ static const char *const lim_param[LIM_KINDS] = {
 	"max_srq_per_ctx", "max_mr_per_ctx", "max_ah_per_ctx",
 };
 
-static const char *dev_a_name, *dev_b_name;
 
 /* Read parameter @name into @buf; 0 or -1 (errno set). */
 static int param_get(const char *name, char *buf, size_t len)
@@ -977,7 +1017,7 @@ out:
 	return ret;
 }
 
-static void test_limit_kind(enum lim_kind kind)
+static void test_limit_kind(struct __test_metadata *_metadata, enum lim_kind kind)
 {
 	const char *param = lim_param[kind];
 	int n, err, status = -1, want = LIM_N - lim_base(kind);
@@ -988,24 +1028,24 @@ static void test_limit_kind(enum lim_kind kind)
 	pid_t pid;
 
 	if (param_get(param, saved, sizeof(saved))) {
-		ok(false, "%s: read %s%s (%s)", param, LIM_PARAMS, param,
+		EXPECT_TRUE(false) TH_LOG("%s: read %s%s (%s)", param, LIM_PARAMS, param,
 		   strerror(errno));
 		return;
 	}
 	snprintf(val, sizeof(val), "%d", LIM_N);
 	err = param_set(param, val);
 	if (err) {
-		ok(false, "%s: set it to %d (%s)", param, LIM_N, strerror(err));
+		EXPECT_TRUE(false) TH_LOG("%s: set it to %d (%s)", param, LIM_N, strerror(err));
 		return;
 	}
 	if (lim_open(&c)) {
-		ok(false, "%s: open a context on %s (%s)", param, dev_a_name,
+		EXPECT_TRUE(false) TH_LOG("%s: open a context on %s (%s)", param, dev_a_name,
 		   strerror(errno));
 		goto out;
 	}
 	n = lim_fill(&c, kind, o, want + 1, &err);
-	ok(n == want && err == EDQUOT,
-	   "%s=%d: a context creates %d more and the next fails with EDQUOT (%d, %s)",
+	EXPECT_TRUE(n == want && err == EDQUOT)
+	   TH_LOG("%s=%d: a context creates %d more and the next fails with EDQUOT (%d, %s)",
 	   param, LIM_N, want, n, strerror(err));
 
 	fflush(stdout);
@@ -1014,8 +1054,8 @@ static void test_limit_kind(enum lim_kind kind)
 		_exit(lim_child(kind));
 	if (pid > 0)
 		waitpid(pid, &status, 0);
-	ok(pid > 0 && WIFEXITED(status) && !WEXITSTATUS(status),
-	   "%s: meanwhile another process's context creates its own %d%s",
+	EXPECT_TRUE(pid > 0 && WIFEXITED(status) && !WEXITSTATUS(status))
+	   TH_LOG("%s: meanwhile another process's context creates its own %d%s",
 	   param, want, kind == LIM_QP ? " and carries a WRITE over a new pair" : "");
 
 	again = false;
@@ -1026,19 +1066,28 @@ static void test_limit_kind(enum lim_kind kind)
 		if (again)
 			n++;
 	}
-	ok(again, "%s: after freeing one, the context creates one again (%s)",
+	EXPECT_TRUE(again) TH_LOG("%s: after freeing one, the context creates one again (%s)",
 	   param, again ? "yes" : strerror(errno));
 	while (n-- > 0)
 		lim_destroy(kind, o[n]);
 out:
 	lim_close(&c);
 	err = param_set(param, saved);
-	if (err)
-		ok(false, "%s: restore %s (%s)", param, saved, strerror(err));
+	if (err) {
+		EXPECT_TRUE(false) TH_LOG("%s: restore %s (%s)", param, saved, strerror(err));
+	}
+}
+
+TEST_F_TIMEOUT(hardening, limits, 120)
+{
+	int kind;
+
+	for (kind = 0; kind < LIM_KINDS; kind++)
+		test_limit_kind(_metadata, kind);
 }
 
 /* The ring memory limit: CQ rings of 4 MiB + a page and 8 MiB + a page. */
-static void test_limit_rings(void)
+TEST_F_TIMEOUT(hardening, limit_rings, 120)
 {
 	const char *param = "max_ring_mb_per_ctx";
 	struct ibv_cq *big = NULL, *half = NULL, *half2 = NULL;
@@ -1047,16 +1096,16 @@ static void test_limit_rings(void)
 	int err, err2;
 
 	if (param_get(param, saved, sizeof(saved))) {
-		ok(false, "%s: read it (%s)", param, strerror(errno));
+		EXPECT_TRUE(false) TH_LOG("%s: read it (%s)", param, strerror(errno));
 		return;
 	}
 	err = param_set(param, "8");
 	if (err) {
-		ok(false, "%s: set it to 8 (%s)", param, strerror(err));
+		EXPECT_TRUE(false) TH_LOG("%s: set it to 8 (%s)", param, strerror(err));
 		return;
 	}
 	if (lim_open(&c)) {
-		ok(false, "%s: open a context (%s)", param, strerror(errno));
+		EXPECT_TRUE(false) TH_LOG("%s: open a context (%s)", param, strerror(errno));
 		goto out;
 	}
 	/* 2^18 CQEs of 32 bytes and the ring's header page: 8 MiB + 4 KiB */
@@ -1065,15 +1114,15 @@ static void test_limit_rings(void)
 	half = ibv_create_cq(c.ctx, 1 << 17, NULL, NULL, 0);
 	half2 = ibv_create_cq(c.ctx, 1 << 17, NULL, NULL, 0);
 	err2 = errno;
-	ok(!big && err == EDQUOT && half && !half2 && err2 == EDQUOT,
-	   "%s=8: an 8 MiB CQ ring is refused with EDQUOT (%s), one of 4 MiB fits (%s), a second does not (%s)",
+	EXPECT_TRUE(!big && err == EDQUOT && half && !half2 && err2 == EDQUOT)
+	   TH_LOG("%s=8: an 8 MiB CQ ring is refused with EDQUOT (%s), one of 4 MiB fits (%s), a second does not (%s)",
 	   param, big ? "created" : strerror(err), half ? "yes" : "no",
 	   half2 ? "created" : strerror(err2));
 	if (half) {
 		ibv_destroy_cq(half);
 		half = ibv_create_cq(c.ctx, 1 << 17, NULL, NULL, 0);
 	}
-	ok(half, "%s: after destroying it, a 4 MiB CQ fits again", param);
+	EXPECT_TRUE(half) TH_LOG("%s: after destroying it, a 4 MiB CQ fits again", param);
 	if (half)
 		ibv_destroy_cq(half);
 	if (half2)
@@ -1083,37 +1132,28 @@ static void test_limit_rings(void)
 out:
 	lim_close(&c);
 	err = param_set(param, saved);
-	if (err)
-		ok(false, "%s: restore %s (%s)", param, saved, strerror(err));
+	if (err) {
+		EXPECT_TRUE(false) TH_LOG("%s: restore %s (%s)", param, saved, strerror(err));
+	}
 }
 
 /* Values that are not a count are refused and change nothing. */
-static void test_limit_bad_values(void)
+TEST_F_TIMEOUT(hardening, limit_bad_values, 120)
 {
 	static const char *const bad[] = { "-1", "abc", "4294967296", "12abc" };
 	char before[32], after[32];
 	unsigned int i, refused = 0;
 
 	if (param_get("max_qp_per_ctx", before, sizeof(before))) {
-		ok(false, "max_qp_per_ctx: read it (%s)", strerror(errno));
+		EXPECT_TRUE(false) TH_LOG("max_qp_per_ctx: read it (%s)", strerror(errno));
 		return;
 	}
 	for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
 		refused += param_set("max_qp_per_ctx", bad[i]) != 0;
-	ok(refused == i && !param_get("max_qp_per_ctx", after, sizeof(after)) &&
-	   !strcmp(before, after),
-	   "max_qp_per_ctx: -1, abc, 2^32 and 12abc are refused (%u of %u), the value stays %s (%s)",
+	EXPECT_TRUE(refused == i && !param_get("max_qp_per_ctx", after, sizeof(after)) &&
+	   !strcmp(before, after))
+	   TH_LOG("max_qp_per_ctx: -1, abc, 2^32 and 12abc are refused (%u of %u), the value stays %s (%s)",
 	   refused, i, before, after);
-}
-
-static void test_limits(void)
-{
-	int kind;
-
-	for (kind = 0; kind < LIM_KINDS; kind++)
-		test_limit_kind(kind);
-	test_limit_rings();
-	test_limit_bad_values();
 }
 
 /*
@@ -1300,6 +1340,8 @@ out:
 
 int main(int argc, char **argv)
 {
+	char *run[] = { argv[0], NULL };
+
 	if (argc == 5 && !strcmp(argv[1], "exhaust"))
 		return exhaust(argv[2], atoi(argv[3]), atoi(argv[4]));
 	if (argc == 5 && !strcmp(argv[1], "bigcq"))
@@ -1319,24 +1361,9 @@ int main(int argc, char **argv)
 			argv[0], argv[0], argv[0]);
 		return 2;
 	}
-	printf("TAP version 13\n");
-	if (open_side(&A, argv[1], atoi(argv[2])) ||
-	    open_side(&B, argv[3], atoi(argv[4]))) {
-		ok(false, "open %s and %s", argv[1], argv[3]);
-		printf("1..%d\n", tap_n);
-		return 1;
-	}
-	test_rewrite(SET_INLINE);
-	test_rewrite(SET_NUM_SGE);
-	test_rewrite(MOVE_READ_SGE);
-	test_rd_limit(0, 1);
-	test_rd_limit(1, 2);
-	test_big_read();
-	test_mmap_race();
-	test_wire();
 	dev_a_name = argv[1];
+	gid_a = atoi(argv[2]);
 	dev_b_name = argv[3];
-	test_limits();
-	printf("1..%d\n", tap_n);
-	return tap_failed ? 1 : 0;
+	gid_b = atoi(argv[4]);
+	return test_harness_run(1, run);
 }

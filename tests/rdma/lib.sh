@@ -37,6 +37,32 @@ need_test_bin() {
 	exit 1
 }
 
+# ksft_relay NAME [SUFFIX]: relay the KTAP on stdin of the kselftest
+# program NAME (kselftest_harness.h: the plan first, then "ok N
+# fixture.test", "ok N fixture.test # SKIP why", "not ok N ...") as this
+# script's own points, renumbered, SUFFIX after each name; everything else
+# as diagnostics.  A program that stops before its plan is done (a crash,
+# a time-out) fails.
+ksft_relay() {
+	local line d why plan=-1 got=0
+	while IFS= read -r line; do
+		case "$line" in
+		"TAP version"*) ;;
+		1..*) plan=${line#1..}; plan=${plan%% *} ;;
+		"ok "*"# SKIP"*)
+			d=${line#ok [0-9]* }; why=${d#*# SKIP}
+			t_skip "${d%% # SKIP*}${2:-}" "${why# }"; got=$((got + 1)) ;;
+		"ok "*) d=${line#ok [0-9]* }; t_ok "${d#- }${2:-}"; got=$((got + 1)) ;;
+		"not ok "*) d=${line#not ok [0-9]* }; t_fail "${d#- }${2:-}"; got=$((got + 1)) ;;
+		*) diag "$line" ;;
+		esac
+	done
+	if [ "$plan" -ge 0 ] && [ "$got" -lt "$plan" ]; then
+		t_fail "$1 ran to its end${2:-}" "$got of its $plan tests reported"
+	fi
+	return 0
+}
+
 # gid_index IBDEV PORT ADDR: the GID table index of ::ffff:ADDR (IPv4) or
 # of the IPv6 address ADDR
 gid_index() {

@@ -11,10 +11,12 @@
  *    with a GRH area, the source QP, immediate data, the QP's own Q_Key;
  *    a wrong Q_Key dropped and counted (qkey_viol_cntr); a datagram over
  *    the path MTU failing with a length error.
- * Output: TAP lines.
+ * A kselftest (kselftest_harness.h): one test per area, each in its own
+ * process with both devices opened anew; output KTAP.
  *
  * usage: qp_attr_test DEV_A GID_A DEV_B GID_B
  */
+#define _GNU_SOURCE
 #include <errno.h>
 #include <stdbool.h>
 #include <stdint.h>
@@ -24,6 +26,7 @@
 #include <time.h>
 #include <infiniband/verbs.h>
 
+#include "kselftest_harness.h"
 #include "testutil.h"
 
 #define QKEY		0x11111111U
@@ -145,7 +148,7 @@ static int post_recv(struct side *s, uint64_t off, uint32_t len)
 	return ibv_post_recv(s->qp, &wr, &bad);
 }
 
-static void test_rc(struct side *a, struct side *b)
+static void test_rc(struct __test_metadata *_metadata, struct side *a, struct side *b)
 {
 	struct ibv_qp_attr qa = {}, got;
 	struct ibv_qp_init_attr gi;
@@ -156,32 +159,32 @@ static void test_rc(struct side *a, struct side *b)
 
 	a->qp = make_qp(a, IBV_QPT_RC, 1, 0);
 	b->qp = make_qp(b, IBV_QPT_RC, 1, 0);
-	ok(a->qp && b->qp && !rc_connect(a, b) && !rc_connect(b, a),
-	   "RC QPs connected (RTS)");
+	EXPECT_TRUE(a->qp && b->qp && !rc_connect(a, b) && !rc_connect(b, a))
+	   TH_LOG("RC QPs connected (RTS)");
 	if (!a->qp || !b->qp)
 		return;
 
 	qa.min_rnr_timer = 12;
 	ret = ibv_modify_qp(a->qp, &qa, IBV_QP_MIN_RNR_TIMER);
-	ok(ret == 0, "RC RTS -> RTS with only IBV_QP_MIN_RNR_TIMER (ret %d)",
+	EXPECT_TRUE(ret == 0) TH_LOG("RC RTS -> RTS with only IBV_QP_MIN_RNR_TIMER (ret %d)",
 	   ret);
 	memset(&got, 0, sizeof(got));
 	ret = ibv_query_qp(a->qp, &got, IBV_QP_STATE | IBV_QP_MIN_RNR_TIMER,
 			   &gi);
-	ok(!ret && got.qp_state == IBV_QPS_RTS && got.min_rnr_timer == 12,
-	   "query: still RTS, min_rnr_timer 12 (ret %d state %d timer %u)",
+	EXPECT_TRUE(!ret && got.qp_state == IBV_QPS_RTS && got.min_rnr_timer == 12)
+	   TH_LOG("query: still RTS, min_rnr_timer 12 (ret %d state %d timer %u)",
 	   ret, got.qp_state, got.min_rnr_timer);
 	qa.qp_state = IBV_QPS_RTS;
 	qa.qp_access_flags = IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ |
 			     IBV_ACCESS_REMOTE_ATOMIC;
 	ret = ibv_modify_qp(a->qp, &qa, IBV_QP_STATE | IBV_QP_ACCESS_FLAGS |
 			    IBV_QP_MIN_RNR_TIMER);
-	ok(ret == 0, "RC RTS -> RTS with IBV_QP_STATE and access flags (ret %d)",
+	EXPECT_TRUE(ret == 0) TH_LOG("RC RTS -> RTS with IBV_QP_STATE and access flags (ret %d)",
 	   ret);
 	qa.path_mtu = IBV_MTU_512;
 	ret = ibv_modify_qp(a->qp, &qa, IBV_QP_PATH_MTU);
-	ok(ret == EINVAL,
-	   "RC RTS -> RTS with IBV_QP_PATH_MTU refused: EINVAL (ret %d)", ret);
+	EXPECT_TRUE(ret == EINVAL)
+	   TH_LOG("RC RTS -> RTS with IBV_QP_PATH_MTU refused: EINVAL (ret %d)", ret);
 
 	/* the QP still works */
 	ret = post_recv(b, 0, 64);
@@ -195,10 +198,10 @@ static void test_rc(struct side *a, struct side *b)
 	wr.opcode = IBV_WR_SEND;
 	wr.send_flags = IBV_SEND_SIGNALED;
 	ret = ret ?: ibv_post_send(a->qp, &wr, &bad);
-	ok(!ret && wait_wc(a->cq, &wc, 10) && wc.status == IBV_WC_SUCCESS &&
+	EXPECT_TRUE(!ret && wait_wc(a->cq, &wc, 10) && wc.status == IBV_WC_SUCCESS &&
 	   wait_wc(b->cq, &wc, 10) && wc.status == IBV_WC_SUCCESS &&
-	   !strcmp((char *)b->buf, "after rts2rts"),
-	   "RC SEND after RTS -> RTS delivered");
+	   !strcmp((char *)b->buf, "after rts2rts"))
+	   TH_LOG("RC SEND after RTS -> RTS delivered");
 	ibv_destroy_qp(a->qp);
 	ibv_destroy_qp(b->qp);
 	a->qp = b->qp = NULL;
@@ -206,16 +209,16 @@ static void test_rc(struct side *a, struct side *b)
 
 /* ------------------------------------------------------------- MR */
 
-static void test_mr(struct side *a)
+static void test_mr(struct __test_metadata *_metadata, struct side *a)
 {
 	struct ibv_device_attr da = {};
 	struct ibv_mr *mr;
 
-	ok(!ibv_query_device(a->ctx, &da) && da.atomic_cap == IBV_ATOMIC_NONE,
-	   "device reports no atomics (atomic_cap %d)", da.atomic_cap);
+	EXPECT_TRUE(!ibv_query_device(a->ctx, &da) && da.atomic_cap == IBV_ATOMIC_NONE)
+	   TH_LOG("device reports no atomics (atomic_cap %d)", da.atomic_cap);
 	mr = ibv_reg_mr(a->pd, a->buf, BUF, IBV_ACCESS_LOCAL_WRITE |
 			IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_ATOMIC);
-	ok(mr != NULL, "MR with IBV_ACCESS_REMOTE_ATOMIC registered (%s)",
+	EXPECT_TRUE(mr != NULL) TH_LOG("MR with IBV_ACCESS_REMOTE_ATOMIC registered (%s)",
 	   mr ? "ok" : strerror(errno));
 	if (mr)
 		ibv_dereg_mr(mr);
@@ -277,7 +280,7 @@ static uint32_t qkey_viols(struct side *s)
 	return ibv_query_port(s->ctx, 1, &pa) ? ~0U : pa.qkey_viol_cntr;
 }
 
-static void test_ud(struct side *a, struct side *b)
+static void test_ud(struct __test_metadata *_metadata, struct side *a, struct side *b)
 {
 	struct ibv_qp_init_attr gi;
 	struct ibv_qp_attr got, qa = {};
@@ -288,24 +291,21 @@ static void test_ud(struct side *a, struct side *b)
 	int ret;
 
 	a->qp = make_qp(a, IBV_QPT_UD, 4, 64);
-	if (!a->qp && errno == EOPNOTSUPP) {
-		printf("ok %d - UD QPs # SKIP the provider has no UD QPs\n",
-		       ++tap_n);
-		return;
-	}
+	if (!a->qp && errno == EOPNOTSUPP)
+		SKIP(return, "UD QPs: the provider has no UD QPs");
 	q = make_qp(a, IBV_QPT_UD, 5, 0);
-	ok(!q && errno == EINVAL, "UD QP with 5 send SGEs refused: EINVAL (%s)",
+	EXPECT_TRUE(!q && errno == EINVAL) TH_LOG("UD QP with 5 send SGEs refused: EINVAL (%s)",
 	   q ? "created" : strerror(errno));
 	if (q)
 		ibv_destroy_qp(q);
 	q = make_qp(a, IBV_QPT_UD, 1, 65);
-	ok(!q && errno == EINVAL,
-	   "UD QP with 65 bytes inline refused: EINVAL (%s)",
+	EXPECT_TRUE(!q && errno == EINVAL)
+	   TH_LOG("UD QP with 65 bytes inline refused: EINVAL (%s)",
 	   q ? "created" : strerror(errno));
 	if (q)
 		ibv_destroy_qp(q);
 	b->qp = make_qp(b, IBV_QPT_UD, 4, 64);
-	ok(a->qp && b->qp, "UD QPs with 4 send SGEs, 64 bytes inline (%s)",
+	EXPECT_TRUE(a->qp && b->qp) TH_LOG("UD QPs with 4 send SGEs, 64 bytes inline (%s)",
 	   a->qp && b->qp ? "ok" : strerror(errno));
 	if (!a->qp || !b->qp)
 		return;
@@ -318,23 +318,23 @@ static void test_ud(struct side *a, struct side *b)
 	qa.ah_attr.grh.sgid_index = a->gid_index;
 	ret = ibv_modify_qp(a->qp, &qa, IBV_QP_STATE | IBV_QP_PKEY_INDEX |
 			    IBV_QP_PORT | IBV_QP_QKEY | IBV_QP_AV);
-	ok(ret == EINVAL, "UD RESET -> INIT with an AV refused: EINVAL (ret %d)",
+	EXPECT_TRUE(ret == EINVAL) TH_LOG("UD RESET -> INIT with an AV refused: EINVAL (ret %d)",
 	   ret);
-	ok(!ud_up(a, QKEY) && !ud_up(b, QKEY), "UD QPs to RTS with Q_Key 0x%x",
+	EXPECT_TRUE(!ud_up(a, QKEY) && !ud_up(b, QKEY)) TH_LOG("UD QPs to RTS with Q_Key 0x%x",
 	   QKEY);
 	memset(&got, 0, sizeof(got));
 	memset(&gi, 0, sizeof(gi));
 	ret = ibv_query_qp(a->qp, &got, IBV_QP_STATE | IBV_QP_QKEY |
 			   IBV_QP_PORT | IBV_QP_CAP, &gi);
-	ok(!ret && got.qp_state == IBV_QPS_RTS && got.qkey == QKEY &&
+	EXPECT_TRUE(!ret && got.qp_state == IBV_QPS_RTS && got.qkey == QKEY &&
 	   got.port_num == 1 && gi.qp_type == IBV_QPT_UD &&
-	   got.cap.max_send_sge == 4 && got.cap.max_inline_data == 64,
-	   "UD query: RTS, qkey 0x%x, port %u, type %d, send SGEs %u, inline %u",
+	   got.cap.max_send_sge == 4 && got.cap.max_inline_data == 64)
+	   TH_LOG("UD query: RTS, qkey 0x%x, port %u, type %d, send SGEs %u, inline %u",
 	   got.qkey, got.port_num, gi.qp_type, got.cap.max_send_sge,
 	   got.cap.max_inline_data);
 
 	ah = ah_to(a, b);
-	ok(ah != NULL, "AH to %s's GID (%s)", ibv_get_device_name(b->ctx->device),
+	EXPECT_TRUE(ah != NULL) TH_LOG("AH to %s's GID (%s)", ibv_get_device_name(b->ctx->device),
 	   ah ? "ok" : strerror(errno));
 	if (!ah)
 		return;
@@ -345,7 +345,7 @@ static void test_ud(struct side *a, struct side *b)
 		};
 
 		ah2 = ibv_create_ah(a->pd, &bad_aa);
-		ok(!ah2, "AH on GID index 15 (no such GID) refused (%s)",
+		EXPECT_TRUE(!ah2) TH_LOG("AH on GID index 15 (no such GID) refused (%s)",
 		   ah2 ? "created" : strerror(errno));
 		if (ah2)
 			ibv_destroy_ah(ah2);
@@ -356,21 +356,21 @@ static void test_ud(struct side *a, struct side *b)
 	memset(a->buf + 4096, 0x5a, 64);
 	ret = post_recv(b, 0, GRH + 1024);
 	ret = ret ?: ud_send(a, ah, b->qp->qp_num, QKEY, 64, true, true);
-	ok(!ret && wait_wc(a->cq, &wc, 10) && wc.status == IBV_WC_SUCCESS,
-	   "UD SEND_WITH_IMM (inline) completes (ret %d status %d)", ret,
+	EXPECT_TRUE(!ret && wait_wc(a->cq, &wc, 10) && wc.status == IBV_WC_SUCCESS)
+	   TH_LOG("UD SEND_WITH_IMM (inline) completes (ret %d status %d)", ret,
 	   ret ? -1 : (int)wc.status);
 	memset(&rwc, 0, sizeof(rwc));
-	ok(wait_wc(b->cq, &rwc, 10) && rwc.status == IBV_WC_SUCCESS &&
+	EXPECT_TRUE(wait_wc(b->cq, &rwc, 10) && rwc.status == IBV_WC_SUCCESS &&
 	   rwc.opcode == IBV_WC_RECV && rwc.byte_len == GRH + 64 &&
 	   (rwc.wc_flags & IBV_WC_GRH) && (rwc.wc_flags & IBV_WC_WITH_IMM) &&
 	   be32toh(rwc.imm_data) == 0x12345678 &&
 	   rwc.src_qp == a->qp->qp_num && b->buf[GRH] == 0x5a &&
-	   b->buf[GRH + 63] == 0x5a && b->buf[GRH + 64] == 0,
-	   "UD receive: status %d, %u bytes (GRH + 64), flags 0x%x, imm 0x%x, src_qp %u (want %u)",
+	   b->buf[GRH + 63] == 0x5a && b->buf[GRH + 64] == 0)
+	   TH_LOG("UD receive: status %d, %u bytes (GRH + 64), flags 0x%x, imm 0x%x, src_qp %u (want %u)",
 	   rwc.status, rwc.byte_len, rwc.wc_flags, be32toh(rwc.imm_data),
 	   rwc.src_qp, a->qp->qp_num);
 	ah2 = ibv_create_ah_from_wc(b->pd, &rwc, (struct ibv_grh *)b->buf, 1);
-	ok(ah2 != NULL, "ibv_create_ah_from_wc on the receive (%s)",
+	EXPECT_TRUE(ah2 != NULL) TH_LOG("ibv_create_ah_from_wc on the receive (%s)",
 	   ah2 ? "ok" : strerror(errno));
 	if (ah2) {
 		/* answer through it, with the QP's own Q_Key */
@@ -389,11 +389,11 @@ static void test_ud(struct side *a, struct side *b)
 		memset(b->buf + 4096, 0xa5, 8);
 		ret = ret ?: ud_send(b, ah2, a->qp->qp_num, QKEY_USE_QP, 8,
 				     false, false);
-		ok(!ret && wait_wc(b->cq, &wc, 10) &&
+		EXPECT_TRUE(!ret && wait_wc(b->cq, &wc, 10) &&
 		   wc.status == IBV_WC_SUCCESS && wait_wc(a->cq, &rwc, 10) &&
 		   rwc.status == IBV_WC_SUCCESS && rwc.byte_len == GRH + 8 &&
-		   a->buf[GRH] == 0xa5 && rwc.src_qp == b->qp->qp_num,
-		   "answer through the AH from the WC, remote_qkey 'use the QP's own' (0x%x)",
+		   a->buf[GRH] == 0xa5 && rwc.src_qp == b->qp->qp_num)
+		   TH_LOG("answer through the AH from the WC, remote_qkey 'use the QP's own' (0x%x)",
 		   QKEY_USE_QP);
 		ibv_destroy_ah(ah2);
 	}
@@ -402,44 +402,72 @@ static void test_ud(struct side *a, struct side *b)
 	viols = qkey_viols(b);
 	ret = post_recv(b, 0, GRH + 1024);
 	ret = ret ?: ud_send(a, ah, b->qp->qp_num, QKEY + 1, 16, false, false);
-	ok(!ret && wait_wc(a->cq, &wc, 10) && wc.status == IBV_WC_SUCCESS,
-	   "UD SEND with a wrong Q_Key completes at the sender");
-	ok(!wait_wc(b->cq, &rwc, 1), "... and is not received");
-	ok(qkey_viols(b) == viols + 1, "... and counted: qkey_viol_cntr %u -> %u",
+	EXPECT_TRUE(!ret && wait_wc(a->cq, &wc, 10) && wc.status == IBV_WC_SUCCESS)
+	   TH_LOG("UD SEND with a wrong Q_Key completes at the sender");
+	EXPECT_TRUE(!wait_wc(b->cq, &rwc, 1)) TH_LOG("... and is not received");
+	EXPECT_TRUE(qkey_viols(b) == viols + 1) TH_LOG("... and counted: qkey_viol_cntr %u -> %u",
 	   viols, qkey_viols(b));
 	/* the posted receive takes the next good datagram */
 	ret = ud_send(a, ah, b->qp->qp_num, QKEY, 16, false, false);
-	ok(!ret && wait_wc(a->cq, &wc, 10) && wait_wc(b->cq, &rwc, 10) &&
-	   rwc.status == IBV_WC_SUCCESS && rwc.byte_len == GRH + 16,
-	   "the next datagram with the right Q_Key is received");
+	EXPECT_TRUE(!ret && wait_wc(a->cq, &wc, 10) && wait_wc(b->cq, &rwc, 10) &&
+	   rwc.status == IBV_WC_SUCCESS && rwc.byte_len == GRH + 16)
+	   TH_LOG("the next datagram with the right Q_Key is received");
 
 	/* larger than the path MTU (netdev MTU 1500: 1024) */
 	ret = ud_send(a, ah, b->qp->qp_num, QKEY, 1025, false, false);
-	ok(!ret && wait_wc(a->cq, &wc, 10) && wc.status == IBV_WC_LOC_LEN_ERR,
-	   "UD SEND of 1025 bytes over a 1024-byte path MTU: IBV_WC_LOC_LEN_ERR (status %d)",
+	EXPECT_TRUE(!ret && wait_wc(a->cq, &wc, 10) && wc.status == IBV_WC_LOC_LEN_ERR)
+	   TH_LOG("UD SEND of 1025 bytes over a 1024-byte path MTU: IBV_WC_LOC_LEN_ERR (status %d)",
 	   ret ? -1 : (int)wc.status);
 	ibv_destroy_ah(ah);
 }
 
+/* from the command line */
+static const char *dev_a, *dev_b;
+static int gid_a, gid_b;
+
+/* Every test opens both devices anew, in its own process. */
+FIXTURE(qp_attr) {
+	struct side a, b;
+};
+
+FIXTURE_SETUP(qp_attr)
+{
+	ASSERT_EQ(0, open_side(&self->a, dev_a, gid_a))
+		TH_LOG("open %s (GID index %d): %s", dev_a, gid_a, strerror(errno));
+	ASSERT_EQ(0, open_side(&self->b, dev_b, gid_b))
+		TH_LOG("open %s (GID index %d): %s", dev_b, gid_b, strerror(errno));
+}
+
+FIXTURE_TEARDOWN(qp_attr)
+{
+}
+
+TEST_F_TIMEOUT(qp_attr, rc, 120)
+{
+	test_rc(_metadata, &self->a, &self->b);
+}
+
+TEST_F_TIMEOUT(qp_attr, mr, 120)
+{
+	test_mr(_metadata, &self->a);
+}
+
+TEST_F_TIMEOUT(qp_attr, ud, 120)
+{
+	test_ud(_metadata, &self->a, &self->b);
+}
+
 int main(int argc, char **argv)
 {
-	struct side a = {}, b = {};
+	char *run[] = { argv[0], NULL };
 
 	if (argc != 5) {
 		fprintf(stderr, "usage: %s DEV_A GID_A DEV_B GID_B\n", argv[0]);
 		return 2;
 	}
-	printf("TAP version 13\n");
-	if (open_side(&a, argv[1], atoi(argv[2])) ||
-	    open_side(&b, argv[3], atoi(argv[4]))) {
-		ok(false, "open %s and %s: %s", argv[1], argv[3],
-		   strerror(errno));
-		printf("1..%d\n", tap_n);
-		return 1;
-	}
-	test_rc(&a, &b);
-	test_mr(&a);
-	test_ud(&a, &b);
-	printf("1..%d\n", tap_n);
-	return tap_failed ? 1 : 0;
+	dev_a = argv[1];
+	gid_a = atoi(argv[2]);
+	dev_b = argv[3];
+	gid_b = atoi(argv[4]);
+	return test_harness_run(1, run);
 }

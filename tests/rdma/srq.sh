@@ -20,14 +20,7 @@ need_test_bin srq_test "$bin"
 # no LeakSanitizer: a context closed with objects open keeps its memory on
 # purpose, and --exit-live exits with everything open
 export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=0:abort_on_error=0}
-while IFS= read -r line; do
-	case "$line" in
-	"ok "*) t_ok "${line#ok [0-9]* - }" ;;
-	"not ok "*) t_fail "${line#not ok [0-9]* - }" ;;
-	*) diag "$line" ;;
-	esac
-done < <(timeout 300 "$bin" "$IB_A" "$GID_A" "$IB_B" "$GID_B" 2>&1 |
-	 grep -v '^TAP version\|^1\.\.')
+ksft_relay srq_test < <(timeout 300 "$bin" "$IB_A" "$GID_A" "$IB_B" "$GID_B" 2>&1)
 diag "$IB_B: $(ib_stats "$IB_B" 1)"
 
 # the libibverbs example: 4 QPs on one SRQ on each side

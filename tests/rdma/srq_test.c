@@ -10,12 +10,15 @@
  * SRQ's, resizing (EOPNOTSUPP), SRQ types the device lacks (EOPNOTSUPP),
  * ibv_post_recv on a QP that has no RQ, destroying an SRQ a QP uses
  * (EBUSY), a non-zero driver input byte in CREATE_SRQ (EINVAL).  Last, a
- * context closed with an SRQ and its QPs open.  Output: TAP.
+ * context closed with an SRQ and its QPs open.  A kselftest
+ * (kselftest_harness.h): one test per area, each in its own process with
+ * both devices opened anew; output KTAP.
  *
  * usage: srq_test DEV_A GID_A DEV_B GID_B
  *        srq_test --exit-live DEV GID   (create an SRQ, QPs on it and an
  *        armed limit, print "ready" and exit without destroying anything)
  */
+#define _GNU_SOURCE
 #include <errno.h>
 #include <poll.h>
 #include <stdbool.h>
@@ -28,6 +31,7 @@
 #include <infiniband/verbs.h>
 #include <rdma/ib_user_verbs.h>
 
+#include "kselftest_harness.h"
 #include "testutil.h"
 
 #define BUF_SIZE	(64 * 1024)
@@ -47,6 +51,10 @@ struct dev {
 };
 
 static struct dev A, B;
+
+/* from the command line */
+static const char *dev_a, *dev_b;
+static int gid_a, gid_b;
 
 static double now(void)
 {
@@ -241,20 +249,35 @@ static int async_event(struct ibv_context *ctx, int ms,
 	return -1;
 }
 
-static void test_caps(void)
+/* Every test opens both devices anew, in its own process. */
+FIXTURE(srq) {};
+
+FIXTURE_SETUP(srq)
+{
+	ASSERT_EQ(0, open_dev(&A, dev_a, gid_a))
+		TH_LOG("open %s (GID index %d): %s", dev_a, gid_a, strerror(errno));
+	ASSERT_EQ(0, open_dev(&B, dev_b, gid_b))
+		TH_LOG("open %s (GID index %d): %s", dev_b, gid_b, strerror(errno));
+}
+
+FIXTURE_TEARDOWN(srq)
+{
+}
+
+TEST_F_TIMEOUT(srq, caps, 120)
 {
 	struct ibv_device_attr da;
 
 	if (ibv_query_device(B.ctx, &da)) {
-		ok(false, "query_device");
+		EXPECT_TRUE(false) TH_LOG("query_device");
 		return;
 	}
-	ok(da.max_srq == 1024 && da.max_srq_wr == 4096 && da.max_srq_sge == 6,
-	   "device: max_srq %d, max_srq_wr %d, max_srq_sge %d (1024, 4096, 6)",
+	EXPECT_TRUE(da.max_srq == 1024 && da.max_srq_wr == 4096 && da.max_srq_sge == 6)
+	   TH_LOG("device: max_srq %d, max_srq_wr %d, max_srq_sge %d (1024, 4096, 6)",
 	   da.max_srq, da.max_srq_wr, da.max_srq_sge);
 }
 
-static void test_bad_input(void)
+TEST_F_TIMEOUT(srq, bad_input, 120)
 {
 	struct ibv_srq_init_attr_ex sx = {
 		.attr = { .max_wr = 16, .max_sge = 1 },
@@ -269,62 +292,62 @@ static void test_bad_input(void)
 	int ret;
 
 	srq = mk_srq(&B, 4097, 1, 0);
-	ok(!srq && errno == EINVAL, "max_wr 4097 (device: 4096): EINVAL (%s)",
+	EXPECT_TRUE(!srq && errno == EINVAL) TH_LOG("max_wr 4097 (device: 4096): EINVAL (%s)",
 	   srq ? "created" : strerror(errno));
 	if (srq)
 		ibv_destroy_srq(srq);
 	srq = mk_srq(&B, 0, 1, 0);
-	ok(!srq && errno == EINVAL, "max_wr 0: EINVAL (%s)",
+	EXPECT_TRUE(!srq && errno == EINVAL) TH_LOG("max_wr 0: EINVAL (%s)",
 	   srq ? "created" : strerror(errno));
 	if (srq)
 		ibv_destroy_srq(srq);
 	srq = mk_srq(&B, 16, 7, 0);
-	ok(!srq && errno == EINVAL, "max_sge 7 (device: 6): EINVAL (%s)",
+	EXPECT_TRUE(!srq && errno == EINVAL) TH_LOG("max_sge 7 (device: 6): EINVAL (%s)",
 	   srq ? "created" : strerror(errno));
 	if (srq)
 		ibv_destroy_srq(srq);
 	srq = mk_srq(&B, 16, 1, 17);
-	ok(!srq && errno == EINVAL, "srq_limit 17 > max_wr 16: EINVAL (%s)",
+	EXPECT_TRUE(!srq && errno == EINVAL) TH_LOG("srq_limit 17 > max_wr 16: EINVAL (%s)",
 	   srq ? "created" : strerror(errno));
 	if (srq)
 		ibv_destroy_srq(srq);
 	errno = 0;
 	srq = ibv_create_srq_ex(B.ctx, &sx);
-	ok(!srq && errno == EOPNOTSUPP, "tag-matching SRQ: EOPNOTSUPP (%s)",
+	EXPECT_TRUE(!srq && errno == EOPNOTSUPP) TH_LOG("tag-matching SRQ: EOPNOTSUPP (%s)",
 	   srq ? "created" : strerror(errno));
 	if (srq)
 		ibv_destroy_srq(srq);
 
 	srq = mk_srq(&B, 1, 1, 1);
 	ret = srq ? ibv_query_srq(srq, &at) : errno;
-	ok(!ret && at.max_wr >= 1 && at.srq_limit == 1,
-	   "SRQ of 1 WR, limit 1: max_wr %u, srq_limit %u (%s)", at.max_wr,
+	EXPECT_TRUE(!ret && at.max_wr >= 1 && at.srq_limit == 1)
+	   TH_LOG("SRQ of 1 WR, limit 1: max_wr %u, srq_limit %u (%s)", at.max_wr,
 	   at.srq_limit, strerror(ret));
 	if (srq)
 		ibv_destroy_srq(srq);
 
 	srq = mk_srq(&B, 5, 2, 0);
 	if (!srq) {
-		ok(false, "SRQ of 5 WRs, 2 SGEs: %s", strerror(errno));
+		EXPECT_TRUE(false) TH_LOG("SRQ of 5 WRs, 2 SGEs: %s", strerror(errno));
 		return;
 	}
 	ret = ibv_query_srq(srq, &at);
-	ok(!ret && at.max_wr == 8 && at.max_sge == 2 && at.srq_limit == 0,
-	   "query: max_wr %u (asked 5, the ring has 8), max_sge %u, srq_limit %u (%s)",
+	EXPECT_TRUE(!ret && at.max_wr == 8 && at.max_sge == 2 && at.srq_limit == 0)
+	   TH_LOG("query: max_wr %u (asked 5, the ring has 8), max_sge %u, srq_limit %u (%s)",
 	   at.max_wr, at.max_sge, at.srq_limit, strerror(ret));
 	at.max_wr = 64;
 	ret = ibv_modify_srq(srq, &at, IBV_SRQ_MAX_WR);
-	ok(ret == EOPNOTSUPP, "resize (IBV_SRQ_MAX_WR): EOPNOTSUPP (%s)",
+	EXPECT_TRUE(ret == EOPNOTSUPP) TH_LOG("resize (IBV_SRQ_MAX_WR): EOPNOTSUPP (%s)",
 	   strerror(ret));
 	at.srq_limit = 9;
 	ret = ibv_modify_srq(srq, &at, IBV_SRQ_LIMIT);
-	ok(ret == EINVAL, "srq_limit 9 > max_wr 8: EINVAL (%s)", strerror(ret));
+	EXPECT_TRUE(ret == EINVAL) TH_LOG("srq_limit 9 > max_wr 8: EINVAL (%s)", strerror(ret));
 	at.srq_limit = 3;
 	ret = ibv_modify_srq(srq, &at, IBV_SRQ_LIMIT);
 	memset(&at, 0, sizeof(at));
 	if (!ret)
 		ret = ibv_query_srq(srq, &at);
-	ok(!ret && at.srq_limit == 3, "arm srq_limit 3, query shows %u (%s)",
+	EXPECT_TRUE(!ret && at.srq_limit == 3) TH_LOG("arm srq_limit 3, query shows %u (%s)",
 	   at.srq_limit, strerror(ret));
 
 	/* posting: too many SGEs, then the ring full */
@@ -341,8 +364,8 @@ static void test_bad_input(void)
 		wr[0].sg_list = sg;
 		wr[0].num_sge = 3;
 		ret = ibv_post_srq_recv(srq, wr, &bad);
-		ok(ret == EINVAL && bad == wr,
-		   "3 SGEs on an SRQ of 2: EINVAL, bad_wr the first (%s)",
+		EXPECT_TRUE(ret == EINVAL && bad == wr)
+		   TH_LOG("3 SGEs on an SRQ of 2: EINVAL, bad_wr the first (%s)",
 		   strerror(ret));
 		for (i = 0; i < 10; i++) {
 			wr[i].wr_id = i;
@@ -352,12 +375,12 @@ static void test_bad_input(void)
 		}
 		bad = NULL;
 		ret = ibv_post_srq_recv(srq, wr, &bad);
-		ok(ret == ENOMEM && bad == &wr[8],
-		   "10 WRs into 8 slots: ENOMEM, bad_wr the 9th (%s, bad_wr %ld)",
+		EXPECT_TRUE(ret == ENOMEM && bad == &wr[8])
+		   TH_LOG("10 WRs into 8 slots: ENOMEM, bad_wr the 9th (%s, bad_wr %ld)",
 		   strerror(ret), bad ? (long)(bad - wr) : -1L);
 	}
 	ret = ibv_destroy_srq(srq);
-	ok(ret == 0, "destroy the SRQ with 8 WQEs posted (%s)", strerror(ret));
+	EXPECT_TRUE(ret == 0) TH_LOG("destroy the SRQ with 8 WQEs posted (%s)", strerror(ret));
 }
 
 /* CREATE_SRQ through the write() ABI with 8 bytes of driver input. */
@@ -406,19 +429,20 @@ static int raw_destroy_srq(struct ibv_context *ctx, uint32_t h)
 	return 0;
 }
 
-static void test_reserved(void)
+TEST_F_TIMEOUT(srq, reserved, 120)
 {
 	uint32_t h = 0;
 	int ret;
 
 	ret = raw_create_srq(B.ctx, B.pd, 0, &h);
-	ok(!ret, "CREATE_SRQ with 8 zero bytes of driver input: %s",
+	EXPECT_TRUE(!ret) TH_LOG("CREATE_SRQ with 8 zero bytes of driver input: %s",
 	   ret ? strerror(ret) : "created");
-	if (!ret)
-		ok(raw_destroy_srq(B.ctx, h) == 0, "and DESTROY_SRQ");
+	if (!ret) {
+		EXPECT_TRUE(raw_destroy_srq(B.ctx, h) == 0) TH_LOG("and DESTROY_SRQ");
+	}
 	ret = raw_create_srq(B.ctx, B.pd, 1ULL << 40, &h);
-	ok(ret == EINVAL,
-	   "CREATE_SRQ with a non-zero driver input byte: EINVAL (%s)",
+	EXPECT_TRUE(ret == EINVAL)
+	   TH_LOG("CREATE_SRQ with a non-zero driver input byte: EINVAL (%s)",
 	   ret ? strerror(ret) : "created");
 	if (!ret)
 		raw_destroy_srq(B.ctx, h);
@@ -428,7 +452,7 @@ static void test_reserved(void)
  * Four QPs of B on one SRQ: each of A's QPs sends two messages; B's
  * receives take the SRQ's WQEs in ring order, whichever QP they came to.
  */
-static void test_data(void)
+TEST_F_TIMEOUT(srq, data_path, 120)
 {
 	struct ibv_qp *qa[NQP] = {}, *qb[NQP] = {};
 	struct ibv_recv_wr rwr = {}, *rbad;
@@ -440,21 +464,21 @@ static void test_data(void)
 
 	srq = mk_srq(&B, 64, 1, 0);
 	if (!srq) {
-		ok(false, "SRQ of 64 WRs: %s", strerror(errno));
+		EXPECT_TRUE(false) TH_LOG("SRQ of 64 WRs: %s", strerror(errno));
 		return;
 	}
 	if (connect_qps(qa, qb, NQP, srq)) {
-		ok(false, "%d RC QPs of %s on one SRQ, connected to %s: %s",
+		EXPECT_TRUE(false) TH_LOG("%d RC QPs of %s on one SRQ, connected to %s: %s",
 		   NQP, B.name, A.name, strerror(errno));
 		goto out;
 	}
-	ok(true, "%d RC QPs of %s on one SRQ, connected to %s", NQP, B.name,
+	EXPECT_TRUE(true) TH_LOG("%d RC QPs of %s on one SRQ, connected to %s", NQP, B.name,
 	   A.name);
 	ret = ibv_post_recv(qb[0], &rwr, &rbad);
-	ok(ret == EINVAL, "ibv_post_recv on a QP on an SRQ: EINVAL (%s)",
+	EXPECT_TRUE(ret == EINVAL) TH_LOG("ibv_post_recv on a QP on an SRQ: EINVAL (%s)",
 	   strerror(ret));
 	ret = ibv_destroy_srq(srq);
-	ok(ret == EBUSY, "destroy the SRQ while QPs use it: EBUSY (%s)",
+	EXPECT_TRUE(ret == EBUSY) TH_LOG("destroy the SRQ while QPs use it: EBUSY (%s)",
 	   strerror(ret));
 	if (!ret) {
 		srq = NULL;
@@ -463,20 +487,20 @@ static void test_data(void)
 	for (i = 0; i < 2 * NQP; i++)
 		if (srq_post(srq, i, RX_OFF + i * MSG, MSG))
 			break;
-	ok(i == 2 * NQP, "post %d receives to the SRQ", 2 * NQP);
+	EXPECT_TRUE(i == 2 * NQP) TH_LOG("post %d receives to the SRQ", 2 * NQP);
 	for (i = 0; i < 2 * NQP; i++) {
 		memset(A.buf + i * MSG, 0x40 + i, MSG);
 		if (send_msg(qa[i % NQP], 100 + i, i * MSG, MSG))
 			break;
 		sent++;
 	}
-	ok(sent == 2 * NQP, "%d SENDs, two from each of A's QPs", sent);
+	EXPECT_TRUE(sent == 2 * NQP) TH_LOG("%d SENDs, two from each of A's QPs", sent);
 	/* A's send completions and B's receive completions: B.cq only B's */
 	for (i = 0; i < sent; i++) {
 		if (wait_wc(A.cq, &wc) || wc.status != IBV_WC_SUCCESS)
 			break;
 	}
-	ok(i == sent, "%d send completions on %s (%s)", i, A.name,
+	EXPECT_TRUE(i == sent) TH_LOG("%d send completions on %s (%s)", i, A.name,
 	   i < sent ? ibv_wc_status_str(wc.status) : "success");
 	while (got < sent && !wait_wc(B.cq, &wc)) {
 		int q;
@@ -484,7 +508,7 @@ static void test_data(void)
 		got++;
 		if (wc.status != IBV_WC_SUCCESS || wc.opcode != IBV_WC_RECV ||
 		    wc.byte_len != MSG || wc.wr_id >= 2 * NQP) {
-			ok(false, "receive %d: status %s, opcode %d, %u bytes, wr_id %lu",
+			EXPECT_TRUE(false) TH_LOG("receive %d: status %s, opcode %d, %u bytes, wr_id %lu",
 			   got, ibv_wc_status_str(wc.status), wc.opcode,
 			   wc.byte_len, (unsigned long)wc.wr_id);
 			goto out;
@@ -508,24 +532,25 @@ static void test_data(void)
 					data = false;
 		}
 	}
-	ok(got == sent, "%d receive completions on %s", got, B.name);
-	ok(order, "the receives took the SRQ's WQEs in ring order");
-	ok(qpn, "each completion names one of the SRQ's QPs");
-	ok(data, "the data arrived intact");
+	EXPECT_TRUE(got == sent) TH_LOG("%d receive completions on %s", got, B.name);
+	EXPECT_TRUE(order) TH_LOG("the receives took the SRQ's WQEs in ring order");
+	EXPECT_TRUE(qpn) TH_LOG("each completion names one of the SRQ's QPs");
+	EXPECT_TRUE(data) TH_LOG("the data arrived intact");
 	for (i = 0; i < got; i++)
 		if (!seen[i])
 			break;
-	ok(i == got, "every posted WQE was used once");
+	EXPECT_TRUE(i == got) TH_LOG("every posted WQE was used once");
 out:
 	destroy_qps(qa, NQP);
 	destroy_qps(qb, NQP);
-	if (srq)
-		ok(ibv_destroy_srq(srq) == 0,
-		   "destroy the SRQ once its QPs are gone");
+	if (srq) {
+		EXPECT_TRUE(ibv_destroy_srq(srq) == 0)
+		   TH_LOG("destroy the SRQ once its QPs are gone");
+	}
 }
 
 /* A SEND longer than the SRQ buffer: IBV_WC_LOC_LEN_ERR on B. */
-static void test_len_err(void)
+TEST_F_TIMEOUT(srq, len_err, 120)
 {
 	struct ibv_qp *qa[1] = {}, *qb[1] = {};
 	struct ibv_srq *srq;
@@ -534,22 +559,22 @@ static void test_len_err(void)
 
 	srq = mk_srq(&B, 16, 1, 0);
 	if (!srq || connect_qps(qa, qb, 1, srq)) {
-		ok(false, "SRQ and a connected QP: %s", strerror(errno));
+		EXPECT_TRUE(false) TH_LOG("SRQ and a connected QP: %s", strerror(errno));
 		goto out;
 	}
 	if (srq_post(srq, 77, RX_OFF, 64) || send_msg(qa[0], 78, 0, 256)) {
-		ok(false, "post a 64-byte SRQ receive and a 256-byte SEND");
+		EXPECT_TRUE(false) TH_LOG("post a 64-byte SRQ receive and a 256-byte SEND");
 		goto out;
 	}
 	r = wait_wc(B.cq, &wc);
-	ok(!r && wc.status == IBV_WC_LOC_LEN_ERR && wc.wr_id == 77 &&
-	   wc.qp_num == qb[0]->qp_num,
-	   "256-byte SEND into a 64-byte SRQ buffer: IBV_WC_LOC_LEN_ERR on %s (%s, wr_id %lu)",
+	EXPECT_TRUE(!r && wc.status == IBV_WC_LOC_LEN_ERR && wc.wr_id == 77 &&
+	   wc.qp_num == qb[0]->qp_num)
+	   TH_LOG("256-byte SEND into a 64-byte SRQ buffer: IBV_WC_LOC_LEN_ERR on %s (%s, wr_id %lu)",
 	   B.name, r ? "no completion" : ibv_wc_status_str(wc.status),
 	   (unsigned long)wc.wr_id);
 	s = wait_wc(A.cq, &swc);
-	ok(!s && swc.status != IBV_WC_SUCCESS,
-	   "and the sender's SEND fails (%s)",
+	EXPECT_TRUE(!s && swc.status != IBV_WC_SUCCESS)
+	   TH_LOG("and the sender's SEND fails (%s)",
 	   s ? "no completion" : ibv_wc_status_str(swc.status));
 out:
 	destroy_qps(qa, 1);
@@ -566,7 +591,7 @@ out:
  * (not fewer than the limit): no event.  One more leaves 3: the event,
  * once; the limit reads 0 afterwards and further receives raise nothing.
  */
-static void test_limit(void)
+TEST_F_TIMEOUT(srq, limit, 120)
 {
 	struct ibv_qp *qa[1] = {}, *qb[1] = {};
 	struct ibv_srq_attr at = {};
@@ -578,38 +603,38 @@ static void test_limit(void)
 
 	srq = mk_srq(&B, 16, 1, 0);
 	if (!srq || connect_qps(qa, qb, 1, srq)) {
-		ok(false, "SRQ and a connected QP: %s", strerror(errno));
+		EXPECT_TRUE(false) TH_LOG("SRQ and a connected QP: %s", strerror(errno));
 		goto out;
 	}
 	for (i = 0; i < 8; i++)
 		srq_post(srq, i, RX_OFF + i * MSG, MSG);
 	at.srq_limit = 4;
 	ret = ibv_modify_srq(srq, &at, IBV_SRQ_LIMIT);
-	ok(!ret, "arm the limit at 4 with 8 WQEs posted (%s)", strerror(ret));
-	ok(async_event(B.ctx, 200, &type, &elem) < 0,
-	   "no event while 8 are posted");
+	EXPECT_TRUE(!ret) TH_LOG("arm the limit at 4 with 8 WQEs posted (%s)", strerror(ret));
+	EXPECT_TRUE(async_event(B.ctx, 200, &type, &elem) < 0)
+	   TH_LOG("no event while 8 are posted");
 	for (i = 0; i < 4; i++)
 		send_msg(qa[0], i, 0, 64);
 	for (i = 0; i < 4; i++)
 		n += !wait_wc(B.cq, &wc) && wc.status == IBV_WC_SUCCESS;
-	ok(n == 4, "4 receives (%d)", n);
-	ok(async_event(B.ctx, 500, &type, &elem) < 0,
-	   "no event with 4 posted (not fewer than the limit)");
+	EXPECT_TRUE(n == 4) TH_LOG("4 receives (%d)", n);
+	EXPECT_TRUE(async_event(B.ctx, 500, &type, &elem) < 0)
+	   TH_LOG("no event with 4 posted (not fewer than the limit)");
 	send_msg(qa[0], 4, 0, 64);
 	ret = wait_wc(B.cq, &wc);
-	ok(!ret && wc.status == IBV_WC_SUCCESS, "a fifth receive");
+	EXPECT_TRUE(!ret && wc.status == IBV_WC_SUCCESS) TH_LOG("a fifth receive");
 	ret = async_event(B.ctx, 5000, &type, &elem);
-	ok(!ret && type == IBV_EVENT_SRQ_LIMIT_REACHED && elem == srq,
-	   "with 3 posted: IBV_EVENT_SRQ_LIMIT_REACHED on the SRQ (%s)",
+	EXPECT_TRUE(!ret && type == IBV_EVENT_SRQ_LIMIT_REACHED && elem == srq)
+	   TH_LOG("with 3 posted: IBV_EVENT_SRQ_LIMIT_REACHED on the SRQ (%s)",
 	   ret ? "no event" : ibv_event_type_str(type));
 	memset(&at, 0, sizeof(at));
 	ret = ibv_query_srq(srq, &at);
-	ok(!ret && at.srq_limit == 0, "the limit is disarmed: srq_limit %u",
+	EXPECT_TRUE(!ret && at.srq_limit == 0) TH_LOG("the limit is disarmed: srq_limit %u",
 	   at.srq_limit);
 	send_msg(qa[0], 5, 0, 64);
 	wait_wc(B.cq, &wc);
-	ok(async_event(B.ctx, 500, &type, &elem) < 0,
-	   "no second event with 2 posted");
+	EXPECT_TRUE(async_event(B.ctx, 500, &type, &elem) < 0)
+	   TH_LOG("no second event with 2 posted");
 	while (ibv_poll_cq(A.cq, 1, &wc) > 0)
 		;
 out:
@@ -620,7 +645,7 @@ out:
 }
 
 /* A context closed with an SRQ and a QP on it open, destroyed after. */
-static void test_close_first(void)
+TEST_F_TIMEOUT(srq, close_first, 120)
 {
 	struct ibv_qp_init_attr ia = {
 		.cap = { .max_send_wr = 8, .max_send_sge = 1 },
@@ -642,17 +667,17 @@ static void test_close_first(void)
 	ia.srq = srq;
 	qp = srq && cq ? ibv_create_qp(pd, &ia) : NULL;
 	if (!qp) {
-		ok(false, "PD, CQ, SRQ and a QP on it on a second context");
+		EXPECT_TRUE(false) TH_LOG("PD, CQ, SRQ and a QP on it on a second context");
 		return;
 	}
-	ok(ibv_close_device(ctx) == 0,
-	   "close the context with an SRQ and its QP open");
+	EXPECT_TRUE(ibv_close_device(ctx) == 0)
+	   TH_LOG("close the context with an SRQ and its QP open");
 	r[0] = ibv_destroy_qp(qp);
 	r[1] = ibv_destroy_srq(srq);
 	r[2] = ibv_destroy_cq(cq);
 	r[3] = ibv_dealloc_pd(pd);
-	ok(!r[0] && !r[1] && !r[2] && !r[3],
-	   "then destroying them returns 0 (QP %d, SRQ %d, CQ %d, PD %d)",
+	EXPECT_TRUE(!r[0] && !r[1] && !r[2] && !r[3])
+	   TH_LOG("then destroying them returns 0 (QP %d, SRQ %d, CQ %d, PD %d)",
 	   r[0], r[1], r[2], r[3]);
 }
 
@@ -683,26 +708,17 @@ static int exit_live(const char *name, int gid)
 
 int main(int argc, char **argv)
 {
+	char *run[] = { argv[0], NULL };
+
 	if (argc == 4 && !strcmp(argv[1], "--exit-live"))
 		return exit_live(argv[2], atoi(argv[3]));
 	if (argc != 5) {
 		fprintf(stderr, "usage: %s DEV_A GID_A DEV_B GID_B\n", argv[0]);
 		return 2;
 	}
-	printf("TAP version 13\n");
-	if (open_dev(&A, argv[1], atoi(argv[2])) ||
-	    open_dev(&B, argv[3], atoi(argv[4]))) {
-		ok(false, "open %s and %s", argv[1], argv[3]);
-		printf("1..%d\n", tap_n);
-		return 1;
-	}
-	test_caps();
-	test_bad_input();
-	test_reserved();
-	test_data();
-	test_len_err();
-	test_limit();
-	test_close_first();
-	printf("1..%d\n", tap_n);
-	return tap_failed ? 1 : 0;
+	dev_a = argv[1];
+	gid_a = atoi(argv[2]);
+	dev_b = argv[3];
+	gid_b = atoi(argv[4]);
+	return test_harness_run(1, run);
 }

@@ -27,14 +27,7 @@ for ((i = 0; i < 50; i++)); do
 	grep -qs '^2001:0db8:0006:' /sys/class/infiniband/"$IB_B"/ports/1/gids/* && break
 	sleep 0.1
 done
-while IFS= read -r line; do
-	case "$line" in
-	"ok "*) t_ok "${line#ok [0-9]* - }" ;;
-	"not ok "*) t_fail "${line#not ok [0-9]* - }" ;;
-	*) diag "$line" ;;
-	esac
-done < <(timeout 300 "$bin" "$IB_A" "$GID_A" "$IB_B" "$GID_B" 2>&1 |
-	 grep -v '^TAP version\|^1\.\.')
+ksft_relay ud_test < <(timeout 300 "$bin" "$IB_A" "$GID_A" "$IB_B" "$GID_B" 2>&1)
 diag "$IB_A: $(ib_stats "$IB_A" 1)"
 diag "$IB_B: $(ib_stats "$IB_B" 1)"
 

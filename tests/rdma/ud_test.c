@@ -15,11 +15,14 @@
  * the ibv_wr_* API and wr_set_ud_addr, bad work requests refused whole.
  * Last, objects destroyed after
  * their context was closed (what pyverbs' garbage collection does) must
- * not crash the process.  Output: TAP.
+ * not crash the process.  A kselftest (kselftest_harness.h): one test per
+ * area, each in its own process with both devices opened anew and, where
+ * it needs them, fresh UD QPs; output KTAP.
  *
  * usage: ud_test DEV_A GID_A DEV_B GID_B   (GID_*: the IPv4 GID indexes;
  *        the IPv6 ones are found in the GID tables)
  */
+#define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
 #include <stdbool.h>
@@ -33,6 +36,7 @@
 #include <infiniband/verbs.h>
 #include <rdma/ib_user_verbs.h>
 
+#include "kselftest_harness.h"
 #include "testutil.h"
 
 #define GRH		40
@@ -65,6 +69,10 @@ struct uqp {
 };
 
 static struct dev A, B;
+
+/* from the command line */
+static const char *dev_a, *dev_b;
+static int gid_a, gid_b;
 
 static double now(void)
 {
@@ -202,18 +210,18 @@ static int ud_rts(struct uqp *u, uint32_t qkey)
 }
 
 /* A UD QP in RTS, or an error printed as a failed test point. */
-static int ud_up(struct uqp *u, struct dev *d, const char *what)
+static int ud_up(struct __test_metadata *_metadata, struct uqp *u, struct dev *d, const char *what)
 {
 	int ret;
 
 	if (ud_create(u, d, UD_MAX_SGE, UD_MAX_INLINE)) {
-		ok(false, "%s: UD QP on %s: %s", what, d->name,
+		EXPECT_TRUE(false) TH_LOG("%s: UD QP on %s: %s", what, d->name,
 		   strerror(errno));
 		return -1;
 	}
 	ret = ud_rts(u, QKEY);
 	if (ret) {
-		ok(false, "%s: UD QP %#x on %s to RTS: %s", what,
+		EXPECT_TRUE(false) TH_LOG("%s: UD QP %#x on %s to RTS: %s", what,
 		   u->qp->qp_num, d->name, strerror(ret));
 		return -1;
 	}
@@ -372,7 +380,7 @@ static const char *grh_wrong(const uint8_t *g, const union ibv_gid *sgid,
  * One UD message @s -> @r through @ah (from GID @sgid to @dgid), checked
  * end to end; its receive completion in *@rwc.  true if all is right.
  */
-static bool xfer(const char *tag, struct uqp *s, struct uqp *r,
+static bool xfer(struct __test_metadata *_metadata, const char *tag, struct uqp *s, struct uqp *r,
 		 struct ibv_ah *ah, const union ibv_gid *sgid,
 		 const union ibv_gid *dgid, enum ibv_wr_opcode op,
 		 uint32_t len, enum how how, struct ibv_wc *rwc)
@@ -391,7 +399,7 @@ static bool xfer(const char *tag, struct uqp *s, struct uqp *r,
 		ret = post_ud(s, ah, r->qp->qp_num, QKEY, op, len, how, immv,
 			      0x55, &bad);
 	if (ret) {
-		ok(false, "%s: %s%s of %u bytes via %s: post: %s", tag,
+		EXPECT_TRUE(false) TH_LOG("%s: %s%s of %u bytes via %s: post: %s", tag,
 		   imm ? "SEND_WITH_IMM" : "SEND", "", len, how_name(how),
 		   strerror(ret));
 		return false;
@@ -399,20 +407,20 @@ static bool xfer(const char *tag, struct uqp *s, struct uqp *r,
 	if (wait_wc(s->scq, &swc, 10) || swc.status != IBV_WC_SUCCESS ||
 	    swc.wr_id != 0x55 || swc.opcode != IBV_WC_SEND ||
 	    (swc.wc_flags & IBV_WC_GRH)) {
-		ok(false, "%s: %s of %u bytes via %s: send completion (status %s, wr_id %#llx, opcode %d, flags %#x)",
+		EXPECT_TRUE(false) TH_LOG("%s: %s of %u bytes via %s: send completion (status %s, wr_id %#llx, opcode %d, flags %#x)",
 		   tag, imm ? "SEND_WITH_IMM" : "SEND", len, how_name(how),
 		   ibv_wc_status_str(swc.status),
 		   (unsigned long long)swc.wr_id, swc.opcode, swc.wc_flags);
 		return false;
 	}
 	if (wait_wc(r->rcq, &wc, 10)) {
-		ok(false, "%s: %s of %u bytes via %s: no receive completion",
+		EXPECT_TRUE(false) TH_LOG("%s: %s of %u bytes via %s: no receive completion",
 		   tag, imm ? "SEND_WITH_IMM" : "SEND", len, how_name(how));
 		return false;
 	}
 	*rwc = wc;
 	g = grh_wrong(rx, sgid, dgid);
-	ok(wc.status == IBV_WC_SUCCESS && wc.wr_id == 0x77 &&
+	EXPECT_TRUE(wc.status == IBV_WC_SUCCESS && wc.wr_id == 0x77 &&
 	   wc.opcode == IBV_WC_RECV && wc.byte_len == GRH + len &&
 	   (wc.wc_flags & IBV_WC_GRH) &&
 	   !!(wc.wc_flags & IBV_WC_WITH_IMM) == imm &&
@@ -420,8 +428,8 @@ static bool xfer(const char *tag, struct uqp *s, struct uqp *r,
 	   wc.src_qp == s->qp->qp_num && wc.qp_num == r->qp->qp_num &&
 	   wc.slid == 0 && wc.sl == 0 && wc.pkey_index == 0 &&
 	   !memcmp(rx + GRH, s->d->buf + TX_OFF, len) &&
-	   rx[GRH + len] == 0xaa && !g,
-	   "%s: %s of %u bytes via %s (status %s, byte_len %u, flags %#x, src_qp %#x, imm %#x%s%s)",
+	   rx[GRH + len] == 0xaa && !g)
+	   TH_LOG("%s: %s of %u bytes via %s (status %s, byte_len %u, flags %#x, src_qp %#x, imm %#x%s%s)",
 	   tag, imm ? "SEND_WITH_IMM" : "SEND", len, how_name(how),
 	   ibv_wc_status_str(wc.status), wc.byte_len, wc.wc_flags, wc.src_qp,
 	   ntohl(wc.imm_data), g ? ", GRH: " : "", g ? g : "");
@@ -430,7 +438,29 @@ static bool xfer(const char *tag, struct uqp *s, struct uqp *r,
 
 /* ---------------------------------------------------------------- tests */
 
-static void test_caps(void)
+/* Every test opens both devices anew, in its own process. */
+FIXTURE(ud) {
+	struct uqp a, b, a2;	/* UD QPs: two on A, one on B */
+};
+
+FIXTURE_SETUP(ud)
+{
+	ASSERT_EQ(0, open_dev(&A, dev_a, gid_a))
+		TH_LOG("open %s (GID index %d): %s", dev_a, gid_a, strerror(errno));
+	ASSERT_EQ(0, open_dev(&B, dev_b, gid_b))
+		TH_LOG("open %s (GID index %d): %s", dev_b, gid_b, strerror(errno));
+	TH_LOG("path MTU %u/%u, IPv6 GIDs %d/%d", A.mtu, B.mtu,
+	       A.gid6_index, B.gid6_index);
+}
+
+FIXTURE_TEARDOWN(ud)
+{
+	ud_destroy(&self->a);
+	ud_destroy(&self->b);
+	ud_destroy(&self->a2);
+}
+
+TEST_F_TIMEOUT(ud, caps, 120)
 {
 	struct ibv_qp_init_attr qia;
 	struct ibv_device_attr da;
@@ -439,37 +469,37 @@ static void test_caps(void)
 	int ret;
 
 	ret = ibv_query_device(A.ctx, &da);
-	ok(!ret && da.atomic_cap == IBV_ATOMIC_NONE,
-	   "%s reports atomic_cap NONE (%d)", A.name, ret ? -1 : (int)da.atomic_cap);
+	EXPECT_TRUE(!ret && da.atomic_cap == IBV_ATOMIC_NONE)
+	   TH_LOG("%s reports atomic_cap NONE (%d)", A.name, ret ? -1 : (int)da.atomic_cap);
 	ret = ud_create(&u, &A, UD_MAX_SGE, UD_MAX_INLINE);
-	ok(!ret, "UD QP with %d send SGEs and %d bytes inline: %s", UD_MAX_SGE,
+	EXPECT_TRUE(!ret) TH_LOG("UD QP with %d send SGEs and %d bytes inline: %s", UD_MAX_SGE,
 	   UD_MAX_INLINE, ret ? strerror(errno) : "created");
 	if (!ret) {
-		ok(u.cap.max_send_sge == UD_MAX_SGE &&
-		   u.cap.max_inline_data == UD_MAX_INLINE,
-		   "create_qp reports the UD limits (%u SGEs, %u inline)",
+		EXPECT_TRUE(u.cap.max_send_sge == UD_MAX_SGE &&
+		   u.cap.max_inline_data == UD_MAX_INLINE)
+		   TH_LOG("create_qp reports the UD limits (%u SGEs, %u inline)",
 		   u.cap.max_send_sge, u.cap.max_inline_data);
 		ret = ibv_query_qp(u.qp, &qa, IBV_QP_CAP, &qia);
-		ok(!ret && qia.qp_type == IBV_QPT_UD &&
+		EXPECT_TRUE(!ret && qia.qp_type == IBV_QPT_UD &&
 		   qa.cap.max_send_sge <= UD_MAX_SGE &&
-		   qa.cap.max_inline_data <= UD_MAX_INLINE,
-		   "query_qp: type UD, %u send SGEs, %u inline (%s)",
+		   qa.cap.max_inline_data <= UD_MAX_INLINE)
+		   TH_LOG("query_qp: type UD, %u send SGEs, %u inline (%s)",
 		   qa.cap.max_send_sge, qa.cap.max_inline_data,
 		   ret ? strerror(ret) : "ok");
 	}
 	ud_destroy(&u);
 	ret = ud_create(&u, &A, UD_MAX_SGE + 1, 0);
-	ok(ret && errno == EINVAL, "UD QP with %d send SGEs refused: %s",
+	EXPECT_TRUE(ret && errno == EINVAL) TH_LOG("UD QP with %d send SGEs refused: %s",
 	   UD_MAX_SGE + 1, ret ? strerror(errno) : "created");
 	ud_destroy(&u);
 	ret = ud_create(&u, &A, 1, UD_MAX_INLINE + 1);
-	ok(ret && errno == EINVAL, "UD QP with %d bytes inline refused: %s",
+	EXPECT_TRUE(ret && errno == EINVAL) TH_LOG("UD QP with %d bytes inline refused: %s",
 	   UD_MAX_INLINE + 1, ret ? strerror(errno) : "created");
 	ud_destroy(&u);
 }
 
 /* The exchanges between @s and @r over one address family. */
-static void test_exchange(const char *fam, struct uqp *s, struct uqp *r,
+static void test_exchange(struct __test_metadata *_metadata, const char *fam, struct uqp *s, struct uqp *r,
 			  const union ibv_gid *sgid, int sgid_index,
 			  const union ibv_gid *dgid)
 {
@@ -481,21 +511,21 @@ static void test_exchange(const char *fam, struct uqp *s, struct uqp *r,
 
 	snprintf(tag, sizeof(tag), "%s %s->%s", fam, s->d->name, r->d->name);
 	ah = mk_ah(s->d, dgid, sgid_index);
-	ok(ah != NULL, "%s: AH (sgid index %d): %s", tag, sgid_index,
+	EXPECT_TRUE(ah != NULL) TH_LOG("%s: AH (sgid index %d): %s", tag, sgid_index,
 	   ah ? "created" : strerror(errno));
 	if (!ah)
 		return;
-	xfer(tag, s, r, ah, sgid, dgid, IBV_WR_SEND, 0, VIA_SGE, &wc);
-	xfer(tag, s, r, ah, sgid, dgid, IBV_WR_SEND_WITH_IMM, 0, VIA_SGE, &wc);
-	xfer(tag, s, r, ah, sgid, dgid, IBV_WR_SEND, 100, VIA_SGE, &wc);
-	xfer(tag, s, r, ah, sgid, dgid, IBV_WR_SEND_WITH_IMM, 1000, VIA_4SGE,
+	xfer(_metadata, tag, s, r, ah, sgid, dgid, IBV_WR_SEND, 0, VIA_SGE, &wc);
+	xfer(_metadata, tag, s, r, ah, sgid, dgid, IBV_WR_SEND_WITH_IMM, 0, VIA_SGE, &wc);
+	xfer(_metadata, tag, s, r, ah, sgid, dgid, IBV_WR_SEND, 100, VIA_SGE, &wc);
+	xfer(_metadata, tag, s, r, ah, sgid, dgid, IBV_WR_SEND_WITH_IMM, 1000, VIA_4SGE,
 	     &wc);
-	xfer(tag, s, r, ah, sgid, dgid, IBV_WR_SEND, UD_MAX_INLINE, VIA_INLINE,
+	xfer(_metadata, tag, s, r, ah, sgid, dgid, IBV_WR_SEND, UD_MAX_INLINE, VIA_INLINE,
 	     &wc);
-	xfer(tag, s, r, ah, sgid, dgid, IBV_WR_SEND_WITH_IMM, 7, VIA_INLINE,
+	xfer(_metadata, tag, s, r, ah, sgid, dgid, IBV_WR_SEND_WITH_IMM, 7, VIA_INLINE,
 	     &wc);
-	xfer(tag, s, r, ah, sgid, dgid, IBV_WR_SEND, s->d->mtu, VIA_SGE, &wc);
-	if (!xfer(tag, s, r, ah, sgid, dgid, IBV_WR_SEND_WITH_IMM, s->d->mtu,
+	xfer(_metadata, tag, s, r, ah, sgid, dgid, IBV_WR_SEND, s->d->mtu, VIA_SGE, &wc);
+	if (!xfer(_metadata, tag, s, r, ah, sgid, dgid, IBV_WR_SEND_WITH_IMM, s->d->mtu,
 		  VIA_4SGE, &wc))
 		goto out;
 
@@ -503,7 +533,7 @@ static void test_exchange(const char *fam, struct uqp *s, struct uqp *r,
 	errno = 0;
 	back = ibv_create_ah_from_wc(r->d->pd, &wc,
 				     (struct ibv_grh *)(r->d->buf + RX_OFF), 1);
-	ok(back != NULL, "%s: ibv_create_ah_from_wc: %s", tag,
+	EXPECT_TRUE(back != NULL) TH_LOG("%s: ibv_create_ah_from_wc: %s", tag,
 	   back ? "created" : strerror(errno));
 	if (!back)
 		goto out;
@@ -514,22 +544,23 @@ static void test_exchange(const char *fam, struct uqp *s, struct uqp *r,
 			      VIA_SGE, 0xbeef, 0x98, &(struct ibv_send_wr *){0});
 	if (ret || wait_wc(r->scq, &wc2, 10) || wc2.status ||
 	    wait_wc(s->rcq, &wc2, 10)) {
-		ok(false, "%s: reply through the AH from the WC (%s)", tag,
+		EXPECT_TRUE(false) TH_LOG("%s: reply through the AH from the WC (%s)", tag,
 		   ret ? strerror(ret) : "no completion");
 		goto out;
 	}
 	g = grh_wrong(s->d->buf + RX_OFF, dgid, sgid);
-	ok(wc2.status == IBV_WC_SUCCESS && wc2.src_qp == r->qp->qp_num &&
+	EXPECT_TRUE(wc2.status == IBV_WC_SUCCESS && wc2.src_qp == r->qp->qp_num &&
 	   wc2.byte_len == GRH + 32 && (wc2.wc_flags & IBV_WC_GRH) &&
 	   ntohl(wc2.imm_data) == 0xbeef &&
-	   !memcmp(s->d->buf + RX_OFF + GRH, r->d->buf + TX_OFF, 32) && !g,
-	   "%s: reply through the AH from the WC arrives (status %s, src_qp %#x%s%s)",
+	   !memcmp(s->d->buf + RX_OFF + GRH, r->d->buf + TX_OFF, 32) && !g)
+	   TH_LOG("%s: reply through the AH from the WC arrives (status %s, src_qp %#x%s%s)",
 	   tag, ibv_wc_status_str(wc2.status), wc2.src_qp, g ? ", GRH: " : "",
 	   g ? g : "");
 out:
-	if (back)
-		ok(ibv_destroy_ah(back) == 0, "%s: destroy the reply AH", tag);
-	ok(ibv_destroy_ah(ah) == 0, "%s: destroy the AH", tag);
+	if (back) {
+		EXPECT_TRUE(ibv_destroy_ah(back) == 0) TH_LOG("%s: destroy the reply AH", tag);
+	}
+	EXPECT_TRUE(ibv_destroy_ah(ah) == 0) TH_LOG("%s: destroy the AH", tag);
 }
 
 /* /sys/class/infiniband/DEV/ports/1/hw_counters/NAME, or -1 */
@@ -551,7 +582,7 @@ static long long hw_counter(const char *dev, const char *name)
 }
 
 /* Wrong Q_Key, the QP's own Q_Key, oversized sends and receives. */
-static void test_bad_input(struct uqp *s, struct uqp *r)
+static void test_bad_input(struct __test_metadata *_metadata, struct uqp *s, struct uqp *r)
 {
 	struct ibv_send_wr *bad = NULL;
 	long long before, after;
@@ -562,7 +593,7 @@ static void test_bad_input(struct uqp *s, struct uqp *r)
 
 	ah = mk_ah(s->d, &r->d->gid4, s->d->gid4_index);
 	if (!ah) {
-		ok(false, "AH for the bad input tests: %s", strerror(errno));
+		EXPECT_TRUE(false) TH_LOG("AH for the bad input tests: %s", strerror(errno));
 		return;
 	}
 
@@ -573,20 +604,20 @@ static void test_bad_input(struct uqp *s, struct uqp *r)
 	if (!ret)
 		ret = post_ud(s, ah, r->qp->qp_num, BAD_QKEY, IBV_WR_SEND_WITH_IMM,
 			      64, VIA_SGE, 1, 0x42, &bad);
-	ok(!ret && !wait_wc(s->scq, &wc, 10) && wc.status == IBV_WC_SUCCESS,
-	   "send with a wrong Q_Key completes at the sender (UD: %s)",
+	EXPECT_TRUE(!ret && !wait_wc(s->scq, &wc, 10) && wc.status == IBV_WC_SUCCESS)
+	   TH_LOG("send with a wrong Q_Key completes at the sender (UD: %s)",
 	   ret ? strerror(ret) : ibv_wc_status_str(wc.status));
-	ok(wait_wc(r->rcq, &wc, 1), "the message with the wrong Q_Key is dropped");
+	EXPECT_TRUE(wait_wc(r->rcq, &wc, 1)) TH_LOG("the message with the wrong Q_Key is dropped");
 	ret = post_ud(s, ah, r->qp->qp_num, QKEY, IBV_WR_SEND_WITH_IMM, 64,
 		      VIA_SGE, 2, 0x43, &bad);
 	wc.imm_data = 0;
-	ok(!ret && !wait_wc(s->scq, &wc, 10) && !wait_wc(r->rcq, &wc, 10) &&
-	   wc.status == IBV_WC_SUCCESS && ntohl(wc.imm_data) == 2,
-	   "the next message, with the right Q_Key, is the one received (imm %u)",
+	EXPECT_TRUE(!ret && !wait_wc(s->scq, &wc, 10) && !wait_wc(r->rcq, &wc, 10) &&
+	   wc.status == IBV_WC_SUCCESS && ntohl(wc.imm_data) == 2)
+	   TH_LOG("the next message, with the right Q_Key, is the one received (imm %u)",
 	   ntohl(wc.imm_data));
 	after = hw_counter(r->d->name, "qkey_violations");
-	ok(before >= 0 && after == before + 1,
-	   "%s qkey_violations counts it (%lld -> %lld)", r->d->name, before,
+	EXPECT_TRUE(before >= 0 && after == before + 1)
+	   TH_LOG("%s qkey_violations counts it (%lld -> %lld)", r->d->name, before,
 	   after);
 
 	/* the high bit of remote_qkey: the sender's own Q_Key (equal here) */
@@ -594,42 +625,42 @@ static void test_bad_input(struct uqp *s, struct uqp *r)
 	if (!ret)
 		ret = post_ud(s, ah, r->qp->qp_num, QKEY_USE_QP | BAD_QKEY,
 			      IBV_WR_SEND, 64, VIA_SGE, 0, 0x45, &bad);
-	ok(!ret && !wait_wc(s->scq, &wc, 10) && !wait_wc(r->rcq, &wc, 10) &&
-	   wc.status == IBV_WC_SUCCESS && wc.byte_len == GRH + 64,
-	   "remote_qkey %#x uses the sending QP's own Q_Key (%s)",
+	EXPECT_TRUE(!ret && !wait_wc(s->scq, &wc, 10) && !wait_wc(r->rcq, &wc, 10) &&
+	   wc.status == IBV_WC_SUCCESS && wc.byte_len == GRH + 64)
+	   TH_LOG("remote_qkey %#x uses the sending QP's own Q_Key (%s)",
 	   QKEY_USE_QP | BAD_QKEY,
 	   ret ? strerror(ret) : ibv_wc_status_str(wc.status));
 
 	/* longer than the path MTU: a local length error (fresh QPs) */
-	if (!ud_up(&s2, s->d, "MTU + 1") && !ud_up(&r2, r->d, "MTU + 1")) {
+	if (!ud_up(_metadata, &s2, s->d, "MTU + 1") && !ud_up(_metadata, &r2, r->d, "MTU + 1")) {
 		ret = post_rx(&r2, GRH + r->d->mtu + 64, 0x46);
 		if (!ret)
 			ret = post_ud(&s2, ah, r2.qp->qp_num, QKEY, IBV_WR_SEND,
 				      s->d->mtu + 1, VIA_SGE, 0, 0x47, &bad);
 		memset(&wc, 0, sizeof(wc));
-		ok(!ret && !wait_wc(s2.scq, &wc, 10) &&
-		   wc.status == IBV_WC_LOC_LEN_ERR && wc.wr_id == 0x47,
-		   "UD send of path MTU + 1 = %u bytes completes with IBV_WC_LOC_LEN_ERR (%s)",
+		EXPECT_TRUE(!ret && !wait_wc(s2.scq, &wc, 10) &&
+		   wc.status == IBV_WC_LOC_LEN_ERR && wc.wr_id == 0x47)
+		   TH_LOG("UD send of path MTU + 1 = %u bytes completes with IBV_WC_LOC_LEN_ERR (%s)",
 		   s->d->mtu + 1,
 		   ret ? strerror(ret) : ibv_wc_status_str(wc.status));
-		ok(wait_wc(r2.rcq, &wc, 1), "and nothing is received");
+		EXPECT_TRUE(wait_wc(r2.rcq, &wc, 1)) TH_LOG("and nothing is received");
 	}
 	ud_destroy(&s2);
 	ud_destroy(&r2);
 
 	/* a receive buffer smaller than GRH + payload (fresh QPs) */
-	if (!ud_up(&s2, s->d, "small buffer") &&
-	    !ud_up(&r2, r->d, "small buffer")) {
+	if (!ud_up(_metadata, &s2, s->d, "small buffer") &&
+	    !ud_up(_metadata, &r2, r->d, "small buffer")) {
 		ret = post_rx(&r2, GRH + 10, 0x48);
 		if (!ret)
 			ret = post_ud(&s2, ah, r2.qp->qp_num, QKEY, IBV_WR_SEND,
 				      100, VIA_SGE, 0, 0x49, &bad);
-		ok(!ret && !wait_wc(s2.scq, &wc, 10), "send of 100 bytes to a 50-byte receive buffer (%s)",
+		EXPECT_TRUE(!ret && !wait_wc(s2.scq, &wc, 10)) TH_LOG("send of 100 bytes to a 50-byte receive buffer (%s)",
 		   ret ? strerror(ret) : "completed");
 		memset(&wc, 0, sizeof(wc));
-		ok(!wait_wc(r2.rcq, &wc, 10) &&
-		   wc.status == IBV_WC_LOC_LEN_ERR && wc.wr_id == 0x48,
-		   "the receive completes with IBV_WC_LOC_LEN_ERR (%s)",
+		EXPECT_TRUE(!wait_wc(r2.rcq, &wc, 10) &&
+		   wc.status == IBV_WC_LOC_LEN_ERR && wc.wr_id == 0x48)
+		   TH_LOG("the receive completes with IBV_WC_LOC_LEN_ERR (%s)",
 		   ibv_wc_status_str(wc.status));
 	}
 	ud_destroy(&s2);
@@ -639,21 +670,21 @@ static void test_bad_input(struct uqp *s, struct uqp *r)
 	bad = NULL;
 	ret = post_ud(s, ah, r->qp->qp_num, QKEY, IBV_WR_SEND,
 		      UD_MAX_INLINE + 1, VIA_INLINE, 0, 0x4a, &bad);
-	ok(ret == EINVAL && bad, "inline UD send of %d bytes refused (%s)",
+	EXPECT_TRUE(ret == EINVAL && bad) TH_LOG("inline UD send of %d bytes refused (%s)",
 	   UD_MAX_INLINE + 1, strerror(ret));
 	ibv_destroy_ah(ah);
 
 	/* an AH on a GID index that does not exist */
 	empty = find_empty_gid(s->d->ctx);
 	ah = empty < 0 ? NULL : mk_ah(s->d, &r->d->gid4, empty);
-	ok(empty >= 0 && !ah, "AH on sgid index %d (no such GID) refused: %s",
+	EXPECT_TRUE(empty >= 0 && !ah) TH_LOG("AH on sgid index %d (no such GID) refused: %s",
 	   empty, ah ? "created" : strerror(errno));
 	if (ah)
 		ibv_destroy_ah(ah);
 }
 
 /* Opcodes the engine lacks: EOPNOTSUPP, *bad_wr, nothing posted. */
-static void test_opcodes(struct uqp *s, struct uqp *r)
+static void test_opcodes(struct __test_metadata *_metadata, struct uqp *s, struct uqp *r)
 {
 	static const struct { enum ibv_wr_opcode op; const char *name; } ops[] = {
 		{ IBV_WR_ATOMIC_CMP_AND_SWP, "ATOMIC_CMP_AND_SWP" },
@@ -680,7 +711,7 @@ static void test_opcodes(struct uqp *s, struct uqp *r)
 
 	ah = mk_ah(s->d, &r->d->gid4, s->d->gid4_index);
 	if (!ah) {
-		ok(false, "AH for the opcode tests: %s", strerror(errno));
+		EXPECT_TRUE(false) TH_LOG("AH for the opcode tests: %s", strerror(errno));
 		return;
 	}
 	for (i = 0; i < sizeof(ops) / sizeof(ops[0]); i++) {
@@ -695,8 +726,8 @@ static void test_opcodes(struct uqp *s, struct uqp *r)
 		wr[0].wr.ud.remote_qkey = QKEY;
 		bad = NULL;
 		ret = ibv_post_send(s->qp, wr, &bad);
-		ok(ret == EOPNOTSUPP && bad == wr,
-		   "UD QP: %s refused with EOPNOTSUPP (%s)", ops[i].name,
+		EXPECT_TRUE(ret == EOPNOTSUPP && bad == wr)
+		   TH_LOG("UD QP: %s refused with EOPNOTSUPP (%s)", ops[i].name,
 		   strerror(ret));
 	}
 	/* a good SEND, then an atomic: the first goes, the second not */
@@ -715,8 +746,8 @@ static void test_opcodes(struct uqp *s, struct uqp *r)
 	wr[1].opcode = IBV_WR_ATOMIC_FETCH_AND_ADD;
 	bad = NULL;
 	ret = ibv_post_send(s->qp, wr, &bad);
-	ok(ret == EOPNOTSUPP && bad == &wr[1],
-	   "SEND then FETCH_AND_ADD: EOPNOTSUPP at the second (%s)",
+	EXPECT_TRUE(ret == EOPNOTSUPP && bad == &wr[1])
+	   TH_LOG("SEND then FETCH_AND_ADD: EOPNOTSUPP at the second (%s)",
 	   strerror(ret));
 	n = 0;
 	while (!wait_wc(s->scq, &wc, 1)) {
@@ -724,11 +755,11 @@ static void test_opcodes(struct uqp *s, struct uqp *r)
 		if (wc.wr_id != 0x71 || wc.status != IBV_WC_SUCCESS)
 			n += 100;
 	}
-	ok(n == 1 && !wait_wc(r->rcq, &wc, 5) && wc.wr_id == 0x70,
-	   "only the SEND reached the ring (%d send completions)", n);
+	EXPECT_TRUE(n == 1 && !wait_wc(r->rcq, &wc, 5) && wc.wr_id == 0x70)
+	   TH_LOG("only the SEND reached the ring (%d send completions)", n);
 
 	rc = ibv_create_qp(s->d->pd, &ia);
-	ok(rc != NULL, "RC QP for the opcode tests: %s",
+	EXPECT_TRUE(rc != NULL) TH_LOG("RC QP for the opcode tests: %s",
 	   rc ? "created" : strerror(errno));
 	if (rc) {
 		for (i = 0; i < 2; i++) {
@@ -740,22 +771,22 @@ static void test_opcodes(struct uqp *s, struct uqp *r)
 			wr[0].wr.atomic.remote_addr = 8;
 			bad = NULL;
 			ret = ibv_post_send(rc, wr, &bad);
-			ok(ret == EOPNOTSUPP && bad == wr,
-			   "RC QP: %s refused with EOPNOTSUPP (%s)",
+			EXPECT_TRUE(ret == EOPNOTSUPP && bad == wr)
+			   TH_LOG("RC QP: %s refused with EOPNOTSUPP (%s)",
 			   ops[i].name, strerror(ret));
 		}
 		wr[0].opcode = IBV_WR_BIND_MW;
 		bad = NULL;
 		ret = ibv_post_send(rc, wr, &bad);
-		ok(ret == EOPNOTSUPP && bad == wr,
-		   "RC QP: BIND_MW refused with EOPNOTSUPP (%s)", strerror(ret));
+		EXPECT_TRUE(ret == EOPNOTSUPP && bad == wr)
+		   TH_LOG("RC QP: BIND_MW refused with EOPNOTSUPP (%s)", strerror(ret));
 		ibv_destroy_qp(rc);
 	}
 	ibv_destroy_ah(ah);
 }
 
 /* Features the device lacks: EOPNOTSUPP, never EINVAL, never a crash. */
-static void test_unsupported(void)
+TEST_F_TIMEOUT(ud, unsupported, 120)
 {
 	static const struct { enum ibv_qp_type t; const char *name; } types[] = {
 		{ IBV_QPT_UC, "UC" }, { IBV_QPT_RAW_PACKET, "RAW_PACKET" },
@@ -783,32 +814,32 @@ static void test_unsupported(void)
 		ia.qp_type = types[i].t;
 		errno = 0;
 		qp = ibv_create_qp(A.pd, &ia);
-		ok(!qp && errno == EOPNOTSUPP, "%s QP: EOPNOTSUPP (%s)",
+		EXPECT_TRUE(!qp && errno == EOPNOTSUPP) TH_LOG("%s QP: EOPNOTSUPP (%s)",
 		   types[i].name, qp ? "created" : strerror(errno));
 		if (qp)
 			ibv_destroy_qp(qp);
 	}
 	errno = 0;
 	mw = ibv_alloc_mw(A.pd, IBV_MW_TYPE_1);
-	ok(!mw && errno == EOPNOTSUPP, "memory window: EOPNOTSUPP (%s)",
+	EXPECT_TRUE(!mw && errno == EOPNOTSUPP) TH_LOG("memory window: EOPNOTSUPP (%s)",
 	   mw ? "allocated" : strerror(errno));
 	if (mw)
 		ibv_dealloc_mw(mw);
 	errno = 0;
 	xrcd = ibv_open_xrcd(A.ctx, &xa);
-	ok(!xrcd && errno == EOPNOTSUPP, "XRC domain: EOPNOTSUPP (%s)",
+	EXPECT_TRUE(!xrcd && errno == EOPNOTSUPP) TH_LOG("XRC domain: EOPNOTSUPP (%s)",
 	   xrcd ? "opened" : strerror(errno));
 	if (xrcd)
 		ibv_close_xrcd(xrcd);
 	/* SRQs may come: either one works or it is EOPNOTSUPP */
 	errno = 0;
 	srq = ibv_create_srq(A.pd, &sa);
-	ok(srq || errno == EOPNOTSUPP, "SRQ: created or EOPNOTSUPP (%s)",
+	EXPECT_TRUE(srq || errno == EOPNOTSUPP) TH_LOG("SRQ: created or EOPNOTSUPP (%s)",
 	   srq ? "created" : strerror(errno));
 	if (srq)
 		ibv_destroy_srq(srq);
-	ok(ibv_resize_cq(cq, 32) == EOPNOTSUPP || cq->cqe >= 32,
-	   "resize_cq: done or EOPNOTSUPP");
+	EXPECT_TRUE(ibv_resize_cq(cq, 32) == EOPNOTSUPP || cq->cqe >= 32)
+	   TH_LOG("resize_cq: done or EOPNOTSUPP");
 	ibv_destroy_cq(cq);
 }
 
@@ -817,7 +848,7 @@ static void test_unsupported(void)
  * API (wr_set_ud_addr before or after the data setter), the RC
  * operations refused at create, bad work requests refused whole.
  */
-static void test_qpex(struct uqp *r)
+static void test_qpex(struct __test_metadata *_metadata, struct uqp *r)
 {
 	struct ibv_qp_init_attr_ex ia = {
 		.cap = { .max_send_wr = 64, .max_recv_wr = 64,
@@ -845,7 +876,7 @@ static void test_qpex(struct uqp *r)
 	ret = q ? 0 : errno;
 	if (q)
 		ibv_destroy_qp(q);
-	ok(ret == EOPNOTSUPP, "qpex: UD QP with RDMA_READ refused (%s)",
+	EXPECT_TRUE(ret == EOPNOTSUPP) TH_LOG("qpex: UD QP with RDMA_READ refused (%s)",
 	   strerror(ret));
 	ia.send_ops_flags &= ~(uint64_t)IBV_QP_EX_WITH_RDMA_READ;
 	u.scq = ibv_create_cq(A.ctx, 64, NULL, NULL, 0);
@@ -856,11 +887,11 @@ static void test_qpex(struct uqp *r)
 	ah = mk_ah(&A, &B.gid4, A.gid4_index);
 	x = u.qp ? ibv_qp_to_qp_ex(u.qp) : NULL;
 	if (!x || ud_rts(&u, QKEY) || !ah) {
-		ok(false, "qpex: UD QP with send_ops_flags in RTS, AH (%s)",
+		EXPECT_TRUE(false) TH_LOG("qpex: UD QP with send_ops_flags in RTS, AH (%s)",
 		   strerror(errno));
 		goto out;
 	}
-	ok(true, "qpex: UD QP %#x with send_ops_flags in RTS", u.qp->qp_num);
+	EXPECT_TRUE(true) TH_LOG("qpex: UD QP %#x with send_ops_flags in RTS", u.qp->qp_num);
 
 	/* SEND with immediate from an SGE, the address set first */
 	fill(tx, 1000, 3);
@@ -872,13 +903,13 @@ static void test_qpex(struct uqp *r)
 	ibv_wr_set_ud_addr(x, ah, r->qp->qp_num, QKEY);
 	ibv_wr_set_sge(x, A.mr->lkey, (uintptr_t)tx, 1000);
 	ret = ibv_wr_complete(x);
-	ok(!ret && !wait_wc(u.scq, &wc, 10) && wc.status == IBV_WC_SUCCESS &&
+	EXPECT_TRUE(!ret && !wait_wc(u.scq, &wc, 10) && wc.status == IBV_WC_SUCCESS &&
 	   wc.wr_id == 0x61 && wc.opcode == IBV_WC_SEND &&
 	   !wait_wc(r->rcq, &wc, 10) && wc.status == IBV_WC_SUCCESS &&
 	   wc.wr_id == 0x71 && wc.byte_len == GRH + 1000 &&
 	   (wc.wc_flags & IBV_WC_WITH_IMM) && ntohl(wc.imm_data) == 0x1234abcd &&
-	   wc.src_qp == u.qp->qp_num && !memcmp(rx + GRH, tx, 1000),
-	   "qpex: UD wr_send_imm of 1000 B via wr_set_ud_addr (%s)",
+	   wc.src_qp == u.qp->qp_num && !memcmp(rx + GRH, tx, 1000))
+	   TH_LOG("qpex: UD wr_send_imm of 1000 B via wr_set_ud_addr (%s)",
 	   strerror(ret));
 
 	/* two SENDs in one batch: inline, the address set after the data */
@@ -899,15 +930,15 @@ static void test_qpex(struct uqp *r)
 	memset(tx, 0, 64);	/* inline: already copied */
 	ret = ret ? ret : ibv_wr_complete(x);
 	fill(tx, 64, 9);
-	ok(!ret && !wait_wc(u.scq, &wc, 10) && wc.wr_id == 0x63 &&
+	EXPECT_TRUE(!ret && !wait_wc(u.scq, &wc, 10) && wc.wr_id == 0x63 &&
 	   wc.status == IBV_WC_SUCCESS &&
 	   !wait_wc(r->rcq, &wc, 10) && wc.status == IBV_WC_SUCCESS &&
 	   wc.wr_id == 0x72 && wc.byte_len == GRH + 64 &&
 	   !memcmp(rx + GRH, tx, 64) &&
 	   !wait_wc(r->rcq, &wc, 10) && wc.status == IBV_WC_SUCCESS &&
 	   wc.wr_id == 0x73 && wc.byte_len == GRH + 10 &&
-	   !memcmp(rx + 16384 + GRH, tx + 100, 10),
-	   "qpex: UD batch of an unsignaled inline SEND and a SEND (%s)",
+	   !memcmp(rx + 16384 + GRH, tx + 100, 10))
+	   TH_LOG("qpex: UD batch of an unsignaled inline SEND and a SEND (%s)",
 	   strerror(ret));
 
 	/* bad work requests: the whole batch refused */
@@ -947,8 +978,8 @@ static void test_qpex(struct uqp *r)
 			break;
 		}
 		ret = ibv_wr_complete(x);
-		ok(ret == EINVAL && wait_wc(u.scq, &wc, 0.3),
-		   "qpex: UD batch with %s refused whole (%s)", what[i],
+		EXPECT_TRUE(ret == EINVAL && wait_wc(u.scq, &wc, 0.3))
+		   TH_LOG("qpex: UD batch with %s refused whole (%s)", what[i],
 		   strerror(ret));
 	}
 	/* none of them arrived: a good one takes the receive posted first */
@@ -958,10 +989,10 @@ static void test_qpex(struct uqp *r)
 	ibv_wr_set_ud_addr(x, ah, r->qp->qp_num, QKEY);
 	ibv_wr_set_sge(x, A.mr->lkey, (uintptr_t)tx, 7);
 	ret = ibv_wr_complete(x);
-	ok(!ret && !wait_wc(u.scq, &wc, 10) && wc.wr_id == 0x90 &&
+	EXPECT_TRUE(!ret && !wait_wc(u.scq, &wc, 10) && wc.wr_id == 0x90 &&
 	   !wait_wc(r->rcq, &wc, 10) && wc.wr_id == 0x74 &&
-	   wc.byte_len == GRH + 7 && wait_wc(r->rcq, &wc, 0.3),
-	   "qpex: no refused UD send was received, the next one is (%s)",
+	   wc.byte_len == GRH + 7 && wait_wc(r->rcq, &wc, 0.3))
+	   TH_LOG("qpex: no refused UD send was received, the next one is (%s)",
 	   strerror(ret));
 	ibv_destroy_ah(ah);
 	ah = NULL;
@@ -975,7 +1006,7 @@ out:
  * Extended CQs: a UD receive polled through start_poll/next_poll with
  * the standard fields; what the device lacks (timestamps) EOPNOTSUPP.
  */
-static void test_cq_ex(struct uqp *s, struct uqp *r)
+static void test_cq_ex(struct __test_metadata *_metadata, struct uqp *s, struct uqp *r)
 {
 	struct ibv_cq_init_attr_ex ca = {
 		.cqe = 16, .wc_flags = IBV_WC_STANDARD_FLAGS,
@@ -997,14 +1028,14 @@ static void test_cq_ex(struct uqp *s, struct uqp *r)
 	ca.wc_flags |= IBV_WC_EX_WITH_COMPLETION_TIMESTAMP;
 	errno = 0;
 	ts = ibv_create_cq_ex(r->d->ctx, &ca);
-	ok(!ts && errno == EOPNOTSUPP,
-	   "extended CQ with completion timestamps: EOPNOTSUPP (%s)",
+	EXPECT_TRUE(!ts && errno == EOPNOTSUPP)
+	   TH_LOG("extended CQ with completion timestamps: EOPNOTSUPP (%s)",
 	   ts ? "created" : strerror(errno));
 	if (ts)
 		ibv_destroy_cq(ibv_cq_ex_to_cq(ts));
 	ca.wc_flags = IBV_WC_STANDARD_FLAGS;
 	cq = ibv_create_cq_ex(r->d->ctx, &ca);
-	ok(cq != NULL, "extended CQ with the standard fields: %s",
+	EXPECT_TRUE(cq != NULL) TH_LOG("extended CQ with the standard fields: %s",
 	   cq ? "created" : strerror(errno));
 	if (!cq)
 		return;
@@ -1018,7 +1049,7 @@ static void test_cq_ex(struct uqp *s, struct uqp *r)
 		ret = post_ud(s, ah, x.qp->qp_num, QKEY, IBV_WR_SEND_WITH_IMM, 20,
 			      VIA_SGE, 0x1234, 0x82, &bad);
 	if (ret || wait_wc(s->scq, &(struct ibv_wc){}, 10)) {
-		ok(false, "UD send to a QP with an extended receive CQ");
+		EXPECT_TRUE(false) TH_LOG("UD send to a QP with an extended receive CQ");
 		goto out;
 	}
 	for (int i = 0; i < 10000; i++) {
@@ -1042,16 +1073,16 @@ static void test_cq_ex(struct uqp *s, struct uqp *r)
 			n++;
 		ibv_end_poll(cq);
 	}
-	ok(good && n == 1,
-	   "start_poll/next_poll/end_poll: the UD receive with GRH, src_qp and immediate (%s, %d)",
+	EXPECT_TRUE(good && n == 1)
+	   TH_LOG("start_poll/next_poll/end_poll: the UD receive with GRH, src_qp and immediate (%s, %d)",
 	   ret ? strerror(ret) : "polled", n);
-	ok(ibv_start_poll(cq, &pa) == ENOENT, "then the extended CQ is empty");
+	EXPECT_TRUE(ibv_start_poll(cq, &pa) == ENOENT) TH_LOG("then the extended CQ is empty");
 out:
 	if (ah)
 		ibv_destroy_ah(ah);
 	if (x.qp)
 		ibv_destroy_qp(x.qp);
-	ok(ibv_destroy_cq(ibv_cq_ex_to_cq(cq)) == 0, "destroy the extended CQ");
+	EXPECT_TRUE(ibv_destroy_cq(ibv_cq_ex_to_cq(cq)) == 0) TH_LOG("destroy the extended CQ");
 }
 
 /*
@@ -1097,18 +1128,19 @@ static int raw_dealloc_pd(struct ibv_context *ctx, uint32_t h)
 	return 0;
 }
 
-static void test_reserved(void)
+TEST_F_TIMEOUT(ud, reserved, 120)
 {
 	uint32_t h = 0;
 	int ret;
 
 	ret = raw_alloc_pd(A.ctx, 0, &h);
-	ok(!ret, "ALLOC_PD with 8 zero bytes of driver input: %s",
+	EXPECT_TRUE(!ret) TH_LOG("ALLOC_PD with 8 zero bytes of driver input: %s",
 	   ret ? strerror(ret) : "allocated");
-	if (!ret)
-		ok(raw_dealloc_pd(A.ctx, h) == 0, "and DEALLOC_PD");
+	if (!ret) {
+		EXPECT_TRUE(raw_dealloc_pd(A.ctx, h) == 0) TH_LOG("and DEALLOC_PD");
+	}
 	ret = raw_alloc_pd(A.ctx, 1ULL << 40, &h);
-	ok(ret == EINVAL, "ALLOC_PD with a non-zero driver input byte: EINVAL (%s)",
+	EXPECT_TRUE(ret == EINVAL) TH_LOG("ALLOC_PD with a non-zero driver input byte: EINVAL (%s)",
 	   ret ? strerror(ret) : "allocated");
 	if (!ret)
 		raw_dealloc_pd(A.ctx, h);
@@ -1119,7 +1151,7 @@ static void test_reserved(void)
  * collector does when a test fails half-way: no crash (under ASan, no
  * use after free), each destroy returns 0.
  */
-static void test_close_first(void)
+TEST_F_TIMEOUT(ud, close_first, 120)
 {
 	struct ibv_comp_channel *ch;
 	struct ibv_context *ctx;
@@ -1138,7 +1170,7 @@ static void test_close_first(void)
 
 	ctx = open_device_by_name(A.name);
 	if (!ctx) {
-		ok(false, "open %s again", A.name);
+		EXPECT_TRUE(false) TH_LOG("open %s again", A.name);
 		return;
 	}
 	pd = ibv_alloc_pd(ctx);
@@ -1149,70 +1181,96 @@ static void test_close_first(void)
 	mr = pd ? ibv_reg_mr(pd, mem, sizeof(mem), IBV_ACCESS_LOCAL_WRITE) : NULL;
 	ah = pd ? mk_ah(&(struct dev){ .pd = pd }, &B.gid4, A.gid4_index) : NULL;
 	if (!pd || !ch || !cq || !qp || !mr || !ah || ibv_req_notify_cq(cq, 0)) {
-		ok(false, "PD, channel, CQ, QP, MR and AH on a second context");
+		EXPECT_TRUE(false) TH_LOG("PD, channel, CQ, QP, MR and AH on a second context");
 		return;
 	}
-	ok(ibv_close_device(ctx) == 0,
-	   "close the context with a PD, CQ, QP, MR and AH open");
+	EXPECT_TRUE(ibv_close_device(ctx) == 0)
+	   TH_LOG("close the context with a PD, CQ, QP, MR and AH open");
 	r[0] = ibv_destroy_qp(qp);
 	r[1] = ibv_destroy_ah(ah);
 	r[2] = ibv_dereg_mr(mr);
 	r[3] = ibv_destroy_cq(cq);
 	r[4] = ibv_dealloc_pd(pd);
 	r[5] = ibv_destroy_comp_channel(ch);
-	ok(!r[0] && !r[1] && !r[2] && !r[3] && !r[4] && !r[5],
-	   "then destroying them returns 0 (QP %d, AH %d, MR %d, CQ %d, PD %d, channel %d)",
+	EXPECT_TRUE(!r[0] && !r[1] && !r[2] && !r[3] && !r[4] && !r[5])
+	   TH_LOG("then destroying them returns 0 (QP %d, AH %d, MR %d, CQ %d, PD %d, channel %d)",
 	   r[0], r[1], r[2], r[3], r[4], r[5]);
+}
+
+/* UD QPs a (on A) and b (on B) in RTS */
+#define UD_PAIR_UP() do {						\
+	ASSERT_EQ(0, ud_up(_metadata, &self->a, &A, "exchange"));	\
+	ASSERT_EQ(0, ud_up(_metadata, &self->b, &B, "exchange"));	\
+	TH_LOG("UD QPs %#x on %s and %#x on %s in RTS",			\
+	       self->a.qp->qp_num, A.name, self->b.qp->qp_num, B.name);	\
+} while (0)
+
+TEST_F_TIMEOUT(ud, exchange_ipv4, 120)
+{
+	UD_PAIR_UP();
+	test_exchange(_metadata, "IPv4", &self->a, &self->b, &A.gid4,
+		      A.gid4_index, &B.gid4);
+	test_exchange(_metadata, "IPv4", &self->b, &self->a, &B.gid4,
+		      B.gid4_index, &A.gid4);
+}
+
+TEST_F_TIMEOUT(ud, exchange_ipv6, 120)
+{
+	UD_PAIR_UP();
+	ASSERT_TRUE(A.gid6_index >= 0 && B.gid6_index >= 0)
+		TH_LOG("both devices have a global IPv6 GID (%d, %d)",
+		       A.gid6_index, B.gid6_index);
+	test_exchange(_metadata, "IPv6", &self->a, &self->b, &A.gid6,
+		      A.gid6_index, &B.gid6);
+}
+
+TEST_F_TIMEOUT(ud, opcodes, 120)
+{
+	UD_PAIR_UP();
+	test_opcodes(_metadata, &self->a, &self->b);
+}
+
+TEST_F_TIMEOUT(ud, cq_ex, 120)
+{
+	UD_PAIR_UP();
+	test_cq_ex(_metadata, &self->a, &self->b);
+}
+
+TEST_F_TIMEOUT(ud, qpex, 120)
+{
+	UD_PAIR_UP();
+	test_qpex(_metadata, &self->b);
+}
+
+TEST_F_TIMEOUT(ud, bad_input, 120)
+{
+	UD_PAIR_UP();
+	test_bad_input(_metadata, &self->a, &self->b);
+}
+
+/* two QPs of one port */
+TEST_F_TIMEOUT(ud, loopback, 120)
+{
+	ASSERT_EQ(0, ud_up(_metadata, &self->a, &A, "exchange"));
+	ASSERT_EQ(0, ud_up(_metadata, &self->a2, &A, "loopback"));
+	test_exchange(_metadata, "IPv4 loopback", &self->a, &self->a2, &A.gid4,
+		      A.gid4_index, &A.gid4);
+	if (A.gid6_index >= 0)
+		test_exchange(_metadata, "IPv6 loopback", &self->a2, &self->a,
+			      &A.gid6, A.gid6_index, &A.gid6);
 }
 
 int main(int argc, char **argv)
 {
-	struct uqp a = {}, b = {}, a2 = {};
+	char *run[] = { argv[0], NULL };
 
 	if (argc != 5) {
 		fprintf(stderr, "usage: %s DEV_A GID_A DEV_B GID_B\n", argv[0]);
 		return 2;
 	}
-	printf("TAP version 13\n");
-	if (open_dev(&A, argv[1], atoi(argv[2])) ||
-	    open_dev(&B, argv[3], atoi(argv[4]))) {
-		ok(false, "open %s and %s", argv[1], argv[3]);
-		printf("1..%d\n", tap_n);
-		return 1;
-	}
-	printf("# path MTU %u/%u, IPv6 GIDs %d/%d\n", A.mtu, B.mtu,
-	       A.gid6_index, B.gid6_index);
-	test_caps();
-	test_unsupported();
-	test_reserved();
-	if (!ud_up(&a, &A, "exchange") && !ud_up(&b, &B, "exchange")) {
-		ok(true, "UD QPs %#x on %s and %#x on %s in RTS",
-		   a.qp->qp_num, A.name, b.qp->qp_num, B.name);
-		test_exchange("IPv4", &a, &b, &A.gid4, A.gid4_index, &B.gid4);
-		test_exchange("IPv4", &b, &a, &B.gid4, B.gid4_index, &A.gid4);
-		if (A.gid6_index < 0 || B.gid6_index < 0)
-			ok(false, "both devices have a global IPv6 GID (%d, %d)",
-			   A.gid6_index, B.gid6_index);
-		else
-			test_exchange("IPv6", &a, &b, &A.gid6, A.gid6_index,
-				      &B.gid6);
-		test_opcodes(&a, &b);
-		test_cq_ex(&a, &b);
-		test_qpex(&b);
-		test_bad_input(&a, &b);
-		/* loopback: two QPs of one port */
-		if (!ud_up(&a2, &A, "loopback")) {
-			test_exchange("IPv4 loopback", &a, &a2, &A.gid4,
-				      A.gid4_index, &A.gid4);
-			if (A.gid6_index >= 0)
-				test_exchange("IPv6 loopback", &a2, &a,
-					      &A.gid6, A.gid6_index, &A.gid6);
-		}
-	}
-	ud_destroy(&a);
-	ud_destroy(&b);
-	ud_destroy(&a2);
-	test_close_first();
-	printf("1..%d\n", tap_n);
-	return tap_failed ? 1 : 0;
+	dev_a = argv[1];
+	gid_a = atoi(argv[2]);
+	dev_b = argv[3];
+	gid_b = atoi(argv[4]);
+	return test_harness_run(1, run);
 }

@@ -26,16 +26,10 @@ for ((i = 0; i < 50; i++)); do
 	grep -qs '^2001:0db8:0005:' /sys/class/infiniband/"$IB_B"/ports/1/gids/* && break
 	sleep 0.1
 done
-# the test's own TAP lines, renumbered into ours, SUFFIX after each name
+# the test's own KTAP lines, renumbered into ours, SUFFIX after each name
 run_verbs_test() { # SUFFIX
-	while IFS= read -r line; do
-		case "$line" in
-		"ok "*) t_ok "${line#ok [0-9]* - }$1" ;;
-		"not ok "*) t_fail "${line#not ok [0-9]* - }$1" ;;
-		*) diag "$line" ;;
-		esac
-	done < <(timeout 300 "$bin" "$IB_A" "$GID_A" "$IB_B" "$GID_B" "$DEV_A" "$DEV_B" 2>&1 |
-		 grep -v '^TAP version\|^1\.\.')
+	ksft_relay verbs_test "$1" < <(timeout 300 "$bin" "$IB_A" "$GID_A" \
+		"$IB_B" "$GID_B" "$DEV_A" "$DEV_B" 2>&1)
 	diag "$IB_A: $(ib_stats "$IB_A" 1)"
 }
 run_verbs_test ""

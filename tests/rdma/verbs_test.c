@@ -9,13 +9,16 @@
  * accel CPU mapping), address handles (IPv4 and IPv6 GIDs, bad input),
  * device limits that must match what the driver accepts, and extended
  * QPs (the ibv_wr_* work request API: every RC operation, batches,
- * wr_abort, bad work requests refused whole).  Output: TAP.
+ * wr_abort, bad work requests refused whole).  A kselftest
+ * (kselftest_harness.h): one test per area, each in its own process with
+ * both devices opened anew; output KTAP.
  *
  * usage: verbs_test DEV_A GID_A DEV_B GID_B [ACCEL_A ACCEL_B]
  *        verbs_test --hold-ah DEV GID_INDEX PEER_IPV4
  *   (creates an AH, prints "ready", waits for EOF on stdin, then destroys
  *   it: verbs.sh deletes the device in between)
  */
+#define _GNU_SOURCE
 #include <errno.h>
 #include <stdarg.h>
 #include <stdbool.h>
@@ -34,6 +37,7 @@
 #include <infiniband/verbs.h>
 #include <hlthunk.h>
 
+#include "kselftest_harness.h"
 #include "testutil.h"
 
 struct side {
@@ -46,6 +50,10 @@ struct side {
 };
 
 static struct side A, B;
+
+/* from the command line */
+static const char *dev_a, *dev_b;
+static int gid_a, gid_b, accel_a = -1, accel_b = -1;
 
 static int open_side(struct side *s, const char *name, int gid_index)
 {
@@ -194,50 +202,69 @@ static void fill(uint8_t *p, size_t n, unsigned int seed)
 		p[i] = (uint8_t)(i * 7 + seed);
 }
 
-static void test_state_machine(void)
+/* Every test opens both devices anew, in its own process. */
+FIXTURE(verbs) {};
+
+FIXTURE_SETUP(verbs)
+{
+	ASSERT_EQ(0, open_side(&A, dev_a, gid_a))
+		TH_LOG("open %s (GID index %d): %s", dev_a, gid_a, strerror(errno));
+	ASSERT_EQ(0, open_side(&B, dev_b, gid_b))
+		TH_LOG("open %s (GID index %d): %s", dev_b, gid_b, strerror(errno));
+}
+
+FIXTURE_TEARDOWN(verbs)
+{
+	if (A.qp)
+		ibv_destroy_qp(A.qp);
+	if (B.qp)
+		ibv_destroy_qp(B.qp);
+}
+
+TEST_F_TIMEOUT(verbs, state_machine, 120)
 {
 	struct ibv_qp_attr a = {};
 	struct ibv_qp_init_attr ia;
 	struct ibv_qp *qp = new_qp(&A);
 
-	ok(qp != NULL, "create RC QP");
+	EXPECT_TRUE(qp != NULL) TH_LOG("create RC QP");
 	if (!qp)
 		return;
 	a.qp_state = IBV_QPS_RTS;
-	ok(ibv_modify_qp(qp, &a, IBV_QP_STATE) == EINVAL,
-	   "RESET -> RTS is refused (EINVAL)");
+	EXPECT_TRUE(ibv_modify_qp(qp, &a, IBV_QP_STATE) == EINVAL)
+	   TH_LOG("RESET -> RTS is refused (EINVAL)");
 	a.qp_state = IBV_QPS_RTR;
-	ok(ibv_modify_qp(qp, &a, IBV_QP_STATE) == EINVAL,
-	   "RESET -> RTR is refused (EINVAL)");
+	EXPECT_TRUE(ibv_modify_qp(qp, &a, IBV_QP_STATE) == EINVAL)
+	   TH_LOG("RESET -> RTR is refused (EINVAL)");
 	a.qp_state = IBV_QPS_INIT;
 	a.port_num = 9;
-	ok(ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_PKEY_INDEX |
-			 IBV_QP_PORT | IBV_QP_ACCESS_FLAGS) == EINVAL,
-	   "INIT with port 9 is refused (EINVAL)");
+	EXPECT_TRUE(ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_PKEY_INDEX |
+			 IBV_QP_PORT | IBV_QP_ACCESS_FLAGS) == EINVAL)
+	   TH_LOG("INIT with port 9 is refused (EINVAL)");
 	a.port_num = 1;
 	a.pkey_index = 3;
-	ok(ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_PKEY_INDEX |
-			 IBV_QP_PORT | IBV_QP_ACCESS_FLAGS) == EINVAL,
-	   "INIT with pkey index 3 is refused (EINVAL)");
-	ok(to_init(qp, ACC_ALL) == 0, "RESET -> INIT");
+	EXPECT_TRUE(ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_PKEY_INDEX |
+			 IBV_QP_PORT | IBV_QP_ACCESS_FLAGS) == EINVAL)
+	   TH_LOG("INIT with pkey index 3 is refused (EINVAL)");
+	EXPECT_TRUE(to_init(qp, ACC_ALL) == 0) TH_LOG("RESET -> INIT");
 	memset(&a, 0, sizeof(a));
 	a.qp_state = IBV_QPS_RTR;
 	a.path_mtu = IBV_MTU_1024;
-	ok(ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_PATH_MTU) == EINVAL,
-	   "INIT -> RTR without AV/dest QPN is refused (EINVAL)");
+	EXPECT_TRUE(ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_PATH_MTU) == EINVAL)
+	   TH_LOG("INIT -> RTR without AV/dest QPN is refused (EINVAL)");
 	memset(&a, 0, sizeof(a));
-	ok(ibv_query_qp(qp, &a, IBV_QP_STATE, &ia) == 0 &&
-	   a.qp_state == IBV_QPS_INIT, "query_qp reports INIT");
+	EXPECT_TRUE(ibv_query_qp(qp, &a, IBV_QP_STATE, &ia) == 0 &&
+	   a.qp_state == IBV_QPS_INIT) TH_LOG("query_qp reports INIT");
 	a.qp_state = IBV_QPS_ERR;
-	ok(ibv_modify_qp(qp, &a, IBV_QP_STATE) == 0, "INIT -> ERR");
+	EXPECT_TRUE(ibv_modify_qp(qp, &a, IBV_QP_STATE) == 0) TH_LOG("INIT -> ERR");
 	a.qp_state = IBV_QPS_RESET;
-	ok(ibv_modify_qp(qp, &a, IBV_QP_STATE) == 0, "ERR -> RESET");
-	ok(ibv_destroy_qp(qp) == 0, "destroy QP");
+	EXPECT_TRUE(ibv_modify_qp(qp, &a, IBV_QP_STATE) == 0) TH_LOG("ERR -> RESET");
+	EXPECT_TRUE(ibv_destroy_qp(qp) == 0) TH_LOG("destroy QP");
 }
 
 #define BUF (256 * 1024)
 
-static void test_data(void)
+TEST_F_TIMEOUT(verbs, data_path, 120)
 {
 	uint8_t *a = aligned_alloc(4096, BUF), *b = aligned_alloc(4096, BUF);
 	struct ibv_mr *ma = ibv_reg_mr(A.pd, a, BUF, ACC_ALL);
@@ -246,12 +273,12 @@ static void test_data(void)
 	struct ibv_wc wc;
 	int i, n;
 
-	ok(ma && mb, "register 256 KiB MRs");
+	EXPECT_TRUE(ma && mb) TH_LOG("register 256 KiB MRs");
 	if (!ma || !mb || connect_pair(7)) {
-		ok(false, "connect QPs");
+		EXPECT_TRUE(false) TH_LOG("connect QPs");
 		return;
 	}
-	ok(true, "connect QP %u (%s) <-> QP %u (%s)", A.qp->qp_num,
+	EXPECT_TRUE(true) TH_LOG("connect QP %u (%s) <-> QP %u (%s)", A.qp->qp_num,
 	   ibv_get_device_name(A.ctx->device), B.qp->qp_num,
 	   ibv_get_device_name(B.ctx->device));
 
@@ -263,12 +290,12 @@ static void test_data(void)
 	sg[2] = (struct ibv_sge){ (uintptr_t)a + 60000, 50000, ma->lkey };
 	post_write(A.qp, IBV_WR_RDMA_WRITE, sg, 3, (uintptr_t)b + 8, mb->rkey,
 		   IBV_SEND_SIGNALED, 0);
-	ok(!wait_wc(A.cq, &wc) && wc.status == IBV_WC_SUCCESS &&
-	   wc.opcode == IBV_WC_RDMA_WRITE, "RDMA WRITE 100000 B, 3 SGEs (%s)",
+	EXPECT_TRUE(!wait_wc(A.cq, &wc) && wc.status == IBV_WC_SUCCESS &&
+	   wc.opcode == IBV_WC_RDMA_WRITE) TH_LOG("RDMA WRITE 100000 B, 3 SGEs (%s)",
 	   ibv_wc_status_str(wc.status));
-	ok(!memcmp(b + 8, a, 1000) && !memcmp(b + 1008, a + 5000, 49000) &&
-	   !memcmp(b + 50008, a + 60000, 50000) && !b[7] && !b[100008],
-	   "written bytes match, neighbours untouched");
+	EXPECT_TRUE(!memcmp(b + 8, a, 1000) && !memcmp(b + 1008, a + 5000, 49000) &&
+	   !memcmp(b + 50008, a + 60000, 50000) && !b[7] && !b[100008])
+	   TH_LOG("written bytes match, neighbours untouched");
 
 	/*
 	 * 6 SGEs of 1000 B, each across a page boundary: a packet's payload
@@ -289,8 +316,8 @@ static void test_data(void)
 		for (i = 0; i < 6; i++)
 			same = same && !memcmp(b + 1 + 1000 * i,
 					       a + 8192 * i + 3600, 1000);
-		ok(!n && wc.status == IBV_WC_SUCCESS && same && !b[0] && !b[6001],
-		   "RDMA WRITE from 6 SGEs across page boundaries (%s)",
+		EXPECT_TRUE(!n && wc.status == IBV_WC_SUCCESS && same && !b[0] && !b[6001])
+		   TH_LOG("RDMA WRITE from 6 SGEs across page boundaries (%s)",
 		   ibv_wc_status_str(wc.status));
 		fill(b, BUF, 5);
 		post_write(A.qp, IBV_WR_RDMA_READ, s6, 6, (uintptr_t)b + 4000,
@@ -299,10 +326,10 @@ static void test_data(void)
 		for (i = 0, same = true; i < 6; i++)
 			same = same && !memcmp(a + 8192 * i + 3600,
 					       b + 4000 + 1000 * i, 1000);
-		ok(!n && wc.status == IBV_WC_SUCCESS && same &&
+		EXPECT_TRUE(!n && wc.status == IBV_WC_SUCCESS && same &&
 		   a[3599] == (uint8_t)(3599 * 7 + 1) &&
-		   a[4600] == (uint8_t)(4600 * 7 + 1),
-		   "RDMA READ into 6 SGEs across page boundaries (%s)",
+		   a[4600] == (uint8_t)(4600 * 7 + 1))
+		   TH_LOG("RDMA READ into 6 SGEs across page boundaries (%s)",
 		   ibv_wc_status_str(wc.status));
 		fill(a, BUF, 1);
 	}
@@ -312,9 +339,9 @@ static void test_data(void)
 	for (i = 0; i < 5; i++)
 		post_write(A.qp, IBV_WR_RDMA_WRITE, sg, 1, (uintptr_t)b, mb->rkey,
 			   i == 4 ? IBV_SEND_SIGNALED : 0, 0);
-	ok(!wait_wc(A.cq, &wc) && wc.status == IBV_WC_SUCCESS &&
-	   ibv_poll_cq(A.cq, 1, &wc) == 0,
-	   "4 unsignaled + 1 signaled WRITE give one completion");
+	EXPECT_TRUE(!wait_wc(A.cq, &wc) && wc.status == IBV_WC_SUCCESS &&
+	   ibv_poll_cq(A.cq, 1, &wc) == 0)
+	   TH_LOG("4 unsignaled + 1 signaled WRITE give one completion");
 
 	/* WRITE with immediate consumes a receive */
 	sg[1] = (struct ibv_sge){ (uintptr_t)b + 200000, 16, mb->lkey };
@@ -322,15 +349,15 @@ static void test_data(void)
 	sg[0] = (struct ibv_sge){ (uintptr_t)a, 3000, ma->lkey };
 	post_write(A.qp, IBV_WR_RDMA_WRITE_WITH_IMM, sg, 1, (uintptr_t)b + 4096,
 		   mb->rkey, IBV_SEND_SIGNALED, 0xabcd1234);
-	ok(!wait_wc(A.cq, &wc) && wc.status == IBV_WC_SUCCESS,
-	   "WRITE_WITH_IMM completes");
+	EXPECT_TRUE(!wait_wc(A.cq, &wc) && wc.status == IBV_WC_SUCCESS)
+	   TH_LOG("WRITE_WITH_IMM completes");
 	/* wait first: the message's arguments are evaluated before ok() */
 	n = wait_wc(B.cq, &wc);
-	ok(!n && wc.status == IBV_WC_SUCCESS &&
+	EXPECT_TRUE(!n && wc.status == IBV_WC_SUCCESS &&
 	   wc.opcode == IBV_WC_RECV_RDMA_WITH_IMM && wc.wr_id == 77 &&
 	   (wc.wc_flags & IBV_WC_WITH_IMM) && ntohl(wc.imm_data) == 0xabcd1234 &&
-	   wc.byte_len == 3000 && !memcmp(b + 4096, a, 3000),
-	   "responder: RECV_RDMA_WITH_IMM, imm 0x%x, %u bytes", ntohl(wc.imm_data),
+	   wc.byte_len == 3000 && !memcmp(b + 4096, a, 3000))
+	   TH_LOG("responder: RECV_RDMA_WITH_IMM, imm 0x%x, %u bytes", ntohl(wc.imm_data),
 	   wc.byte_len);
 
 	/* READ 150000 bytes into 2 SGEs */
@@ -340,11 +367,11 @@ static void test_data(void)
 	sg[1] = (struct ibv_sge){ (uintptr_t)a + 100000, 80000, ma->lkey };
 	post_write(A.qp, IBV_WR_RDMA_READ, sg, 2, (uintptr_t)b + 3, mb->rkey,
 		   IBV_SEND_SIGNALED, 0);
-	ok(!wait_wc(A.cq, &wc) && wc.status == IBV_WC_SUCCESS &&
-	   wc.opcode == IBV_WC_RDMA_READ && wc.byte_len == 150000,
-	   "RDMA READ 150000 B into 2 SGEs (%s)", ibv_wc_status_str(wc.status));
-	ok(!memcmp(a, b + 3, 70000) && !memcmp(a + 100000, b + 70003, 80000),
-	   "read bytes match");
+	EXPECT_TRUE(!wait_wc(A.cq, &wc) && wc.status == IBV_WC_SUCCESS &&
+	   wc.opcode == IBV_WC_RDMA_READ && wc.byte_len == 150000)
+	   TH_LOG("RDMA READ 150000 B into 2 SGEs (%s)", ibv_wc_status_str(wc.status));
+	EXPECT_TRUE(!memcmp(a, b + 3, 70000) && !memcmp(a + 100000, b + 70003, 80000))
+	   TH_LOG("read bytes match");
 
 	/* SEND: 3 SGEs into a receive of 2 SGEs; inline SEND */
 	fill(a, BUF, 3);
@@ -358,12 +385,12 @@ static void test_data(void)
 	post_write(A.qp, IBV_WR_SEND, sg, 3, 0, 0, IBV_SEND_SIGNALED, 0);
 	n = !wait_wc(A.cq, &wc) && wc.status == IBV_WC_SUCCESS;
 	n = n && !wait_wc(B.cq, &wc);
-	ok(n && wc.status == IBV_WC_SUCCESS &&
-	   wc.opcode == IBV_WC_RECV && wc.byte_len == 5000 && wc.wr_id == 5,
-	   "SEND 5000 B from 3 SGEs received (%u bytes)", wc.byte_len);
-	ok(!memcmp(b, a, 100) && !memcmp(b + 100, a + 1000, 2900) &&
-	   !memcmp(b + 10000, a + 3900, 1100) && !memcmp(b + 11100, a + 9000, 900),
-	   "received bytes scattered correctly");
+	EXPECT_TRUE(n && wc.status == IBV_WC_SUCCESS &&
+	   wc.opcode == IBV_WC_RECV && wc.byte_len == 5000 && wc.wr_id == 5)
+	   TH_LOG("SEND 5000 B from 3 SGEs received (%u bytes)", wc.byte_len);
+	EXPECT_TRUE(!memcmp(b, a, 100) && !memcmp(b + 100, a + 1000, 2900) &&
+	   !memcmp(b + 10000, a + 3900, 1100) && !memcmp(b + 11100, a + 9000, 900))
+	   TH_LOG("received bytes scattered correctly");
 	{
 		char msg[64] = "inline hello from gaudi";
 
@@ -374,10 +401,10 @@ static void test_data(void)
 			   IBV_SEND_SIGNALED | IBV_SEND_INLINE, 99);
 		memset(msg, 0, sizeof(msg));	/* inline: copied at post */
 		n = !wait_wc(A.cq, &wc) && wc.status == IBV_WC_SUCCESS;
-		ok(n && !wait_wc(B.cq, &wc) && wc.status == IBV_WC_SUCCESS &&
+		EXPECT_TRUE(n && !wait_wc(B.cq, &wc) && wc.status == IBV_WC_SUCCESS &&
 		   !strcmp((char *)b + 50000, "inline hello from gaudi") &&
-		   ntohl(wc.imm_data) == 99,
-		   "inline SEND_WITH_IMM of 64 B");
+		   ntohl(wc.imm_data) == 99)
+		   TH_LOG("inline SEND_WITH_IMM of 64 B");
 	}
 
 	/* protection: the target memory must stay untouched */
@@ -402,7 +429,7 @@ static void test_data(void)
 				bad[i].key == 2 ? mro->rkey : mb->rkey;
 
 		if (connect_pair(7)) {
-			ok(false, "%s: reconnect", bad[i].what);
+			EXPECT_TRUE(false) TH_LOG("%s: reconnect", bad[i].what);
 			continue;
 		}
 		fill(a, BUF, 5);
@@ -412,16 +439,16 @@ static void test_data(void)
 		post_write(A.qp, bad[i].op, sg, 1, (uintptr_t)b + bad[i].off,
 			   rkey, IBV_SEND_SIGNALED, 0);
 		n = wait_wc(A.cq, &wc);
-		ok(!n && wc.status == IBV_WC_REM_ACCESS_ERR,
-		   "%s: requester gets REM_ACCESS_ERR (%s)", bad[i].what,
+		EXPECT_TRUE(!n && wc.status == IBV_WC_REM_ACCESS_ERR)
+		   TH_LOG("%s: requester gets REM_ACCESS_ERR (%s)", bad[i].what,
 		   n ? "no completion" : ibv_wc_status_str(wc.status));
 		for (n = 0; n < BUF && b[n] == 0xee; n++)
 			;
-		ok(n == BUF, "%s: target memory untouched", bad[i].what);
+		EXPECT_TRUE(n == BUF) TH_LOG("%s: target memory untouched", bad[i].what);
 		/* the responder QP went to error: its receive is flushed */
 		n = wait_wc(B.cq, &wc);
-		ok(!n && wc.status == IBV_WC_WR_FLUSH_ERR && wc.wr_id == 1,
-		   "%s: responder's receive flushed", bad[i].what);
+		EXPECT_TRUE(!n && wc.status == IBV_WC_WR_FLUSH_ERR && wc.wr_id == 1)
+		   TH_LOG("%s: responder's receive flushed", bad[i].what);
 	}
 	ibv_dereg_mr(mro);
 
@@ -430,13 +457,13 @@ static void test_data(void)
 		sg[0] = (struct ibv_sge){ (uintptr_t)a, 10, ma->lkey };
 		post_write(A.qp, IBV_WR_SEND, sg, 1, 0, 0, IBV_SEND_SIGNALED, 0);
 		n = wait_wc(A.cq, &wc);
-		ok(!n && wc.status == IBV_WC_RNR_RETRY_EXC_ERR,
-		   "SEND without a receive, rnr_retry 0: %s",
+		EXPECT_TRUE(!n && wc.status == IBV_WC_RNR_RETRY_EXC_ERR)
+		   TH_LOG("SEND without a receive, rnr_retry 0: %s",
 		   n ? "no completion" : ibv_wc_status_str(wc.status));
 		post_write(A.qp, IBV_WR_SEND, sg, 1, 0, 0, 0, 0);
 		n = wait_wc(A.cq, &wc);
-		ok(!n && wc.status == IBV_WC_WR_FLUSH_ERR,
-		   "later work requests are flushed");
+		EXPECT_TRUE(!n && wc.status == IBV_WC_WR_FLUSH_ERR)
+		   TH_LOG("later work requests are flushed");
 	}
 	/* RNR retried until a receive shows up */
 	if (!connect_pair(7)) {
@@ -446,8 +473,8 @@ static void test_data(void)
 		sg[1] = (struct ibv_sge){ (uintptr_t)b, 10, mb->lkey };
 		post_recv(B.qp, &sg[1], 1, 3);
 		n = wait_wc(A.cq, &wc);
-		ok(!n && wc.status == IBV_WC_SUCCESS,
-		   "SEND before the receive is retried (rnr_retry 7): %s",
+		EXPECT_TRUE(!n && wc.status == IBV_WC_SUCCESS)
+		   TH_LOG("SEND before the receive is retried (rnr_retry 7): %s",
 		   n ? "no completion" : ibv_wc_status_str(wc.status));
 		wait_wc(B.cq, &wc);
 	}
@@ -458,10 +485,11 @@ static void test_data(void)
 }
 
 /* HBM of device A -> HBM of device B through dma-buf MRs, and back. */
-static void test_hbm(int acc_a, int acc_b)
+TEST_F_TIMEOUT(verbs, hbm, 120)
 {
 	const uint64_t size = 1 << 20;
-	int fa = hlthunk_open_by_index(acc_a), fb = hlthunk_open_by_index(acc_b);
+	int acc_a = accel_a, acc_b = accel_b;
+	int fa, fb;
 	uint64_t ha, hb, va, vb;
 	int da = -1, db = -1;
 	struct ibv_mr *ma, *mb;
@@ -470,8 +498,12 @@ static void test_hbm(int acc_a, int acc_b)
 	uint8_t *ca, *cb;
 	int n;
 
+	if (acc_a < 0)
+		SKIP(return, "no accel devices given (ACCEL_A ACCEL_B)");
+	fa = hlthunk_open_by_index(acc_a);
+	fb = hlthunk_open_by_index(acc_b);
 	if (fa < 0 || fb < 0) {
-		ok(false, "open accel devices %d and %d", acc_a, acc_b);
+		EXPECT_TRUE(false) TH_LOG("open accel devices %d and %d", acc_a, acc_b);
 		return;
 	}
 	ha = hlthunk_device_memory_alloc(fa, size, 0, true, false);
@@ -486,14 +518,14 @@ static void test_hbm(int acc_a, int acc_b)
 	}
 	ca = ha ? hlthunk_device_memory_mmap(fa, ha, size) : NULL;
 	cb = hb ? hlthunk_device_memory_mmap(fb, hb, size) : NULL;
-	ok(da >= 0 && db >= 0 && ca && cb,
-	   "HBM: 1 MiB on each device, exported as dma-buf, CPU-mapped (%s)",
+	EXPECT_TRUE(da >= 0 && db >= 0 && ca && cb)
+	   TH_LOG("HBM: 1 MiB on each device, exported as dma-buf, CPU-mapped (%s)",
 	   da >= 0 && db >= 0 && ca && cb ? "ok" : strerror(errno));
 	if (da < 0 || db < 0 || !ca || !cb)
 		return;
 	ma = ibv_reg_dmabuf_mr(A.pd, 0, size, 0x10000000, da, ACC_ALL);
 	mb = ibv_reg_dmabuf_mr(B.pd, 0, size, 0x20000000, db, ACC_ALL);
-	ok(ma && mb, "ibv_reg_dmabuf_mr on both exports (%s)",
+	EXPECT_TRUE(ma && mb) TH_LOG("ibv_reg_dmabuf_mr on both exports (%s)",
 	   ma && mb ? "ok" : strerror(errno));
 	if (!ma || !mb || connect_pair(7))
 		return;
@@ -503,17 +535,17 @@ static void test_hbm(int acc_a, int acc_b)
 	post_write(A.qp, IBV_WR_RDMA_WRITE, &sg, 1, 0x20000000, mb->rkey,
 		   IBV_SEND_SIGNALED, 0);
 	n = wait_wc(A.cq, &wc);
-	ok(!n && wc.status == IBV_WC_SUCCESS && !memcmp(ca, cb, size),
-	   "RDMA WRITE HBM(A) -> HBM(B), 1 MiB, verified through the CPU mapping");
+	EXPECT_TRUE(!n && wc.status == IBV_WC_SUCCESS && !memcmp(ca, cb, size))
+	   TH_LOG("RDMA WRITE HBM(A) -> HBM(B), 1 MiB, verified through the CPU mapping");
 	memset(ca, 0, size);
 	fill(cb, size, 17);
 	sg = (struct ibv_sge){ 0x10000000 + 4096, size - 8192, ma->lkey };
 	post_write(A.qp, IBV_WR_RDMA_READ, &sg, 1, 0x20000000 + 4096, mb->rkey,
 		   IBV_SEND_SIGNALED, 0);
 	n = wait_wc(A.cq, &wc);
-	ok(!n && wc.status == IBV_WC_SUCCESS &&
+	EXPECT_TRUE(!n && wc.status == IBV_WC_SUCCESS &&
 	   !memcmp(ca + 4096, cb + 4096, size - 8192) && !ca[0] &&
-	   !ca[size - 1], "RDMA READ HBM(B) -> HBM(A), verified");
+	   !ca[size - 1]) TH_LOG("RDMA READ HBM(B) -> HBM(A), verified");
 	ibv_destroy_qp(A.qp);
 	ibv_destroy_qp(B.qp);
 	A.qp = B.qp = NULL;
@@ -526,13 +558,13 @@ static void test_hbm(int acc_a, int acc_b)
 	hlthunk_device_memory_munmap(cb, size);
 	hlthunk_memory_unmap(fa, va);
 	hlthunk_memory_unmap(fb, vb);
-	ok(hlthunk_device_memory_free(fa, ha) == 0, "free HBM after dereg");
+	EXPECT_TRUE(hlthunk_device_memory_free(fa, ha) == 0) TH_LOG("free HBM after dereg");
 	hlthunk_close(fa);
 	hlthunk_close(fb);
 }
 
 /* A dma-buf of the system heap (host pages) as the target of a WRITE. */
-static void test_heap(void)
+TEST_F_TIMEOUT(verbs, heap, 120)
 {
 	struct dma_heap_allocation_data d = {
 		.len = 1 << 20, .fd_flags = O_RDWR | O_CLOEXEC,
@@ -544,18 +576,15 @@ static void test_heap(void)
 	struct ibv_wc wc;
 	int n, fd;
 
-	if (heap < 0) {
-		printf("ok %d - dma-buf MR on the system heap # SKIP no /dev/dma_heap/system\n",
-		       ++tap_n);
-		return;
-	}
-	ok(ioctl(heap, DMA_HEAP_IOCTL_ALLOC, &d) == 0,
-	   "allocate 1 MiB from /dev/dma_heap/system");
+	if (heap < 0)
+		SKIP(return, "dma-buf MR on the system heap: no /dev/dma_heap/system");
+	EXPECT_TRUE(ioctl(heap, DMA_HEAP_IOCTL_ALLOC, &d) == 0)
+	   TH_LOG("allocate 1 MiB from /dev/dma_heap/system");
 	fd = d.fd;
 	dst = mmap(NULL, 1 << 20, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
 	ms = ibv_reg_mr(A.pd, src, 1 << 20, ACC_ALL);
 	md = ibv_reg_dmabuf_mr(B.pd, 0, 1 << 20, 0x30000000, fd, ACC_ALL);
-	ok(md != NULL && dst != MAP_FAILED, "ibv_reg_dmabuf_mr on a system heap dma-buf");
+	EXPECT_TRUE(md != NULL && dst != MAP_FAILED) TH_LOG("ibv_reg_dmabuf_mr on a system heap dma-buf");
 	if (!md || !ms || dst == MAP_FAILED || connect_pair(7))
 		return;
 	fill(src, 1 << 20, 23);
@@ -564,8 +593,8 @@ static void test_heap(void)
 	post_write(A.qp, IBV_WR_RDMA_WRITE, &sg, 1, 0x30000000, md->rkey,
 		   IBV_SEND_SIGNALED, 0);
 	n = wait_wc(A.cq, &wc);
-	ok(!n && wc.status == IBV_WC_SUCCESS && !memcmp(src, dst, 1 << 20),
-	   "RDMA WRITE into the heap dma-buf, verified through its mmap");
+	EXPECT_TRUE(!n && wc.status == IBV_WC_SUCCESS && !memcmp(src, dst, 1 << 20))
+	   TH_LOG("RDMA WRITE into the heap dma-buf, verified through its mmap");
 	ibv_destroy_qp(A.qp);
 	ibv_destroy_qp(B.qp);
 	A.qp = B.qp = NULL;
@@ -576,11 +605,11 @@ static void test_heap(void)
 	/* a closed dma-buf fd cannot be registered */
 	errno = 0;
 	md = ibv_reg_dmabuf_mr(B.pd, 0, 1 << 20, 0, fd, ACC_ALL);
-	ok(!md && errno, "dma-buf MR on a closed fd fails (%s)", strerror(errno));
+	EXPECT_TRUE(!md && errno) TH_LOG("dma-buf MR on a closed fd fails (%s)", strerror(errno));
 	/* an fd that is not a dma-buf */
 	errno = 0;
 	md = ibv_reg_dmabuf_mr(B.pd, 0, 4096, 0, heap, ACC_ALL);
-	ok(!md && errno, "dma-buf MR on a non-dma-buf fd fails (%s)",
+	EXPECT_TRUE(!md && errno) TH_LOG("dma-buf MR on a non-dma-buf fd fails (%s)",
 	   strerror(errno));
 	close(heap);
 	free(src);
@@ -592,7 +621,7 @@ static void test_heap(void)
  * What ibv_devinfo -v shows must be what the driver accepts: the largest
  * advertised queue, SGE count and CQ are created, one more is refused.
  */
-static void test_limits(void)
+TEST_F_TIMEOUT(verbs, limits, 120)
 {
 	struct ibv_device_attr_ex dx = {};
 	struct ibv_device_attr *d = &dx.orig_attr;
@@ -603,14 +632,14 @@ static void test_limits(void)
 	struct ibv_qp *qp;
 
 	if (ibv_query_device_ex(A.ctx, NULL, &dx)) {
-		ok(false, "ibv_query_device_ex");
+		EXPECT_TRUE(false) TH_LOG("ibv_query_device_ex");
 		return;
 	}
-	ok(d->max_ah > 0 && d->max_mr_size > 0 && d->max_qp_wr > 0 &&
+	EXPECT_TRUE(d->max_ah > 0 && d->max_mr_size > 0 && d->max_qp_wr > 0 &&
 	   d->max_sge > 0 && d->max_cqe > 0 && (d->page_size_cap & 4096) &&
 	   d->atomic_cap == IBV_ATOMIC_NONE &&
-	   (d->device_cap_flags & IBV_DEVICE_PORT_ACTIVE_EVENT),
-	   "device attributes: max_ah %d, max_mr_size 0x%llx, max_qp_wr %d, max_sge %d, max_cqe %d, page_size_cap 0x%llx, no atomics, port events",
+	   (d->device_cap_flags & IBV_DEVICE_PORT_ACTIVE_EVENT))
+	   TH_LOG("device attributes: max_ah %d, max_mr_size 0x%llx, max_qp_wr %d, max_sge %d, max_cqe %d, page_size_cap 0x%llx, no atomics, port events",
 	   d->max_ah, (unsigned long long)d->max_mr_size, d->max_qp_wr,
 	   d->max_sge, d->max_cqe, (unsigned long long)d->page_size_cap);
 	ia.cap = (struct ibv_qp_cap){ .max_send_wr = d->max_qp_wr,
@@ -618,27 +647,27 @@ static void test_limits(void)
 				      .max_send_sge = d->max_sge,
 				      .max_recv_sge = d->max_sge };
 	qp = ibv_create_qp(A.pd, &ia);
-	ok(qp != NULL, "QP with max_qp_wr (%d) WRs and max_sge (%d) SGEs",
+	EXPECT_TRUE(qp != NULL) TH_LOG("QP with max_qp_wr (%d) WRs and max_sge (%d) SGEs",
 	   d->max_qp_wr, d->max_sge);
 	if (qp)
 		ibv_destroy_qp(qp);
 	ia.cap.max_send_wr = d->max_qp_wr + 1;
 	qp = ibv_create_qp(A.pd, &ia);
-	ok(qp == NULL, "QP with max_qp_wr + 1 WRs is refused");
+	EXPECT_TRUE(qp == NULL) TH_LOG("QP with max_qp_wr + 1 WRs is refused");
 	if (qp)
 		ibv_destroy_qp(qp);
 	ia.cap.max_send_wr = 1;
 	ia.cap.max_send_sge = d->max_sge + 1;
 	qp = ibv_create_qp(A.pd, &ia);
-	ok(qp == NULL, "QP with max_sge + 1 SGEs is refused");
+	EXPECT_TRUE(qp == NULL) TH_LOG("QP with max_sge + 1 SGEs is refused");
 	if (qp)
 		ibv_destroy_qp(qp);
 	cq = ibv_create_cq(A.ctx, d->max_cqe, NULL, NULL, 0);
-	ok(cq != NULL, "CQ of max_cqe (%d) entries", d->max_cqe);
+	EXPECT_TRUE(cq != NULL) TH_LOG("CQ of max_cqe (%d) entries", d->max_cqe);
 	if (cq)
 		ibv_destroy_cq(cq);
 	cq = ibv_create_cq(A.ctx, d->max_cqe + 1, NULL, NULL, 0);
-	ok(cq == NULL, "CQ of max_cqe + 1 entries is refused");
+	EXPECT_TRUE(cq == NULL) TH_LOG("CQ of max_cqe + 1 entries is refused");
 	if (cq)
 		ibv_destroy_cq(cq);
 }
@@ -667,7 +696,7 @@ static void pair_release(struct ibv_mr *ma, struct ibv_mr *mb, void *a, void *b)
  * A CQ of 2^n entries holds 2^n completions: the ring is not rounded up
  * past the request, so its last slot must be usable (no overflow).
  */
-static void test_cq_full(void)
+TEST_F_TIMEOUT(verbs, cq_full, 120)
 {
 	struct ibv_cq *cq = ibv_create_cq(A.ctx, 4, NULL, NULL, 0);
 	struct ibv_cq *save = A.cq;
@@ -678,14 +707,14 @@ static void test_cq_full(void)
 	double end;
 	int i, n = 0, r;
 
-	ok(cq && cq->cqe == 4, "CQ of 4 entries (cqe %d)", cq ? cq->cqe : 0);
+	EXPECT_TRUE(cq && cq->cqe == 4) TH_LOG("CQ of 4 entries (cqe %d)", cq ? cq->cqe : 0);
 	if (!cq)
 		goto out;
 	A.cq = cq;
 	ma = ibv_reg_mr(A.pd, a, 4096, ACC_ALL);
 	mb = ibv_reg_mr(B.pd, b, 4096, ACC_ALL);
 	if (!ma || !mb || connect_pair(7)) {
-		ok(false, "connect QPs on the 4-entry CQ");
+		EXPECT_TRUE(false) TH_LOG("connect QPs on the 4-entry CQ");
 		goto out;
 	}
 	sg = (struct ibv_sge){ (uintptr_t)a, 8, ma->lkey };
@@ -704,7 +733,7 @@ static void test_cq_full(void)
 	for (i = 0; i < n; i++)
 		if (wc[i].status != IBV_WC_SUCCESS)
 			break;
-	ok(n == 4 && i == 4, "4 completions in the 4-entry CQ, all successful (%d, %d)",
+	EXPECT_TRUE(n == 4 && i == 4) TH_LOG("4 completions in the 4-entry CQ, all successful (%d, %d)",
 	   n, i);
 out:
 	pair_release(ma, mb, a, b);
@@ -722,7 +751,7 @@ out:
  */
 #define RXM_DEF_CQ_SIZE ((128 + 128) * 1024)
 
-static void test_rxm_cq(void)
+TEST_F_TIMEOUT(verbs, rxm_cq, 120)
 {
 	struct ibv_comp_channel *ch_a = ibv_create_comp_channel(A.ctx);
 	struct ibv_comp_channel *ch_b = ibv_create_comp_channel(B.ctx);
@@ -736,25 +765,25 @@ static void test_rxm_cq(void)
 	void *ev_ctx;
 	int n;
 
-	ok(ch_a && ch_b, "completion channels");
+	EXPECT_TRUE(ch_a && ch_b) TH_LOG("completion channels");
 	if (!ch_a || !ch_b)
 		goto out;
 	cq_a = ibv_create_cq(A.ctx, RXM_DEF_CQ_SIZE, NULL, ch_a, 0);
 	cq_b = ibv_create_cq(B.ctx, RXM_DEF_CQ_SIZE, NULL, ch_b, 0);
-	ok(cq_a && cq_b && cq_b->cqe >= RXM_DEF_CQ_SIZE,
-	   "CQ of %d entries with a channel, ofi_rxm's default (%s, cqe %d)",
+	EXPECT_TRUE(cq_a && cq_b && cq_b->cqe >= RXM_DEF_CQ_SIZE)
+	   TH_LOG("CQ of %d entries with a channel, ofi_rxm's default (%s, cqe %d)",
 	   RXM_DEF_CQ_SIZE, cq_b ? "created" : strerror(errno),
 	   cq_b ? cq_b->cqe : 0);
 	if (!cq_a || !cq_b)
 		goto out;
-	ok(!ibv_req_notify_cq(cq_a, 0) && !ibv_req_notify_cq(cq_b, 0),
-	   "arm the %d-entry CQs", RXM_DEF_CQ_SIZE);
+	EXPECT_TRUE(!ibv_req_notify_cq(cq_a, 0) && !ibv_req_notify_cq(cq_b, 0))
+	   TH_LOG("arm the %d-entry CQs", RXM_DEF_CQ_SIZE);
 	A.cq = cq_a;
 	B.cq = cq_b;
 	ma = ibv_reg_mr(A.pd, a, 4096, ACC_ALL);
 	mb = ibv_reg_mr(B.pd, b, 4096, ACC_ALL);
 	if (!ma || !mb || connect_pair(7)) {
-		ok(false, "connect QPs on the %d-entry CQs", RXM_DEF_CQ_SIZE);
+		EXPECT_TRUE(false) TH_LOG("connect QPs on the %d-entry CQs", RXM_DEF_CQ_SIZE);
 		goto out;
 	}
 	fill(a, 4096, 3);
@@ -765,18 +794,18 @@ static void test_rxm_cq(void)
 		   mb->rkey, IBV_SEND_SIGNALED, 0x1234);
 	pfd = (struct pollfd){ .fd = ch_b->fd, .events = POLLIN };
 	n = poll(&pfd, 1, 10000);
-	ok(n == 1 && !ibv_get_cq_event(ch_b, &ev_cq, &ev_ctx) && ev_cq == cq_b,
-	   "completion event on the %d-entry CQ", RXM_DEF_CQ_SIZE);
+	EXPECT_TRUE(n == 1 && !ibv_get_cq_event(ch_b, &ev_cq, &ev_ctx) && ev_cq == cq_b)
+	   TH_LOG("completion event on the %d-entry CQ", RXM_DEF_CQ_SIZE);
 	if (n == 1)
 		ibv_ack_cq_events(cq_b, 1);
-	ok(!wait_wc(cq_b, &wc) && wc.status == IBV_WC_SUCCESS &&
+	EXPECT_TRUE(!wait_wc(cq_b, &wc) && wc.status == IBV_WC_SUCCESS &&
 	   wc.opcode == IBV_WC_RECV_RDMA_WITH_IMM && wc.wr_id == 77 &&
-	   ntohl(wc.imm_data) == 0x1234 && !memcmp(a, b, 64),
-	   "RECV_RDMA_WITH_IMM through it, data written (%s)",
+	   ntohl(wc.imm_data) == 0x1234 && !memcmp(a, b, 64))
+	   TH_LOG("RECV_RDMA_WITH_IMM through it, data written (%s)",
 	   ibv_wc_status_str(wc.status));
-	ok(!wait_wc(cq_a, &wc) && wc.status == IBV_WC_SUCCESS &&
-	   wc.opcode == IBV_WC_RDMA_WRITE,
-	   "the WRITE's completion on the sender's (%s)",
+	EXPECT_TRUE(!wait_wc(cq_a, &wc) && wc.status == IBV_WC_SUCCESS &&
+	   wc.opcode == IBV_WC_RDMA_WRITE)
+	   TH_LOG("the WRITE's completion on the sender's (%s)",
 	   ibv_wc_status_str(wc.status));
 out:
 	pair_release(ma, mb, a, b);
@@ -796,7 +825,7 @@ out:
  * MRs beyond max_mr_size are refused up front (-EINVAL, logged), before
  * any page is pinned: the buffer is a reserved but untouched mapping.
  */
-static void test_mr_limit(void)
+TEST_F_TIMEOUT(verbs, mr_limit, 120)
 {
 	struct ibv_device_attr d;
 	size_t len;
@@ -804,21 +833,21 @@ static void test_mr_limit(void)
 	struct ibv_mr *mr;
 
 	if (ibv_query_device(A.ctx, &d)) {
-		ok(false, "ibv_query_device");
+		EXPECT_TRUE(false) TH_LOG("ibv_query_device");
 		return;
 	}
 	len = d.max_mr_size + 4096;
 	p = mmap(NULL, len + 4096, PROT_READ | PROT_WRITE,
 		 MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
 	if (p == MAP_FAILED) {
-		ok(false, "reserve %zu bytes of address space (%s)", len,
+		EXPECT_TRUE(false) TH_LOG("reserve %zu bytes of address space (%s)", len,
 		   strerror(errno));
 		return;
 	}
 	errno = 0;
 	mr = ibv_reg_mr(A.pd, p, len, IBV_ACCESS_LOCAL_WRITE);
-	ok(!mr && errno == EINVAL,
-	   "MR of max_mr_size + 4 KiB (%zu bytes) refused with EINVAL (%s)",
+	EXPECT_TRUE(!mr && errno == EINVAL)
+	   TH_LOG("MR of max_mr_size + 4 KiB (%zu bytes) refused with EINVAL (%s)",
 	   len, mr ? "registered" : strerror(errno));
 	if (mr)
 		ibv_dereg_mr(mr);
@@ -894,7 +923,7 @@ static void v4_gid(union ibv_gid *g, const char *ip)
 	inet_pton(AF_INET, ip, &g->raw[12]);
 }
 
-static void test_ah(void)
+TEST_F_TIMEOUT(verbs, ah, 120)
 {
 	union ibv_gid v6a, v6b, g;
 	struct ibv_ah *ah, *ahs[64];
@@ -902,59 +931,59 @@ static void test_ah(void)
 	int i6a, i6b, empty, i, n;
 
 	ah = mk_ah(A.pd, &B.gid, A.gid_index, 1, 1);
-	ok(ah != NULL, "AH to the peer's IPv4 GID (sgid index %d): %s",
+	EXPECT_TRUE(ah != NULL) TH_LOG("AH to the peer's IPv4 GID (sgid index %d): %s",
 	   A.gid_index, ah_res(ah));
-	ok(!ah || ibv_destroy_ah(ah) == 0, "destroy the IPv4 AH");
+	EXPECT_TRUE(!ah || ibv_destroy_ah(ah) == 0) TH_LOG("destroy the IPv4 AH");
 
 	i6a = find_v6_gid(A.ctx, &v6a);
 	i6b = find_v6_gid(B.ctx, &v6b);
 	if (i6a < 0 || i6b < 0) {
-		ok(false, "both devices have a global IPv6 GID (%d, %d)", i6a,
+		EXPECT_TRUE(false) TH_LOG("both devices have a global IPv6 GID (%d, %d)", i6a,
 		   i6b);
 	} else {
 		ah = mk_ah(A.pd, &v6b, i6a, 1, 1);
-		ok(ah != NULL, "AH to the peer's IPv6 GID (sgid index %d): %s",
+		EXPECT_TRUE(ah != NULL) TH_LOG("AH to the peer's IPv6 GID (sgid index %d): %s",
 		   i6a, ah_res(ah));
-		ok(!ah || ibv_destroy_ah(ah) == 0, "destroy the IPv6 AH");
+		EXPECT_TRUE(!ah || ibv_destroy_ah(ah) == 0) TH_LOG("destroy the IPv6 AH");
 		ah = mk_ah(A.pd, &v6b, A.gid_index, 1, 1);
-		ok(ah == NULL, "AH from an IPv4 GID to an IPv6 GID is refused (%s)",
+		EXPECT_TRUE(ah == NULL) TH_LOG("AH from an IPv4 GID to an IPv6 GID is refused (%s)",
 		   ah_res(ah));
 		if (ah)
 			ibv_destroy_ah(ah);
 	}
 
 	ah = mk_ah(A.pd, &B.gid, 200, 1, 1);
-	ok(ah == NULL && errno == EINVAL,
-	   "AH with sgid index 200 (beyond the table) gives EINVAL (%s)",
+	EXPECT_TRUE(ah == NULL && errno == EINVAL)
+	   TH_LOG("AH with sgid index 200 (beyond the table) gives EINVAL (%s)",
 	   ah_res(ah));
 	if (ah)
 		ibv_destroy_ah(ah);
 	empty = find_empty_gid(A.ctx);
 	ah = empty < 0 ? NULL : mk_ah(A.pd, &B.gid, empty, 1, 1);
-	ok(empty >= 0 && ah == NULL && errno == ENODATA,
-	   "AH with sgid index %d (no such GID) gives ENODATA (%s)", empty,
+	EXPECT_TRUE(empty >= 0 && ah == NULL && errno == ENODATA)
+	   TH_LOG("AH with sgid index %d (no such GID) gives ENODATA (%s)", empty,
 	   ah_res(ah));
 	if (ah)
 		ibv_destroy_ah(ah);
 	ah = mk_ah(A.pd, &B.gid, A.gid_index, 2, 1);
-	ok(ah == NULL && errno == EINVAL, "AH on port 2 gives EINVAL (%s)",
+	EXPECT_TRUE(ah == NULL && errno == EINVAL) TH_LOG("AH on port 2 gives EINVAL (%s)",
 	   ah_res(ah));
 	if (ah)
 		ibv_destroy_ah(ah);
 	ah = mk_ah(A.pd, &B.gid, A.gid_index, 1, 0);
-	ok(ah == NULL && errno == EINVAL,
-	   "AH without GRH on a RoCE port gives EINVAL (%s)", ah_res(ah));
+	EXPECT_TRUE(ah == NULL && errno == EINVAL)
+	   TH_LOG("AH without GRH on a RoCE port gives EINVAL (%s)", ah_res(ah));
 	if (ah)
 		ibv_destroy_ah(ah);
 	v4_gid(&g, "239.1.2.3");
 	ah = mk_ah(A.pd, &g, A.gid_index, 1, 1);
-	ok(ah == NULL && errno == EOPNOTSUPP,
-	   "AH to a multicast GID gives EOPNOTSUPP (%s)", ah_res(ah));
+	EXPECT_TRUE(ah == NULL && errno == EOPNOTSUPP)
+	   TH_LOG("AH to a multicast GID gives EOPNOTSUPP (%s)", ah_res(ah));
 	if (ah)
 		ibv_destroy_ah(ah);
 	v4_gid(&g, "198.51.100.7");
 	ah = mk_ah(A.pd, &g, A.gid_index, 1, 1);
-	ok(ah == NULL, "AH to an unroutable IPv4 address fails (%s)",
+	EXPECT_TRUE(ah == NULL) TH_LOG("AH to an unroutable IPv4 address fails (%s)",
 	   ah_res(ah));
 	if (ah)
 		ibv_destroy_ah(ah);
@@ -966,14 +995,14 @@ static void test_ah(void)
 		if (!ahs[n])
 			break;
 	}
-	ok(n == (int)(sizeof(ahs) / sizeof(ahs[0])), "%d AHs on one PD", n);
-	ok(pd && ibv_dealloc_pd(pd) == EBUSY,
-	   "the PD of live AHs cannot be freed (EBUSY)");
+	EXPECT_TRUE(n == (int)(sizeof(ahs) / sizeof(ahs[0]))) TH_LOG("%d AHs on one PD", n);
+	EXPECT_TRUE(pd && ibv_dealloc_pd(pd) == EBUSY)
+	   TH_LOG("the PD of live AHs cannot be freed (EBUSY)");
 	for (i = 0; i < n; i++)
 		if (ibv_destroy_ah(ahs[i]))
 			break;
-	ok(i == n, "destroy %d AHs", n);
-	ok(pd && ibv_dealloc_pd(pd) == 0, "then the PD is freed");
+	EXPECT_TRUE(i == n) TH_LOG("destroy %d AHs", n);
+	EXPECT_TRUE(pd && ibv_dealloc_pd(pd) == 0) TH_LOG("then the PD is freed");
 }
 
 /*
@@ -992,13 +1021,13 @@ static int hold_ah(const char *dev, int gid_index, const char *peer)
 
 	printf("TAP version 13\n");
 	if (open_side(&s, dev, gid_index)) {
-		ok(false, "open %s", dev);
+		tap_ok(false, "open %s", dev);
 		printf("1..%d\n", tap_n);
 		return 1;
 	}
 	v4_gid(&g, peer);
 	ah = mk_ah(s.pd, &g, gid_index, 1, 1);
-	ok(ah != NULL, "AH on %s to %s held: %s", dev, peer, ah_res(ah));
+	tap_ok(ah != NULL, "AH on %s to %s held: %s", dev, peer, ah_res(ah));
 	printf("ready\n");
 	fflush(stdout);
 	while (fgets(buf, sizeof(buf), stdin))
@@ -1007,7 +1036,7 @@ static int hold_ah(const char *dev, int gid_index, const char *peer)
 	ibv_destroy_cq(s.cq);
 	r2 = ibv_dealloc_pd(s.pd);
 	/* EIO: the core destroyed them (0 with RDMAV_ALLOW_DISASSOC_DESTROY) */
-	ok((r1 == 0 || r1 == EIO) && (r2 == 0 || r2 == EIO),
+	tap_ok((r1 == 0 || r1 == EIO) && (r2 == 0 || r2 == EIO),
 	   "after the device is gone: destroy AH %d, free PD %d", r1, r2);
 	ibv_close_device(s.ctx);
 	printf("1..%d\n", tap_n);
@@ -1114,7 +1143,7 @@ static int qpx_post1(struct ibv_qp_ex *x, uint64_t id, enum ibv_wr_opcode op,
 	return ibv_wr_complete(x);
 }
 
-static void test_qpex(void)
+TEST_F_TIMEOUT(verbs, qpex, 120)
 {
 	static const struct { uint64_t op; const char *name; } lacks[] = {
 		{ IBV_QP_EX_WITH_ATOMIC_CMP_AND_SWP, "ATOMIC_CMP_AND_SWP" },
@@ -1143,31 +1172,31 @@ static void test_qpex(void)
 
 	for (i = 0; i < sizeof(lacks) / sizeof(lacks[0]); i++) {
 		q = mk_qpx(&A, IBV_QPT_RC, QPX_RC_OPS | lacks[i].op);
-		ok(!q && errno == EOPNOTSUPP,
-		   "qpex: RC QP with send op %s refused (%s)", lacks[i].name,
+		EXPECT_TRUE(!q && errno == EOPNOTSUPP)
+		   TH_LOG("qpex: RC QP with send op %s refused (%s)", lacks[i].name,
 		   q ? "created" : strerror(errno));
 		if (q)
 			ibv_destroy_qp(q);
 	}
 	q = mk_qpx(&A, IBV_QPT_UD, IBV_QP_EX_WITH_SEND |
 		   IBV_QP_EX_WITH_RDMA_WRITE);
-	ok(!q && errno == EOPNOTSUPP, "qpex: UD QP with RDMA_WRITE refused (%s)",
+	EXPECT_TRUE(!q && errno == EOPNOTSUPP) TH_LOG("qpex: UD QP with RDMA_WRITE refused (%s)",
 	   q ? "created" : strerror(errno));
 	if (q)
 		ibv_destroy_qp(q);
 	q = new_qp(&A);
-	ok(q && !ibv_qp_to_qp_ex(q),
-	   "qpex: a QP from ibv_create_qp() has no ibv_qp_ex");
+	EXPECT_TRUE(q && !ibv_qp_to_qp_ex(q))
+	   TH_LOG("qpex: a QP from ibv_create_qp() has no ibv_qp_ex");
 	if (q)
 		ibv_destroy_qp(q);
 
 	if (!ma || !mb || connect_pair_of(new_qpx, 7) ||
 	    !(x = ibv_qp_to_qp_ex(A.qp))) {
-		ok(false, "qpex: connect RC QPs with send_ops_flags (%s)",
+		EXPECT_TRUE(false) TH_LOG("qpex: connect RC QPs with send_ops_flags (%s)",
 		   strerror(errno));
 		goto out;
 	}
-	ok(true, "qpex: connect RC QP %u <-> %u created with send_ops_flags",
+	EXPECT_TRUE(true) TH_LOG("qpex: connect RC QP %u <-> %u created with send_ops_flags",
 	   A.qp->qp_num, B.qp->qp_num);
 
 	/* WRITE from 3 SGEs */
@@ -1182,21 +1211,21 @@ static void test_qpex(void)
 	ibv_wr_rdma_write(x, mb->rkey, (uintptr_t)b + 16);
 	ibv_wr_set_sge_list(x, 3, sg);
 	ret = ibv_wr_complete(x);
-	ok(!ret && qpx_done(0x101, IBV_WC_RDMA_WRITE, NULL) &&
+	EXPECT_TRUE(!ret && qpx_done(0x101, IBV_WC_RDMA_WRITE, NULL) &&
 	   !memcmp(b + 16, a, 1000) && !memcmp(b + 1016, a + 5000, 9000) &&
-	   !memcmp(b + 10016, a + 20000, 30000) && !b[15] && !b[40016],
-	   "qpex: wr_rdma_write of 40000 B from 3 SGEs (%s)", strerror(ret));
+	   !memcmp(b + 10016, a + 20000, 30000) && !b[15] && !b[40016])
+	   TH_LOG("qpex: wr_rdma_write of 40000 B from 3 SGEs (%s)", strerror(ret));
 
 	/* WRITE with immediate: consumes a receive on B */
 	rs = (struct ibv_sge){ (uintptr_t)b + 200000, 4096, mb->lkey };
 	post_recv(B.qp, &rs, 1, 0x901);
 	ret = qpx_post1(x, 0x102, IBV_WR_RDMA_WRITE_WITH_IMM, mb->rkey,
 			b + 60000, 0xabcd1234, ma, a + 70000, 5000);
-	ok(!ret && qpx_done(0x102, IBV_WC_RDMA_WRITE, &wc) &&
+	EXPECT_TRUE(!ret && qpx_done(0x102, IBV_WC_RDMA_WRITE, &wc) &&
 	   wc.opcode == IBV_WC_RECV_RDMA_WITH_IMM && wc.wr_id == 0x901 &&
 	   (wc.wc_flags & IBV_WC_WITH_IMM) && ntohl(wc.imm_data) == 0xabcd1234 &&
-	   !memcmp(b + 60000, a + 70000, 5000),
-	   "qpex: wr_rdma_write_imm of 5000 B, immediate delivered (%s)",
+	   !memcmp(b + 60000, a + 70000, 5000))
+	   TH_LOG("qpex: wr_rdma_write_imm of 5000 B, immediate delivered (%s)",
 	   strerror(ret));
 
 	/* SEND inline (copied at the setter call), SEND with immediate */
@@ -1209,29 +1238,29 @@ static void test_qpex(void)
 	memcpy(sent, a + 300, 80);	/* what was sent */
 	memset(a + 300, 0xee, 80);
 	ret = ibv_wr_complete(x);
-	ok(!ret && qpx_done(0x103, IBV_WC_SEND, &wc) &&
+	EXPECT_TRUE(!ret && qpx_done(0x103, IBV_WC_SEND, &wc) &&
 	   wc.opcode == IBV_WC_RECV && wc.byte_len == 80 &&
-	   !memcmp(b + 200000, sent, 80) && !b[200080],
-	   "qpex: wr_send of 80 B inline, copied when set (%s)",
+	   !memcmp(b + 200000, sent, 80) && !b[200080])
+	   TH_LOG("qpex: wr_send of 80 B inline, copied when set (%s)",
 	   strerror(ret));
 	fill(a, BUF, 11);
 	post_recv(B.qp, &rs, 1, 0x903);
 	ret = qpx_post1(x, 0x104, IBV_WR_SEND_WITH_IMM, 0, NULL, 0x5151, ma,
 			a + 1234, 3000);
-	ok(!ret && qpx_done(0x104, IBV_WC_SEND, &wc) &&
+	EXPECT_TRUE(!ret && qpx_done(0x104, IBV_WC_SEND, &wc) &&
 	   wc.opcode == IBV_WC_RECV && wc.byte_len == 3000 &&
 	   (wc.wc_flags & IBV_WC_WITH_IMM) && ntohl(wc.imm_data) == 0x5151 &&
-	   !memcmp(b + 200000, a + 1234, 3000),
-	   "qpex: wr_send_imm of 3000 B (%s)", strerror(ret));
+	   !memcmp(b + 200000, a + 1234, 3000))
+	   TH_LOG("qpex: wr_send_imm of 3000 B (%s)", strerror(ret));
 
 	/* READ */
 	fill(b, 65536, 77);
 	memset(a + 100000, 0, 30000);
 	ret = qpx_post1(x, 0x105, IBV_WR_RDMA_READ, mb->rkey, b + 1000, 0, ma,
 			a + 100000, 20000);
-	ok(!ret && qpx_done(0x105, IBV_WC_RDMA_READ, NULL) &&
-	   !memcmp(a + 100000, b + 1000, 20000) && !a[120000],
-	   "qpex: wr_rdma_read of 20000 B (%s)", strerror(ret));
+	EXPECT_TRUE(!ret && qpx_done(0x105, IBV_WC_RDMA_READ, NULL) &&
+	   !memcmp(a + 100000, b + 1000, 20000) && !a[120000])
+	   TH_LOG("qpex: wr_rdma_read of 20000 B (%s)", strerror(ret));
 
 	/* a batch: unsignaled WRITE, WRITE, SEND of an inline list, READ */
 	fill(a, BUF, 11);
@@ -1259,7 +1288,7 @@ static void test_qpex(void)
 	ibv_wr_rdma_read(x, mb->rkey, (uintptr_t)b + 8192);
 	ibv_wr_set_sge(x, ma->lkey, (uintptr_t)a + 150000, 4000);
 	ret = ibv_wr_complete(x);
-	ok(!ret && qpx_done(0x202, IBV_WC_RDMA_WRITE, NULL) &&
+	EXPECT_TRUE(!ret && qpx_done(0x202, IBV_WC_RDMA_WRITE, NULL) &&
 	   qpx_done(0x203, IBV_WC_SEND, &wc) &&
 	   qpx_done(0x204, IBV_WC_RDMA_READ, NULL) &&
 	   wc.wr_id == 0x904 && wc.byte_len == 70 &&
@@ -1267,8 +1296,8 @@ static void test_qpex(void)
 	   !memcmp(b + 4196, a + 3000, 200) &&
 	   !memcmp(b + 200000, a + 500, 30) &&
 	   !memcmp(b + 200030, a + 900, 40) &&
-	   !memcmp(a + 150000, b + 8192, 4000) && cq_quiet(A.cq),
-	   "qpex: a batch of 4 WRs (unsignaled WRITE, WRITE, inline SEND list, READ) in one wr_complete (%s)",
+	   !memcmp(a + 150000, b + 8192, 4000) && cq_quiet(A.cq))
+	   TH_LOG("qpex: a batch of 4 WRs (unsignaled WRITE, WRITE, inline SEND list, READ) in one wr_complete (%s)",
 	   strerror(ret));
 
 	/* wr_abort discards what was built since wr_start */
@@ -1282,9 +1311,9 @@ static void test_qpex(void)
 	ibv_wr_abort(x);
 	ret = qpx_post1(x, 0x302, IBV_WR_RDMA_WRITE, mb->rkey, b + 4000, 0, ma,
 			a, 1000);
-	ok(!ret && qpx_done(0x302, IBV_WC_RDMA_WRITE, NULL) &&
-	   !memcmp(b + 4000, a, 1000) && !b[0] && !b[1999] && cq_quiet(A.cq),
-	   "qpex: wr_abort discards its batch, the next one runs (%s)",
+	EXPECT_TRUE(!ret && qpx_done(0x302, IBV_WC_RDMA_WRITE, NULL) &&
+	   !memcmp(b + 4000, a, 1000) && !b[0] && !b[1999] && cq_quiet(A.cq))
+	   TH_LOG("qpex: wr_abort discards its batch, the next one runs (%s)",
 	   strerror(ret));
 
 	/*
@@ -1328,9 +1357,9 @@ static void test_qpex(void)
 			break;
 		}
 		ret = ibv_wr_complete(x);
-		ok(ret == (i == 4 ? ENOMEM : EINVAL) && cq_quiet(A.cq) &&
-		   !b[0] && !b[4096],
-		   "qpex: wr_complete refuses a batch with %s, nothing posted (%s)",
+		EXPECT_TRUE(ret == (i == 4 ? ENOMEM : EINVAL) && cq_quiet(A.cq) &&
+		   !b[0] && !b[4096])
+		   TH_LOG("qpex: wr_complete refuses a batch with %s, nothing posted (%s)",
 		   bad_name[i], strerror(ret));
 	}
 	if (ah)
@@ -1342,18 +1371,18 @@ static void test_qpex(void)
 	if (x2)
 		ret = qpx_post1(x2, 0x502, IBV_WR_RDMA_WRITE, mb->rkey, b, 0,
 				ma, a, 8);
-	ok(ret == EINVAL,
-	   "qpex: wr_rdma_write on a QP created with SEND only: EINVAL (%s)",
+	EXPECT_TRUE(ret == EINVAL)
+	   TH_LOG("qpex: wr_rdma_write on a QP created with SEND only: EINVAL (%s)",
 	   x2 ? strerror(ret) : "no QP");
 	if (q)
 		ibv_destroy_qp(q);
 	/* and the QP still works, with nothing left over */
 	ret = qpx_post1(x, 0x501, IBV_WR_RDMA_WRITE, mb->rkey, b + 100, 0, ma,
 			a + 5, 500);
-	ok(!ret && qpx_done(0x501, IBV_WC_RDMA_WRITE, NULL) &&
+	EXPECT_TRUE(!ret && qpx_done(0x501, IBV_WC_RDMA_WRITE, NULL) &&
 	   !memcmp(b + 100, a + 5, 500) && !b[0] && cq_quiet(A.cq) &&
-	   cq_quiet(B.cq),
-	   "qpex: after the refused batches the QP posts and nothing else completes (%s)",
+	   cq_quiet(B.cq))
+	   TH_LOG("qpex: after the refused batches the QP posts and nothing else completes (%s)",
 	   strerror(ret));
 out:
 	pair_release(ma, mb, a, b);
@@ -1361,35 +1390,22 @@ out:
 
 int main(int argc, char **argv)
 {
+	char *run[] = { argv[0], NULL };
+
 	if (argc == 5 && !strcmp(argv[1], "--hold-ah"))
 		return hold_ah(argv[2], atoi(argv[3]), argv[4]);
-	if (argc < 5) {
+	if (argc != 5 && argc != 7) {
 		fprintf(stderr, "usage: %s DEV_A GID_A DEV_B GID_B [ACC_A ACC_B]\n",
 			argv[0]);
 		return 2;
 	}
-	printf("TAP version 13\n");
-	if (open_side(&A, argv[1], atoi(argv[2])) ||
-	    open_side(&B, argv[3], atoi(argv[4]))) {
-		ok(false, "open %s and %s", argv[1], argv[3]);
-		printf("1..%d\n", tap_n);
-		return 1;
+	dev_a = argv[1];
+	gid_a = atoi(argv[2]);
+	dev_b = argv[3];
+	gid_b = atoi(argv[4]);
+	if (argc == 7) {
+		accel_a = atoi(argv[5]);
+		accel_b = atoi(argv[6]);
 	}
-	test_limits();
-	test_cq_full();
-	test_rxm_cq();
-	test_mr_limit();
-	test_ah();
-	test_state_machine();
-	test_data();
-	test_heap();
-	test_qpex();
-	if (argc >= 7)
-		test_hbm(atoi(argv[5]), atoi(argv[6]));
-	if (A.qp)
-		ibv_destroy_qp(A.qp);
-	if (B.qp)
-		ibv_destroy_qp(B.qp);
-	printf("1..%d\n", tap_n);
-	return tap_failed ? 1 : 0;
+	return test_harness_run(1, run);
 }

@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# kernel-style.sh - the kernel code's standing checks, as TAP:
+# kernel-style.sh - the kernel code's standing checks, as KTAP (through
+# the kselftest library's ktap_helpers.sh):
 # checkpatch.pl (strict) on every kernel source file, then a sparse build
 # (C=2) of all modules that must print no warning.  Runs in the test root.
 set -u
@@ -31,29 +32,31 @@ drop_kernel_camelcase() {
 }
 # checkpatch leaves a CamelCase cache file in the current directory.
 trap 'rm -f /src/.checkpatch-camelcase.*' EXIT
-echo "TAP version 13"
-echo "1..$(( ${#files[@]} + 1 ))"
-n=0 bad=0
+# shellcheck source=/dev/null
+. "${KTAP_HELPERS:-/opt/linux-src/tools/testing/selftests/kselftest/ktap_helpers.sh}"
+set -f	# the helpers echo unquoted
+ktap_print_header
+ktap_set_plan $(( ${#files[@]} + 1 ))
+bad=0
 for f in "${files[@]}"; do
-	n=$((n + 1))
 	out=$("$cp" --no-tree --strict --terse --show-types -f "$f" \
 		--ignore FILE_PATH_CHANGES,SPDX_LICENSE_TAG 2>&1 | drop_kernel_camelcase)
 	if echo "$out" | grep -qE ': (ERROR|WARNING|CHECK):'; then
-		echo "not ok $n - checkpatch $f"
+		ktap_test_fail "- checkpatch $f"
 		echo "$out" | grep -E ': (ERROR|WARNING|CHECK):' | head -n 20 | sed 's/^/# /'
 		bad=1
 	else
-		echo "ok $n - checkpatch $f"
+		ktap_test_pass "- checkpatch $f"
 	fi
 done
-n=$((n + 1))
 log=$(mktemp)
 if make --no-print-directory -C /src sparse >"$log" 2>&1; then
-	echo "ok $n - sparse (C=2) prints no warning"
+	ktap_test_pass "- sparse (C=2) prints no warning"
 else
-	echo "not ok $n - sparse (C=2) prints no warning"
+	ktap_test_fail "- sparse (C=2) prints no warning"
 	grep -E 'warning|error' "$log" | head -n 30 | sed 's/^/# /'
 	bad=1
 fi
 rm -f "$log"
+ktap_print_totals
 exit $bad

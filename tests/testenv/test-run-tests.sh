@@ -17,7 +17,7 @@ run() { # LISTTEXT -> counts
 	cat "$t/out/counts"
 }
 echo "TAP version 13"
-echo "1..13"
+echo "1..14"
 check "passes and skips counted"      "2 0 1" "$(run 'a 5 echo ok 1; echo ok 2; echo "ok 3 - x # SKIP no device"')"
 check "not ok counted"                "1 1 0" "$(run 'a 5 echo ok 1; echo not ok 2')"
 check "non-zero exit after passes"    "1 1 0" "$(run 'a 5 echo ok 1; exit 3')"
@@ -40,6 +40,18 @@ check "background failure counted, wait is no test" "1 1 0" "$(run $'&a 5 echo n
 run $'&a 5 sleep 1; echo ok 1\nb 5 echo ok 1' >/dev/null
 check "background test reported after the others" "1" \
 	"$(grep -c '^ok 2 a (.*background lane)' "$t/tap")"
+# kselftest_harness.h's KTAP: the plan first, diagnostics, "ok N
+# fixture.test", a skip with its reason, the totals line
+cat > "$t/ktap" <<'EOF2'
+TAP version 13
+1..3
+#  RUN           f.a ...
+ok 1 f.a
+ok 2 f.b # SKIP no importer
+not ok 3 f.c
+# Totals: pass:1 fail:1 xfail:0 xpass:0 skip:1 error:0
+EOF2
+check "kselftest harness counted"     "1 1 1" "$(run "a 5 cat $t/ktap; exit 1")"
 run 'a 5 echo ok 1; exit 3' >/dev/null
 check "failure says why" "1" "$(grep -c 'not ok 1 a .*exited with status 3' "$t/tap")"
 exit $bad
