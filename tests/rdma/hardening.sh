@@ -114,8 +114,13 @@ fuzz=${VERBS_FUZZ:-/build/tests-rdma/verbs_fuzz}
 need_test_bin verbs_fuzz "$fuzz"
 res_of() { rdma resource show | awk -v d="$1:" '$2 == d { $1 = $2 = ""; print }'; }
 res0=$(res_of "$IB_A")
-ksft_relay verbs_fuzz " (verbs_fuzz)" < <(timeout $((${VERBS_FUZZ_SECS:-10} + 120)) \
-	"$fuzz" "$IB_A" "$GID_A" "${VERBS_FUZZ_SECS:-10}" ${VERBS_FUZZ_SEED:-} 2>&1)
+fout=$(mktemp)
+timeout $((${VERBS_FUZZ_SECS:-10} + 120)) "$fuzz" "$IB_A" "$GID_A" \
+	"${VERBS_FUZZ_SECS:-10}" ${VERBS_FUZZ_SEED:-} >"$fout" 2>&1
+rc=$?
+ksft_relay verbs_fuzz " (verbs_fuzz)" <"$fout"
+t_expect "verbs_fuzz exits 0 (124: timed out, >128: killed by a signal)" 0 "$rc"
+rm -f "$fout"
 res1=$(res_of "$IB_A")
 if [ "$res1" = "$res0" ]; then
 	t_ok "verbs_fuzz: nothing it made is left on $IB_A ($res1)"
