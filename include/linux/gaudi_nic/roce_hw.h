@@ -384,6 +384,8 @@ struct gn_roce_srq_ctx {
  * @offset is the offset of @iova in the first page.  Page addresses are
  * DMA addresses of the engine's device: host memory or any gaudi_nic
  * device's HBM bus window (peer-to-peer).  @key is the full lkey/rkey.
+ * REREG_MR replaces every field of an existing MR at once (@key must be
+ * the MR's own): packets see the old or the new context, never a mix.
  */
 struct gn_roce_mr_ctx {
 	__le64 iova;
@@ -429,6 +431,7 @@ enum gn_roce_cmd_op {
 	GN_ROCE_CMD_DESTROY_SRQ	= 13,	/* index: srqn */
 	GN_ROCE_CMD_ARM_SRQ	= 14,	/* index: srqn, in: __le32 limit */
 	GN_ROCE_CMD_QUERY_SRQ	= 15,	/* index: srqn, out: srq_ctx */
+	GN_ROCE_CMD_REREG_MR	= 16,	/* index: mr index, in: mr_ctx */
 };
 
 /* ------------------------------------------------------------ events */

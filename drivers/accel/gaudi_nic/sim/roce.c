@@ -523,8 +523,9 @@ static int gn_cmd_query_qp(struct gaudi_nic_roce *r, u32 qpn,
 	return qp ? 0 : -ENOENT;
 }
 
-static int gn_cmd_create_mr(struct gaudi_nic_roce *r, u32 index,
-			    const struct gn_roce_mr_ctx *c)
+/* A new MR context from @c, not yet visible to the data path. */
+static struct gn_rmr *gn_mr_build(struct gaudi_nic_roce *r, u32 index,
+				  const struct gn_roce_mr_ctx *c)
 {
 	u64 span = (u64)le32_to_cpu(c->offset) + le64_to_cpu(c->length);
 	struct gn_rmr *mr;
@@ -536,12 +537,10 @@ static int gn_cmd_create_mr(struct gaudi_nic_roce *r, u32 index,
 	    le32_to_cpu(c->access) & ~(GN_ROCE_MR_LOCAL_WRITE |
 				      GN_ROCE_MR_REMOTE_WRITE |
 				      GN_ROCE_MR_REMOTE_READ))
-		return -EINVAL;
-	if (r->mrs[index])
-		return -EBUSY;
+		return ERR_PTR(-EINVAL);
 	mr = kzalloc(sizeof(*mr), GFP_KERNEL);
 	if (!mr)
-		return -ENOMEM;
+		return ERR_PTR(-ENOMEM);
 	ret = gn_rmem_load(r, &c->pages, &mr->mem);
 	if (ret)
 		goto err;
@@ -555,21 +554,59 @@ static int gn_cmd_create_mr(struct gaudi_nic_roce *r, u32 index,
 	mr->iova = le64_to_cpu(c->iova);
 	mr->length = le64_to_cpu(c->length);
 	mr->offset = le32_to_cpu(c->offset);
-	spin_lock_bh(&r->dp_lock);
-	r->mrs[index] = mr;
-	spin_unlock_bh(&r->dp_lock);
-	return 0;
+	return mr;
 err_mem:
 	gn_rmem_free(&mr->mem);
 err:
 	kfree(mr);
-	return ret;
+	return ERR_PTR(ret);
 }
 
 static void gn_mr_free(struct gn_rmr *mr)
 {
 	gn_rmem_free(&mr->mem);
 	kfree(mr);
+}
+
+static int gn_cmd_create_mr(struct gaudi_nic_roce *r, u32 index,
+			    const struct gn_roce_mr_ctx *c)
+{
+	struct gn_rmr *mr;
+
+	if (index < GN_ROCE_MAX_MR && r->mrs[index])
+		return -EBUSY;
+	mr = gn_mr_build(r, index, c);
+	if (IS_ERR(mr))
+		return PTR_ERR(mr);
+	spin_lock_bh(&r->dp_lock);
+	r->mrs[index] = mr;
+	spin_unlock_bh(&r->dp_lock);
+	return 0;
+}
+
+/*
+ * REREG_MR: replace the whole context of MR @index, whose key stays.
+ * The data path sees either the old or the new context, never a mix.
+ */
+static int gn_cmd_rereg_mr(struct gaudi_nic_roce *r, u32 index,
+			   const struct gn_roce_mr_ctx *c)
+{
+	struct gn_rmr *mr, *old;
+
+	mr = gn_mr_build(r, index, c);
+	if (IS_ERR(mr))
+		return PTR_ERR(mr);
+	spin_lock_bh(&r->dp_lock);
+	old = r->mrs[index];
+	if (old && old->key == mr->key)
+		r->mrs[index] = mr;
+	spin_unlock_bh(&r->dp_lock);
+	if (!old || old->key != mr->key) {
+		gn_mr_free(mr);
+		return old ? -EINVAL : -ENOENT;
+	}
+	gn_mr_free(old);
+	return 0;
 }
 
 static int gn_cmd_destroy_mr(struct gaudi_nic_roce *r, u32 index)
@@ -665,6 +702,7 @@ int gaudi_nic_roce_cmd(struct gaudi_nic_roce *r, u32 op, u32 index,
 		want_out = sizeof(struct gn_roce_qp_ctx);
 		break;
 	case GN_ROCE_CMD_CREATE_MR:
+	case GN_ROCE_CMD_REREG_MR:
 		want_in = sizeof(struct gn_roce_mr_ctx);
 		break;
 	case GN_ROCE_CMD_QUERY_STATS:
@@ -726,6 +764,9 @@ int gaudi_nic_roce_cmd(struct gaudi_nic_roce *r, u32 op, u32 index,
 		break;
 	case GN_ROCE_CMD_DESTROY_MR:
 		ret = gn_cmd_destroy_mr(r, index);
+		break;
+	case GN_ROCE_CMD_REREG_MR:
+		ret = gn_cmd_rereg_mr(r, index, in);
 		break;
 	case GN_ROCE_CMD_CREATE_SRQ:
 		ret = gn_cmd_create_srq(r, index, in);

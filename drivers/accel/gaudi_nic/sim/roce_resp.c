@@ -62,6 +62,7 @@ static void gn_resp_fatal(struct gaudi_nic_roce *r, struct gn_rport *pt,
 			  struct gn_rqp *qp, u8 syndrome, u32 psn)
 {
 	u8 ev = syndrome == AETH_NAK_ACC ? GN_ROCE_EV_QP_ACC_ERR :
+		syndrome == AETH_NAK_OP ? GN_ROCE_EV_QP_FATAL :
 		GN_ROCE_EV_QP_REQ_ERR;
 
 	if (syndrome == AETH_NAK_ACC)
@@ -335,7 +336,14 @@ static enum gn_resp_res gn_resp_send(struct gaudi_nic_roce *r,
 		gn_cqe(r, qp, qp->rcq, le64_to_cpu(qp->rwqe.wr_id),
 		       GN_ROCE_CQE_RECV, ret, 0, false, 0, false);
 		qp->in_send = false;
-		gn_resp_fatal(r, pt, qp, AETH_NAK_INV, p->psn);
+		/*
+		 * A receive buffer too short is the sender's invalid
+		 * request; a receive WQE the responder cannot use (bad lkey,
+		 * PD or bounds) its own remote operational error (IBTA
+		 * 9.7.5.2.4, as rxe answers a malformed WQE).
+		 */
+		gn_resp_fatal(r, pt, qp, ret == GN_ROCE_CQE_LOC_LEN_ERR ?
+			      AETH_NAK_INV : AETH_NAK_OP, p->psn);
 		return GN_RESP_STOP;
 	}
 	qp->recv_off += p->paylen;
