@@ -168,11 +168,13 @@ struct gib_ah {
 	struct gn_roce_av av;
 };
 
+/* @access: the IB_ACCESS_* flags as registered (or re-registered) */
 struct gib_mr {
 	struct ib_mr ibmr;
 	struct ib_umem *umem;
 	struct gib_ucontext *uc;
 	u32 index;
+	int access;
 };
 
 static inline struct gib_dev *to_gdev(struct ib_device *ibdev)

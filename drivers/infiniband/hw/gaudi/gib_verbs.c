@@ -618,27 +618,58 @@ static u32 gib_mr_access(int acc)
 	return a;
 }
 
-/* An MR of @umem, charged to the user context @uc (NULL: none). */
-static struct ib_mr *gib_mr_create(struct ib_pd *ibpd, struct ib_umem *umem,
-				   u64 iova, int access,
-				   struct gib_ucontext *uc)
+/*
+ * The engine context of an MR of @umem at @iova with @key in @pdn: @ctx,
+ * whose page list @pbl the caller frees (gib_pbl_free()) after the
+ * command.
+ */
+static int gib_mr_ctx(struct gib_dev *dev, struct ib_umem *umem, u64 iova,
+		      u32 key, u32 pdn, int access, struct gib_pbl *pbl,
+		      struct gn_roce_mr_ctx *ctx)
 {
-	struct gib_dev *dev = to_gdev(ibpd->device);
-	struct gn_roce_mr_ctx ctx = {};
 	struct ib_block_iter biter;
-	struct gib_pbl pbl = {};
-	struct gib_mr *mr;
 	u64 first, last;
 	u32 n, i = 0;
 	int ret;
 
 	first = ALIGN_DOWN(umem->address, PAGE_SIZE);
 	last = ALIGN(umem->address + umem->length, PAGE_SIZE);
-	if ((last - first) >> PAGE_SHIFT > GN_ROCE_MAX_PBL_PAGES) {
-		ret = -EINVAL;
-		goto err_umem;
-	}
+	if ((last - first) >> PAGE_SHIFT > GN_ROCE_MAX_PBL_PAGES)
+		return -EINVAL;
 	n = (last - first) >> PAGE_SHIFT;
+	memset(ctx, 0, sizeof(*ctx));
+	ret = gib_pbl_alloc(dev, pbl, n, &ctx->pages);
+	if (ret)
+		return ret;
+	rdma_umem_for_each_dma_block(umem, &biter, PAGE_SIZE) {
+		if (i == n)
+			break;
+		pbl->cpu[i++] = cpu_to_le64(rdma_block_iter_dma_address(&biter));
+	}
+	if (i != n) {
+		gib_pbl_free(dev, pbl);
+		return -EFAULT;
+	}
+	ctx->iova = cpu_to_le64(iova);
+	ctx->length = cpu_to_le64(umem->length);
+	ctx->key = cpu_to_le32(key);
+	ctx->pdn = cpu_to_le32(pdn);
+	ctx->access = cpu_to_le32(gib_mr_access(access));
+	ctx->offset = cpu_to_le32(umem->address & ~PAGE_MASK);
+	return 0;
+}
+
+/* An MR of @umem, charged to the user context @uc (NULL: none). */
+static struct ib_mr *gib_mr_create(struct ib_pd *ibpd, struct ib_umem *umem,
+				   u64 iova, int access,
+				   struct gib_ucontext *uc)
+{
+	struct gib_dev *dev = to_gdev(ibpd->device);
+	struct gn_roce_mr_ctx ctx;
+	struct gib_pbl pbl = {};
+	struct gib_mr *mr;
+	int ret;
+
 	ret = gib_charge(uc, GIB_RES_MR, 0);
 	if (ret)
 		goto err_umem;
@@ -653,30 +684,17 @@ static struct ib_mr *gib_mr_create(struct ib_pd *ibpd, struct ib_umem *umem,
 	if (ret < 0)
 		goto err_free;
 	mr->index = ret;
-	ret = gib_pbl_alloc(dev, &pbl, n, &ctx.pages);
-	if (ret)
-		goto err_ida;
-	rdma_umem_for_each_dma_block(umem, &biter, PAGE_SIZE) {
-		if (i == n)
-			break;
-		pbl.cpu[i++] = cpu_to_le64(rdma_block_iter_dma_address(&biter));
-	}
-	if (i != n) {
-		ret = -EFAULT;
-		goto err_pbl;
-	}
 	mr->umem = umem;
+	mr->access = access;
 	mr->ibmr.lkey = mr->index << 8 | (get_random_u32() & 0xff);
 	mr->ibmr.rkey = mr->ibmr.lkey;
 	mr->ibmr.length = umem->length;
 	mr->ibmr.iova = iova;
 	mr->ibmr.page_size = PAGE_SIZE;
-	ctx.iova = cpu_to_le64(iova);
-	ctx.length = cpu_to_le64(umem->length);
-	ctx.key = cpu_to_le32(mr->ibmr.lkey);
-	ctx.pdn = cpu_to_le32(to_gpd(ibpd)->pdn);
-	ctx.access = cpu_to_le32(gib_mr_access(access));
-	ctx.offset = cpu_to_le32(umem->address & ~PAGE_MASK);
+	ret = gib_mr_ctx(dev, umem, iova, mr->ibmr.lkey, to_gpd(ibpd)->pdn,
+			 access, &pbl, &ctx);
+	if (ret)
+		goto err_ida;
 	ret = gaudi_nic_roce_cmd(dev->hw, GN_ROCE_CMD_CREATE_MR, mr->index,
 				 &ctx, sizeof(ctx), NULL, 0);
 	gib_pbl_free(dev, &pbl);
@@ -684,8 +702,6 @@ static struct ib_mr *gib_mr_create(struct ib_pd *ibpd, struct ib_umem *umem,
 		goto err_ida;
 	return &mr->ibmr;
 
-err_pbl:
-	gib_pbl_free(dev, &pbl);
 err_ida:
 	ida_free(&dev->mr_ida, mr->index);
 err_free:
@@ -764,6 +780,84 @@ static struct ib_mr *gib_reg_user_mr_dmabuf(struct ib_pd *pd, u64 offset,
 		return ERR_CAST(ud);
 	return gib_mr_create(pd, &ud->umem, iova, access,
 			     to_guc(attrs->context));
+}
+
+/*
+ * Re-registration in place (ibv_rereg_mr()): a new translation
+ * (IB_MR_REREG_TRANS), PD or access for the same MR, whose keys stay, so
+ * that peers holding the rkey keep using it.  The engine swaps the whole
+ * context at once (REREG_MR); on failure the MR is left as it was.
+ * Memory is pinned anew for a new translation, or when the new access
+ * needs the pages writable and they were pinned read-only.  A dma-buf MR
+ * keeps its buffer: a new translation for it is EOPNOTSUPP.  Changing
+ * IB_ACCESS_REMOTE_ATOMIC is EOPNOTSUPP too: the device has no atomics
+ * (atomic_cap NONE), registration accepts the flag only because
+ * libfabric always asks for it, and a change of it could only be
+ * observed through atomic operations.
+ */
+static struct ib_mr *gib_rereg_user_mr(struct ib_mr *ibmr, int flags,
+				       u64 start, u64 len, u64 iova,
+				       int access, struct ib_pd *pd,
+				       struct ib_udata *udata)
+{
+	struct gib_dev *dev = to_gdev(ibmr->device);
+	struct gib_mr *mr = to_gmr(ibmr);
+	struct ib_umem *umem = mr->umem;
+	struct gn_roce_mr_ctx ctx;
+	struct gib_pbl pbl = {};
+	int ret;
+
+	ret = gib_check_udata_in(udata);
+	if (ret)
+		return ERR_PTR(ret);
+	if (flags & ~(IB_MR_REREG_TRANS | IB_MR_REREG_PD | IB_MR_REREG_ACCESS))
+		return ERR_PTR(-EOPNOTSUPP);
+	if (!(flags & IB_MR_REREG_ACCESS))
+		access = mr->access;
+	if (!(flags & IB_MR_REREG_PD))
+		pd = ibmr->pd;
+	if (access & ~GIB_MR_ACCESS ||
+	    (access ^ mr->access) & IB_ACCESS_REMOTE_ATOMIC)
+		return ERR_PTR(-EOPNOTSUPP);
+	if (flags & IB_MR_REREG_TRANS) {
+		if (umem->is_dmabuf)
+			return ERR_PTR(-EOPNOTSUPP);
+		ret = gib_check_mr_len(dev, len);
+		if (ret)
+			return ERR_PTR(ret);
+	} else {
+		start = umem->address;
+		len = umem->length;
+		iova = ibmr->iova;
+	}
+	if (flags & IB_MR_REREG_TRANS ||
+	    (!umem->is_dmabuf && !umem->writable && ib_access_writable(access))) {
+		umem = ib_umem_get(ibmr->device, start, len, access);
+		if (IS_ERR(umem))
+			return ERR_CAST(umem);
+	}
+	ret = gib_mr_ctx(dev, umem, iova, ibmr->lkey, to_gpd(pd)->pdn, access,
+			 &pbl, &ctx);
+	if (ret)
+		goto err;
+	ret = gaudi_nic_roce_cmd(dev->hw, GN_ROCE_CMD_REREG_MR, mr->index,
+				 &ctx, sizeof(ctx), NULL, 0);
+	gib_pbl_free(dev, &pbl);
+	if (ret)
+		goto err;
+	if (umem != mr->umem) {
+		ib_umem_release(mr->umem);
+		mr->umem = umem;
+	}
+	mr->access = access;
+	ibmr->length = umem->length;
+	ibmr->iova = iova;
+	/* the core moves ibmr->pd and its use counts */
+	return NULL;
+err:
+	if (umem != mr->umem)
+		ib_umem_release(umem);
+	return ERR_PTR(ret);
 }
 
 static int gib_dereg_mr(struct ib_mr *ibmr, struct ib_udata *udata)
@@ -872,6 +966,7 @@ const struct ib_device_ops gib_dev_ops = {
 	.get_dma_mr = gib_get_dma_mr,
 	.reg_user_mr = gib_reg_user_mr,
 	.reg_user_mr_dmabuf = gib_reg_user_mr_dmabuf,
+	.rereg_user_mr = gib_rereg_user_mr,
 	.dereg_mr = gib_dereg_mr,
 	.alloc_hw_port_stats = gib_alloc_hw_port_stats,
 	.get_hw_stats = gib_get_hw_stats,
