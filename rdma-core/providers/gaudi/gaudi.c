@@ -99,25 +99,86 @@ static struct ibv_pd *gaudi_alloc_pd(struct ibv_context *context)
 {
 	struct ugaudi_alloc_pd_resp resp = {};
 	struct ibv_alloc_pd cmd = {};
-	struct ibv_pd *pd;
+	struct gaudi_pd *pd;
 
 	pd = calloc(1, sizeof(*pd));
 	if (!pd)
 		return NULL;
-	if (ibv_cmd_alloc_pd(context, pd, &cmd, sizeof(cmd), &resp.ibv_resp,
-			     sizeof(resp))) {
+	if (ibv_cmd_alloc_pd(context, &pd->ibv_pd, &cmd, sizeof(cmd),
+			     &resp.ibv_resp, sizeof(resp))) {
 		free(pd);
 		return NULL;
 	}
 	gaudi_obj_get(context);
-	return pd;
+	return &pd->ibv_pd;
 }
 
-static int gaudi_dealloc_pd(struct ibv_pd *pd)
+/*
+ * Parent domains (ibv_alloc_parent_domain()): a PD of the provider only,
+ * standing for the protection domain it contains.  Its handle is that
+ * PD's (ibv_initialize_parent_domain()), so every command given a parent
+ * domain (MRs, QPs, SRQs, AHs) acts on the protection domain.  The
+ * custom allocators and pd_context are accepted and kept, but have
+ * nothing to allocate: every ring is kernel memory mapped into the
+ * process (gaudi_ring_map()), never provider memory.  Thread domains do
+ * not exist (alloc_td is EOPNOTSUPP), so @td must be NULL.  A PD with
+ * parent domains on it is not deallocated (EBUSY).
+ */
+static struct ibv_pd *
+gaudi_alloc_parent_domain(struct ibv_context *context,
+			  struct ibv_parent_domain_init_attr *attr)
 {
-	struct ibv_context *ibctx = pd->context;
-	int ret = gaudi_ctx_closed(ibctx) ? 0 : ibv_cmd_dealloc_pd(pd);
+	const uint32_t known = IBV_PARENT_DOMAIN_INIT_ATTR_ALLOCATORS |
+			       IBV_PARENT_DOMAIN_INIT_ATTR_PD_CONTEXT;
+	struct gaudi_pd *pd, *prot;
 
+	if (attr->comp_mask & ~known) {
+		errno = EOPNOTSUPP;
+		return NULL;
+	}
+	if (!attr->pd || attr->pd->context != context || attr->td) {
+		errno = EINVAL;
+		return NULL;
+	}
+	prot = to_gpd(attr->pd);
+	if (prot->protection) {		/* a parent domain in a parent domain */
+		errno = EINVAL;
+		return NULL;
+	}
+	if ((attr->comp_mask & IBV_PARENT_DOMAIN_INIT_ATTR_ALLOCATORS) &&
+	    (!attr->alloc || !attr->free)) {
+		errno = EINVAL;
+		return NULL;
+	}
+	pd = calloc(1, sizeof(*pd));
+	if (!pd)
+		return NULL;
+	pd->protection = prot;
+	if (attr->comp_mask & IBV_PARENT_DOMAIN_INIT_ATTR_ALLOCATORS) {
+		pd->alloc = attr->alloc;
+		pd->free = attr->free;
+	}
+	if (attr->comp_mask & IBV_PARENT_DOMAIN_INIT_ATTR_PD_CONTEXT)
+		pd->pd_context = attr->pd_context;
+	ibv_initialize_parent_domain(&pd->ibv_pd, &prot->ibv_pd);
+	atomic_fetch_add_explicit(&prot->parents, 1, memory_order_relaxed);
+	gaudi_obj_get(context);
+	return &pd->ibv_pd;
+}
+
+static int gaudi_dealloc_pd(struct ibv_pd *ibpd)
+{
+	struct ibv_context *ibctx = ibpd->context;
+	struct gaudi_pd *pd = to_gpd(ibpd);
+	int ret = 0;
+
+	if (pd->protection)
+		atomic_fetch_sub_explicit(&pd->protection->parents, 1,
+					  memory_order_relaxed);
+	else if (atomic_load_explicit(&pd->parents, memory_order_relaxed))
+		ret = EBUSY;
+	else if (!gaudi_ctx_closed(ibctx))
+		ret = ibv_cmd_dealloc_pd(ibpd);
 	if (!ret) {
 		free(pd);
 		gaudi_obj_put(ibctx);
@@ -205,6 +266,25 @@ static struct ibv_mr *gaudi_reg_dmabuf_mr(struct ibv_pd *pd, uint64_t offset,
 	}
 	gaudi_obj_get(pd->context);
 	return &vmr->ibv_mr;
+}
+
+/*
+ * ibv_rereg_mr(): the kernel changes the MR in place, keeping its keys;
+ * work requests using it while it changes may fail.  The iova of a new
+ * translation is its address, as ibv_reg_mr() has it.
+ */
+static int gaudi_rereg_mr(struct verbs_mr *vmr, int flags, struct ibv_pd *pd,
+			  void *addr, size_t length, int access)
+{
+	struct ib_uverbs_rereg_mr_resp resp;
+	struct ibv_rereg_mr cmd;
+
+	if ((flags & IBV_REREG_MR_CHANGE_PD) &&
+	    (!pd || pd->context != vmr->ibv_mr.context))
+		return EINVAL;
+	return ibv_cmd_rereg_mr(vmr, flags, addr, length, (uintptr_t)addr,
+				access, pd, &cmd, sizeof(cmd), &resp,
+				sizeof(resp));
 }
 
 static int gaudi_dereg_mr(struct verbs_mr *vmr)
@@ -315,19 +395,29 @@ static struct ibv_cq *gaudi_create_cq(struct ibv_context *context, int cqe,
 
 /*
  * ibv_create_cq_ex(): the standard work completion fields (what poll_cq
- * gives), polled through start_poll/next_poll/end_poll.  Timestamps,
- * flow tags, VLANs, parent domains and ignoring overruns: EOPNOTSUPP.
+ * gives), polled through start_poll/next_poll/end_poll.  A parent
+ * domain (IBV_CQ_INIT_ATTR_MASK_PD) is accepted; the CQ's ring is kernel
+ * memory as always.  Timestamps, flow tags, VLANs and ignoring overruns:
+ * EOPNOTSUPP.
  */
 static struct ibv_cq_ex *gaudi_create_cq_ex(struct ibv_context *context,
 					    struct ibv_cq_init_attr_ex *attr)
 {
 	struct gaudi_cq *cq;
 
-	if ((attr->comp_mask & ~IBV_CQ_INIT_ATTR_MASK_FLAGS) ||
+	if ((attr->comp_mask & ~(IBV_CQ_INIT_ATTR_MASK_FLAGS |
+				 IBV_CQ_INIT_ATTR_MASK_PD)) ||
 	    ((attr->comp_mask & IBV_CQ_INIT_ATTR_MASK_FLAGS) &&
 	     (attr->flags & ~IBV_CREATE_CQ_ATTR_SINGLE_THREADED)) ||
 	    (attr->wc_flags & ~(uint64_t)IBV_WC_STANDARD_FLAGS)) {
 		errno = EOPNOTSUPP;
+		return NULL;
+	}
+	/* the PD given must be a parent domain of this context */
+	if ((attr->comp_mask & IBV_CQ_INIT_ATTR_MASK_PD) &&
+	    (!attr->parent_domain || attr->parent_domain->context != context ||
+	     !to_gpd(attr->parent_domain)->protection)) {
+		errno = EINVAL;
 		return NULL;
 	}
 	cq = gaudi_cq_new(context, attr->cqe, attr->channel,
@@ -997,6 +1087,7 @@ static int gaudi_post_recv(struct ibv_qp *ibqp, struct ibv_recv_wr *wr,
 static void gaudi_free_context(struct ibv_context *ibctx);
 
 static const struct verbs_context_ops gaudi_ctx_ops = {
+	.alloc_parent_domain = gaudi_alloc_parent_domain,
 	.alloc_pd = gaudi_alloc_pd,
 	.create_ah = gaudi_create_ah,
 	.create_cq = gaudi_create_cq,
@@ -1023,6 +1114,7 @@ static const struct verbs_context_ops gaudi_ctx_ops = {
 	.query_srq = gaudi_query_srq,
 	.reg_dmabuf_mr = gaudi_reg_dmabuf_mr,
 	.reg_mr = gaudi_reg_mr,
+	.rereg_mr = gaudi_rereg_mr,
 	.req_notify_cq = gaudi_req_notify_cq,
 };
 

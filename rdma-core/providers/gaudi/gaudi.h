@@ -44,6 +44,26 @@ struct gaudi_context {
 	uint32_t ud_max_inline;
 };
 
+/*
+ * A PD, or a parent domain (@protection set: the PD it contains, whose
+ * kernel handle it shares; gaudi.c).  @parents: parent domains on a PD.
+ */
+struct gaudi_pd {
+	struct ibv_pd ibv_pd;
+	struct gaudi_pd *protection;
+	atomic_int parents;
+	void *pd_context;
+	void *(*alloc)(struct ibv_pd *pd, void *pd_context, size_t size,
+		       size_t alignment, uint64_t resource_type);
+	void (*free)(struct ibv_pd *pd, void *pd_context, void *ptr,
+		     uint64_t resource_type);
+};
+
+static inline struct gaudi_pd *to_gpd(struct ibv_pd *ibpd)
+{
+	return container_of(ibpd, struct gaudi_pd, ibv_pd);
+}
+
 /* The address vector the kernel checked and resolved (dmac included). */
 struct gaudi_ah {
 	struct ibv_ah ibv_ah;
