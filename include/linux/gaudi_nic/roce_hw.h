@@ -50,6 +50,7 @@ struct gaudi_nic_roce;
 #define GN_ROCE_MAX_CQ		1024
 #define GN_ROCE_MAX_SRQ		1024
 #define GN_ROCE_MAX_MR		8192	/* MR index; key = index << 8 | tag */
+#define GN_ROCE_MAX_MW		4096	/* MW key = (MAX_MR + index) << 8 | tag */
 #define GN_ROCE_MAX_PD		65536
 #define GN_ROCE_MAX_WQ_LOG	12	/* 4096 WQEs per work queue */
 #define GN_ROCE_MAX_CQ_LOG	18	/* 2^18 CQEs per CQ (all usable) */
@@ -118,6 +119,9 @@ enum gn_roce_wqe_op {
 	GN_ROCE_WQE_WRITE		= 2,
 	GN_ROCE_WQE_WRITE_IMM		= 3,
 	GN_ROCE_WQE_READ		= 4,
+	GN_ROCE_WQE_SEND_INV		= 5,	/* rkey: the one to invalidate */
+	GN_ROCE_WQE_BIND_MW		= 6,	/* RC only; bind (below) */
+	GN_ROCE_WQE_LOCAL_INV		= 7,	/* rkey: a type 2 MW's */
 	GN_ROCE_WQE_RECV		= 8,	/* RQ entries */
 	GN_ROCE_WQE_NOP			= 15,
 };
@@ -136,7 +140,21 @@ enum gn_roce_wqe_op {
  * Send WQEs of UD and GSI QPs (SEND, SEND_IMM only) carry the remote
  * Q_Key (GN_ROCE_QKEY_USE_QP: the QP's own), the destination QPN and an
  * address vector; their SGEs or inline data follow it (ud.sge[],
- * ud.inline_data[]).  A UD message is at most one path MTU (the port's
+ * ud.inline_data[]).
+ *
+ * Memory windows.  BIND_MW (num_sge 0) binds the MW of @rkey's index to
+ * @rkey (its new key: same index, any tag) over bind.addr .. + bind.length
+ * of the MR bind.mr_lkey, which must be in the QP's PD, have
+ * GN_ROCE_MR_MW_BIND and cover the range, and GN_ROCE_MR_LOCAL_WRITE if
+ * bind.access grants remote write.  A type 1 MW may be rebound at any
+ * time, and a zero length unbinds it; a type 2 MW must be unbound (free)
+ * and is then bound to this QP: only requests arriving on it may use the
+ * window.  LOCAL_INV unbinds the type 2 MW of @rkey (PD of the QP); a
+ * SEND_INV message does the same at the responder once it is received,
+ * for a type 2 MW bound to the receiving QP.  These run when the WQE is
+ * reached, complete in order, and fail with MW_BIND_ERR (BIND_MW) or
+ * LOC_QP_OP_ERR (LOCAL_INV).  An MR and an MW key never collide: MW
+ * indices follow the MR ones.  A UD message is at most one path MTU (the port's
  * active MTU): longer ones complete with LOC_LEN_ERR.  Receive WQEs are
  * the same for every QP type; on UD and GSI QPs the first
  * GN_ROCE_GRH_SIZE bytes of the SGEs receive the GRH area (see
@@ -164,6 +182,12 @@ struct gn_roce_wqe {
 	union {
 		struct gn_roce_sge sge[GN_ROCE_MAX_SGE];
 		u8 inline_data[GN_ROCE_MAX_INLINE];
+		struct {		/* BIND_MW */
+			__le64 addr;
+			__le64 length;
+			__le32 mr_lkey;
+			__le32 access;	/* GN_ROCE_MR_REMOTE_* */
+		} bind;
 		struct {
 			struct gn_roce_av av;
 			union {
@@ -179,6 +203,8 @@ enum gn_roce_cqe_op {
 	GN_ROCE_CQE_SEND		= 0,
 	GN_ROCE_CQE_WRITE		= 1,
 	GN_ROCE_CQE_READ		= 2,
+	GN_ROCE_CQE_BIND_MW		= 3,
+	GN_ROCE_CQE_LOCAL_INV		= 4,
 	GN_ROCE_CQE_RECV		= 8,
 	GN_ROCE_CQE_RECV_WRITE_IMM	= 9,
 };
@@ -190,6 +216,7 @@ enum gn_roce_cqe_status {
 	GN_ROCE_CQE_LOC_QP_OP_ERR	= 2,
 	GN_ROCE_CQE_LOC_PROT_ERR	= 4,
 	GN_ROCE_CQE_WR_FLUSH_ERR	= 5,
+	GN_ROCE_CQE_MW_BIND_ERR		= 6,
 	GN_ROCE_CQE_BAD_RESP_ERR	= 7,
 	GN_ROCE_CQE_LOC_ACCESS_ERR	= 8,
 	GN_ROCE_CQE_REM_INV_REQ_ERR	= 9,
@@ -209,6 +236,7 @@ enum gn_roce_cqe_status {
 #define GN_ROCE_CQE_F_IMM	0x01	/* imm is valid */
 #define GN_ROCE_CQE_F_GRH	0x02
 #define GN_ROCE_CQE_F_IPV6	0x04
+#define GN_ROCE_CQE_F_INV	0x08	/* imm: the rkey a SEND_INV invalidated */
 
 /* A completion queue entry, GN_ROCE_CQE_SIZE bytes. */
 struct gn_roce_cqe {
@@ -378,6 +406,7 @@ struct gn_roce_srq_ctx {
 #define GN_ROCE_MR_LOCAL_WRITE		0x1
 #define GN_ROCE_MR_REMOTE_WRITE		0x2
 #define GN_ROCE_MR_REMOTE_READ		0x4
+#define GN_ROCE_MR_MW_BIND		0x8	/* memory windows may bind to it */
 
 /*
  * Memory region: @iova .. @iova + @length maps onto the pages of @pages;
@@ -395,6 +424,18 @@ struct gn_roce_mr_ctx {
 	__le32 access;
 	__le32 offset;
 	struct gn_roce_pbl pages;
+};
+
+/*
+ * Memory window (CREATE_MW, index < GN_ROCE_MAX_MW): @key its first rkey
+ * ((GN_ROCE_MAX_MR + index) << 8 | tag), @type 1 or 2; created unbound.
+ * DESTROY_MW invalidates it at once.
+ */
+struct gn_roce_mw_ctx {
+	__le32 key;
+	__le32 pdn;
+	u8 type;
+	u8 rsvd[7];
 };
 
 /* Port configuration (SET_PORT). */
@@ -432,6 +473,8 @@ enum gn_roce_cmd_op {
 	GN_ROCE_CMD_ARM_SRQ	= 14,	/* index: srqn, in: __le32 limit */
 	GN_ROCE_CMD_QUERY_SRQ	= 15,	/* index: srqn, out: srq_ctx */
 	GN_ROCE_CMD_REREG_MR	= 16,	/* index: mr index, in: mr_ctx */
+	GN_ROCE_CMD_CREATE_MW	= 17,	/* index: mw index, in: mw_ctx */
+	GN_ROCE_CMD_DESTROY_MW	= 18,	/* index: mw index */
 };
 
 /* ------------------------------------------------------------ events */

@@ -22,6 +22,7 @@
 
 static_assert(sizeof(struct gn_roce_qp_ctx) % 8 == 0);
 static_assert(sizeof(struct gn_roce_mr_ctx) % 8 == 0);
+static_assert(sizeof(struct gn_roce_mw_ctx) % 8 == 0);
 static_assert(sizeof(struct gn_rstats) == sizeof(struct gn_roce_stats));
 
 /* Host memory or HBM behind a DMA address of our device. */
@@ -382,6 +383,7 @@ static int gn_cmd_destroy_qp(struct gaudi_nic_roce *r, u32 qpn)
 	qp = r->qps[qpn];
 	r->qps[qpn] = NULL;
 	if (qp) {
+		gn_mw_qp_gone(r, qpn);
 		if (r->ports[qp->ctx.port].gsi == qp)
 			r->ports[qp->ctx.port].gsi = NULL;
 		gn_rdp_ack_now(r, qp);
@@ -536,7 +538,8 @@ static struct gn_rmr *gn_mr_build(struct gaudi_nic_roce *r, u32 index,
 	    le32_to_cpu(c->offset) >= PAGE_SIZE || !c->length ||
 	    le32_to_cpu(c->access) & ~(GN_ROCE_MR_LOCAL_WRITE |
 				      GN_ROCE_MR_REMOTE_WRITE |
-				      GN_ROCE_MR_REMOTE_READ))
+				      GN_ROCE_MR_REMOTE_READ |
+				      GN_ROCE_MR_MW_BIND))
 		return ERR_PTR(-EINVAL);
 	mr = kzalloc(sizeof(*mr), GFP_KERNEL);
 	if (!mr)
@@ -705,6 +708,9 @@ int gaudi_nic_roce_cmd(struct gaudi_nic_roce *r, u32 op, u32 index,
 	case GN_ROCE_CMD_REREG_MR:
 		want_in = sizeof(struct gn_roce_mr_ctx);
 		break;
+	case GN_ROCE_CMD_CREATE_MW:
+		want_in = sizeof(struct gn_roce_mw_ctx);
+		break;
 	case GN_ROCE_CMD_QUERY_STATS:
 		want_out = sizeof(struct gn_roce_stats);
 		break;
@@ -721,6 +727,7 @@ int gaudi_nic_roce_cmd(struct gaudi_nic_roce *r, u32 op, u32 index,
 	case GN_ROCE_CMD_DESTROY_CQ:
 	case GN_ROCE_CMD_DESTROY_QP:
 	case GN_ROCE_CMD_DESTROY_MR:
+	case GN_ROCE_CMD_DESTROY_MW:
 		break;
 	default:
 		return -EINVAL;
@@ -767,6 +774,12 @@ int gaudi_nic_roce_cmd(struct gaudi_nic_roce *r, u32 op, u32 index,
 		break;
 	case GN_ROCE_CMD_REREG_MR:
 		ret = gn_cmd_rereg_mr(r, index, in);
+		break;
+	case GN_ROCE_CMD_CREATE_MW:
+		ret = gn_cmd_create_mw(r, index, in);
+		break;
+	case GN_ROCE_CMD_DESTROY_MW:
+		ret = gn_cmd_destroy_mw(r, index);
 		break;
 	case GN_ROCE_CMD_CREATE_SRQ:
 		ret = gn_cmd_create_srq(r, index, in);
@@ -835,6 +848,9 @@ static void gn_roce_reset_all(struct gaudi_nic_roce *r)
 	for (i = 0; i < GN_ROCE_MAX_MR; i++)
 		if (r->mrs[i])
 			gn_cmd_destroy_mr(r, i);
+	for (i = 0; i < GN_ROCE_MAX_MW; i++)
+		if (r->mws[i].used)
+			gn_cmd_destroy_mw(r, i);
 	for (i = 0; i < GN_ROCE_MAX_SRQ; i++)
 		if (r->srqs[i])
 			gn_cmd_destroy_srq(r, i);
@@ -952,6 +968,7 @@ static void gn_roce_free(struct gaudi_nic_roce *r)
 	kvfree(r->cqs);
 	kvfree(r->srqs);
 	kvfree(r->mrs);
+	kvfree(r->mws);
 	bitmap_free(r->kick);
 	bitmap_free(r->resend);
 	kfree_skb(r->txskb);
@@ -1052,6 +1069,7 @@ int gn_roce_init(struct gaudi_nic_dev *gdev)
 	r->qps = kvcalloc(GN_ROCE_MAX_QP, sizeof(*r->qps), GFP_KERNEL);
 	r->cqs = kvcalloc(GN_ROCE_MAX_CQ, sizeof(*r->cqs), GFP_KERNEL);
 	r->mrs = kvcalloc(GN_ROCE_MAX_MR, sizeof(*r->mrs), GFP_KERNEL);
+	r->mws = kvcalloc(GN_ROCE_MAX_MW, sizeof(*r->mws), GFP_KERNEL);
 	r->srqs = kvcalloc(GN_ROCE_MAX_SRQ, sizeof(*r->srqs), GFP_KERNEL);
 	r->kick = bitmap_zalloc(GN_ROCE_MAX_QP, GFP_KERNEL);
 	r->resend = bitmap_zalloc(GN_ROCE_MAX_QP, GFP_KERNEL);
@@ -1059,7 +1077,7 @@ int gn_roce_init(struct gaudi_nic_dev *gdev)
 	r->train = kzalloc(sizeof(*r->train), GFP_KERNEL);
 	r->txskb = alloc_skb(GN_RR_MAX_FRAME, GFP_KERNEL);
 	r->frame = r->txskb ? r->txskb->data : r->frame_buf;
-	if (!r->qps || !r->cqs || !r->mrs || !r->srqs || !r->kick ||
+	if (!r->qps || !r->cqs || !r->mrs || !r->mws || !r->srqs || !r->kick ||
 	    !r->resend || !r->frame_buf || !r->train) {
 		gn_roce_free(r);
 		return -ENOMEM;

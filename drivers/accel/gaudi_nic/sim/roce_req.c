@@ -62,8 +62,14 @@ static void gn_req_start(struct gn_rqp *qp, struct gn_rswqe *sw)
 	switch (w->opcode) {
 	case GN_ROCE_WQE_SEND:
 	case GN_ROCE_WQE_SEND_IMM:
+	case GN_ROCE_WQE_SEND_INV:
 	case GN_ROCE_WQE_WRITE:
 	case GN_ROCE_WQE_WRITE_IMM:
+		break;
+	case GN_ROCE_WQE_BIND_MW:
+	case GN_ROCE_WQE_LOCAL_INV:
+		if (w->num_sge || (w->flags & GN_ROCE_WQE_F_INLINE))
+			sw->bad = GN_ROCE_CQE_LOC_QP_OP_ERR;
 		break;
 	case GN_ROCE_WQE_READ:
 		if (w->flags & GN_ROCE_WQE_F_INLINE)
@@ -78,6 +84,9 @@ static void gn_req_start(struct gn_rqp *qp, struct gn_rswqe *sw)
 	if (len > GN_ROCE_MAX_MSG)
 		sw->bad = GN_ROCE_CQE_LOC_LEN_ERR;
 	sw->npkts = len ? DIV_ROUND_UP(len, qp->mtu) : 1;
+	/* local operations take no PSN (gn_req_send() runs them) */
+	if (gn_wqe_is_local(w->opcode))
+		sw->npkts = 0;
 	qp->sq_next++;
 }
 
@@ -108,6 +117,7 @@ static int gn_req_packet(struct gaudi_nic_roce *r, struct gn_rqp *qp,
 		return 0;
 	case GN_ROCE_WQE_SEND:
 	case GN_ROCE_WQE_SEND_IMM:
+	case GN_ROCE_WQE_SEND_INV:
 		if (first && last)
 			p.opcode = OP_SEND_ONLY;
 		else
@@ -115,6 +125,8 @@ static int gn_req_packet(struct gaudi_nic_roce *r, struct gn_rqp *qp,
 				   last ? OP_SEND_LAST : OP_SEND_MIDDLE;
 		if (last && sw->opcode == GN_ROCE_WQE_SEND_IMM)
 			p.opcode++;	/* _LAST_IMM / _ONLY_IMM */
+		if (last && sw->opcode == GN_ROCE_WQE_SEND_INV)
+			p.opcode = first ? OP_SEND_ONLY_INV : OP_SEND_LAST_INV;
 		if (last && (sw->flags & GN_ROCE_WQE_F_SOLICITED))
 			p.se = BTH_SE;
 		break;
@@ -147,10 +159,14 @@ static bool gn_req_sq_has_read(struct gn_rqp *qp)
 	return qp->reads_out > 0;
 }
 
+static void gn_req_progress(struct gaudi_nic_roce *r, struct gn_rqp *qp,
+			    bool kick);
+
 /* Put new (or rewound) packets on the wire, within the window. */
 void gn_req_send(struct gaudi_nic_roce *r, struct gn_rqp *qp)
 {
 	u32 mask = qp->sq.size - 1;
+	bool local = false;
 	int posted;
 
 	if (qp->ctx.type != GN_ROCE_QPT_RC) {
@@ -190,6 +206,11 @@ void gn_req_send(struct gaudi_nic_roce *r, struct gn_rqp *qp)
 			gn_req_start(qp, sw);
 			if (sw->opcode == GN_ROCE_WQE_READ && !sw->bad)
 				qp->reads_out++;
+			/* BIND_MW, LOCAL_INV: done now, completed in order */
+			if (gn_wqe_is_local(sw->opcode) && !sw->bad) {
+				sw->bad = gn_mw_local_op(r, qp, &sw->wqe);
+				local = true;
+			}
 		}
 		if (sw->bad) {
 			/* Completes in order, once everything before it did. */
@@ -227,6 +248,9 @@ out:
 	gn_tx_train_flush(r);
 	if (qp->state == GN_ROCE_QPS_RTS && !qp->timer_on)
 		gn_req_arm_timer(qp);
+	/* no ACK may come for a local operation with nothing before it */
+	if (local && qp->state == GN_ROCE_QPS_RTS)
+		gn_req_progress(r, qp, false);
 }
 
 /* Go back to the oldest unacknowledged PSN. */

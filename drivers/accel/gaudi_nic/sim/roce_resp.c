@@ -81,6 +81,9 @@ static struct gn_rmr *gn_resp_check(struct gaudi_nic_roce *r,
 
 	if (!(le32_to_cpu(qp->ctx.access) & qp_acc))
 		return NULL;
+	/* a memory window's key: its own access and range decide */
+	if (gn_key_is_mw(rkey))
+		return gn_mw_resolve(r, qp, rkey, va, len, mr_acc);
 	mr = gn_mr_get(r, rkey, le32_to_cpu(qp->ctx.pdn));
 	if (!mr || !(mr->access & mr_acc))
 		return NULL;
@@ -314,7 +317,7 @@ static enum gn_resp_res gn_resp_send(struct gaudi_nic_roce *r,
 	int ret;
 
 	if (op == OP_SEND_FIRST || op == OP_SEND_ONLY ||
-	    op == OP_SEND_ONLY_IMM) {
+	    op == OP_SEND_ONLY_IMM || op == OP_SEND_ONLY_INV) {
 		if (qp->in_send || qp->in_write)
 			return GN_RESP_INVALID;
 		if (!gn_resp_take_rwqe(r, qp))
@@ -347,8 +350,23 @@ static enum gn_resp_res gn_resp_send(struct gaudi_nic_roce *r,
 		return GN_RESP_STOP;
 	}
 	qp->recv_off += p->paylen;
-	if (op == OP_SEND_LAST || op == OP_SEND_LAST_IMM ||
-	    op == OP_SEND_ONLY || op == OP_SEND_ONLY_IMM) {
+	if (op_has_ieth(op)) {
+		/* SEND with invalidate: a type 2 MW bound to this QP */
+		qp->in_send = false;
+		if (!gn_mw_remote_inv(r, qp, p->rkey)) {
+			gn_rq_consume(qp);
+			gn_cqe(r, qp, qp->rcq, le64_to_cpu(qp->rwqe.wr_id),
+			       GN_ROCE_CQE_RECV, GN_ROCE_CQE_LOC_PROT_ERR, 0,
+			       false, 0, false);
+			gn_resp_fatal(r, pt, qp, AETH_NAK_OP, p->psn);
+			return GN_RESP_STOP;
+		}
+		qp->msn++;
+		gn_rq_consume(qp);
+		gn_cqe_inv(r, qp, le64_to_cpu(qp->rwqe.wr_id), qp->recv_off,
+			   p->rkey, p->se);
+	} else if (op == OP_SEND_LAST || op == OP_SEND_LAST_IMM ||
+		   op == OP_SEND_ONLY || op == OP_SEND_ONLY_IMM) {
 		qp->in_send = false;
 		qp->msn++;
 		gn_resp_recv_done(r, qp, GN_ROCE_CQE_RECV, qp->recv_off,
@@ -510,6 +528,8 @@ void gn_resp_rx(struct gaudi_nic_roce *r, struct gn_rport *pt,
 		return;
 	switch (p->opcode) {
 	case OP_SEND_FIRST ... OP_SEND_ONLY_IMM:
+	case OP_SEND_LAST_INV:
+	case OP_SEND_ONLY_INV:
 		res = gn_resp_send(r, pt, qp, p);
 		break;
 	case OP_WRITE_FIRST ... OP_WRITE_ONLY_IMM:

@@ -124,7 +124,8 @@ static void gn_rdp_rx_one(struct gaudi_nic_roce *r, struct gn_rport *pt,
 		}
 	}
 	p.opcode = bth[0];
-	if (p.opcode > OP_ACK && !op_is_ud(p.opcode))	/* no atomics */
+	/* no atomics */
+	if (p.opcode > OP_ACK && !op_is_ud(p.opcode) && !op_has_ieth(p.opcode))
 		goto drop;
 	p.se = bth[1] & BTH_SE;
 	pad = (bth[1] >> 4) & 3;
@@ -155,6 +156,10 @@ static void gn_rdp_rx_one(struct gaudi_nic_roce *r, struct gn_rport *pt,
 		memcpy(&p.imm, x, IMM_LEN);
 		x += IMM_LEN;
 	}
+	if (op_has_ieth(p.opcode)) {
+		p.rkey = get_unaligned_be32(x);
+		x += IETH_LEN;
+	}
 	p.frags = frags;
 	p.nfrags = nfrags;
 	p.pay_off = x - f;
@@ -173,7 +178,7 @@ static void gn_rdp_rx_one(struct gaudi_nic_roce *r, struct gn_rport *pt,
 		goto drop;
 	pt->st.rx_pkts++;
 	pt->st.rx_bytes += flen;
-	if (p.opcode >= OP_READ_RESP_FIRST)
+	if (p.opcode >= OP_READ_RESP_FIRST && p.opcode <= OP_ACK)
 		gn_req_rx(r, pt, qp, &p);
 	else
 		gn_resp_rx(r, pt, qp, &p);

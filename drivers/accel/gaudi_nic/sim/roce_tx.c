@@ -407,6 +407,10 @@ static void gn_tx_hdr(struct gaudi_nic_roce *r, struct gn_rqp *qp,
 		memcpy(x, &p->imm, IMM_LEN);
 		x += IMM_LEN;
 	}
+	if (op_has_ieth(p->opcode)) {
+		put_unaligned_be32(p->rkey, x);
+		x += IETH_LEN;
+	}
 	tf->v4 = v4;
 	tf->bth = bth;
 	tf->payload = x;
