@@ -56,6 +56,9 @@ enum gaudi_wqe_opcode {
 	GAUDI_WQE_WRITE		= 2,
 	GAUDI_WQE_WRITE_IMM	= 3,
 	GAUDI_WQE_READ		= 4,
+	GAUDI_WQE_SEND_INV	= 5,	/* rkey: the type 2 MW to invalidate */
+	GAUDI_WQE_BIND_MW	= 6,	/* rkey: the MW's new key; data.bind */
+	GAUDI_WQE_LOCAL_INV	= 7,	/* rkey: the type 2 MW to invalidate */
 	GAUDI_WQE_RECV		= 8,
 };
 
@@ -82,12 +85,21 @@ struct gaudi_av {
 	__u8 dgid[16];
 };
 
+/* gaudi_wqe.data.bind.access */
+enum gaudi_mw_access {
+	GAUDI_MW_REMOTE_WRITE	= 1 << 1,
+	GAUDI_MW_REMOTE_READ	= 1 << 2,
+};
+
 /*
  * All fields little endian except imm_data (network order).  Send WQEs
  * of UD QPs carry the remote Q_Key in rkey, the destination QPN in the
  * low 32 bits of remote_addr, and the AV before their SGEs or inline
  * data (data.ud); a UD message is at most one path MTU.  Receive
  * buffers of UD QPs get the 40-byte GRH area first (GAUDI_CQE_F_GRH).
+ * BIND_MW (RC, num_sge 0) binds the memory window of rkey's index to
+ * rkey over data.bind.addr .. + length of the MR data.bind.mr_lkey (zero
+ * length: unbind a type 1 window); it completes as GAUDI_CQE_BIND_MW.
  */
 struct gaudi_wqe {
 	__aligned_u64 wr_id;
@@ -103,6 +115,12 @@ struct gaudi_wqe {
 		struct gaudi_sge sge[GAUDI_MAX_SGE];
 		__u8 inline_data[GAUDI_MAX_INLINE];
 		struct {
+			__aligned_u64 addr;
+			__aligned_u64 length;
+			__u32 mr_lkey;
+			__u32 access;	/* enum gaudi_mw_access */
+		} bind;
+		struct {
 			struct gaudi_av av;
 			union {
 				struct gaudi_sge sge[GAUDI_UD_MAX_SGE];
@@ -116,6 +134,8 @@ enum gaudi_cqe_opcode {
 	GAUDI_CQE_SEND			= 0,
 	GAUDI_CQE_WRITE			= 1,
 	GAUDI_CQE_READ			= 2,
+	GAUDI_CQE_BIND_MW		= 3,
+	GAUDI_CQE_LOCAL_INV		= 4,
 	GAUDI_CQE_RECV			= 8,
 	GAUDI_CQE_RECV_WRITE_IMM	= 9,
 };
@@ -123,12 +143,14 @@ enum gaudi_cqe_opcode {
 /*
  * GAUDI_CQE_F_GRH: a UD receive; byte_len includes the 40-byte GRH area,
  * which holds the IPv6 header (GAUDI_CQE_F_IPV6) or 20 zero bytes and
- * the IPv4 header; src_qp is the sender's QP number.
+ * the IPv4 header; src_qp is the sender's QP number.  GAUDI_CQE_F_INV: a
+ * receive of a SEND with invalidate; imm_data is the rkey it invalidated.
  */
 enum gaudi_cqe_flags {
 	GAUDI_CQE_F_IMM		= 1 << 0,
 	GAUDI_CQE_F_GRH		= 1 << 1,
 	GAUDI_CQE_F_IPV6	= 1 << 2,
+	GAUDI_CQE_F_INV		= 1 << 3,
 };
 
 /* status is an enum ib_wc_status value. */

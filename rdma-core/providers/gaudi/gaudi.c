@@ -448,6 +448,8 @@ static const enum ibv_wc_opcode gaudi_wc_op[] = {
 	[GAUDI_CQE_SEND] = IBV_WC_SEND,
 	[GAUDI_CQE_WRITE] = IBV_WC_RDMA_WRITE,
 	[GAUDI_CQE_READ] = IBV_WC_RDMA_READ,
+	[GAUDI_CQE_BIND_MW] = IBV_WC_BIND_MW,
+	[GAUDI_CQE_LOCAL_INV] = IBV_WC_LOCAL_INV,
 	[GAUDI_CQE_RECV] = IBV_WC_RECV,
 	[GAUDI_CQE_RECV_WRITE_IMM] = IBV_WC_RECV_RDMA_WITH_IMM,
 };
@@ -471,6 +473,10 @@ static void gaudi_cqe_to_wc(const struct gaudi_cqe *c, struct ibv_wc *w)
 	if (c->flags & GAUDI_CQE_F_IMM) {
 		w->imm_data = c->imm_data;
 		w->wc_flags |= IBV_WC_WITH_IMM;
+	}
+	if (c->flags & GAUDI_CQE_F_INV) {
+		w->invalidated_rkey = be32toh(c->imm_data);
+		w->wc_flags |= IBV_WC_WITH_INV;
 	}
 	if (c->flags & GAUDI_CQE_F_GRH) {
 		/*
@@ -916,6 +922,35 @@ static int gaudi_build_ud_send(struct gaudi_qp *qp, struct gaudi_wqe *w,
  * unless this succeeds).  Opcodes the engine does not have (atomics,
  * memory windows, invalidation, ...) give EOPNOTSUPP.
  */
+/*
+ * A memory window bind (RC): the engine checks the MW, the MR and the
+ * range.  The window's access is remote read and write only (local
+ * access is the MR's business and ignored); zero-based windows and
+ * remote atomics (atomic_cap NONE) are not supported.
+ */
+static int gaudi_build_bind(struct gaudi_wqe *w, const struct ibv_send_wr *wr)
+{
+	const struct ibv_mw_bind_info *bi = &wr->bind_mw.bind_info;
+
+	if (!wr->bind_mw.mw || (bi->mw_access_flags & IBV_ACCESS_REMOTE_ATOMIC))
+		return EINVAL;
+	if (bi->mw_access_flags & IBV_ACCESS_ZERO_BASED)
+		return EOPNOTSUPP;
+	if (bi->length && !bi->mr)
+		return EINVAL;
+	w->opcode = GAUDI_WQE_BIND_MW;
+	w->rkey = wr->bind_mw.rkey;
+	w->data.bind.addr = bi->addr;
+	w->data.bind.length = bi->length;
+	w->data.bind.mr_lkey = bi->mr ? bi->mr->lkey : 0;
+	if (bi->mw_access_flags & IBV_ACCESS_REMOTE_WRITE)
+		w->data.bind.access |= GAUDI_MW_REMOTE_WRITE;
+	if (bi->mw_access_flags & IBV_ACCESS_REMOTE_READ)
+		w->data.bind.access |= GAUDI_MW_REMOTE_READ;
+	gaudi_send_flags(w, wr);
+	return 0;
+}
+
 int gaudi_build_send(struct gaudi_qp *qp, struct gaudi_wqe *w,
 		     const struct ibv_send_wr *wr)
 {
@@ -941,10 +976,21 @@ int gaudi_build_send(struct gaudi_qp *qp, struct gaudi_wqe *w,
 	case IBV_WR_RDMA_READ:
 		w->opcode = GAUDI_WQE_READ;
 		break;
+	case IBV_WR_SEND_WITH_INV:
+		w->opcode = GAUDI_WQE_SEND_INV;
+		w->rkey = wr->invalidate_rkey;
+		break;
+	case IBV_WR_LOCAL_INV:
+		w->opcode = GAUDI_WQE_LOCAL_INV;
+		w->rkey = wr->invalidate_rkey;
+		gaudi_send_flags(w, wr);
+		return 0;
+	case IBV_WR_BIND_MW:
+		return gaudi_build_bind(w, wr);
 	default:
 		return EOPNOTSUPP;
 	}
-	if (w->opcode >= GAUDI_WQE_WRITE) {
+	if (w->opcode >= GAUDI_WQE_WRITE && w->opcode <= GAUDI_WQE_READ) {
 		w->remote_addr = wr->wr.rdma.remote_addr;
 		w->rkey = wr->wr.rdma.rkey;
 	}
@@ -1084,10 +1130,76 @@ static int gaudi_post_recv(struct ibv_qp *ibqp, struct ibv_recv_wr *wr,
 	return ret;
 }
 
+/*
+ * Memory windows.  The kernel allocates the window (its first rkey); the
+ * engine binds it when a BIND_MW work request reaches it.  A type 1 bind
+ * (ibv_bind_mw()) is such a work request with the next rkey, which the
+ * window takes at once, as rxe does: if the bind completes in error the
+ * caller must not use it.
+ */
+static struct ibv_mw *gaudi_alloc_mw(struct ibv_pd *pd, enum ibv_mw_type type)
+{
+	struct ib_uverbs_alloc_mw_resp resp;
+	struct ibv_alloc_mw cmd;
+	struct ibv_mw *mw;
+	int ret;
+
+	mw = calloc(1, sizeof(*mw));
+	if (!mw)
+		return NULL;
+	ret = ibv_cmd_alloc_mw(pd, type, mw, &cmd, sizeof(cmd), &resp,
+			       sizeof(resp));
+	if (ret) {
+		free(mw);
+		errno = ret;
+		return NULL;
+	}
+	gaudi_obj_get(pd->context);
+	return mw;
+}
+
+static int gaudi_dealloc_mw(struct ibv_mw *mw)
+{
+	struct ibv_context *ibctx = mw->context;
+	int ret = gaudi_ctx_closed(ibctx) ? 0 : ibv_cmd_dealloc_mw(mw);
+
+	if (!ret) {
+		free(mw);
+		gaudi_obj_put(ibctx);
+	}
+	return ret;
+}
+
+static int gaudi_bind_mw(struct ibv_qp *qp, struct ibv_mw *mw,
+			 struct ibv_mw_bind *bind)
+{
+	struct ibv_send_wr wr = {
+		.wr_id = bind->wr_id,
+		.opcode = IBV_WR_BIND_MW,
+		.send_flags = bind->send_flags,
+		.bind_mw = {
+			.mw = mw,
+			.rkey = ibv_inc_rkey(mw->rkey),
+			.bind_info = bind->bind_info,
+		},
+	};
+	struct ibv_send_wr *bad;
+	int ret;
+
+	if (qp->qp_type != IBV_QPT_RC)
+		return EINVAL;
+	ret = gaudi_post_send(qp, &wr, &bad);
+	if (!ret)
+		mw->rkey = wr.bind_mw.rkey;
+	return ret;
+}
+
 static void gaudi_free_context(struct ibv_context *ibctx);
 
 static const struct verbs_context_ops gaudi_ctx_ops = {
+	.alloc_mw = gaudi_alloc_mw,
 	.alloc_parent_domain = gaudi_alloc_parent_domain,
+	.bind_mw = gaudi_bind_mw,
 	.alloc_pd = gaudi_alloc_pd,
 	.create_ah = gaudi_create_ah,
 	.create_cq = gaudi_create_cq,
@@ -1095,6 +1207,7 @@ static const struct verbs_context_ops gaudi_ctx_ops = {
 	.create_qp = gaudi_create_qp,
 	.create_qp_ex = gaudi_create_qp_ex,
 	.create_srq = gaudi_create_srq,
+	.dealloc_mw = gaudi_dealloc_mw,
 	.dealloc_pd = gaudi_dealloc_pd,
 	.dereg_mr = gaudi_dereg_mr,
 	.destroy_ah = gaudi_destroy_ah,

@@ -29,7 +29,9 @@
 #define GAUDI_QPEX_UD_OPS (IBV_QP_EX_WITH_SEND | IBV_QP_EX_WITH_SEND_WITH_IMM)
 #define GAUDI_QPEX_RC_OPS (GAUDI_QPEX_UD_OPS | IBV_QP_EX_WITH_RDMA_WRITE | \
 			   IBV_QP_EX_WITH_RDMA_WRITE_WITH_IMM | \
-			   IBV_QP_EX_WITH_RDMA_READ)
+			   IBV_QP_EX_WITH_RDMA_READ | IBV_QP_EX_WITH_BIND_MW | \
+			   IBV_QP_EX_WITH_LOCAL_INV | \
+			   IBV_QP_EX_WITH_SEND_WITH_INV)
 
 bool gaudi_qpex_ops_supported(enum ibv_qp_type type, uint64_t ops)
 {
@@ -177,17 +179,37 @@ static void gaudi_wr_atomic_fetch_add(struct ibv_qp_ex *ibqp, uint32_t rkey,
 	wr_not_enabled(ibqp);
 }
 
+/* A memory window bind: its own request, no data setter follows. */
 static void gaudi_wr_bind_mw(struct ibv_qp_ex *ibqp, struct ibv_mw *mw,
 			     uint32_t rkey,
 			     const struct ibv_mw_bind_info *bind_info)
 {
-	wr_not_enabled(ibqp);
+	struct ibv_send_wr *wr = wr_begin(ibqp, IBV_QP_EX_WITH_BIND_MW,
+					  IBV_WR_BIND_MW);
+
+	if (!wr)
+		return;
+	wr->bind_mw.mw = mw;
+	wr->bind_mw.rkey = rkey;
+	wr->bind_mw.bind_info = *bind_info;
 }
 
-static void gaudi_wr_rkey_op(struct ibv_qp_ex *ibqp, uint32_t rkey)
+static void gaudi_wr_local_inv(struct ibv_qp_ex *ibqp, uint32_t rkey)
 {
-	/* local_inv and send_inv */
-	wr_not_enabled(ibqp);
+	struct ibv_send_wr *wr = wr_begin(ibqp, IBV_QP_EX_WITH_LOCAL_INV,
+					  IBV_WR_LOCAL_INV);
+
+	if (wr)
+		wr->invalidate_rkey = rkey;
+}
+
+static void gaudi_wr_send_inv(struct ibv_qp_ex *ibqp, uint32_t rkey)
+{
+	struct ibv_send_wr *wr = wr_begin(ibqp, IBV_QP_EX_WITH_SEND_WITH_INV,
+					  IBV_WR_SEND_WITH_INV);
+
+	if (wr)
+		wr->invalidate_rkey = rkey;
 }
 
 static void gaudi_wr_send_tso(struct ibv_qp_ex *ibqp, void *hdr,
@@ -359,8 +381,8 @@ void gaudi_qpex_init(struct gaudi_qp *qp, uint64_t ops)
 	q->wr_atomic_cmp_swp = gaudi_wr_atomic_cmp_swp;
 	q->wr_atomic_fetch_add = gaudi_wr_atomic_fetch_add;
 	q->wr_bind_mw = gaudi_wr_bind_mw;
-	q->wr_local_inv = gaudi_wr_rkey_op;
-	q->wr_send_inv = gaudi_wr_rkey_op;
+	q->wr_local_inv = gaudi_wr_local_inv;
+	q->wr_send_inv = gaudi_wr_send_inv;
 	q->wr_send_tso = gaudi_wr_send_tso;
 	q->wr_atomic_write = gaudi_wr_atomic_write;
 	q->wr_flush = gaudi_wr_flush;

@@ -39,6 +39,7 @@ struct gib_dev {
 	struct ida cq_ida;
 	struct ida qp_ida;
 	struct ida mr_ida;
+	struct ida mw_ida;
 	struct ida ah_ida;	/* any context: AHs may be made in atomic ones */
 	struct xarray cqs;
 	struct xarray qps;
@@ -57,6 +58,7 @@ enum gib_res {
 	GIB_RES_SRQ,
 	GIB_RES_MR,
 	GIB_RES_AH,
+	GIB_RES_MW,
 	GIB_RES_MAX
 };
 
@@ -175,6 +177,17 @@ struct gib_mr {
 	struct gib_ucontext *uc;
 	u32 index;
 	int access;
+};
+
+/*
+ * Memory window: engine index @index, rkey (GN_ROCE_MAX_MR + index) << 8
+ * | tag.  Binding is work requests' business (the engine's), so the
+ * driver only creates and destroys the window.
+ */
+struct gib_mw {
+	struct ib_mw ibmw;
+	struct gib_ucontext *uc;
+	u32 index;
 };
 
 static inline struct gib_dev *to_gdev(struct ib_device *ibdev)

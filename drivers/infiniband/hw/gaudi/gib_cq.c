@@ -158,6 +158,10 @@ static enum ib_wc_opcode gib_wc_opcode(u8 op, bool *ok)
 		return IB_WC_RECV;
 	case GN_ROCE_CQE_RECV_WRITE_IMM:
 		return IB_WC_RECV_RDMA_WITH_IMM;
+	case GN_ROCE_CQE_BIND_MW:
+		return IB_WC_BIND_MW;
+	case GN_ROCE_CQE_LOCAL_INV:
+		return IB_WC_LOCAL_INV;
 	default:
 		*ok = false;
 		return IB_WC_SEND;
@@ -199,6 +203,10 @@ static bool gib_cqe_to_wc(struct gib_dev *dev, struct gib_cq *cq,
 	if (cqe->flags & GN_ROCE_CQE_F_IMM) {
 		wc->ex.imm_data = cqe->imm;
 		wc->wc_flags |= IB_WC_WITH_IMM;
+	}
+	if (cqe->flags & GN_ROCE_CQE_F_INV) {
+		wc->ex.invalidate_rkey = be32_to_cpu(cqe->imm);
+		wc->wc_flags |= IB_WC_WITH_INVALIDATE;
 	}
 	if (cqe->flags & GN_ROCE_CQE_F_GRH) {
 		wc->wc_flags |= IB_WC_GRH | IB_WC_WITH_NETWORK_HDR_TYPE;

@@ -95,6 +95,8 @@ static int gib_query_device(struct ib_device *ibdev,
 	a->max_srq_wr = 1 << GN_ROCE_MAX_WQ_LOG;
 	a->max_srq_sge = GN_ROCE_MAX_SGE;
 	a->device_cap_flags = IB_DEVICE_RC_RNR_NAK_GEN |
+			      IB_DEVICE_MEM_WINDOW |
+			      IB_DEVICE_MEM_WINDOW_TYPE_2B |
 			      IB_DEVICE_PORT_ACTIVE_EVENT |
 			      IB_DEVICE_CURR_QP_STATE_MOD |
 			      IB_DEVICE_SYS_IMAGE_GUID;
@@ -104,6 +106,7 @@ static int gib_query_device(struct ib_device *ibdev,
 	a->max_cq = GN_ROCE_MAX_CQ;
 	a->max_cqe = 1 << GN_ROCE_MAX_CQ_LOG;	/* every ring slot is usable */
 	a->max_mr = GN_ROCE_MAX_MR - 1;
+	a->max_mw = GN_ROCE_MAX_MW;
 	a->max_pd = GN_ROCE_MAX_PD;
 	a->max_ah = GIB_MAX_AH;
 	a->max_qp_rd_atom = GN_ROCE_MAX_RD_ATOM;
@@ -615,6 +618,8 @@ static u32 gib_mr_access(int acc)
 		a |= GN_ROCE_MR_REMOTE_WRITE;
 	if (acc & IB_ACCESS_REMOTE_READ)
 		a |= GN_ROCE_MR_REMOTE_READ;
+	if (acc & IB_ACCESS_MW_BIND)
+		a |= GN_ROCE_MR_MW_BIND;
 	return a;
 }
 
@@ -733,7 +738,7 @@ static int gib_check_mr_len(struct gib_dev *dev, u64 len)
  */
 #define GIB_MR_ACCESS	(IB_ACCESS_LOCAL_WRITE | IB_ACCESS_REMOTE_WRITE | \
 			 IB_ACCESS_REMOTE_READ | IB_ACCESS_REMOTE_ATOMIC | \
-			 IB_ACCESS_RELAXED_ORDERING)
+			 IB_ACCESS_MW_BIND | IB_ACCESS_RELAXED_ORDERING)
 
 static struct ib_mr *gib_reg_user_mr(struct ib_pd *pd, u64 start, u64 len,
 				     u64 iova, int access,
@@ -875,6 +880,62 @@ static int gib_dereg_mr(struct ib_mr *ibmr, struct ib_udata *udata)
 	return 0;
 }
 
+/* ------------------------------------------------------------------ MW */
+
+static int gib_alloc_mw(struct ib_mw *ibmw, struct ib_udata *udata)
+{
+	struct gib_dev *dev = to_gdev(ibmw->device);
+	struct gib_mw *mw = container_of(ibmw, struct gib_mw, ibmw);
+	struct gib_ucontext *uc = rdma_udata_to_drv_context(udata,
+							    struct gib_ucontext,
+							    ibuc);
+	struct gn_roce_mw_ctx ctx = {};
+	int ret;
+
+	ret = gib_check_udata_in(udata);
+	if (ret)
+		return ret;
+	if (ibmw->type != IB_MW_TYPE_1 && ibmw->type != IB_MW_TYPE_2)
+		return -EINVAL;
+	ret = gib_charge(uc, GIB_RES_MW, 0);
+	if (ret)
+		return ret;
+	ret = ida_alloc_max(&dev->mw_ida, GN_ROCE_MAX_MW - 1, GFP_KERNEL);
+	if (ret < 0)
+		goto err_uncharge;
+	mw->index = ret;
+	mw->uc = uc;
+	ibmw->rkey = (GN_ROCE_MAX_MR + mw->index) << 8 |
+		     (get_random_u32() & 0xff);
+	ctx.key = cpu_to_le32(ibmw->rkey);
+	ctx.pdn = cpu_to_le32(to_gpd(ibmw->pd)->pdn);
+	ctx.type = ibmw->type == IB_MW_TYPE_1 ? 1 : 2;
+	ret = gaudi_nic_roce_cmd(dev->hw, GN_ROCE_CMD_CREATE_MW, mw->index,
+				 &ctx, sizeof(ctx), NULL, 0);
+	if (ret)
+		goto err_ida;
+	return 0;
+
+err_ida:
+	ida_free(&dev->mw_ida, mw->index);
+err_uncharge:
+	gib_uncharge(uc, GIB_RES_MW, 0);
+	return ret;
+}
+
+/* After DESTROY_MW no request can use the window's key. */
+static int gib_dealloc_mw(struct ib_mw *ibmw)
+{
+	struct gib_dev *dev = to_gdev(ibmw->device);
+	struct gib_mw *mw = container_of(ibmw, struct gib_mw, ibmw);
+
+	gaudi_nic_roce_cmd(dev->hw, GN_ROCE_CMD_DESTROY_MW, mw->index, NULL, 0,
+			   NULL, 0);
+	ida_free(&dev->mw_ida, mw->index);
+	gib_uncharge(mw->uc, GIB_RES_MW, 0);
+	return 0;
+}
+
 /* ------------------------------------------------------------ counters */
 
 /* In struct gn_roce_stats order. */
@@ -968,11 +1029,14 @@ const struct ib_device_ops gib_dev_ops = {
 	.reg_user_mr_dmabuf = gib_reg_user_mr_dmabuf,
 	.rereg_user_mr = gib_rereg_user_mr,
 	.dereg_mr = gib_dereg_mr,
+	.alloc_mw = gib_alloc_mw,
+	.dealloc_mw = gib_dealloc_mw,
 	.alloc_hw_port_stats = gib_alloc_hw_port_stats,
 	.get_hw_stats = gib_get_hw_stats,
 
 	INIT_RDMA_OBJ_SIZE(ib_ucontext, gib_ucontext, ibuc),
 	INIT_RDMA_OBJ_SIZE(ib_pd, gib_pd, ibpd),
+	INIT_RDMA_OBJ_SIZE(ib_mw, gib_mw, ibmw),
 	INIT_RDMA_OBJ_SIZE(ib_ah, gib_ah, ibah),
 	INIT_RDMA_OBJ_SIZE(ib_cq, gib_cq, ibcq),
 	INIT_RDMA_OBJ_SIZE(ib_qp, gib_qp, ibqp),
