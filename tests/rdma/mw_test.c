@@ -1,0 +1,597 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * mw_test - memory windows, MR re-registration and parent domains on
+ * gaudi_ib, two devices in one process (A is the target, B the peer that
+ * writes): what rdma-core's suite runs of them, and what it does not
+ * check.  Memory windows: type 1 (ibv_bind_mw) and type 2 (IBV_WR_BIND_MW)
+ * grant exactly their range and access; a window bound and then unbound,
+ * invalidated (LOCAL_INV, SEND_WITH_INV) or freed refuses its key with a
+ * remote access error and leaves memory untouched; a type 2 window serves
+ * only the QP it was bound on; binds of a bad MR or of a bound type 2
+ * window fail with IBV_WC_MW_BIND_ERR.  Re-registration keeps the keys
+ * and changes access, translation and PD; bad flags and access are
+ * refused.  Parent domains carry traffic and hold their PD.  Output: TAP.
+ *
+ * usage: mw_test DEV_A GID_A DEV_B GID_B
+ */
+#include <errno.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+#include <arpa/inet.h>
+#include <infiniband/verbs.h>
+
+#include "testutil.h"
+
+#define LEN	8192
+#define ACC_ALL	(IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE | \
+		 IBV_ACCESS_REMOTE_READ)
+
+struct side {
+	struct ibv_context *ctx;
+	struct ibv_pd *pd;
+	struct ibv_cq *cq;
+	union ibv_gid gid;
+	int gid_index;
+};
+
+static struct side A, B;
+/* the connected pair of the current step: qa on A, qb on B */
+static struct ibv_qp *qa, *qb;
+static uint8_t *abuf, *bbuf;
+static struct ibv_mr *bmr;
+
+static int open_side(struct side *s, const char *name, int gid_index)
+{
+	s->ctx = open_device_by_name(name);
+	if (!s->ctx)
+		return -1;
+	s->gid_index = gid_index;
+	if (ibv_query_gid(s->ctx, 1, gid_index, &s->gid))
+		return -1;
+	s->pd = ibv_alloc_pd(s->ctx);
+	s->cq = ibv_create_cq(s->ctx, 256, NULL, NULL, 0);
+	return s->pd && s->cq ? 0 : -1;
+}
+
+static struct ibv_qp *new_qp(struct ibv_pd *pd, struct ibv_cq *cq)
+{
+	struct ibv_qp_init_attr ia = {
+		.send_cq = cq, .recv_cq = cq,
+		.cap = { .max_send_wr = 32, .max_recv_wr = 32,
+			 .max_send_sge = 2, .max_recv_sge = 2 },
+		.qp_type = IBV_QPT_RC,
+	};
+
+	return ibv_create_qp(pd, &ia);
+}
+
+static int to_rts(struct side *s, struct ibv_qp *qp, struct side *peer,
+		  uint32_t dqpn)
+{
+	struct ibv_qp_attr a = {
+		.qp_state = IBV_QPS_INIT, .port_num = 1,
+		.qp_access_flags = ACC_ALL,
+	};
+
+	if (ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_PKEY_INDEX |
+			  IBV_QP_PORT | IBV_QP_ACCESS_FLAGS))
+		return -1;
+	memset(&a, 0, sizeof(a));
+	a.qp_state = IBV_QPS_RTR;
+	a.path_mtu = IBV_MTU_1024;
+	a.dest_qp_num = dqpn;
+	a.rq_psn = 3;
+	a.max_dest_rd_atomic = 4;
+	a.min_rnr_timer = 1;
+	a.ah_attr.is_global = 1;
+	a.ah_attr.port_num = 1;
+	a.ah_attr.grh.dgid = peer->gid;
+	a.ah_attr.grh.hop_limit = 64;
+	a.ah_attr.grh.sgid_index = s->gid_index;
+	if (ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU |
+			  IBV_QP_DEST_QPN | IBV_QP_RQ_PSN |
+			  IBV_QP_MAX_DEST_RD_ATOMIC | IBV_QP_MIN_RNR_TIMER))
+		return -1;
+	memset(&a, 0, sizeof(a));
+	a.qp_state = IBV_QPS_RTS;
+	a.timeout = 14;
+	a.retry_cnt = 7;
+	a.rnr_retry = 7;
+	a.sq_psn = 3;
+	a.max_rd_atomic = 4;
+	return ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_TIMEOUT |
+			     IBV_QP_RETRY_CNT | IBV_QP_RNR_RETRY |
+			     IBV_QP_SQ_PSN | IBV_QP_MAX_QP_RD_ATOMIC);
+}
+
+/* A fresh pair qa (A, in @pd_a) <-> qb (B); errors leave QPs in ERR. */
+static int connect_in(struct ibv_pd *pd_a)
+{
+	if (qa)
+		ibv_destroy_qp(qa);
+	if (qb)
+		ibv_destroy_qp(qb);
+	qa = new_qp(pd_a, A.cq);
+	qb = new_qp(B.pd, B.cq);
+	if (!qa || !qb)
+		return -1;
+	return to_rts(&A, qa, &B, qb->qp_num) || to_rts(&B, qb, &A, qa->qp_num);
+}
+
+static int reconnect(void)
+{
+	return connect_in(A.pd);
+}
+
+static double now(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+/* One completion of @cq (10 s); its status, or -1 if none came. */
+static int wait_wc(struct ibv_cq *cq, struct ibv_wc *wc)
+{
+	double end = now() + 10;
+	int n;
+
+	do {
+		n = ibv_poll_cq(cq, 1, wc);
+		if (n)
+			return n < 0 ? -1 : (int)wc->status;
+		usleep(100);
+	} while (now() < end);
+	return -1;
+}
+
+/* B writes 64 bytes of its buffer to @raddr of A through @rkey (on qp). */
+static int write_via(struct ibv_qp *qp, uint64_t raddr, uint32_t rkey)
+{
+	struct ibv_sge sg = { (uintptr_t)bbuf, 64, bmr->lkey };
+	struct ibv_send_wr wr = {
+		.wr_id = 1, .sg_list = &sg, .num_sge = 1,
+		.opcode = IBV_WR_RDMA_WRITE, .send_flags = IBV_SEND_SIGNALED,
+		.wr.rdma = { .remote_addr = raddr, .rkey = rkey },
+	}, *bad;
+	struct ibv_wc wc;
+
+	if (ibv_post_send(qp, &wr, &bad))
+		return -1;
+	return wait_wc(B.cq, &wc);
+}
+
+static int bwrite(uint64_t raddr, uint32_t rkey)
+{
+	return write_via(qb, raddr, rkey);
+}
+
+/* Post @wr on qa and wait for its completion: its status, or -1. */
+static int a_post(struct ibv_send_wr *wr, struct ibv_wc *wc)
+{
+	struct ibv_send_wr *bad;
+
+	wr->send_flags |= IBV_SEND_SIGNALED;
+	if (ibv_post_send(qa, wr, &bad))
+		return -1;
+	return wait_wc(A.cq, wc);
+}
+
+static int bind2(struct ibv_mw *mw, struct ibv_mr *mr, void *addr,
+		 size_t len, int acc, uint32_t *key)
+{
+	struct ibv_send_wr wr = {
+		.wr_id = 7, .opcode = IBV_WR_BIND_MW,
+		.bind_mw = { .mw = mw, .rkey = ibv_inc_rkey(*key),
+			     .bind_info = { .mr = mr,
+					    .addr = (uintptr_t)addr,
+					    .length = len,
+					    .mw_access_flags = acc } },
+	};
+	struct ibv_wc wc = {};
+	int st = a_post(&wr, &wc);
+
+	if (st == IBV_WC_SUCCESS && wc.opcode == IBV_WC_BIND_MW)
+		*key = wr.bind_mw.rkey;
+	return st == IBV_WC_SUCCESS && wc.opcode != IBV_WC_BIND_MW ? -2 : st;
+}
+
+static int local_inv(uint32_t key)
+{
+	struct ibv_send_wr wr = { .wr_id = 8, .opcode = IBV_WR_LOCAL_INV,
+				  .invalidate_rkey = key };
+	struct ibv_wc wc = {};
+	int st = a_post(&wr, &wc);
+
+	return st == IBV_WC_SUCCESS && wc.opcode != IBV_WC_LOCAL_INV ? -2 : st;
+}
+
+static bool untouched(const uint8_t *p, size_t n)
+{
+	while (n--)
+		if (*p++ != 0xee)
+			return false;
+	return true;
+}
+
+static void test_mw_type1(struct ibv_mr *mr)
+{
+	struct ibv_mw *mw = ibv_alloc_mw(A.pd, IBV_MW_TYPE_1);
+	uint8_t *win = abuf + 4096;
+	struct ibv_mw_bind bind = {
+		.wr_id = 5, .send_flags = IBV_SEND_SIGNALED,
+		.bind_info = { .mr = mr, .addr = (uintptr_t)win, .length = 256,
+			       .mw_access_flags = IBV_ACCESS_REMOTE_WRITE },
+	};
+	struct ibv_wc wc = {};
+	uint32_t old;
+	int st;
+
+	ok(mw && mw->rkey != mr->rkey && mw->type == IBV_MW_TYPE_1,
+	   "type 1 MW allocated (rkey 0x%x, the MR's 0x%x)",
+	   mw ? mw->rkey : 0, mr->rkey);
+	if (!mw || reconnect())
+		return;
+	memset(abuf, 0xee, LEN);
+	old = mw->rkey;
+	st = ibv_bind_mw(qa, mw, &bind);
+	ok(!st && wait_wc(A.cq, &wc) == IBV_WC_SUCCESS &&
+	   wc.opcode == IBV_WC_BIND_MW && wc.wr_id == 5 && mw->rkey != old,
+	   "type 1 bind completes as IBV_WC_BIND_MW with a new rkey (%d, status %d)",
+	   st, wc.status);
+	st = bwrite((uintptr_t)win, mw->rkey);
+	ok(st == IBV_WC_SUCCESS && !memcmp(win, bbuf, 64) &&
+	   untouched(abuf, 4096), "a WRITE through the window lands in it");
+	st = bwrite((uintptr_t)win, old);
+	ok(st == IBV_WC_REM_ACCESS_ERR,
+	   "the window's key before the bind is refused (status %d)", st);
+	reconnect();
+	memset(abuf, 0xee, LEN);
+	st = bwrite((uintptr_t)win + 256 - 32, mw->rkey);
+	ok(st == IBV_WC_REM_ACCESS_ERR && untouched(abuf, LEN),
+	   "a WRITE crossing the window's end is refused, memory untouched (status %d)",
+	   st);
+	reconnect();
+	st = bwrite((uintptr_t)abuf, mw->rkey);
+	ok(st == IBV_WC_REM_ACCESS_ERR && untouched(abuf, LEN),
+	   "a WRITE inside the MR but outside the window is refused (status %d)",
+	   st);
+	/* read-only window: writes refused */
+	reconnect();
+	bind.bind_info.mw_access_flags = IBV_ACCESS_REMOTE_READ;
+	st = ibv_bind_mw(qa, mw, &bind);
+	ok(!st && wait_wc(A.cq, &wc) == IBV_WC_SUCCESS,
+	   "type 1 rebind, remote read only");
+	st = bwrite((uintptr_t)win, mw->rkey);
+	ok(st == IBV_WC_REM_ACCESS_ERR && untouched(abuf, LEN),
+	   "a WRITE through a read-only window is refused (status %d)", st);
+	/* unbind: zero length */
+	reconnect();
+	bind.bind_info.mw_access_flags = IBV_ACCESS_REMOTE_WRITE;
+	ibv_bind_mw(qa, mw, &bind);
+	wait_wc(A.cq, &wc);
+	bind.bind_info.length = 0;
+	bind.bind_info.mw_access_flags = 0;
+	st = ibv_bind_mw(qa, mw, &bind);
+	ok(!st && wait_wc(A.cq, &wc) == IBV_WC_SUCCESS,
+	   "type 1 unbind (zero length) completes");
+	st = bwrite((uintptr_t)win, mw->rkey);
+	ok(st == IBV_WC_REM_ACCESS_ERR && untouched(abuf, LEN),
+	   "the unbound window's key is refused (status %d)", st);
+	ok(ibv_dealloc_mw(mw) == 0, "type 1 MW freed");
+}
+
+static void test_mw_type2(struct ibv_mr *mr, struct ibv_mr *nobind)
+{
+	struct ibv_mw *mw = ibv_alloc_mw(A.pd, IBV_MW_TYPE_2);
+	struct ibv_qp *qa1, *qb1, *qa2 = NULL, *qb2 = NULL;
+	struct ibv_mw_bind mwb = { .bind_info = { .mr = mr } };
+	struct ibv_recv_wr rwr, *rbad;
+	struct ibv_send_wr swr, *sbad;
+	struct ibv_sge sg;
+	struct ibv_wc wc;
+	uint32_t key;
+	int st;
+
+	ok(mw && mw->type == IBV_MW_TYPE_2, "type 2 MW allocated");
+	if (!mw || reconnect())
+		return;
+	key = mw->rkey;
+	errno = 0;
+	ok(ibv_bind_mw(qa, mw, &mwb) == EINVAL,
+	   "ibv_bind_mw() of a type 2 MW is refused");
+	memset(abuf, 0xee, LEN);
+	st = bind2(mw, mr, abuf, 512, IBV_ACCESS_REMOTE_WRITE, &key);
+	ok(st == IBV_WC_SUCCESS && key != mw->rkey,
+	   "IBV_WR_BIND_MW binds the type 2 MW to a new key (status %d)", st);
+	st = bwrite((uintptr_t)abuf + 64, key);
+	ok(st == IBV_WC_SUCCESS && !memcmp(abuf + 64, bbuf, 64),
+	   "a WRITE through the type 2 window lands");
+	st = bind2(mw, mr, abuf, 512, IBV_ACCESS_REMOTE_WRITE, &key);
+	ok(st == IBV_WC_MW_BIND_ERR,
+	   "binding a bound type 2 MW fails with IBV_WC_MW_BIND_ERR (status %d)",
+	   st);
+
+	/* only the QP it was bound on: a second pair is refused */
+	reconnect();
+	key = mw->rkey;
+	qa1 = qa;
+	qb1 = qb;
+	qa = qb = NULL;
+	if (!reconnect()) {
+		/* bind on the new pair; write through the old pair */
+		st = bind2(mw, mr, abuf, 512, IBV_ACCESS_REMOTE_WRITE, &key);
+		qa2 = qa;
+		qb2 = qb;
+		memset(abuf, 0xee, LEN);
+		ok(st == IBV_WC_SUCCESS &&
+		   write_via(qb1, (uintptr_t)abuf, key) ==
+		   IBV_WC_REM_ACCESS_ERR && untouched(abuf, LEN),
+		   "a type 2 window refuses requests arriving on another QP");
+		ok(write_via(qb2, (uintptr_t)abuf, key) == IBV_WC_SUCCESS,
+		   "and serves the QP it was bound on");
+	}
+	ibv_destroy_qp(qa1);
+	ibv_destroy_qp(qb1);
+
+	/* LOCAL_INV */
+	qa = qa2;
+	qb = qb2;
+	st = local_inv(key);
+	ok(st == IBV_WC_SUCCESS,
+	   "LOCAL_INV completes as IBV_WC_LOCAL_INV (status %d)", st);
+	memset(abuf, 0xee, LEN);
+	st = bwrite((uintptr_t)abuf, key);
+	ok(st == IBV_WC_REM_ACCESS_ERR && untouched(abuf, LEN),
+	   "a window used after LOCAL_INV is refused, memory untouched (status %d)",
+	   st);
+	reconnect();
+	st = local_inv(key);
+	ok(st == IBV_WC_LOC_QP_OP_ERR,
+	   "LOCAL_INV of a window not bound fails (status %d)", st);
+
+	/* SEND_WITH_INV from the peer */
+	reconnect();
+	st = bind2(mw, mr, abuf, 512, IBV_ACCESS_REMOTE_WRITE, &key);
+	sg = (struct ibv_sge){ (uintptr_t)abuf + 4096, 64, mr->lkey };
+	rwr = (struct ibv_recv_wr){ .wr_id = 9, .sg_list = &sg, .num_sge = 1 };
+	ibv_post_recv(qa, &rwr, &rbad);
+	sg = (struct ibv_sge){ (uintptr_t)bbuf, 16, bmr->lkey };
+	swr = (struct ibv_send_wr){ .wr_id = 10, .sg_list = &sg, .num_sge = 1,
+				    .opcode = IBV_WR_SEND_WITH_INV,
+				    .send_flags = IBV_SEND_SIGNALED,
+				    .invalidate_rkey = key };
+	memset(&wc, 0, sizeof(wc));
+	ok(st == IBV_WC_SUCCESS && !ibv_post_send(qb, &swr, &sbad) &&
+	   wait_wc(B.cq, &wc) == IBV_WC_SUCCESS &&
+	   wait_wc(A.cq, &wc) == IBV_WC_SUCCESS && wc.opcode == IBV_WC_RECV &&
+	   (wc.wc_flags & IBV_WC_WITH_INV) && wc.invalidated_rkey == key &&
+	   wc.byte_len == 16,
+	   "SEND_WITH_INV: the receive reports IBV_WC_WITH_INV and the key (0x%x, flags 0x%x)",
+	   wc.invalidated_rkey, wc.wc_flags);
+	memset(abuf, 0xee, LEN);
+	st = bwrite((uintptr_t)abuf, key);
+	ok(st == IBV_WC_REM_ACCESS_ERR && untouched(abuf, LEN),
+	   "a window used after SEND_WITH_INV is refused (status %d)", st);
+
+	/* bad binds */
+	reconnect();
+	st = bind2(mw, nobind, abuf, 512, IBV_ACCESS_REMOTE_WRITE, &key);
+	ok(st == IBV_WC_MW_BIND_ERR,
+	   "binding to an MR without IBV_ACCESS_MW_BIND fails (status %d)", st);
+	reconnect();
+	st = bind2(mw, mr, abuf, LEN + 4096, IBV_ACCESS_REMOTE_WRITE, &key);
+	ok(st == IBV_WC_MW_BIND_ERR,
+	   "binding past the MR's end fails (status %d)", st);
+
+	/* freed while bound */
+	reconnect();
+	st = bind2(mw, mr, abuf, 512, IBV_ACCESS_REMOTE_WRITE, &key);
+	ok(st == IBV_WC_SUCCESS && ibv_dealloc_mw(mw) == 0,
+	   "a bound type 2 MW is freed");
+	memset(abuf, 0xee, LEN);
+	st = bwrite((uintptr_t)abuf, key);
+	ok(st == IBV_WC_REM_ACCESS_ERR && untouched(abuf, LEN),
+	   "the freed window's key is refused (status %d)", st);
+}
+
+static void test_mw(void)
+{
+	int acc = IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_MW_BIND;
+	struct ibv_mr *mr = ibv_reg_mr(A.pd, abuf, LEN, acc);
+	struct ibv_mr *nobind = ibv_reg_mr(A.pd, abuf, LEN,
+					   IBV_ACCESS_LOCAL_WRITE);
+	struct ibv_device_attr da;
+	struct ibv_mw *mw;
+
+	ok(!ibv_query_device(A.ctx, &da) && da.max_mw > 0 &&
+	   (da.device_cap_flags & IBV_DEVICE_MEM_WINDOW) &&
+	   (da.device_cap_flags & IBV_DEVICE_MEM_WINDOW_TYPE_2B),
+	   "the device reports memory windows, type 2B (max_mw %d)",
+	   da.max_mw);
+	ok(mr && nobind, "MR with IBV_ACCESS_MW_BIND registered");
+	if (!mr || !nobind)
+		return;
+	errno = 0;
+	mw = ibv_alloc_mw(A.pd, 3);
+	ok(!mw && errno == EINVAL, "an MW of type 3 is refused with EINVAL (%s)",
+	   strerror(errno));
+	test_mw_type1(mr);
+	test_mw_type2(mr, nobind);
+	ibv_dereg_mr(mr);
+	ibv_dereg_mr(nobind);
+}
+
+static void test_rereg(void)
+{
+	struct ibv_mr *mr = ibv_reg_mr(A.pd, abuf, LEN, IBV_ACCESS_LOCAL_WRITE);
+	uint8_t *nbuf = aligned_alloc(4096, LEN);
+	struct ibv_pd *pd2 = ibv_alloc_pd(A.ctx);
+	uint32_t lkey, rkey;
+	int ret, st;
+
+	if (!mr || !nbuf || !pd2 || reconnect()) {
+		ok(false, "rereg: set up");
+		return;
+	}
+	lkey = mr->lkey;
+	rkey = mr->rkey;
+	memset(abuf, 0xee, LEN);
+	st = bwrite((uintptr_t)abuf, rkey);
+	ok(st == IBV_WC_REM_ACCESS_ERR && untouched(abuf, LEN),
+	   "WRITE to an MR without remote write is refused (status %d)", st);
+	ret = ibv_rereg_mr(mr, IBV_REREG_MR_CHANGE_ACCESS, NULL, NULL, 0,
+			   ACC_ALL);
+	ok(!ret && mr->lkey == lkey && mr->rkey == rkey,
+	   "rereg CHANGE_ACCESS adds remote write, keys unchanged (%d)", ret);
+	reconnect();
+	st = bwrite((uintptr_t)abuf + 128, rkey);
+	ok(st == IBV_WC_SUCCESS && !memcmp(abuf + 128, bbuf, 64),
+	   "the same rkey now writes (status %d)", st);
+
+	memset(abuf, 0xee, LEN);
+	memset(nbuf, 0xee, LEN);
+	ret = ibv_rereg_mr(mr, IBV_REREG_MR_CHANGE_TRANSLATION, NULL, nbuf,
+			   LEN, 0);
+	st = bwrite((uintptr_t)nbuf + 64, rkey);
+	ok(!ret && mr->rkey == rkey && st == IBV_WC_SUCCESS &&
+	   !memcmp(nbuf + 64, bbuf, 64) && untouched(abuf, LEN),
+	   "rereg CHANGE_TRANSLATION: WRITEs land in the new buffer only (%d, status %d)",
+	   ret, st);
+	st = bwrite((uintptr_t)abuf, rkey);
+	ok(st == IBV_WC_REM_ACCESS_ERR && untouched(abuf, LEN),
+	   "the old range is refused (status %d)", st);
+
+	reconnect();
+	ret = ibv_rereg_mr(mr, IBV_REREG_MR_CHANGE_PD, pd2, NULL, 0, 0);
+	st = bwrite((uintptr_t)nbuf, rkey);
+	ok(!ret && mr->pd == pd2 && st == IBV_WC_REM_ACCESS_ERR,
+	   "rereg CHANGE_PD: a QP of the old PD is refused (%d, status %d)",
+	   ret, st);
+	reconnect();
+	ok(ibv_dealloc_pd(pd2) == EBUSY, "the new PD is busy with the MR");
+	ret = ibv_rereg_mr(mr, IBV_REREG_MR_CHANGE_PD, A.pd, NULL, 0, 0);
+	st = bwrite((uintptr_t)nbuf, rkey);
+	ok(!ret && st == IBV_WC_SUCCESS, "rereg back to the QP's PD writes (%d, status %d)",
+	   ret, st);
+	ok(ibv_dealloc_pd(pd2) == 0, "the other PD is free again");
+
+	/* bad input */
+	errno = 0;
+	ret = ibv_rereg_mr(mr, 0, NULL, NULL, 0, 0);
+	ok(ret == IBV_REREG_MR_ERR_CMD && errno == EINVAL,
+	   "rereg without flags: EINVAL (%d, %s)", ret, strerror(errno));
+	ret = ibv_rereg_mr(mr, 1 << 8, NULL, NULL, 0, 0);
+	ok(ret == IBV_REREG_MR_ERR_INPUT, "rereg with an unknown flag refused (%d)",
+	   ret);
+	errno = 0;
+	ret = ibv_rereg_mr(mr, IBV_REREG_MR_CHANGE_ACCESS, NULL, NULL, 0,
+			   IBV_ACCESS_REMOTE_WRITE);
+	ok(ret == IBV_REREG_MR_ERR_CMD && errno == EINVAL,
+	   "rereg to remote write without local write: EINVAL (%s)",
+	   strerror(errno));
+	errno = 0;
+	ret = ibv_rereg_mr(mr, IBV_REREG_MR_CHANGE_ACCESS, NULL, NULL, 0,
+			   ACC_ALL | IBV_ACCESS_REMOTE_ATOMIC);
+	ok(ret == IBV_REREG_MR_ERR_CMD && errno == EOPNOTSUPP,
+	   "rereg adding remote atomic (no atomics): EOPNOTSUPP (%s)",
+	   strerror(errno));
+	reconnect();
+	memset(nbuf, 0xee, LEN);
+	st = bwrite((uintptr_t)nbuf, rkey);
+	ok(st == IBV_WC_SUCCESS && !memcmp(nbuf, bbuf, 64),
+	   "the MR is unchanged by the refused reregs (status %d)", st);
+	ibv_dereg_mr(mr);
+	free(nbuf);
+}
+
+static void test_parent_domain(void)
+{
+	struct ibv_parent_domain_init_attr pa = { .pd = A.pd };
+	struct ibv_td_init_attr ta = {};
+	struct ibv_cq_init_attr_ex ca = {
+		.cqe = 16, .wc_flags = IBV_WC_STANDARD_FLAGS,
+		.comp_mask = IBV_CQ_INIT_ATTR_MASK_PD,
+	};
+	struct ibv_pd *par, *par2;
+	struct ibv_cq_ex *cq;
+	struct ibv_mr *mr;
+	struct ibv_td *td;
+	int st;
+
+	par = ibv_alloc_parent_domain(A.ctx, &pa);
+	ok(par && par != A.pd, "parent domain allocated");
+	if (!par)
+		return;
+	pa.pd = par;
+	errno = 0;
+	par2 = ibv_alloc_parent_domain(A.ctx, &pa);
+	ok(!par2 && errno == EINVAL,
+	   "a parent domain of a parent domain is refused (%s)", strerror(errno));
+	td = ibv_alloc_td(A.ctx, &ta);
+	ok(!td && errno == EOPNOTSUPP, "thread domains: EOPNOTSUPP (%s)",
+	   strerror(errno));
+	ok(ibv_dealloc_pd(A.pd) == EBUSY,
+	   "a PD with a parent domain on it is busy");
+	ca.parent_domain = par;
+	cq = ibv_create_cq_ex(A.ctx, &ca);
+	ok(cq != NULL, "extended CQ with the parent domain");
+	if (cq)
+		ibv_destroy_cq(ibv_cq_ex_to_cq(cq));
+	ca.parent_domain = A.pd;
+	errno = 0;
+	cq = ibv_create_cq_ex(A.ctx, &ca);
+	ok(!cq && errno == EINVAL,
+	   "extended CQ with a PD that is no parent domain: EINVAL (%s)",
+	   strerror(errno));
+	if (cq)
+		ibv_destroy_cq(ibv_cq_ex_to_cq(cq));
+	mr = ibv_reg_mr(par, abuf, LEN, ACC_ALL);
+	memset(abuf, 0xee, LEN);
+	st = mr && !connect_in(par) ? bwrite((uintptr_t)abuf, mr->rkey) : -1;
+	ok(st == IBV_WC_SUCCESS && !memcmp(abuf, bbuf, 64),
+	   "a QP and an MR in the parent domain carry a WRITE (status %d)", st);
+	reconnect();
+	if (mr)
+		ibv_dereg_mr(mr);
+	ok(ibv_dealloc_pd(par) == 0, "parent domain freed");
+}
+
+int main(int argc, char **argv)
+{
+	if (argc < 5) {
+		fprintf(stderr, "usage: %s DEV_A GID_A DEV_B GID_B\n", argv[0]);
+		return 2;
+	}
+	printf("TAP version 13\n");
+	abuf = aligned_alloc(4096, LEN);
+	bbuf = aligned_alloc(4096, LEN);
+	if (!abuf || !bbuf || open_side(&A, argv[1], atoi(argv[2])) ||
+	    open_side(&B, argv[3], atoi(argv[4]))) {
+		ok(false, "open %s and %s", argv[1], argv[3]);
+		printf("1..%d\n", tap_n);
+		return 1;
+	}
+	bmr = ibv_reg_mr(B.pd, bbuf, LEN, ACC_ALL);
+	for (int i = 0; i < LEN; i++)
+		bbuf[i] = (uint8_t)(i * 13 + 1);
+	if (!bmr) {
+		ok(false, "register B's buffer");
+		printf("1..%d\n", tap_n);
+		return 1;
+	}
+	test_mw();
+	test_rereg();
+	test_parent_domain();
+	if (qa)
+		ibv_destroy_qp(qa);
+	if (qb)
+		ibv_destroy_qp(qb);
+	printf("1..%d\n", tap_n);
+	return tap_failed ? 1 : 0;
+}
