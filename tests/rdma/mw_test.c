@@ -10,11 +10,14 @@
  * only the QP it was bound on; binds of a bad MR or of a bound type 2
  * window fail with IBV_WC_MW_BIND_ERR.  Re-registration keeps the keys
  * and changes access, translation and PD; bad flags and access are
- * refused.  Parent domains carry traffic and hold their PD.  Output: TAP.
+ * refused.  Parent domains carry traffic and hold their PD.  A context,
+ * PD and MR imported from another descriptor (ibv_import_*) carry traffic.
+ * Output: TAP.
  *
  * usage: mw_test DEV_A GID_A DEV_B GID_B
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -562,6 +565,69 @@ static void test_parent_domain(void)
 	ok(ibv_dealloc_pd(par) == 0, "parent domain freed");
 }
 
+/* Another context on A's kernel context: its PD and an MR, imported. */
+static void test_import(void)
+{
+	struct ibv_mr *mr = ibv_reg_mr(A.pd, abuf, LEN, ACC_ALL), *imr = NULL;
+	int fd = dup(A.ctx->cmd_fd), nfd = open("/dev/null", O_RDWR);
+	struct ibv_context *ctx;
+	struct ibv_cq *cq = NULL;
+	struct ibv_pd *ipd = NULL;
+	struct ibv_qp *q = NULL;
+	int st = -1;
+
+	errno = 0;
+	ok(!ibv_import_device(nfd) && errno == EINVAL,
+	   "importing a file that is no verbs device fails (%s)",
+	   strerror(errno));
+	close(nfd);
+	ctx = mr && fd >= 0 ? ibv_import_device(fd) : NULL;
+	ok(ctx != NULL, "context imported from a duplicate of A's descriptor (%s)",
+	   ctx ? "" : strerror(errno));
+	if (!ctx) {
+		if (fd >= 0)
+			close(fd);
+		goto out;
+	}
+	ipd = ibv_import_pd(ctx, A.pd->handle);
+	imr = ipd ? ibv_import_mr(ipd, mr->handle) : NULL;
+	ok(imr && imr->lkey == mr->lkey && imr->rkey == mr->rkey &&
+	   imr->length == LEN,
+	   "its PD and MR imported: same keys and length");
+	errno = 0;
+	ok(!ipd || (!ibv_import_mr(ipd, mr->handle + 1000) && errno),
+	   "importing an MR handle that does not exist fails (%s)",
+	   strerror(errno));
+	cq = ibv_create_cq(ctx, 16, NULL, NULL, 0);
+	q = ipd && cq ? new_qp(ipd, cq) : NULL;
+	if (q && qb) {
+		ibv_destroy_qp(qb);
+		qb = new_qp(B.pd, B.cq);
+	}
+	memset(abuf, 0xee, LEN);
+	if (q && qb && !to_rts(&A, q, &B, qb->qp_num) &&
+	    !to_rts(&B, qb, &A, q->qp_num))
+		st = bwrite((uintptr_t)abuf + 256, imr ? imr->rkey : 0);
+	ok(st == IBV_WC_SUCCESS && !memcmp(abuf + 256, bbuf, 64),
+	   "a QP of the imported context in the imported PD carries a WRITE (status %d)",
+	   st);
+	if (q)
+		ibv_destroy_qp(q);
+	if (cq)
+		ibv_destroy_cq(cq);
+	if (imr)
+		ibv_unimport_mr(imr);
+	if (ipd)
+		ibv_unimport_pd(ipd);
+	ok(ibv_close_device(ctx) == 0 && ibv_dereg_mr(mr) == 0,
+	   "the imported context closes; the original MR is still there");
+	mr = NULL;
+	reconnect();
+out:
+	if (mr)
+		ibv_dereg_mr(mr);
+}
+
 int main(int argc, char **argv)
 {
 	if (argc < 5) {
@@ -588,6 +654,7 @@ int main(int argc, char **argv)
 	test_mw();
 	test_rereg();
 	test_parent_domain();
+	test_import();
 	if (qa)
 		ibv_destroy_qp(qa);
 	if (qb)

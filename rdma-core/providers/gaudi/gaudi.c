@@ -1194,6 +1194,61 @@ static int gaudi_bind_mw(struct ibv_qp *qp, struct ibv_mw *mw,
 	return ret;
 }
 
+/*
+ * Sharing objects between processes (ibv_import_device(), _pd(), _mr()):
+ * an imported context is a second verbs context on the same kernel
+ * context (the command file descriptor is shared), so rings it maps and
+ * objects it makes belong to that one.  A PD needs nothing of the
+ * provider but its handle, which the kernel checks whenever a command
+ * uses it; an MR is looked up (ibv_cmd_query_mr()).  Unimporting frees
+ * only this process's view.
+ */
+static struct ibv_pd *gaudi_import_pd(struct ibv_context *context,
+				      uint32_t pd_handle)
+{
+	struct gaudi_pd *pd = calloc(1, sizeof(*pd));
+
+	if (!pd)
+		return NULL;
+	pd->ibv_pd.context = context;
+	pd->ibv_pd.handle = pd_handle;
+	gaudi_obj_get(context);
+	return &pd->ibv_pd;
+}
+
+static void gaudi_unimport_pd(struct ibv_pd *ibpd)
+{
+	struct ibv_context *ibctx = ibpd->context;
+
+	free(to_gpd(ibpd));
+	gaudi_obj_put(ibctx);
+}
+
+static struct ibv_mr *gaudi_import_mr(struct ibv_pd *pd, uint32_t mr_handle)
+{
+	struct verbs_mr *vmr = calloc(1, sizeof(*vmr));
+	int ret;
+
+	if (!vmr)
+		return NULL;
+	ret = ibv_cmd_query_mr(pd, vmr, mr_handle);
+	if (ret) {
+		free(vmr);
+		errno = ret;
+		return NULL;
+	}
+	gaudi_obj_get(pd->context);
+	return &vmr->ibv_mr;
+}
+
+static void gaudi_unimport_mr(struct ibv_mr *mr)
+{
+	struct ibv_context *ibctx = mr->context;
+
+	free(container_of(mr, struct verbs_mr, ibv_mr));
+	gaudi_obj_put(ibctx);
+}
+
 static void gaudi_free_context(struct ibv_context *ibctx);
 
 static const struct verbs_context_ops gaudi_ctx_ops = {
@@ -1215,6 +1270,8 @@ static const struct verbs_context_ops gaudi_ctx_ops = {
 	.destroy_qp = gaudi_destroy_qp,
 	.destroy_srq = gaudi_destroy_srq,
 	.free_context = gaudi_free_context,
+	.import_mr = gaudi_import_mr,
+	.import_pd = gaudi_import_pd,
 	.modify_qp = gaudi_modify_qp,
 	.modify_srq = gaudi_modify_srq,
 	.poll_cq = gaudi_poll_cq,
@@ -1227,6 +1284,8 @@ static const struct verbs_context_ops gaudi_ctx_ops = {
 	.query_srq = gaudi_query_srq,
 	.reg_dmabuf_mr = gaudi_reg_dmabuf_mr,
 	.reg_mr = gaudi_reg_mr,
+	.unimport_mr = gaudi_unimport_mr,
+	.unimport_pd = gaudi_unimport_pd,
 	.rereg_mr = gaudi_rereg_mr,
 	.req_notify_cq = gaudi_req_notify_cq,
 };
@@ -1263,6 +1322,36 @@ err:
 	verbs_uninit_context(&ctx->ibv_ctx);
 	free(ctx);
 	return NULL;
+}
+
+/*
+ * ibv_import_device(): a context on the kernel context behind @cmd_fd,
+ * which must have one (the query fails otherwise).  The UD limits are the
+ * uAPI's, which are the kernel's.
+ */
+static struct verbs_context *gaudi_import_context(struct ibv_device *ibdev,
+						  int cmd_fd)
+{
+	struct gaudi_context *ctx;
+	int ret;
+
+	ctx = verbs_init_and_alloc_context(ibdev, cmd_fd, ctx, ibv_ctx,
+					   RDMA_DRIVER_UNKNOWN);
+	if (!ctx)
+		return NULL;
+	ret = ibv_cmd_query_context(&ctx->ibv_ctx.context, NULL);
+	if (ret) {
+		/* the caller keeps its descriptor */
+		ctx->ibv_ctx.context.cmd_fd = -1;
+		verbs_uninit_context(&ctx->ibv_ctx);
+		free(ctx);
+		errno = ret;
+		return NULL;
+	}
+	ctx->ud_max_sge = GAUDI_UD_MAX_SGE;
+	ctx->ud_max_inline = GAUDI_UD_MAX_INLINE;
+	verbs_set_ops(&ctx->ibv_ctx, &gaudi_ctx_ops);
+	return &ctx->ibv_ctx;
 }
 
 static void gaudi_free_context(struct ibv_context *ibctx)
@@ -1318,5 +1407,6 @@ static const struct verbs_device_ops gaudi_dev_ops = {
 	.alloc_device = gaudi_device_alloc,
 	.uninit_device = gaudi_device_free,
 	.alloc_context = gaudi_alloc_context,
+	.import_context = gaudi_import_context,
 };
 PROVIDER_DRIVER(gaudi, gaudi_dev_ops);
