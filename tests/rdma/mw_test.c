@@ -12,6 +12,7 @@
  * and changes access, translation and PD; bad flags and access are
  * refused.  Parent domains carry traffic and hold their PD.  A context,
  * PD and MR imported from another descriptor (ibv_import_*) carry traffic.
+ * A CQ resized keeps its completions and refuses to shrink below them.
  * Output: TAP.
  *
  * usage: mw_test DEV_A GID_A DEV_B GID_B
@@ -628,6 +629,88 @@ out:
 		ibv_dereg_mr(mr);
 }
 
+/*
+ * Resize a CQ holding 3 completions: too small is EINVAL (and loses
+ * nothing), larger keeps them in order, and the new ring takes more.
+ */
+static void test_resize_cq(void)
+{
+	struct ibv_cq *cq = ibv_create_cq(B.ctx, 4, NULL, NULL, 0);
+	struct ibv_mr *mr = ibv_reg_mr(A.pd, abuf, LEN, ACC_ALL);
+	struct ibv_qp *q = cq ? new_qp(B.pd, cq) : NULL;
+	struct ibv_wc wc[8];
+	int i, n = 0, ret;
+	double end;
+
+	if (!cq || !mr || !q || reconnect() || to_rts(&B, q, &A, qa->qp_num) ||
+	    to_rts(&A, qa, &B, q->qp_num)) {
+		ok(false, "resize CQ: set up");
+		goto out;
+	}
+	ok(cq->cqe >= 4, "CQ of %d entries", cq->cqe);
+	memset(abuf, 0xee, LEN);
+	for (i = 0; i < 3; i++) {
+		struct ibv_sge sg = { (uintptr_t)bbuf + 64 * i, 64, bmr->lkey };
+		struct ibv_send_wr wr = {
+			.wr_id = 100 + i, .sg_list = &sg, .num_sge = 1,
+			.opcode = IBV_WR_RDMA_WRITE,
+			.send_flags = IBV_SEND_SIGNALED,
+			.wr.rdma = { (uintptr_t)abuf + 64 * i, mr->rkey },
+		}, *bad;
+
+		ibv_post_send(q, &wr, &bad);
+	}
+	/* the last WRITE landed; its ACK (the CQE) follows within ms */
+	end = now() + 10;
+	while (memcmp(abuf + 128, bbuf + 128, 64) && now() < end)
+		usleep(1000);
+	usleep(500000);
+	ret = ibv_resize_cq(cq, 1);
+	ok(ret == EINVAL, "shrinking it below its 3 completions: EINVAL (%d)",
+	   ret);
+	ret = ibv_resize_cq(cq, 0);
+	ok(ret == EINVAL, "resize to 0 entries: EINVAL (%d)", ret);
+	ret = ibv_resize_cq(cq, 1 << 24);
+	ok(ret == EINVAL, "resize past max_cqe: EINVAL (%d)", ret);
+	ret = ibv_resize_cq(cq, 16);
+	n = ibv_poll_cq(cq, 8, wc);
+	ok(!ret && cq->cqe >= 16 && n == 3 && wc[0].wr_id == 100 &&
+	   wc[1].wr_id == 101 && wc[2].wr_id == 102 &&
+	   wc[2].status == IBV_WC_SUCCESS,
+	   "grown to %d entries, the 3 completions kept in order (%d, %d polled)",
+	   cq->cqe, ret, n);
+	for (i = 0; i < 6; i++) {
+		struct ibv_sge sg = { (uintptr_t)bbuf, 64, bmr->lkey };
+		struct ibv_send_wr wr = {
+			.wr_id = 200 + i, .sg_list = &sg, .num_sge = 1,
+			.opcode = IBV_WR_RDMA_WRITE,
+			.send_flags = IBV_SEND_SIGNALED,
+			.wr.rdma = { (uintptr_t)abuf, mr->rkey },
+		}, *bad;
+
+		ibv_post_send(q, &wr, &bad);
+	}
+	n = 0;
+	end = now() + 10;
+	while (n < 6 && now() < end) {
+		ret = ibv_poll_cq(cq, 8, wc);
+		n += ret > 0 ? ret : 0;
+		usleep(100);
+	}
+	ok(n == 6, "6 more completions through the new ring (%d)", n);
+	ret = ibv_resize_cq(cq, 2);
+	ok(!ret && cq->cqe >= 2 && cq->cqe < 16,
+	   "an empty CQ shrinks to %d entries (%d)", cq->cqe, ret);
+out:
+	if (q)
+		ibv_destroy_qp(q);
+	if (mr)
+		ibv_dereg_mr(mr);
+	if (cq)
+		ibv_destroy_cq(cq);
+	reconnect();
+}
+
 int main(int argc, char **argv)
 {
 	if (argc < 5) {
@@ -655,6 +738,7 @@ int main(int argc, char **argv)
 	test_rereg();
 	test_parent_domain();
 	test_import();
+	test_resize_cq();
 	if (qa)
 		ibv_destroy_qp(qa);
 	if (qb)

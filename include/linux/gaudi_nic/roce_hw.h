@@ -280,6 +280,12 @@ struct gn_roce_pbl {
 	__le32 rsvd;
 };
 
+/*
+ * RESIZE_CQ moves a CQ to the new ring of @ring/@log_size at once: the
+ * CQEs written and not consumed (up to the old ring's cons) are copied to
+ * its first slots, its prod is their count and its cons 0; -EINVAL if
+ * they do not fit.  The old ring is no longer written.
+ */
 struct gn_roce_cq_ctx {
 	struct gn_roce_pbl ring;
 	u8 log_size;
@@ -475,6 +481,7 @@ enum gn_roce_cmd_op {
 	GN_ROCE_CMD_REREG_MR	= 16,	/* index: mr index, in: mr_ctx */
 	GN_ROCE_CMD_CREATE_MW	= 17,	/* index: mw index, in: mw_ctx */
 	GN_ROCE_CMD_DESTROY_MW	= 18,	/* index: mw index */
+	GN_ROCE_CMD_RESIZE_CQ	= 19,	/* index: cqn, in: cq_ctx (new ring) */
 };
 
 /* ------------------------------------------------------------ events */

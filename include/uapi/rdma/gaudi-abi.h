@@ -202,6 +202,18 @@ struct gaudi_create_qp_resp {
 };
 
 /*
+ * resize_cq: the CQ's new ring, mapped like the first.  The CQEs not yet
+ * consumed when the command ran are at its first slots (its cons is 0);
+ * the old ring is no longer written.
+ */
+struct gaudi_resize_cq_resp {
+	__aligned_u64 cq_mmap_key;
+	__aligned_u64 cq_mmap_len;
+	__u32 log_size;
+	__u32 rsvd;
+};
+
+/*
  * create_srq: the SRQ's ring (receive WQEs, struct gaudi_wqe, opcode
  * GAUDI_WQE_RECV), mapped and posted like an RQ; no doorbell is needed.
  * A QP created on an SRQ has no RQ (rq_mmap_len 0).

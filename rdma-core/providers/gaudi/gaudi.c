@@ -428,6 +428,37 @@ static struct ibv_cq_ex *gaudi_create_cq_ex(struct ibv_context *context,
 	return &cq->vcq.cq_ex;
 }
 
+/*
+ * ibv_resize_cq(): under the CQ lock, so no poll runs on the old ring
+ * while the kernel moves what it holds to the new one (its first slots).
+ * If the new ring cannot be mapped the CQ is lost (EIO), as the engine
+ * already writes there.
+ */
+static int gaudi_resize_cq(struct ibv_cq *ibcq, int cqe)
+{
+	struct gaudi_cq *cq = container_of(ibcq, struct gaudi_cq, vcq.cq);
+	struct ugaudi_resize_cq_resp resp = {};
+	struct gaudi_ring ring = {}, old;
+	struct ibv_resize_cq cmd = {};
+	int ret;
+
+	pthread_spin_lock(&cq->lock);
+	ret = ibv_cmd_resize_cq(ibcq, cqe, &cmd, sizeof(cmd), &resp.ibv_resp,
+				sizeof(resp));
+	if (!ret && gaudi_ring_map(ibcq->context, &ring, resp.cq_mmap_key,
+				   resp.cq_mmap_len, resp.log_size,
+				   GAUDI_CQE_SIZE))
+		ret = EIO;
+	if (!ret) {
+		old = cq->ring;
+		cq->ring = ring;
+		cq->cons = 0;
+		gaudi_ring_unmap(&old);
+	}
+	pthread_spin_unlock(&cq->lock);
+	return ret;
+}
+
 static int gaudi_destroy_cq(struct ibv_cq *ibcq)
 {
 	struct gaudi_cq *cq = container_of(ibcq, struct gaudi_cq, vcq.cq);
@@ -1288,6 +1319,7 @@ static const struct verbs_context_ops gaudi_ctx_ops = {
 	.unimport_pd = gaudi_unimport_pd,
 	.rereg_mr = gaudi_rereg_mr,
 	.req_notify_cq = gaudi_req_notify_cq,
+	.resize_cq = gaudi_resize_cq,
 };
 
 static struct verbs_context *gaudi_alloc_context(struct ibv_device *ibdev,

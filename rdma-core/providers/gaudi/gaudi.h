@@ -23,6 +23,8 @@ DECLARE_DRV_CMD(ugaudi_create_cq, IB_USER_VERBS_CMD_CREATE_CQ,
 		empty, gaudi_create_cq_resp);
 DECLARE_DRV_CMD(ugaudi_create_cq_ex, IB_USER_VERBS_EX_CMD_CREATE_CQ,
 		empty, gaudi_create_cq_resp);
+DECLARE_DRV_CMD(ugaudi_resize_cq, IB_USER_VERBS_CMD_RESIZE_CQ,
+		empty, gaudi_resize_cq_resp);
 DECLARE_DRV_CMD(ugaudi_create_qp, IB_USER_VERBS_CMD_CREATE_QP,
 		empty, gaudi_create_qp_resp);
 DECLARE_DRV_CMD(ugaudi_create_srq, IB_USER_VERBS_CMD_CREATE_SRQ,

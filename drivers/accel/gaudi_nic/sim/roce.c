@@ -159,6 +159,54 @@ static int gn_cmd_create_cq(struct gaudi_nic_roce *r, u32 cqn,
 	return 0;
 }
 
+static int gn_cmd_resize_cq(struct gaudi_nic_roce *r, u32 cqn,
+			    const struct gn_roce_cq_ctx *c)
+{
+	struct gn_roce_ring_hdr *ohdr, *nhdr;
+	struct gn_rring ring;
+	struct gn_rcq *cq;
+	u32 cons, n, i;
+	int ret;
+
+	if (cqn >= GN_ROCE_MAX_CQ || !c->log_size ||
+	    c->log_size > GN_ROCE_MAX_CQ_LOG ||
+	    memchr_inv(c->rsvd, 0, sizeof(c->rsvd)))
+		return -EINVAL;
+	ret = gn_rring_load(r, &c->ring, c->log_size, GN_ROCE_CQE_SIZE, &ring);
+	if (ret)
+		return ret;
+	nhdr = gn_rring_hdr(&ring);
+	spin_lock_bh(&r->dp_lock);
+	cq = r->cqs[cqn];
+	if (!cq) {
+		ret = -ENOENT;
+		goto out;
+	}
+	ohdr = gn_rring_hdr(&cq->ring);
+	cons = le32_to_cpu(READ_ONCE(ohdr->cons));
+	n = cq->prod - cons;
+	/* a consumer index past prod or a ring behind: nothing sane to move */
+	if (n > cq->ring.size || n > ring.size) {
+		ret = -EINVAL;
+		goto out;
+	}
+	for (i = 0; i < n; i++)
+		memcpy(gn_rring_entry(&ring, i),
+		       gn_rring_entry(&cq->ring, cons + i), GN_ROCE_CQE_SIZE);
+	WRITE_ONCE(nhdr->cons, 0);
+	/* the entries before the index */
+	smp_wmb();
+	WRITE_ONCE(nhdr->prod, cpu_to_le32(n));
+	swap(cq->ring, ring);
+	cq->prod = n;
+	cq->overflow = false;
+out:
+	spin_unlock_bh(&r->dp_lock);
+	/* the old ring, or the new one if refused */
+	gn_rmem_free(&ring.mem);
+	return ret;
+}
+
 static void gn_cq_free(struct gn_rcq *cq)
 {
 	gn_rmem_free(&cq->ring.mem);
@@ -693,6 +741,7 @@ int gaudi_nic_roce_cmd(struct gaudi_nic_roce *r, u32 op, u32 index,
 		want_in = sizeof(struct gn_roce_gid_ctx);
 		break;
 	case GN_ROCE_CMD_CREATE_CQ:
+	case GN_ROCE_CMD_RESIZE_CQ:
 		want_in = sizeof(struct gn_roce_cq_ctx);
 		break;
 	case GN_ROCE_CMD_CREATE_QP:
@@ -753,6 +802,9 @@ int gaudi_nic_roce_cmd(struct gaudi_nic_roce *r, u32 op, u32 index,
 		break;
 	case GN_ROCE_CMD_DESTROY_CQ:
 		ret = gn_cmd_destroy_cq(r, index);
+		break;
+	case GN_ROCE_CMD_RESIZE_CQ:
+		ret = gn_cmd_resize_cq(r, index, in);
 		break;
 	case GN_ROCE_CMD_CREATE_QP:
 		ret = gn_cmd_create_qp(r, index, in);

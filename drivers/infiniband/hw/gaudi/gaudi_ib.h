@@ -115,6 +115,7 @@ struct gib_cq {
 	struct gib_ring ring;
 	spinlock_t lock;	/* kernel CQs: @cons, reading the ring */
 	u32 cons;
+	struct mutex resize;	/* user CQs: @ring, ibcq.cqe (resize) */
 };
 
 /*
@@ -261,6 +262,7 @@ int gib_ring_pbl(struct gib_dev *dev, struct gib_ring *r, struct gib_pbl *p,
 int gib_create_cq(struct ib_cq *ibcq, const struct ib_cq_init_attr *attr,
 		  struct uverbs_attr_bundle *attrs);
 int gib_destroy_cq(struct ib_cq *ibcq, struct ib_udata *udata);
+int gib_resize_cq(struct ib_cq *ibcq, int cqe, struct ib_udata *udata);
 int gib_poll_cq(struct ib_cq *ibcq, int n, struct ib_wc *wc);
 int gib_req_notify_cq(struct ib_cq *ibcq, enum ib_cq_notify_flags f);
 

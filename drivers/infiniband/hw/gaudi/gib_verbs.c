@@ -1011,6 +1011,7 @@ const struct ib_device_ops gib_dev_ops = {
 	.destroy_ah = gib_destroy_ah,
 	.create_cq = gib_create_cq,
 	.destroy_cq = gib_destroy_cq,
+	.resize_cq = gib_resize_cq,
 	.poll_cq = gib_poll_cq,
 	.req_notify_cq = gib_req_notify_cq,
 	.create_qp = gib_create_qp,
