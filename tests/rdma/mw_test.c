@@ -12,7 +12,8 @@
  * and changes access, translation and PD; bad flags and access are
  * refused.  Parent domains carry traffic and hold their PD.  A context,
  * PD and MR imported from another descriptor (ibv_import_*) carry traffic.
- * A CQ resized keeps its completions and refuses to shrink below them.
+ * A CQ or SRQ resized keeps its completions or receives, in order, and
+ * refuses to shrink below them.
  * Output: TAP.
  *
  * usage: mw_test DEV_A GID_A DEV_B GID_B
@@ -129,6 +130,23 @@ static int connect_in(struct ibv_pd *pd_a)
 static int reconnect(void)
 {
 	return connect_in(A.pd);
+}
+
+/* A new, unconnected qa (or qb), for a pair with another QP. */
+static int fresh_qa(void)
+{
+	if (qa)
+		ibv_destroy_qp(qa);
+	qa = new_qp(A.pd, A.cq);
+	return qa ? 0 : -1;
+}
+
+static int fresh_qb(void)
+{
+	if (qb)
+		ibv_destroy_qp(qb);
+	qb = new_qp(B.pd, B.cq);
+	return qb ? 0 : -1;
 }
 
 static double now(void)
@@ -601,12 +619,8 @@ static void test_import(void)
 	   strerror(errno));
 	cq = ibv_create_cq(ctx, 16, NULL, NULL, 0);
 	q = ipd && cq ? new_qp(ipd, cq) : NULL;
-	if (q && qb) {
-		ibv_destroy_qp(qb);
-		qb = new_qp(B.pd, B.cq);
-	}
 	memset(abuf, 0xee, LEN);
-	if (q && qb && !to_rts(&A, q, &B, qb->qp_num) &&
+	if (q && !fresh_qb() && !to_rts(&A, q, &B, qb->qp_num) &&
 	    !to_rts(&B, qb, &A, q->qp_num))
 		st = bwrite((uintptr_t)abuf + 256, imr ? imr->rkey : 0);
 	ok(st == IBV_WC_SUCCESS && !memcmp(abuf + 256, bbuf, 64),
@@ -642,7 +656,7 @@ static void test_resize_cq(void)
 	int i, n = 0, ret;
 	double end;
 
-	if (!cq || !mr || !q || reconnect() || to_rts(&B, q, &A, qa->qp_num) ||
+	if (!cq || !mr || !q || fresh_qa() || to_rts(&B, q, &A, qa->qp_num) ||
 	    to_rts(&A, qa, &B, q->qp_num)) {
 		ok(false, "resize CQ: set up");
 		goto out;
@@ -711,6 +725,99 @@ out:
 	reconnect();
 }
 
+/* Post receive @id of 64 bytes at @off of A's buffer to @srq. */
+static int srq_post(struct ibv_srq *srq, struct ibv_mr *mr, uint64_t id,
+		    size_t off)
+{
+	struct ibv_sge sg = { (uintptr_t)abuf + off, 64, mr->lkey };
+	struct ibv_recv_wr wr = { .wr_id = id, .sg_list = &sg, .num_sge = 1 };
+	struct ibv_recv_wr *bad;
+
+	return ibv_post_srq_recv(srq, &wr, &bad);
+}
+
+/*
+ * Resize an SRQ holding 3 receives: below them is EINVAL, larger keeps
+ * them first, and the new ring takes more than the old one could.
+ */
+static void test_resize_srq(void)
+{
+	struct ibv_srq_init_attr sa = { .attr = { .max_wr = 4, .max_sge = 1 } };
+	struct ibv_mr *mr = ibv_reg_mr(A.pd, abuf, LEN, ACC_ALL);
+	struct ibv_srq *srq = ibv_create_srq(A.pd, &sa);
+	struct ibv_qp_init_attr ia = {
+		.send_cq = A.cq, .recv_cq = A.cq, .srq = srq,
+		.cap = { .max_send_wr = 4, .max_send_sge = 1 },
+		.qp_type = IBV_QPT_RC,
+	};
+	struct ibv_qp *q = srq ? ibv_create_qp(A.pd, &ia) : NULL;
+	struct ibv_device_attr da = {};
+	struct ibv_srq_attr at = {};
+	int i, n = 0, order = 1, ret;
+	struct ibv_wc wc;
+	double end;
+
+	if (!mr || !srq || !q || fresh_qb() || to_rts(&A, q, &B, qb->qp_num) ||
+	    to_rts(&B, qb, &A, q->qp_num)) {
+		ok(false, "resize SRQ: set up");
+		goto out;
+	}
+	/* what earlier steps left on A's CQ */
+	while (ibv_poll_cq(A.cq, 1, &wc) > 0)
+		;
+	ok(!ibv_query_device(A.ctx, &da) &&
+	   (da.device_cap_flags & IBV_DEVICE_SRQ_RESIZE),
+	   "the device reports SRQ resize");
+	for (i = 0; i < 3; i++)
+		srq_post(srq, mr, 300 + i, 64 * i);
+	at.max_wr = 2;
+	ret = ibv_modify_srq(srq, &at, IBV_SRQ_MAX_WR);
+	ok(ret == EINVAL, "shrinking it below its 3 receives: EINVAL (%d)", ret);
+	at.max_wr = 1 << 20;
+	ret = ibv_modify_srq(srq, &at, IBV_SRQ_MAX_WR);
+	ok(ret == EINVAL, "resize past max_srq_wr: EINVAL (%d)", ret);
+	at.max_wr = 16;
+	ret = ibv_modify_srq(srq, &at, IBV_SRQ_MAX_WR);
+	memset(&at, 0, sizeof(at));
+	ok(!ret && !ibv_query_srq(srq, &at) && at.max_wr >= 16,
+	   "grown to %u receives (%d)", at.max_wr, ret);
+	for (i = 3; i < 13; i++)
+		ret |= srq_post(srq, mr, 300 + i, 64 * i);
+	ok(!ret, "13 receives posted, more than the old ring held");
+	for (i = 0; i < 13; i++) {
+		struct ibv_sge sg = { (uintptr_t)bbuf, 16, bmr->lkey };
+		struct ibv_send_wr wr = { .wr_id = 400 + i, .sg_list = &sg,
+					  .num_sge = 1, .opcode = IBV_WR_SEND },
+				   *bad;
+
+		ibv_post_send(qb, &wr, &bad);
+	}
+	end = now() + 10;
+	while (n < 13 && now() < end) {
+		if (ibv_poll_cq(A.cq, 1, &wc) != 1) {
+			usleep(100);
+			continue;
+		}
+		if (wc.status != IBV_WC_SUCCESS || wc.wr_id != 300u + n)
+			order = 0;
+		n++;
+	}
+	ok(n == 13 && order,
+	   "13 SENDs take the 3 moved receives first, then the new ones, in order (%d)",
+	   n);
+	at.max_wr = 2;
+	ret = ibv_modify_srq(srq, &at, IBV_SRQ_MAX_WR);
+	ok(!ret, "the empty SRQ shrinks (%d)", ret);
+out:
+	if (q)
+		ibv_destroy_qp(q);
+	if (srq)
+		ibv_destroy_srq(srq);
+	if (mr)
+		ibv_dereg_mr(mr);
+	reconnect();
+}
+
 int main(int argc, char **argv)
 {
 	if (argc < 5) {
@@ -739,6 +846,7 @@ int main(int argc, char **argv)
 	test_parent_domain();
 	test_import();
 	test_resize_cq();
+	test_resize_srq();
 	if (qa)
 		ibv_destroy_qp(qa);
 	if (qb)

@@ -399,6 +399,10 @@ struct gn_roce_modify_qp {
  * non-zero, the engine raises GN_ROCE_EV_SRQ_LIMIT once the posted WQEs
  * are fewer than @limit, and disarms it (limit 0).  ARM_SRQ sets it.
  * An SRQ is destroyed only once no QP uses it (-EBUSY).
+ * RESIZE_SRQ moves it to the new ring of @ring/@log_size (@pdn and @limit
+ * must be 0): the WQEs posted and not taken are copied to its first
+ * slots, then the engine sets its cons to 0 and its prod to their count
+ * (-EINVAL if they do not fit); the old ring is no longer read.
  */
 struct gn_roce_srq_ctx {
 	struct gn_roce_pbl ring;
@@ -482,6 +486,7 @@ enum gn_roce_cmd_op {
 	GN_ROCE_CMD_CREATE_MW	= 17,	/* index: mw index, in: mw_ctx */
 	GN_ROCE_CMD_DESTROY_MW	= 18,	/* index: mw index */
 	GN_ROCE_CMD_RESIZE_CQ	= 19,	/* index: cqn, in: cq_ctx (new ring) */
+	GN_ROCE_CMD_RESIZE_SRQ	= 20,	/* index: srqn, in: srq_ctx (new ring) */
 };
 
 /* ------------------------------------------------------------ events */

@@ -225,6 +225,24 @@ struct gaudi_create_srq_resp {
 	__u32 log_size;
 };
 
+/*
+ * modify_srq input.  With IBV_SRQ_MAX_WR (resize) @resp_addr is the user
+ * address of a struct gaudi_resize_srq_resp the kernel fills (modify_srq
+ * has no response of its own); 0 otherwise.  The new ring holds the WQEs
+ * posted and not yet taken at its first slots: its prod is their count
+ * and cons 0.  The old ring is no longer read.
+ */
+struct gaudi_modify_srq_cmd {
+	__aligned_u64 resp_addr;
+};
+
+struct gaudi_resize_srq_resp {
+	__aligned_u64 srq_mmap_key;
+	__aligned_u64 srq_mmap_len;
+	__u32 log_size;
+	__u32 prod;
+};
+
 /* create_ah: the address vector UD sends to this AH carry. */
 struct gaudi_create_ah_resp {
 	struct gaudi_av av;

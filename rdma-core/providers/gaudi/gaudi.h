@@ -29,6 +29,8 @@ DECLARE_DRV_CMD(ugaudi_create_qp, IB_USER_VERBS_CMD_CREATE_QP,
 		empty, gaudi_create_qp_resp);
 DECLARE_DRV_CMD(ugaudi_create_srq, IB_USER_VERBS_CMD_CREATE_SRQ,
 		empty, gaudi_create_srq_resp);
+DECLARE_DRV_CMD(ugaudi_modify_srq, IB_USER_VERBS_CMD_MODIFY_SRQ,
+		gaudi_modify_srq_cmd, empty);
 DECLARE_DRV_CMD(ugaudi_create_ah, IB_USER_VERBS_CMD_CREATE_AH,
 		empty, gaudi_create_ah_resp);
 

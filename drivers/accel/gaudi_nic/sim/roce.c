@@ -287,6 +287,50 @@ static int gn_cmd_destroy_srq(struct gaudi_nic_roce *r, u32 srqn)
 	return 0;
 }
 
+static int gn_cmd_resize_srq(struct gaudi_nic_roce *r, u32 srqn,
+			     const struct gn_roce_srq_ctx *c)
+{
+	struct gn_roce_ring_hdr *ohdr, *nhdr;
+	struct gn_rring ring;
+	struct gn_rsrq *srq;
+	u32 prod, n, i;
+	int ret;
+
+	if (srqn >= GN_ROCE_MAX_SRQ || !c->log_size ||
+	    c->log_size > GN_ROCE_MAX_WQ_LOG || c->pdn || c->limit ||
+	    memchr_inv(c->rsvd, 0, sizeof(c->rsvd)))
+		return -EINVAL;
+	ret = gn_rring_load(r, &c->ring, c->log_size, GN_ROCE_WQE_SIZE, &ring);
+	if (ret)
+		return ret;
+	nhdr = gn_rring_hdr(&ring);
+	spin_lock_bh(&r->dp_lock);
+	srq = r->srqs[srqn];
+	if (!srq) {
+		ret = -ENOENT;
+		goto out;
+	}
+	ohdr = gn_rring_hdr(&srq->ring);
+	prod = le32_to_cpu(READ_ONCE(ohdr->prod));
+	n = prod - srq->cons;
+	if (n > srq->ring.size || n > ring.size) {
+		ret = -EINVAL;
+		goto out;
+	}
+	for (i = 0; i < n; i++)
+		memcpy(gn_rring_entry(&ring, i),
+		       gn_rring_entry(&srq->ring, srq->cons + i),
+		       GN_ROCE_WQE_SIZE);
+	WRITE_ONCE(nhdr->cons, 0);
+	WRITE_ONCE(nhdr->prod, cpu_to_le32(n));
+	swap(srq->ring, ring);
+	srq->cons = 0;
+out:
+	spin_unlock_bh(&r->dp_lock);
+	gn_rmem_free(&ring.mem);
+	return ret;
+}
+
 static int gn_cmd_arm_srq(struct gaudi_nic_roce *r, u32 srqn,
 			  const __le32 *limit)
 {
@@ -764,6 +808,7 @@ int gaudi_nic_roce_cmd(struct gaudi_nic_roce *r, u32 op, u32 index,
 		want_out = sizeof(struct gn_roce_stats);
 		break;
 	case GN_ROCE_CMD_CREATE_SRQ:
+	case GN_ROCE_CMD_RESIZE_SRQ:
 		want_in = sizeof(struct gn_roce_srq_ctx);
 		break;
 	case GN_ROCE_CMD_ARM_SRQ:
@@ -841,6 +886,9 @@ int gaudi_nic_roce_cmd(struct gaudi_nic_roce *r, u32 op, u32 index,
 		break;
 	case GN_ROCE_CMD_ARM_SRQ:
 		ret = gn_cmd_arm_srq(r, index, in);
+		break;
+	case GN_ROCE_CMD_RESIZE_SRQ:
+		ret = gn_cmd_resize_srq(r, index, in);
 		break;
 	case GN_ROCE_CMD_QUERY_SRQ:
 		ret = gn_cmd_query_srq(r, index, out);

@@ -294,6 +294,7 @@ struct gib_srq {
 	struct gib_ring ring;
 	spinlock_t lock;	/* kernel SRQs: @prod, ring slots */
 	u32 prod;
+	struct mutex resize;	/* user SRQs: @ring (resize) */
 };
 
 static inline struct gib_srq *to_gsrq(struct ib_srq *srq)

@@ -96,6 +96,7 @@ static int gib_query_device(struct ib_device *ibdev,
 	a->max_srq_sge = GN_ROCE_MAX_SGE;
 	a->device_cap_flags = IB_DEVICE_RC_RNR_NAK_GEN |
 			      IB_DEVICE_MEM_WINDOW |
+			      IB_DEVICE_SRQ_RESIZE |
 			      IB_DEVICE_MEM_WINDOW_TYPE_2B |
 			      IB_DEVICE_PORT_ACTIVE_EVENT |
 			      IB_DEVICE_CURR_QP_STATE_MOD |
