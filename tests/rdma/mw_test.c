@@ -13,7 +13,8 @@
  * refused.  Parent domains carry traffic and hold their PD.  A context,
  * PD and MR imported from another descriptor (ibv_import_*) carry traffic.
  * A CQ or SRQ resized keeps its completions or receives, in order, and
- * refuses to shrink below them.
+ * refuses to shrink below them.  UC QPs carry SENDs and WRITEs without
+ * acknowledgement, and drop what the responder refuses.
  * Output: TAP.
  *
  * usage: mw_test DEV_A GID_A DEV_B GID_B
@@ -818,6 +819,135 @@ out:
 	reconnect();
 }
 
+/* @qp (UC) to RTS towards @dqpn: UC takes no timeouts, retries or READs. */
+static int uc_to_rts(struct side *s, struct ibv_qp *qp, struct side *peer,
+		     uint32_t dqpn)
+{
+	struct ibv_qp_attr a = {
+		.qp_state = IBV_QPS_INIT, .port_num = 1,
+		.qp_access_flags = IBV_ACCESS_LOCAL_WRITE |
+				   IBV_ACCESS_REMOTE_WRITE,
+	};
+
+	if (ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_PKEY_INDEX |
+			  IBV_QP_PORT | IBV_QP_ACCESS_FLAGS))
+		return -1;
+	memset(&a, 0, sizeof(a));
+	a.qp_state = IBV_QPS_RTR;
+	a.path_mtu = IBV_MTU_1024;
+	a.dest_qp_num = dqpn;
+	a.rq_psn = 5;
+	a.ah_attr.is_global = 1;
+	a.ah_attr.port_num = 1;
+	a.ah_attr.grh.dgid = peer->gid;
+	a.ah_attr.grh.hop_limit = 64;
+	a.ah_attr.grh.sgid_index = s->gid_index;
+	if (ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU |
+			  IBV_QP_DEST_QPN | IBV_QP_RQ_PSN))
+		return -1;
+	memset(&a, 0, sizeof(a));
+	a.qp_state = IBV_QPS_RTS;
+	a.sq_psn = 5;
+	return ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_SQ_PSN);
+}
+
+/* B sends @len bytes on @q (UC); its completion's status, or -1. */
+static int uc_send(struct ibv_qp *q, uint32_t len)
+{
+	struct ibv_sge sg = { (uintptr_t)bbuf, len, bmr->lkey };
+	struct ibv_send_wr wr = { .wr_id = 600, .sg_list = &sg, .num_sge = 1,
+				  .opcode = IBV_WR_SEND,
+				  .send_flags = IBV_SEND_SIGNALED }, *bad;
+	struct ibv_wc wc;
+
+	if (ibv_post_send(q, &wr, &bad))
+		return -1;
+	return wait_wc(B.cq, &wc);
+}
+
+/*
+ * UC: SENDs (one and several packets) and WRITEs arrive and complete
+ * without acknowledgement; a WRITE with a bad rkey and a SEND with no
+ * receive posted are dropped by the responder, touch nothing and leave
+ * both QPs working; READs are refused.
+ */
+static void test_uc(void)
+{
+	struct ibv_mr *mr = ibv_reg_mr(A.pd, abuf, LEN, ACC_ALL);
+	struct ibv_qp_init_attr ia = {
+		.send_cq = A.cq, .recv_cq = A.cq,
+		.cap = { .max_send_wr = 8, .max_recv_wr = 8,
+			 .max_send_sge = 1, .max_recv_sge = 1 },
+		.qp_type = IBV_QPT_UC,
+	};
+	struct ibv_qp *ua = ibv_create_qp(A.pd, &ia), *ub;
+	struct ibv_recv_wr rwr, *rbad;
+	struct ibv_send_wr *sbad;
+	struct ibv_qp_attr qa_attr;
+	struct ibv_qp_init_attr qi;
+	struct ibv_sge sg;
+	struct ibv_wc wc;
+	int st;
+
+	ia.send_cq = ia.recv_cq = B.cq;
+	ub = ibv_create_qp(B.pd, &ia);
+	ok(mr && ua && ub && !ibv_query_qp(ua, &qa_attr, IBV_QP_STATE, &qi) &&
+	   qi.qp_type == IBV_QPT_UC, "UC QPs created");
+	if (!mr || !ua || !ub || uc_to_rts(&A, ua, &B, ub->qp_num) ||
+	    uc_to_rts(&B, ub, &A, ua->qp_num)) {
+		ok(false, "UC QPs to RTS");
+		goto out;
+	}
+	while (ibv_poll_cq(A.cq, 1, &wc) > 0)
+		;
+	memset(abuf, 0xee, LEN);
+	st = write_via(ub, (uintptr_t)abuf + 64, mr->rkey);
+	ok(st == IBV_WC_SUCCESS && !memcmp(abuf + 64, bbuf, 64),
+	   "a UC WRITE completes and lands (status %d)", st);
+	sg = (struct ibv_sge){ (uintptr_t)abuf + 4096, 4096, mr->lkey };
+	rwr = (struct ibv_recv_wr){ .wr_id = 601, .sg_list = &sg, .num_sge = 1 };
+	ibv_post_recv(ua, &rwr, &rbad);
+	st = uc_send(ub, 3000);
+	ok(st == IBV_WC_SUCCESS && wait_wc(A.cq, &wc) == IBV_WC_SUCCESS &&
+	   wc.wr_id == 601 && wc.byte_len == 3000 &&
+	   !memcmp(abuf + 4096, bbuf, 3000),
+	   "a UC SEND of 3 packets arrives whole (status %d)", st);
+	memset(abuf, 0xee, LEN);
+	st = write_via(ub, (uintptr_t)abuf, mr->rkey ^ 0x80);
+	ok(st == IBV_WC_SUCCESS && untouched(abuf, LEN),
+	   "a UC WRITE with a bad rkey completes at the sender, touches nothing (status %d)",
+	   st);
+	st = uc_send(ub, 32);
+	usleep(200000);
+	ok(st == IBV_WC_SUCCESS && ibv_poll_cq(A.cq, 1, &wc) == 0,
+	   "a UC SEND with no receive posted is dropped");
+	ibv_post_recv(ua, &rwr, &rbad);
+	st = write_via(ub, (uintptr_t)abuf + 128, mr->rkey);
+	ok(st == IBV_WC_SUCCESS && !memcmp(abuf + 128, bbuf, 64),
+	   "after the drops the UC pair still carries WRITEs");
+	st = uc_send(ub, 16);
+	ok(st == IBV_WC_SUCCESS && wait_wc(A.cq, &wc) == IBV_WC_SUCCESS &&
+	   wc.byte_len == 16, "and SENDs");
+	sg = (struct ibv_sge){ (uintptr_t)bbuf, 64, bmr->lkey };
+	{
+		struct ibv_send_wr rd = {
+			.wr_id = 602, .sg_list = &sg, .num_sge = 1,
+			.opcode = IBV_WR_RDMA_READ,
+			.wr.rdma = { (uintptr_t)abuf, mr->rkey },
+		};
+
+		ok(ibv_post_send(ub, &rd, &sbad) == EINVAL,
+		   "a READ on a UC QP is refused (EINVAL)");
+	}
+out:
+	if (ua)
+		ibv_destroy_qp(ua);
+	if (ub)
+		ibv_destroy_qp(ub);
+	if (mr)
+		ibv_dereg_mr(mr);
+}
+
 int main(int argc, char **argv)
 {
 	if (argc < 5) {
@@ -847,6 +977,7 @@ int main(int argc, char **argv)
 	test_import();
 	test_resize_cq();
 	test_resize_srq();
+	test_uc();
 	if (qa)
 		ibv_destroy_qp(qa);
 	if (qb)

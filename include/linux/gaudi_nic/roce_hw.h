@@ -307,9 +307,18 @@ enum gn_roce_qp_state {
  * QP types: the ib_qp_type order.  A GSI QP is created with its port in
  * @port; it receives the port's datagrams for QPN 1 (GN_ROCE_GSI_QPN),
  * sends with source QPN 1 and checks GN_ROCE_GSI_QKEY.  One per port.
+ *
+ * UC QPs are connected like RC ones but unreliable (IBTA UC, BTH opcodes
+ * 0x20 | the RC operation): SEND, SEND_IMM, WRITE, WRITE_IMM, BIND_MW and
+ * LOCAL_INV.  A send WQE completes once its packets are sent; nothing is
+ * acknowledged or retried.  The responder silently drops a message that
+ * arrives out of sequence, lacks a receive WQE, or fails its rkey, range
+ * or access checks (and counts it in rx_drops); only a receive WQE it
+ * cannot use (bad lkey) moves it to ERR.
  */
 #define GN_ROCE_QPT_GSI		1
 #define GN_ROCE_QPT_RC		2
+#define GN_ROCE_QPT_UC		3	/* see below */
 #define GN_ROCE_QPT_UD		4
 
 /* gn_roce_qp_ctx.flags (CREATE_QP only) */

@@ -685,8 +685,9 @@ static struct ibv_qp *gaudi_create_qp(struct ibv_pd *pd,
 	bool ud;
 	int ret;
 
-	/* RC and UD only; only RC QPs take receives from an SRQ */
-	if ((attr->qp_type != IBV_QPT_RC && attr->qp_type != IBV_QPT_UD) ||
+	/* RC, UC and UD only; only RC QPs take receives from an SRQ */
+	if ((attr->qp_type != IBV_QPT_RC && attr->qp_type != IBV_QPT_UC &&
+	     attr->qp_type != IBV_QPT_UD) ||
 	    (attr->srq && attr->qp_type != IBV_QPT_RC)) {
 		errno = EOPNOTSUPP;
 		return NULL;
@@ -1005,9 +1006,14 @@ int gaudi_build_send(struct gaudi_qp *qp, struct gaudi_wqe *w,
 		w->imm_data = wr->imm_data;
 		break;
 	case IBV_WR_RDMA_READ:
+		/* UC: SEND and WRITE only */
+		if (qp->vqp.qp.qp_type == IBV_QPT_UC)
+			return EINVAL;
 		w->opcode = GAUDI_WQE_READ;
 		break;
 	case IBV_WR_SEND_WITH_INV:
+		if (qp->vqp.qp.qp_type == IBV_QPT_UC)
+			return EINVAL;
 		w->opcode = GAUDI_WQE_SEND_INV;
 		w->rkey = wr->invalidate_rkey;
 		break;
@@ -1217,7 +1223,7 @@ static int gaudi_bind_mw(struct ibv_qp *qp, struct ibv_mw *mw,
 	struct ibv_send_wr *bad;
 	int ret;
 
-	if (qp->qp_type != IBV_QPT_RC)
+	if (qp->qp_type != IBV_QPT_RC && qp->qp_type != IBV_QPT_UC)
 		return EINVAL;
 	ret = gaudi_post_send(qp, &wr, &bad);
 	if (!ret)

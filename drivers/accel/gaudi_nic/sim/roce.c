@@ -388,7 +388,7 @@ static int gn_cmd_create_qp(struct gaudi_nic_roce *r, u32 qpn,
 	if (qpn < GN_ROCE_MIN_QPN || qpn >= GN_ROCE_MAX_QP ||
 	    le32_to_cpu(c->qpn) != qpn ||
 	    (c->type != GN_ROCE_QPT_RC && c->type != GN_ROCE_QPT_UD &&
-	     c->type != GN_ROCE_QPT_GSI) ||
+	     c->type != GN_ROCE_QPT_GSI && c->type != GN_ROCE_QPT_UC) ||
 	    c->flags & ~(GN_ROCE_QPF_PRIV | GN_ROCE_QPF_SRQ) || c->rsvd0 ||
 	    c->rsvd1 || ((c->flags & GN_ROCE_QPF_SRQ) &&
 			 (le32_to_cpu(c->srqn) >= GN_ROCE_MAX_SRQ ||

@@ -37,6 +37,7 @@ enum {
 	OP_UD_SEND_ONLY_IMM	= 0x65,
 };
 
+#define OP_UC		0x20	/* UC opcodes: 0x20 | the RC ones, to 0x2b */
 #define BTH_SE		0x80
 #define BTH_MIG		0x40
 #define BTH_ACKREQ	0x80000000U
@@ -60,9 +61,10 @@ enum {
 
 /* Extension headers carried by a packet. */
 struct gn_pkt {
-	u8 opcode;
+	u8 opcode;		/* the RC operation (UC: without 0x20) */
 	u8 se;
 	bool ackreq;
+	bool uc;		/* UC transport: opcode | OP_UC on the wire */
 	u32 psn;
 	u32 dqpn;
 	u64 va;			/* RETH */

@@ -62,9 +62,13 @@ static void gn_req_start(struct gn_rqp *qp, struct gn_rswqe *sw)
 	switch (w->opcode) {
 	case GN_ROCE_WQE_SEND:
 	case GN_ROCE_WQE_SEND_IMM:
-	case GN_ROCE_WQE_SEND_INV:
 	case GN_ROCE_WQE_WRITE:
 	case GN_ROCE_WQE_WRITE_IMM:
+		break;
+	case GN_ROCE_WQE_SEND_INV:
+		/* invalidation is for reliable connections */
+		if (qp->ctx.type == GN_ROCE_QPT_UC)
+			sw->bad = GN_ROCE_CQE_LOC_QP_OP_ERR;
 		break;
 	case GN_ROCE_WQE_BIND_MW:
 	case GN_ROCE_WQE_LOCAL_INV:
@@ -72,7 +76,8 @@ static void gn_req_start(struct gn_rqp *qp, struct gn_rswqe *sw)
 			sw->bad = GN_ROCE_CQE_LOC_QP_OP_ERR;
 		break;
 	case GN_ROCE_WQE_READ:
-		if (w->flags & GN_ROCE_WQE_F_INLINE)
+		if ((w->flags & GN_ROCE_WQE_F_INLINE) ||
+		    qp->ctx.type == GN_ROCE_QPT_UC)
 			sw->bad = GN_ROCE_CQE_LOC_QP_OP_ERR;
 		break;
 	default:
@@ -142,6 +147,11 @@ static int gn_req_packet(struct gaudi_nic_roce *r, struct gn_rqp *qp,
 	}
 	p.ackreq = last || !((i + 1) % GN_RR_ACK_EVERY) ||
 		   psn_diff(p.psn + 1, qp->una) >= GN_RR_WINDOW;
+	/* UC: nothing is acknowledged */
+	if (qp->ctx.type == GN_ROCE_QPT_UC) {
+		p.uc = true;
+		p.ackreq = false;
+	}
 	hl = gn_tx_hdr_len(r, qp, p.opcode);
 	if (hl < 0)
 		return 0;	/* no path: the timeout will tell */
@@ -166,13 +176,14 @@ static void gn_req_progress(struct gaudi_nic_roce *r, struct gn_rqp *qp,
 void gn_req_send(struct gaudi_nic_roce *r, struct gn_rqp *qp)
 {
 	u32 mask = qp->sq.size - 1;
-	bool local = false;
+	bool local = false, uc;
 	int posted;
 
-	if (qp->ctx.type != GN_ROCE_QPT_RC) {
+	if (qp->ctx.type == GN_ROCE_QPT_UD || qp->ctx.type == GN_ROCE_QPT_GSI) {
 		gn_ud_send(r, qp);
 		return;
 	}
+	uc = qp->ctx.type == GN_ROCE_QPT_UC;
 	if (qp->state != GN_ROCE_QPS_RTS || qp->rnr_wait)
 		return;
 	posted = gn_sq_posted(r, qp);
@@ -236,6 +247,11 @@ void gn_req_send(struct gaudi_nic_roce *r, struct gn_rqp *qp)
 				qp->sq_pkt++;
 				qp->npsn = (sw->first_psn + qp->sq_pkt) &
 					   PSN_MASK;
+				/* UC: a packet sent is a packet done */
+				if (uc) {
+					qp->acked = qp->npsn;
+					qp->una = qp->npsn;
+				}
 			}
 			if (qp->sq_pkt < sw->npkts)
 				break;
@@ -249,7 +265,7 @@ out:
 	if (qp->state == GN_ROCE_QPS_RTS && !qp->timer_on)
 		gn_req_arm_timer(qp);
 	/* no ACK may come for a local operation with nothing before it */
-	if (local && qp->state == GN_ROCE_QPS_RTS)
+	if ((local || uc) && qp->state == GN_ROCE_QPS_RTS)
 		gn_req_progress(r, qp, false);
 }
 

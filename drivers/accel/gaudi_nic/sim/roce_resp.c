@@ -67,6 +67,18 @@ static void gn_resp_fatal(struct gaudi_nic_roce *r, struct gn_rport *pt,
 
 	if (syndrome == AETH_NAK_ACC)
 		pt->st.rem_access_errs++;
+	/* UC: the sender's faults drop the message, nothing is answered */
+	if (qp->ctx.type == GN_ROCE_QPT_UC) {
+		qp->in_send = false;
+		qp->in_write = false;
+		if (syndrome != AETH_NAK_OP) {
+			pt->st.rx_drops++;
+			return;
+		}
+		gn_rdp_to_error(r, qp);
+		gn_roce_event(r, ev, qp->qpn);
+		return;
+	}
 	gn_send_ack(r, qp, syndrome, psn);
 	gn_rdp_to_error(r, qp);
 	gn_roce_event(r, ev, qp->qpn);
@@ -300,6 +312,11 @@ static enum gn_resp_res gn_resp_rnr(struct gaudi_nic_roce *r,
 				    struct gn_rport *pt, struct gn_rqp *qp,
 				    const struct gn_pkt *p)
 {
+	/* UC: no receive WQE, the message is dropped */
+	if (p->uc) {
+		pt->st.rx_drops++;
+		return GN_RESP_STOP;
+	}
 	if (gn_resp_may_nak(pt, qp)) {
 		pt->st.rnr_naks_tx++;
 		gn_send_ack(r, qp, AETH_RNR(qp->ctx.min_rnr_timer), p->psn);
@@ -496,6 +513,20 @@ static bool gn_resp_psn_ok(struct gaudi_nic_roce *r, struct gn_rport *pt,
 {
 	s32 d = psn_diff(p->psn, qp->epsn);
 
+	/*
+	 * UC: packets were lost.  The message they belonged to is dropped
+	 * (its receive WQE serves the next one) and the sequence goes on
+	 * from this packet, which counts only if it starts a message.
+	 */
+	if (p->uc) {
+		if (d) {
+			pt->st.out_of_seq++;
+			qp->in_send = false;
+			qp->in_write = false;
+			qp->epsn = p->psn;
+		}
+		return true;
+	}
 	if (d < 0) {				/* duplicate */
 		pt->st.dup_reqs++;
 		if (p->opcode == OP_READ_REQ)
@@ -542,7 +573,15 @@ void gn_resp_rx(struct gaudi_nic_roce *r, struct gn_rport *pt,
 		res = GN_RESP_INVALID;
 		break;
 	}
-	if (res == GN_RESP_TAKEN) {
+	if (p->uc) {
+		/* taken or dropped, the sequence moves on; never an answer */
+		qp->epsn = (qp->epsn + 1) & PSN_MASK;
+		if (res == GN_RESP_INVALID) {
+			qp->in_send = false;
+			qp->in_write = false;
+			pt->st.rx_drops++;
+		}
+	} else if (res == GN_RESP_TAKEN) {
 		qp->epsn = (qp->epsn + 1) & PSN_MASK;
 		if (p->ackreq)
 			gn_resp_ack_later(r, qp);

@@ -124,6 +124,11 @@ static void gn_rdp_rx_one(struct gaudi_nic_roce *r, struct gn_rport *pt,
 		}
 	}
 	p.opcode = bth[0];
+	/* UC: the RC SEND and WRITE operations */
+	if ((p.opcode & 0xe0) == OP_UC && (p.opcode & 0x1f) <= OP_WRITE_ONLY_IMM) {
+		p.uc = true;
+		p.opcode &= 0x1f;
+	}
 	/* no atomics */
 	if (p.opcode > OP_ACK && !op_is_ud(p.opcode) && !op_has_ieth(p.opcode))
 		goto drop;
@@ -173,7 +178,7 @@ static void gn_rdp_rx_one(struct gaudi_nic_roce *r, struct gn_rport *pt,
 		return;
 	}
 	qp = dqpn < GN_ROCE_MAX_QP ? r->qps[dqpn] : NULL;
-	if (!qp || qp->ctx.type != GN_ROCE_QPT_RC ||
+	if (!qp || qp->ctx.type != (p.uc ? GN_ROCE_QPT_UC : GN_ROCE_QPT_RC) ||
 	    !gn_rdp_addr_ok(pt, qp, l3, v4))
 		goto drop;
 	pt->st.rx_pkts++;

@@ -381,7 +381,7 @@ static void gn_tx_hdr(struct gaudi_nic_roce *r, struct gn_rqp *qp,
 	uh->len = htons(ulen);
 	uh->check = 0;
 
-	bth[0] = p->opcode;
+	bth[0] = p->opcode | (p->uc ? OP_UC : 0);
 	bth[1] = p->se | BTH_MIG | (pad << 4);
 	put_unaligned_be16(0xffff, bth + 2);
 	put_unaligned_be32(p->dqpn & PSN_MASK, bth + 4);

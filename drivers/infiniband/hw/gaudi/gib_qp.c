@@ -2,10 +2,10 @@
 /*
  * gaudi_ib queue pairs: creation, state changes, queries, posting.
  *
- * User QPs (RC, UD) post into rings mapped into the process; the kernel
+ * User QPs (RC, UC, UD) post into rings mapped into the process; the kernel
  * only rings their doorbells.  Kernel QPs are UD and GSI (QP1, one per
  * port, made by the MAD layer); their rings are in kernel memory and
- * gib_post_send()/gib_post_recv() fill them.  Kernel RC QPs are not
+ * gib_post_send()/gib_post_recv() fill them.  Kernel RC and UC QPs are not
  * offered: nothing here needs them (rdma_cm's RC QPs are user QPs, and
  * ib_cm itself only uses QP1), so they get -EOPNOTSUPP.
  */
@@ -56,6 +56,8 @@ static u8 gib_hw_qp_type(enum ib_qp_type t)
 		return GN_ROCE_QPT_GSI;
 	case IB_QPT_UD:
 		return GN_ROCE_QPT_UD;
+	case IB_QPT_UC:
+		return GN_ROCE_QPT_UC;
 	default:
 		return GN_ROCE_QPT_RC;
 	}
@@ -75,7 +77,8 @@ static int gib_check_qp_init(struct gib_dev *dev,
 
 	switch (init->qp_type) {
 	case IB_QPT_RC:
-		/* kernel RC QPs: see the top of this file */
+	case IB_QPT_UC:
+		/* kernel RC and UC QPs: see the top of this file */
 		if (!user)
 			return -EOPNOTSUPP;
 		max_sge = GN_ROCE_MAX_SGE;
@@ -93,7 +96,7 @@ static int gib_check_qp_init(struct gib_dev *dev,
 		max_inline = GN_ROCE_UD_MAX_INLINE;
 		break;
 	default:
-		/* UC, XRC, raw packet, SMI (no QP0 on RoCE), driver QPs */
+		/* XRC, raw packet, SMI (no QP0 on RoCE), driver QPs */
 		return -EOPNOTSUPP;
 	}
 	/* only RC QPs take their receives from an SRQ */
