@@ -301,6 +301,16 @@ static void gib_dealloc_ucontext(struct ib_ucontext *ibuc)
  * objects (engine contexts included); the ring pages it still maps stay
  * allocated until it unmaps them, and nothing reads them any more.
  */
+/*
+ * UVERBS_METHOD_QUERY_CONTEXT (ibv_import_device()): the core answers
+ * everything; a context carries nothing the provider must learn again.
+ */
+static int gib_query_ucontext(struct ib_ucontext *ibuc,
+			      struct uverbs_attr_bundle *attrs)
+{
+	return 0;
+}
+
 static void gib_disassociate_ucontext(struct ib_ucontext *ibuc)
 {
 }
@@ -1003,6 +1013,7 @@ const struct ib_device_ops gib_dev_ops = {
 	.alloc_ucontext = gib_alloc_ucontext,
 	.dealloc_ucontext = gib_dealloc_ucontext,
 	.disassociate_ucontext = gib_disassociate_ucontext,
+	.query_ucontext = gib_query_ucontext,
 	.mmap = gib_mmap,
 	.mmap_free = gib_mmap_free,
 	.alloc_pd = gib_alloc_pd,
