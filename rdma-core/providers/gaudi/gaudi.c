@@ -799,6 +799,39 @@ static int gaudi_query_qp(struct ibv_qp *ibqp, struct ibv_qp_attr *attr,
 	return 0;
 }
 
+/*
+ * Drop the completions of QP @qpn not yet polled from @ibcq (a QP moved
+ * to RESET starts afresh, as mlx4 and mlx5 clean their CQs): the others
+ * move up over them, newest first, and the consumer index passes the
+ * freed slots.  The engine may be adding CQEs past the producer index
+ * read here meanwhile; those are not touched.
+ */
+static void gaudi_cq_clean(struct ibv_cq *ibcq, uint32_t qpn)
+{
+	struct gaudi_cq *cq = container_of(ibcq, struct gaudi_cq, vcq.cq);
+	uint32_t prod, i, freed = 0;
+
+	pthread_spin_lock(&cq->lock);
+	prod = gaudi_load_acquire(&cq->ring.hdr->prod);
+	if (prod - cq->cons > cq->ring.size)	/* not the engine's doing */
+		goto out;
+	for (i = prod; i != cq->cons; i--) {
+		struct gaudi_cqe *c = gaudi_ring_entry(&cq->ring, i - 1);
+
+		if (c->qp_num == qpn)
+			freed++;
+		else if (freed)
+			memcpy(gaudi_ring_entry(&cq->ring, i - 1 + freed), c,
+			       sizeof(*c));
+	}
+	if (freed) {
+		cq->cons += freed;
+		gaudi_store_release(&cq->ring.hdr->cons, cq->cons);
+	}
+out:
+	pthread_spin_unlock(&cq->lock);
+}
+
 static int gaudi_modify_qp(struct ibv_qp *ibqp, struct ibv_qp_attr *attr,
 			   int attr_mask)
 {
@@ -812,6 +845,9 @@ static int gaudi_modify_qp(struct ibv_qp *ibqp, struct ibv_qp_attr *attr,
 	if (attr_mask & IBV_QP_STATE) {
 		qp->in_error = attr->qp_state == IBV_QPS_ERR;
 		if (attr->qp_state == IBV_QPS_RESET) {
+			gaudi_cq_clean(ibqp->send_cq, ibqp->qp_num);
+			if (ibqp->recv_cq && ibqp->recv_cq != ibqp->send_cq)
+				gaudi_cq_clean(ibqp->recv_cq, ibqp->qp_num);
 			/* the engine emptied the rings */
 			qp->sq_prod = gaudi_load_acquire(&qp->sq.hdr->prod);
 			if (qp->rq.map)
