@@ -390,9 +390,12 @@ static void test_mw_type2(struct ibv_mr *mr, struct ibv_mr *nobind)
 				    .send_flags = IBV_SEND_SIGNALED,
 				    .invalidate_rkey = key };
 	memset(&wc, 0, sizeof(wc));
-	ok(st == IBV_WC_SUCCESS && !ibv_post_send(qb, &swr, &sbad) &&
-	   wait_wc(B.cq, &wc) == IBV_WC_SUCCESS &&
-	   wait_wc(A.cq, &wc) == IBV_WC_SUCCESS && wc.opcode == IBV_WC_RECV &&
+	if (st == IBV_WC_SUCCESS && !ibv_post_send(qb, &swr, &sbad) &&
+	    wait_wc(B.cq, &wc) == IBV_WC_SUCCESS)
+		st = wait_wc(A.cq, &wc);
+	else
+		st = -1;
+	ok(st == IBV_WC_SUCCESS && wc.opcode == IBV_WC_RECV &&
 	   (wc.wc_flags & IBV_WC_WITH_INV) && wc.invalidated_rkey == key &&
 	   wc.byte_len == 16,
 	   "SEND_WITH_INV: the receive reports IBV_WC_WITH_INV and the key (0x%x, flags 0x%x)",
@@ -429,10 +432,12 @@ static void test_mw(void)
 	struct ibv_mr *mr = ibv_reg_mr(A.pd, abuf, LEN, acc);
 	struct ibv_mr *nobind = ibv_reg_mr(A.pd, abuf, LEN,
 					   IBV_ACCESS_LOCAL_WRITE);
-	struct ibv_device_attr da;
+	struct ibv_device_attr da = {};
+	int qd = ibv_query_device(A.ctx, &da);
 	struct ibv_mw *mw;
 
-	ok(!ibv_query_device(A.ctx, &da) && da.max_mw > 0 &&
+	/* (arguments are evaluated in no set order: query first) */
+	ok(!qd && da.max_mw > 0 &&
 	   (da.device_cap_flags & IBV_DEVICE_MEM_WINDOW) &&
 	   (da.device_cap_flags & IBV_DEVICE_MEM_WINDOW_TYPE_2B),
 	   "the device reports memory windows, type 2B (max_mw %d)",
@@ -613,10 +618,8 @@ static void test_import(void)
 	ok(imr && imr->lkey == mr->lkey && imr->rkey == mr->rkey &&
 	   imr->length == LEN,
 	   "its PD and MR imported: same keys and length");
-	errno = 0;
-	ok(!ipd || (!ibv_import_mr(ipd, mr->handle + 1000) && errno),
-	   "importing an MR handle that does not exist fails (%s)",
-	   strerror(errno));
+	ok(!ipd || !ibv_import_mr(ipd, mr->handle + 1000),
+	   "importing an MR handle that does not exist fails");
 	cq = ibv_create_cq(ctx, 16, NULL, NULL, 0);
 	q = ipd && cq ? new_qp(ipd, cq) : NULL;
 	memset(abuf, 0xee, LEN);
@@ -779,7 +782,9 @@ static void test_resize_srq(void)
 	at.max_wr = 16;
 	ret = ibv_modify_srq(srq, &at, IBV_SRQ_MAX_WR);
 	memset(&at, 0, sizeof(at));
-	ok(!ret && !ibv_query_srq(srq, &at) && at.max_wr >= 16,
+	if (!ret)
+		ret = ibv_query_srq(srq, &at);
+	ok(!ret && at.max_wr >= 16,
 	   "grown to %u receives (%d)", at.max_wr, ret);
 	for (i = 3; i < 13; i++)
 		ret |= srq_post(srq, mr, 300 + i, 64 * i);
