@@ -14,7 +14,8 @@
  * PD and MR imported from another descriptor (ibv_import_*) carry traffic.
  * A CQ or SRQ resized keeps its completions or receives, in order, and
  * refuses to shrink below them.  UC QPs carry SENDs and WRITEs without
- * acknowledgement, and drop what the responder refuses.
+ * acknowledgement, and drop what the responder refuses.  RDMA FLUSH
+ * (global) completes over a range or a whole MR and fails without access.
  * Output: TAP.
  *
  * usage: mw_test DEV_A GID_A DEV_B GID_B
@@ -80,7 +81,7 @@ static int to_rts(struct side *s, struct ibv_qp *qp, struct side *peer,
 {
 	struct ibv_qp_attr a = {
 		.qp_state = IBV_QPS_INIT, .port_num = 1,
-		.qp_access_flags = ACC_ALL,
+		.qp_access_flags = ACC_ALL | IBV_ACCESS_FLUSH_GLOBAL,
 	};
 
 	if (ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_PKEY_INDEX |
@@ -993,6 +994,112 @@ static void test_reset_cq(void)
 		ibv_dereg_mr(mr);
 }
 
+/* One ibv_wr_flush on @x: its completion's status (-1: none). */
+static int flush1(struct ibv_qp_ex *x, uint32_t rkey, uint64_t addr,
+		  size_t len, uint8_t type, uint8_t level, struct ibv_wc *wc)
+{
+	ibv_wr_start(x);
+	x->wr_id = 800;
+	x->wr_flags = IBV_SEND_SIGNALED;
+	ibv_wr_flush(x, rkey, addr, len, type, level);
+	if (ibv_wr_complete(x))
+		return -1;
+	return wait_wc(B.cq, wc);
+}
+
+/*
+ * RDMA FLUSH (global placement) from B to an MR of A with flush access:
+ * a range and the whole MR complete as IBV_WC_FLUSH; a persistent flush
+ * (no MR can have that access: the device has no persistent memory) and
+ * a flush of an MR without flush access are remote access errors.
+ */
+static void test_flush(void)
+{
+	struct ibv_mr *mr = ibv_reg_mr(A.pd, abuf, LEN,
+				       ACC_ALL | IBV_ACCESS_FLUSH_GLOBAL);
+	struct ibv_mr *nof = ibv_reg_mr(A.pd, abuf, LEN, ACC_ALL);
+	struct ibv_qp_init_attr_ex ia = {
+		.send_cq = B.cq, .recv_cq = B.cq,
+		.cap = { .max_send_wr = 8, .max_recv_wr = 8,
+			 .max_send_sge = 1, .max_recv_sge = 1 },
+		.qp_type = IBV_QPT_RC, .pd = B.pd,
+		.comp_mask = IBV_QP_INIT_ATTR_PD |
+			     IBV_QP_INIT_ATTR_SEND_OPS_FLAGS,
+		.send_ops_flags = IBV_QP_EX_WITH_FLUSH |
+				  IBV_QP_EX_WITH_RDMA_WRITE,
+	};
+	struct ibv_mr *bad;
+	struct ibv_qp_ex *x;
+	struct ibv_qp *q;
+	struct ibv_wc wc = {};
+	int st;
+
+	errno = 0;
+	bad = ibv_reg_mr(A.pd, abuf, LEN, ACC_ALL | IBV_ACCESS_FLUSH_PERSISTENT);
+	ok(!bad, "an MR with persistent flush access is refused (%s)",
+	   strerror(errno));
+	if (bad)
+		ibv_dereg_mr(bad);
+	q = ibv_create_qp_ex(B.ctx, &ia);
+	if (!mr || !nof || !q || fresh_qa() || to_rts(&B, q, &A, qa->qp_num) ||
+	    to_rts(&A, qa, &B, q->qp_num)) {
+		ok(false, "flush: set up (%s)", strerror(errno));
+		goto out;
+	}
+	x = ibv_qp_to_qp_ex(q);
+	st = write_via(q, (uintptr_t)abuf, mr->rkey);
+	if (st == IBV_WC_SUCCESS)
+		st = flush1(x, mr->rkey, (uintptr_t)abuf, 64,
+			    IBV_FLUSH_GLOBAL, IBV_FLUSH_RANGE, &wc);
+	ok(st == IBV_WC_SUCCESS && wc.opcode == IBV_WC_FLUSH && wc.wr_id == 800,
+	   "WRITE then FLUSH of its range: IBV_WC_FLUSH (status %d)", st);
+	st = flush1(x, mr->rkey, (uintptr_t)abuf, 1 << 30, IBV_FLUSH_GLOBAL,
+		    IBV_FLUSH_MR, &wc);
+	ok(st == IBV_WC_SUCCESS,
+	   "FLUSH of the whole MR (the length is not looked at) (status %d)", st);
+	st = flush1(x, mr->rkey, (uintptr_t)abuf, 1 << 30, IBV_FLUSH_GLOBAL,
+		    IBV_FLUSH_RANGE, &wc);
+	ok(st == IBV_WC_REM_ACCESS_ERR,
+	   "FLUSH of a range past the MR: remote access error (status %d)", st);
+	if (fresh_qa() || to_rts(&A, qa, &B, q->qp_num))
+		goto out;
+	ibv_destroy_qp(q);
+	q = ibv_create_qp_ex(B.ctx, &ia);
+	if (!q || to_rts(&B, q, &A, qa->qp_num) ||
+	    to_rts(&A, qa, &B, q->qp_num)) {
+		ok(false, "flush: reconnect");
+		goto out;
+	}
+	x = ibv_qp_to_qp_ex(q);
+	st = flush1(x, mr->rkey, (uintptr_t)abuf, 64, IBV_FLUSH_PERSISTENT,
+		    IBV_FLUSH_RANGE, &wc);
+	ok(st == IBV_WC_REM_ACCESS_ERR,
+	   "a persistent FLUSH: remote access error (status %d)", st);
+	if (fresh_qa() || to_rts(&A, qa, &B, q->qp_num))
+		goto out;
+	ibv_destroy_qp(q);
+	q = ibv_create_qp_ex(B.ctx, &ia);
+	if (!q || to_rts(&B, q, &A, qa->qp_num) ||
+	    to_rts(&A, qa, &B, q->qp_num)) {
+		ok(false, "flush: reconnect");
+		goto out;
+	}
+	x = ibv_qp_to_qp_ex(q);
+	st = flush1(x, nof->rkey, (uintptr_t)abuf, 64, IBV_FLUSH_GLOBAL,
+		    IBV_FLUSH_RANGE, &wc);
+	ok(st == IBV_WC_REM_ACCESS_ERR,
+	   "FLUSH of an MR without flush access: remote access error (status %d)",
+	   st);
+out:
+	if (q)
+		ibv_destroy_qp(q);
+	if (mr)
+		ibv_dereg_mr(mr);
+	if (nof)
+		ibv_dereg_mr(nof);
+	reconnect();
+}
+
 int main(int argc, char **argv)
 {
 	if (argc < 5) {
@@ -1024,6 +1131,7 @@ int main(int argc, char **argv)
 	test_resize_srq();
 	test_uc();
 	test_reset_cq();
+	test_flush();
 	if (qa)
 		ibv_destroy_qp(qa);
 	if (qb)

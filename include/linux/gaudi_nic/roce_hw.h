@@ -122,6 +122,7 @@ enum gn_roce_wqe_op {
 	GN_ROCE_WQE_SEND_INV		= 5,	/* rkey: the one to invalidate */
 	GN_ROCE_WQE_BIND_MW		= 6,	/* RC only; bind (below) */
 	GN_ROCE_WQE_LOCAL_INV		= 7,	/* rkey: a type 2 MW's */
+	GN_ROCE_WQE_FLUSH		= 10,	/* RC; rkey, remote_addr, flush */
 	GN_ROCE_WQE_RECV		= 8,	/* RQ entries */
 	GN_ROCE_WQE_NOP			= 15,
 };
@@ -154,7 +155,15 @@ enum gn_roce_wqe_op {
  * for a type 2 MW bound to the receiving QP.  These run when the WQE is
  * reached, complete in order, and fail with MW_BIND_ERR (BIND_MW) or
  * LOC_QP_OP_ERR (LOCAL_INV).  An MR and an MW key never collide: MW
- * indices follow the MR ones.  A UD message is at most one path MTU (the port's
+ * indices follow the MR ones.
+ *
+ * FLUSH (IBA 1.5 RDMA FLUSH, BTH opcode 0x1c, RETH and FETH) asks the
+ * responder to make what was written to @rkey's MR visible (placement
+ * type GLOBAL; PERSISTENT needs an MR with GN_ROCE_MR_FLUSH_PERSIST,
+ * which nothing registers), over the range or the whole MR (level).  It
+ * is ordered and answered like a READ of nothing (one READ response
+ * without payload); a QP without GN_ROCE_ACC_FLUSH or an MR without the
+ * type's access bit gives a remote access error.  A UD message is at most one path MTU (the port's
  * active MTU): longer ones complete with LOC_LEN_ERR.  Receive WQEs are
  * the same for every QP type; on UD and GSI QPs the first
  * GN_ROCE_GRH_SIZE bytes of the SGEs receive the GRH area (see
@@ -182,6 +191,12 @@ struct gn_roce_wqe {
 	union {
 		struct gn_roce_sge sge[GN_ROCE_MAX_SGE];
 		u8 inline_data[GN_ROCE_MAX_INLINE];
+		struct {		/* FLUSH */
+			__le64 length;	/* FLUSH_RANGE: the range */
+			u8 type;	/* GN_ROCE_FLUSH_GLOBAL / _PERSISTENT */
+			u8 level;	/* GN_ROCE_FLUSH_RANGE / _MR */
+			u8 rsvd[6];
+		} flush;
 		struct {		/* BIND_MW */
 			__le64 addr;
 			__le64 length;
@@ -205,6 +220,7 @@ enum gn_roce_cqe_op {
 	GN_ROCE_CQE_READ		= 2,
 	GN_ROCE_CQE_BIND_MW		= 3,
 	GN_ROCE_CQE_LOCAL_INV		= 4,
+	GN_ROCE_CQE_FLUSH		= 5,
 	GN_ROCE_CQE_RECV		= 8,
 	GN_ROCE_CQE_RECV_WRITE_IMM	= 9,
 };
@@ -328,6 +344,7 @@ enum gn_roce_qp_state {
 /* gn_roce_qp_ctx.access (remote access granted to the peer) */
 #define GN_ROCE_ACC_REMOTE_WRITE	0x1
 #define GN_ROCE_ACC_REMOTE_READ		0x2
+#define GN_ROCE_ACC_FLUSH		0x4	/* RDMA FLUSH requests */
 
 /*
  * QP context.  CREATE_QP takes the whole context (state RESET); MODIFY_QP
@@ -426,6 +443,14 @@ struct gn_roce_srq_ctx {
 #define GN_ROCE_MR_REMOTE_WRITE		0x2
 #define GN_ROCE_MR_REMOTE_READ		0x4
 #define GN_ROCE_MR_MW_BIND		0x8	/* memory windows may bind to it */
+#define GN_ROCE_MR_FLUSH_GLOBAL		0x10	/* FLUSH, placement type global */
+#define GN_ROCE_MR_FLUSH_PERSIST	0x20	/* FLUSH, persistent */
+
+/* gn_roce_wqe.flush */
+#define GN_ROCE_FLUSH_GLOBAL		1
+#define GN_ROCE_FLUSH_PERSISTENT	2
+#define GN_ROCE_FLUSH_RANGE		0
+#define GN_ROCE_FLUSH_MR		1
 
 /*
  * Memory region: @iova .. @iova + @length maps onto the pages of @pages;

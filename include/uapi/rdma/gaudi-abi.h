@@ -59,6 +59,7 @@ enum gaudi_wqe_opcode {
 	GAUDI_WQE_SEND_INV	= 5,	/* rkey: the type 2 MW to invalidate */
 	GAUDI_WQE_BIND_MW	= 6,	/* rkey: the MW's new key; data.bind */
 	GAUDI_WQE_LOCAL_INV	= 7,	/* rkey: the type 2 MW to invalidate */
+	GAUDI_WQE_FLUSH		= 10,	/* rkey, remote_addr, data.flush */
 	GAUDI_WQE_RECV		= 8,
 };
 
@@ -100,6 +101,7 @@ enum gaudi_mw_access {
  * BIND_MW (RC, num_sge 0) binds the memory window of rkey's index to
  * rkey over data.bind.addr .. + length of the MR data.bind.mr_lkey (zero
  * length: unbind a type 1 window); it completes as GAUDI_CQE_BIND_MW.
+ * FLUSH (RC, num_sge 0; ibv_wr_flush) completes as GAUDI_CQE_FLUSH.
  */
 struct gaudi_wqe {
 	__aligned_u64 wr_id;
@@ -121,6 +123,12 @@ struct gaudi_wqe {
 			__u32 access;	/* enum gaudi_mw_access */
 		} bind;
 		struct {
+			__aligned_u64 length;
+			__u8 type;	/* 1: global, 2: persistent */
+			__u8 level;	/* 0: the range, 1: the whole MR */
+			__u8 rsvd[6];
+		} flush;
+		struct {
 			struct gaudi_av av;
 			union {
 				struct gaudi_sge sge[GAUDI_UD_MAX_SGE];
@@ -136,6 +144,7 @@ enum gaudi_cqe_opcode {
 	GAUDI_CQE_READ			= 2,
 	GAUDI_CQE_BIND_MW		= 3,
 	GAUDI_CQE_LOCAL_INV		= 4,
+	GAUDI_CQE_FLUSH			= 5,
 	GAUDI_CQE_RECV			= 8,
 	GAUDI_CQE_RECV_WRITE_IMM	= 9,
 };

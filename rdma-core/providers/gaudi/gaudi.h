@@ -106,6 +106,10 @@ struct gaudi_wr_state {
 	struct ibv_sge sge[GAUDI_MAX_SGE];
 	uint8_t inl[GAUDI_MAX_INLINE];
 	struct ibv_ah *db_ah;	/* UD: an AH of the batch, for the doorbell */
+	/* wr_flush: what ibv_send_wr has no room for (cur.wr.rdma, length) */
+	uint64_t flush_len;
+	uint8_t flush_type;
+	uint8_t flush_level;
 };
 
 struct gaudi_qp {

@@ -30,6 +30,7 @@
 #define GAUDI_QPEX_RC_OPS (GAUDI_QPEX_UD_OPS | IBV_QP_EX_WITH_RDMA_WRITE | \
 			   IBV_QP_EX_WITH_RDMA_WRITE_WITH_IMM | \
 			   IBV_QP_EX_WITH_RDMA_READ | IBV_QP_EX_WITH_BIND_MW | \
+			   IBV_QP_EX_WITH_FLUSH | \
 			   IBV_QP_EX_WITH_LOCAL_INV | \
 			   IBV_QP_EX_WITH_SEND_WITH_INV)
 #define GAUDI_QPEX_UC_OPS (GAUDI_QPEX_UD_OPS | IBV_QP_EX_WITH_RDMA_WRITE | \
@@ -73,7 +74,24 @@ static void wr_put(struct gaudi_qp *qp)
 	s->open = false;
 	if (s->err)
 		return;
-	ret = gaudi_build_send(qp, &w, &s->cur);
+	if (s->cur.opcode == IBV_WR_FLUSH) {
+		/* only here: ibv_post_send() has no FLUSH */
+		memset(&w, 0, sizeof(w));
+		w.wr_id = s->cur.wr_id;
+		w.opcode = GAUDI_WQE_FLUSH;
+		w.rkey = s->cur.wr.rdma.rkey;
+		w.remote_addr = s->cur.wr.rdma.remote_addr;
+		w.data.flush.length = s->flush_len;
+		w.data.flush.type = s->flush_type;
+		w.data.flush.level = s->flush_level;
+		if (s->cur.send_flags & IBV_SEND_SIGNALED)
+			w.flags |= GAUDI_WQE_F_SIGNALED;
+		if (s->cur.send_flags & IBV_SEND_FENCE)
+			w.flags |= GAUDI_WQE_F_FENCE;
+		ret = 0;
+	} else {
+		ret = gaudi_build_send(qp, &w, &s->cur);
+	}
 	if (!ret)
 		ret = gaudi_sq_put(qp, &w);
 	if (ret) {
@@ -229,11 +247,32 @@ static void gaudi_wr_atomic_write(struct ibv_qp_ex *ibqp, uint32_t rkey,
 	wr_not_enabled(ibqp);
 }
 
+/*
+ * RDMA FLUSH of global visibility over a range or the whole MR; the
+ * engine has no persistent memory, so a persistent one fails at the
+ * responder (no MR has that access).
+ */
 static void gaudi_wr_flush(struct ibv_qp_ex *ibqp, uint32_t rkey,
 			   uint64_t remote_addr, size_t len, uint8_t type,
 			   uint8_t level)
 {
-	wr_not_enabled(ibqp);
+	struct gaudi_wr_state *s = &to_gqpx(ibqp)->wr;
+	struct ibv_send_wr *wr;
+
+	if ((type != IBV_FLUSH_GLOBAL && type != IBV_FLUSH_PERSISTENT) ||
+	    (level != IBV_FLUSH_RANGE && level != IBV_FLUSH_MR)) {
+		wr_put(to_gqpx(ibqp));
+		wr_fail(s, EINVAL);
+		return;
+	}
+	wr = wr_begin(ibqp, IBV_QP_EX_WITH_FLUSH, IBV_WR_FLUSH);
+	if (!wr)
+		return;
+	wr->wr.rdma.rkey = rkey;
+	wr->wr.rdma.remote_addr = remote_addr;
+	s->flush_len = len;
+	s->flush_type = type;
+	s->flush_level = level;
 }
 
 static void gaudi_wr_set_xrc_srqn(struct ibv_qp_ex *ibqp, uint32_t srqn)

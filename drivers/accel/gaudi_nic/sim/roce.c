@@ -631,7 +631,9 @@ static struct gn_rmr *gn_mr_build(struct gaudi_nic_roce *r, u32 index,
 	    le32_to_cpu(c->access) & ~(GN_ROCE_MR_LOCAL_WRITE |
 				      GN_ROCE_MR_REMOTE_WRITE |
 				      GN_ROCE_MR_REMOTE_READ |
-				      GN_ROCE_MR_MW_BIND))
+				      GN_ROCE_MR_MW_BIND |
+				      GN_ROCE_MR_FLUSH_GLOBAL |
+				      GN_ROCE_MR_FLUSH_PERSIST))
 		return ERR_PTR(-EINVAL);
 	mr = kzalloc(sizeof(*mr), GFP_KERNEL);
 	if (!mr)

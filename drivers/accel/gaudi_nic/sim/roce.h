@@ -187,6 +187,8 @@ struct gn_rread {
 	u32 rkey;
 	u32 len;
 	u64 va;
+	u32 mr_acc;		/* what the MR must grant (READ or FLUSH) */
+	u32 qp_acc;		/* and the QP */
 };
 
 struct gn_rqp {

@@ -328,6 +328,8 @@ void gn_cqe_inv(struct gaudi_nic_roce *r, struct gn_rqp *qp, u64 wr_id,
 u8 gn_sq_cqe_op(u8 wqe_op)
 {
 	switch (wqe_op) {
+	case GN_ROCE_WQE_FLUSH:
+		return GN_ROCE_CQE_FLUSH;
 	case GN_ROCE_WQE_BIND_MW:
 		return GN_ROCE_CQE_BIND_MW;
 	case GN_ROCE_WQE_LOCAL_INV:

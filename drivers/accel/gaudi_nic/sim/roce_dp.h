@@ -30,6 +30,7 @@ enum {
 	OP_READ_RESP_LAST	= 0x0f,
 	OP_READ_RESP_ONLY	= 0x10,
 	OP_ACK			= 0x11,
+	OP_FLUSH		= 0x1c,	/* RETH, FETH */
 	OP_SEND_LAST_INV	= 0x16,
 	OP_SEND_ONLY_INV	= 0x17,
 	/* UD transport (0x60 | operation) */
@@ -57,6 +58,7 @@ enum {
 #define IMM_LEN		4
 #define DETH_LEN	8
 #define IETH_LEN	4
+#define FETH_LEN	4
 #define ICRC_LEN	4
 
 /* Extension headers carried by a packet. */
@@ -74,6 +76,7 @@ struct gn_pkt {
 	u32 qkey;		/* DETH */
 	u32 sqpn;
 	__be32 imm;
+	u32 feth;		/* FLUSH: level << 4 | placement type */
 	u32 paylen;
 	/* received: the payload is at offset @pay_off of the frame's pieces */
 	const struct gn_mac_roce_frag *frags;
@@ -121,7 +124,13 @@ struct gn_txf {
 static inline bool op_has_reth(u8 op)
 {
 	return op == OP_WRITE_FIRST || op == OP_WRITE_ONLY ||
-	       op == OP_WRITE_ONLY_IMM || op == OP_READ_REQ;
+	       op == OP_WRITE_ONLY_IMM || op == OP_READ_REQ || op == OP_FLUSH;
+}
+
+/* WQEs answered by READ responses: READ, and FLUSH (no data) */
+static inline bool gn_wqe_is_read(u8 wqe_op)
+{
+	return wqe_op == GN_ROCE_WQE_READ || wqe_op == GN_ROCE_WQE_FLUSH;
 }
 
 static inline bool op_has_imm(u8 op)
@@ -159,6 +168,7 @@ static inline u32 op_ext_len(u8 op)
 	       (op_is_ud(op) ? DETH_LEN : 0) +
 	       (op_has_imm(op) ? IMM_LEN : 0) +
 	       (op_has_ieth(op) ? IETH_LEN : 0) +
+	       (op == OP_FLUSH ? FETH_LEN : 0) +
 	       (op_has_aeth(op) ? AETH_LEN : 0);
 }
 

@@ -80,6 +80,15 @@ static void gn_req_start(struct gn_rqp *qp, struct gn_rswqe *sw)
 		    qp->ctx.type == GN_ROCE_QPT_UC)
 			sw->bad = GN_ROCE_CQE_LOC_QP_OP_ERR;
 		break;
+	case GN_ROCE_WQE_FLUSH:
+		/* nothing local: its data is the responder's */
+		if (w->num_sge || (w->flags & GN_ROCE_WQE_F_INLINE) ||
+		    qp->ctx.type == GN_ROCE_QPT_UC ||
+		    (w->flush.type != GN_ROCE_FLUSH_GLOBAL &&
+		     w->flush.type != GN_ROCE_FLUSH_PERSISTENT) ||
+		    w->flush.level > GN_ROCE_FLUSH_MR)
+			sw->bad = GN_ROCE_CQE_LOC_QP_OP_ERR;
+		break;
 	default:
 		sw->bad = GN_ROCE_CQE_LOC_QP_OP_ERR;
 	}
@@ -117,6 +126,13 @@ static int gn_req_packet(struct gaudi_nic_roce *r, struct gn_rqp *qp,
 		p.opcode = OP_READ_REQ;
 		p.va += off;
 		p.dmalen = sw->len - min(sw->len, off);
+		p.ackreq = true;
+		gn_tx_hdr_only(r, qp, &p);
+		return 0;
+	case GN_ROCE_WQE_FLUSH:
+		p.opcode = OP_FLUSH;
+		p.dmalen = min_t(u64, le64_to_cpu(w->flush.length), U32_MAX);
+		p.feth = (u32)w->flush.level << 4 | w->flush.type;
 		p.ackreq = true;
 		gn_tx_hdr_only(r, qp, &p);
 		return 0;
@@ -211,11 +227,11 @@ void gn_req_send(struct gaudi_nic_roce *r, struct gn_rqp *qp)
 			if ((sw->wqe.flags & GN_ROCE_WQE_F_FENCE) &&
 			    gn_req_sq_has_read(qp))
 				break;
-			if (sw->wqe.opcode == GN_ROCE_WQE_READ &&
+			if (gn_wqe_is_read(sw->wqe.opcode) &&
 			    qp->reads_out >= max_rd)
 				break;
 			gn_req_start(qp, sw);
-			if (sw->opcode == GN_ROCE_WQE_READ && !sw->bad)
+			if (gn_wqe_is_read(sw->opcode) && !sw->bad)
 				qp->reads_out++;
 			/* BIND_MW, LOCAL_INV: done now, completed in order */
 			if (gn_wqe_is_local(sw->opcode) && !sw->bad) {
@@ -229,7 +245,7 @@ void gn_req_send(struct gaudi_nic_roce *r, struct gn_rqp *qp)
 				gn_req_fail(r, qp, sw->bad);
 			break;
 		}
-		if (sw->opcode == GN_ROCE_WQE_READ) {
+		if (gn_wqe_is_read(sw->opcode)) {
 			if (qp->sq_pkt < sw->npkts)
 				gn_req_packet(r, qp, sw, qp->sq_pkt);
 			qp->sq_pkt = sw->npkts;
@@ -304,7 +320,7 @@ static void gn_req_progress(struct gaudi_nic_roce *r, struct gn_rqp *qp,
 	for (idx = qp->sq_tail; idx != qp->sq_next; idx++) {
 		struct gn_rswqe *sw = &qp->swqe[idx & mask];
 
-		if (sw->opcode == GN_ROCE_WQE_READ && !sw->bad &&
+		if (gn_wqe_is_read(sw->opcode) && !sw->bad &&
 		    sw->rcvd < sw->npkts) {
 			u32 pos = (sw->first_psn + sw->rcvd) & PSN_MASK;
 
@@ -327,7 +343,7 @@ static void gn_req_progress(struct gaudi_nic_roce *r, struct gn_rqp *qp,
 		}
 		if (qp->sq_tail == qp->sq_head || psn_diff(qp->una, end) < 0)
 			break;
-		if (sw->opcode == GN_ROCE_WQE_READ)
+		if (gn_wqe_is_read(sw->opcode))
 			qp->reads_out--;
 		/* the slot is free before the consumer sees the CQE */
 		qp->sq_tail++;
@@ -432,7 +448,7 @@ void gn_req_rx(struct gaudi_nic_roce *r, struct gn_rport *pt,
 
 	/* READ responses, accepted in order only */
 	sw = gn_req_find(qp, p->psn);
-	if (!sw || sw->opcode != GN_ROCE_WQE_READ ||
+	if (!sw || !gn_wqe_is_read(sw->opcode) ||
 	    psn_diff(p->psn, (sw->first_psn + sw->rcvd) & PSN_MASK)) {
 		pt->st.out_of_seq++;
 		return;

@@ -158,8 +158,7 @@ static bool gn_resp_read_burst(struct gaudi_nic_roce *r, struct gn_rqp *qp)
 		}
 		/* the MR may have been deregistered since the request */
 		mr = gn_resp_check(r, qp, rd->rkey, rd->va + off,
-				   rd->len - off, GN_ROCE_MR_REMOTE_READ,
-				   GN_ROCE_ACC_REMOTE_READ);
+				   rd->len - off, rd->mr_acc, rd->qp_acc);
 		if (!mr) {
 			gn_tx_train_flush(r);
 			gn_resp_fatal(r, pt, qp, AETH_NAK_ACC,
@@ -241,11 +240,14 @@ static void gn_resp_read_dup(struct gaudi_nic_roce *r, struct gn_rport *pt,
 		struct gn_rread *rd = &qp->reads[j % GN_ROCE_MAX_RD_ATOM];
 		s32 d = psn_diff(p->psn, rd->psn);
 		u64 off = (u64)d * qp->mtu;
+		bool flush = rd->qp_acc == GN_ROCE_ACC_FLUSH;
 
 		if (d < 0 || d >= rd->npkts)
 			continue;
+		/* a FLUSH held answers a duplicate FLUSH (it has no length) */
 		if (p->rkey != rd->rkey || p->va != rd->va + off ||
-		    p->dmalen != rd->len - min_t(u64, rd->len, off))
+		    flush != (p->opcode == OP_FLUSH) ||
+		    (!flush && p->dmalen != rd->len - min_t(u64, rd->len, off)))
 			break;
 		rd->next = d;
 		/* what the requester lost goes out first, in PSN order */
@@ -498,8 +500,53 @@ static enum gn_resp_res gn_resp_read_req(struct gaudi_nic_roce *r,
 	rd->rkey = p->rkey;
 	rd->len = p->dmalen;
 	rd->va = p->va;
+	rd->mr_acc = GN_ROCE_MR_REMOTE_READ;
+	rd->qp_acc = GN_ROCE_ACC_REMOTE_READ;
 	qp->rd_head++;
 	qp->epsn = (qp->epsn + rd->npkts) & PSN_MASK;
+	gn_resp_read_start(r, qp);
+	return GN_RESP_STOP;
+}
+
+/*
+ * An RDMA FLUSH: the placement type's access on the QP and MR, and the
+ * range unless the whole MR is asked for.  Writes are placed in memory
+ * when they arrive, so nothing is pending: the answer is a READ response
+ * without data, ordered behind the READs held as one of them.
+ */
+static enum gn_resp_res gn_resp_flush(struct gaudi_nic_roce *r,
+				      struct gn_rport *pt, struct gn_rqp *qp,
+				      const struct gn_pkt *p)
+{
+	u32 type = p->feth & 0xf, level = (p->feth >> 4) & 0x3;
+	u32 acc = type == GN_ROCE_FLUSH_GLOBAL ? GN_ROCE_MR_FLUSH_GLOBAL :
+		  type == GN_ROCE_FLUSH_PERSISTENT ? GN_ROCE_MR_FLUSH_PERSIST : 0;
+	struct gn_rread *rd;
+
+	if (qp->in_send || qp->in_write || !acc ||
+	    level > GN_ROCE_FLUSH_MR)
+		return GN_RESP_INVALID;
+	if (qp->rd_head - qp->rd_send >= gn_resp_rd_max(qp))
+		return GN_RESP_INVALID;
+	if (!gn_resp_check(r, qp, p->rkey, p->va,
+			   level == GN_ROCE_FLUSH_MR ? 0 : p->dmalen, acc,
+			   GN_ROCE_ACC_FLUSH)) {
+		gn_resp_fatal(r, pt, qp, AETH_NAK_ACC, p->psn);
+		return GN_RESP_STOP;
+	}
+	qp->msn++;
+	rd = &qp->reads[qp->rd_head % GN_ROCE_MAX_RD_ATOM];
+	rd->psn = p->psn;
+	rd->npkts = 1;
+	rd->next = 0;
+	rd->msn = qp->msn;
+	rd->rkey = p->rkey;
+	rd->len = 0;
+	rd->va = p->va;
+	rd->mr_acc = acc;
+	rd->qp_acc = GN_ROCE_ACC_FLUSH;
+	qp->rd_head++;
+	qp->epsn = (qp->epsn + 1) & PSN_MASK;
 	gn_resp_read_start(r, qp);
 	return GN_RESP_STOP;
 }
@@ -529,7 +576,7 @@ static bool gn_resp_psn_ok(struct gaudi_nic_roce *r, struct gn_rport *pt,
 	}
 	if (d < 0) {				/* duplicate */
 		pt->st.dup_reqs++;
-		if (p->opcode == OP_READ_REQ)
+		if (p->opcode == OP_READ_REQ || p->opcode == OP_FLUSH)
 			gn_resp_read_dup(r, pt, qp, p);
 		else
 			gn_resp_ack_later(r, qp);
@@ -568,6 +615,9 @@ void gn_resp_rx(struct gaudi_nic_roce *r, struct gn_rport *pt,
 		break;
 	case OP_READ_REQ:
 		res = gn_resp_read_req(r, pt, qp, p);
+		break;
+	case OP_FLUSH:
+		res = gn_resp_flush(r, pt, qp, p);
 		break;
 	default:
 		res = GN_RESP_INVALID;

@@ -130,7 +130,8 @@ static void gn_rdp_rx_one(struct gaudi_nic_roce *r, struct gn_rport *pt,
 		p.opcode &= 0x1f;
 	}
 	/* no atomics */
-	if (p.opcode > OP_ACK && !op_is_ud(p.opcode) && !op_has_ieth(p.opcode))
+	if (p.opcode > OP_ACK && !op_is_ud(p.opcode) &&
+	    !op_has_ieth(p.opcode) && p.opcode != OP_FLUSH)
 		goto drop;
 	p.se = bth[1] & BTH_SE;
 	pad = (bth[1] >> 4) & 3;
@@ -142,6 +143,11 @@ static void gn_rdp_rx_one(struct gaudi_nic_roce *r, struct gn_rport *pt,
 	    hlen < bth + BTH_LEN + ext - f)
 		goto drop;
 	x = bth + BTH_LEN;
+	/* FLUSH: FETH before RETH (IBA A19, as rxe) */
+	if (p.opcode == OP_FLUSH) {
+		p.feth = get_unaligned_be32(x);
+		x += FETH_LEN;
+	}
 	if (op_has_reth(p.opcode)) {
 		p.va = get_unaligned_be64(x);
 		p.rkey = get_unaligned_be32(x + 8);

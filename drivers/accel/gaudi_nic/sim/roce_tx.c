@@ -388,6 +388,11 @@ static void gn_tx_hdr(struct gaudi_nic_roce *r, struct gn_rqp *qp,
 	put_unaligned_be32((p->psn & PSN_MASK) | (p->ackreq ? BTH_ACKREQ : 0),
 			   bth + 8);
 	x = bth + BTH_LEN;
+	/* FLUSH: FETH before RETH (IBA A19, as rxe) */
+	if (p->opcode == OP_FLUSH) {
+		put_unaligned_be32(p->feth, x);
+		x += FETH_LEN;
+	}
 	if (op_has_reth(p->opcode)) {
 		put_unaligned_be64(p->va, x);
 		put_unaligned_be32(p->rkey, x + 8);

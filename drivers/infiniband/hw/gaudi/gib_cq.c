@@ -233,6 +233,8 @@ static enum ib_wc_opcode gib_wc_opcode(u8 op, bool *ok)
 		return IB_WC_BIND_MW;
 	case GN_ROCE_CQE_LOCAL_INV:
 		return IB_WC_LOCAL_INV;
+	case GN_ROCE_CQE_FLUSH:
+		return IB_WC_FLUSH;
 	default:
 		*ok = false;
 		return IB_WC_SEND;

@@ -414,10 +414,11 @@ int gib_modify_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr, int mask,
 	}
 	if (mask & IB_QP_ACCESS_FLAGS) {
 		/*
-		 * Remote atomics and flushes are accepted and inert: the
-		 * engine parses neither opcode, so a request for one is
-		 * dropped whatever the QP allows.  (pyverbs' extended RC QPs
-		 * ask for them all.)
+		 * Remote atomics and persistent flushes are accepted and
+		 * inert: the engine parses no atomic opcode, and no MR has
+		 * persistent flush access, so such a request fails whatever
+		 * the QP allows.  (pyverbs' extended RC QPs ask for them
+		 * all.)  Global flushes are served (GN_ROCE_ACC_FLUSH).
 		 */
 		if (attr->qp_access_flags & ~(GIB_QP_ACCESS |
 					      IB_ACCESS_REMOTE_ATOMIC |
@@ -428,6 +429,8 @@ int gib_modify_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr, int mask,
 			c->access |= cpu_to_le32(GN_ROCE_ACC_REMOTE_WRITE);
 		if (attr->qp_access_flags & IB_ACCESS_REMOTE_READ)
 			c->access |= cpu_to_le32(GN_ROCE_ACC_REMOTE_READ);
+		if (attr->qp_access_flags & IB_ACCESS_FLUSH_GLOBAL)
+			c->access |= cpu_to_le32(GN_ROCE_ACC_FLUSH);
 		hw |= GN_ROCE_QPC_ACCESS;
 	}
 	if (mask & IB_QP_PATH_MTU) {

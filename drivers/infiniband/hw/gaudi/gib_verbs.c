@@ -97,6 +97,7 @@ static int gib_query_device(struct ib_device *ibdev,
 	a->device_cap_flags = IB_DEVICE_RC_RNR_NAK_GEN |
 			      IB_DEVICE_MEM_WINDOW |
 			      IB_DEVICE_SRQ_RESIZE |
+			      IB_DEVICE_FLUSH_GLOBAL |
 			      IB_DEVICE_MEM_WINDOW_TYPE_2B |
 			      IB_DEVICE_PORT_ACTIVE_EVENT |
 			      IB_DEVICE_CURR_QP_STATE_MOD |
@@ -631,6 +632,8 @@ static u32 gib_mr_access(int acc)
 		a |= GN_ROCE_MR_REMOTE_READ;
 	if (acc & IB_ACCESS_MW_BIND)
 		a |= GN_ROCE_MR_MW_BIND;
+	if (acc & IB_ACCESS_FLUSH_GLOBAL)
+		a |= GN_ROCE_MR_FLUSH_GLOBAL;
 	return a;
 }
 
@@ -749,7 +752,8 @@ static int gib_check_mr_len(struct gib_dev *dev, u64 len)
  */
 #define GIB_MR_ACCESS	(IB_ACCESS_LOCAL_WRITE | IB_ACCESS_REMOTE_WRITE | \
 			 IB_ACCESS_REMOTE_READ | IB_ACCESS_REMOTE_ATOMIC | \
-			 IB_ACCESS_MW_BIND | IB_ACCESS_RELAXED_ORDERING)
+			 IB_ACCESS_MW_BIND | IB_ACCESS_FLUSH_GLOBAL | \
+			 IB_ACCESS_RELAXED_ORDERING)
 
 static struct ib_mr *gib_reg_user_mr(struct ib_pd *pd, u64 start, u64 len,
 				     u64 iova, int access,
