@@ -241,12 +241,13 @@ static void gn_resp_read_dup(struct gaudi_nic_roce *r, struct gn_rport *pt,
 		s32 d = psn_diff(p->psn, rd->psn);
 		u64 off = (u64)d * qp->mtu;
 		bool flush = rd->qp_acc == GN_ROCE_ACC_FLUSH;
+		bool req_flush = p->opcode == OP_FLUSH;
 
 		if (d < 0 || d >= rd->npkts)
 			continue;
 		/* a FLUSH held answers a duplicate FLUSH (it has no length) */
 		if (p->rkey != rd->rkey || p->va != rd->va + off ||
-		    flush != (p->opcode == OP_FLUSH) ||
+		    flush != req_flush ||
 		    (!flush && p->dmalen != rd->len - min_t(u64, rd->len, off)))
 			break;
 		rd->next = d;
