@@ -1061,7 +1061,8 @@ static void test_flush(void)
 		    IBV_FLUSH_RANGE, &wc);
 	ok(st == IBV_WC_REM_ACCESS_ERR,
 	   "FLUSH of a range past the MR: remote access error (status %d)", st);
-	if (fresh_qa() || to_rts(&A, qa, &B, q->qp_num))
+	/* both ends afresh: the failed FLUSH left them in ERR */
+	if (fresh_qa())
 		goto out;
 	ibv_destroy_qp(q);
 	q = ibv_create_qp_ex(B.ctx, &ia);
@@ -1075,7 +1076,8 @@ static void test_flush(void)
 		    IBV_FLUSH_RANGE, &wc);
 	ok(st == IBV_WC_REM_ACCESS_ERR,
 	   "a persistent FLUSH: remote access error (status %d)", st);
-	if (fresh_qa() || to_rts(&A, qa, &B, q->qp_num))
+	/* both ends afresh: the failed FLUSH left them in ERR */
+	if (fresh_qa())
 		goto out;
 	ibv_destroy_qp(q);
 	q = ibv_create_qp_ex(B.ctx, &ia);
