@@ -2,7 +2,8 @@
 # verbs.sh - our own verbs test (tests/rdma/verbs_test.c) between two
 # gaudi devices: device limits, address handles (IPv4 and IPv6 GIDs), QP
 # state machine, data path operations, protection and RNR errors,
-# HBM-to-HBM RDMA through dma-buf MRs; then teardown in the wrong order
+# HBM-to-HBM RDMA through dma-buf MRs, memory windows, MR re-registration
+# and parent domains (mw_test.c); then teardown in the wrong order
 # (del_device under live processes: QPs, CQs, MRs, an AH).  Output: TAP.
 here=$(dirname "$0")
 DEV_A=${DEV_A:-34}
@@ -42,6 +43,14 @@ if [ -w "$PIPE_PARAM" ]; then
 	echo 1 > "$PIPE_PARAM"
 else
 	t_fail "roce_rx_pipeline parameter" "$PIPE_PARAM missing"
+fi
+
+# memory windows, rereg MR and parent domains (tests/rdma/mw_test.c)
+mwbin=${MW_TEST:-/build/tests-rdma/mw_test}
+if [ -x "$mwbin" ]; then
+	ksft_relay mw_test < <(timeout 120 "$mwbin" "$IB_A" "$GID_A" "$IB_B" "$GID_B" 2>&1)
+else
+	t_fail "mw_test built" "$mwbin missing (make user)"
 fi
 
 # teardown in the wrong order: a process holds a QP, CQ and MR while its

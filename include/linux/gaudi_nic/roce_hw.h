@@ -50,6 +50,7 @@ struct gaudi_nic_roce;
 #define GN_ROCE_MAX_CQ		1024
 #define GN_ROCE_MAX_SRQ		1024
 #define GN_ROCE_MAX_MR		8192	/* MR index; key = index << 8 | tag */
+#define GN_ROCE_MAX_MW		4096	/* MW key = (MAX_MR + index) << 8 | tag */
 #define GN_ROCE_MAX_PD		65536
 #define GN_ROCE_MAX_WQ_LOG	12	/* 4096 WQEs per work queue */
 #define GN_ROCE_MAX_CQ_LOG	18	/* 2^18 CQEs per CQ (all usable) */
@@ -118,6 +119,10 @@ enum gn_roce_wqe_op {
 	GN_ROCE_WQE_WRITE		= 2,
 	GN_ROCE_WQE_WRITE_IMM		= 3,
 	GN_ROCE_WQE_READ		= 4,
+	GN_ROCE_WQE_SEND_INV		= 5,	/* rkey: the one to invalidate */
+	GN_ROCE_WQE_BIND_MW		= 6,	/* RC only; bind (below) */
+	GN_ROCE_WQE_LOCAL_INV		= 7,	/* rkey: a type 2 MW's */
+	GN_ROCE_WQE_FLUSH		= 10,	/* RC; rkey, remote_addr, flush */
 	GN_ROCE_WQE_RECV		= 8,	/* RQ entries */
 	GN_ROCE_WQE_NOP			= 15,
 };
@@ -136,7 +141,29 @@ enum gn_roce_wqe_op {
  * Send WQEs of UD and GSI QPs (SEND, SEND_IMM only) carry the remote
  * Q_Key (GN_ROCE_QKEY_USE_QP: the QP's own), the destination QPN and an
  * address vector; their SGEs or inline data follow it (ud.sge[],
- * ud.inline_data[]).  A UD message is at most one path MTU (the port's
+ * ud.inline_data[]).
+ *
+ * Memory windows.  BIND_MW (num_sge 0) binds the MW of @rkey's index to
+ * @rkey (its new key: same index, any tag) over bind.addr .. + bind.length
+ * of the MR bind.mr_lkey, which must be in the QP's PD, have
+ * GN_ROCE_MR_MW_BIND and cover the range, and GN_ROCE_MR_LOCAL_WRITE if
+ * bind.access grants remote write.  A type 1 MW may be rebound at any
+ * time, and a zero length unbinds it; a type 2 MW must be unbound (free)
+ * and is then bound to this QP: only requests arriving on it may use the
+ * window.  LOCAL_INV unbinds the type 2 MW of @rkey (PD of the QP); a
+ * SEND_INV message does the same at the responder once it is received,
+ * for a type 2 MW bound to the receiving QP.  These run when the WQE is
+ * reached, complete in order, and fail with MW_BIND_ERR (BIND_MW) or
+ * LOC_QP_OP_ERR (LOCAL_INV).  An MR and an MW key never collide: MW
+ * indices follow the MR ones.
+ *
+ * FLUSH (IBA 1.5 RDMA FLUSH, BTH opcode 0x1c, RETH and FETH) asks the
+ * responder to make what was written to @rkey's MR visible (placement
+ * type GLOBAL; PERSISTENT needs an MR with GN_ROCE_MR_FLUSH_PERSIST,
+ * which nothing registers), over the range or the whole MR (level).  It
+ * is ordered and answered like a READ of nothing (one READ response
+ * without payload); a QP without GN_ROCE_ACC_FLUSH or an MR without the
+ * type's access bit gives a remote access error.  A UD message is at most one path MTU (the port's
  * active MTU): longer ones complete with LOC_LEN_ERR.  Receive WQEs are
  * the same for every QP type; on UD and GSI QPs the first
  * GN_ROCE_GRH_SIZE bytes of the SGEs receive the GRH area (see
@@ -164,6 +191,18 @@ struct gn_roce_wqe {
 	union {
 		struct gn_roce_sge sge[GN_ROCE_MAX_SGE];
 		u8 inline_data[GN_ROCE_MAX_INLINE];
+		struct {		/* FLUSH */
+			__le64 length;	/* FLUSH_RANGE: the range */
+			u8 type;	/* GN_ROCE_FLUSH_GLOBAL / _PERSISTENT */
+			u8 level;	/* GN_ROCE_FLUSH_RANGE / _MR */
+			u8 rsvd[6];
+		} flush;
+		struct {		/* BIND_MW */
+			__le64 addr;
+			__le64 length;
+			__le32 mr_lkey;
+			__le32 access;	/* GN_ROCE_MR_REMOTE_* */
+		} bind;
 		struct {
 			struct gn_roce_av av;
 			union {
@@ -179,6 +218,9 @@ enum gn_roce_cqe_op {
 	GN_ROCE_CQE_SEND		= 0,
 	GN_ROCE_CQE_WRITE		= 1,
 	GN_ROCE_CQE_READ		= 2,
+	GN_ROCE_CQE_BIND_MW		= 3,
+	GN_ROCE_CQE_LOCAL_INV		= 4,
+	GN_ROCE_CQE_FLUSH		= 5,
 	GN_ROCE_CQE_RECV		= 8,
 	GN_ROCE_CQE_RECV_WRITE_IMM	= 9,
 };
@@ -190,6 +232,7 @@ enum gn_roce_cqe_status {
 	GN_ROCE_CQE_LOC_QP_OP_ERR	= 2,
 	GN_ROCE_CQE_LOC_PROT_ERR	= 4,
 	GN_ROCE_CQE_WR_FLUSH_ERR	= 5,
+	GN_ROCE_CQE_MW_BIND_ERR		= 6,
 	GN_ROCE_CQE_BAD_RESP_ERR	= 7,
 	GN_ROCE_CQE_LOC_ACCESS_ERR	= 8,
 	GN_ROCE_CQE_REM_INV_REQ_ERR	= 9,
@@ -209,6 +252,7 @@ enum gn_roce_cqe_status {
 #define GN_ROCE_CQE_F_IMM	0x01	/* imm is valid */
 #define GN_ROCE_CQE_F_GRH	0x02
 #define GN_ROCE_CQE_F_IPV6	0x04
+#define GN_ROCE_CQE_F_INV	0x08	/* imm: the rkey a SEND_INV invalidated */
 
 /* A completion queue entry, GN_ROCE_CQE_SIZE bytes. */
 struct gn_roce_cqe {
@@ -252,6 +296,12 @@ struct gn_roce_pbl {
 	__le32 rsvd;
 };
 
+/*
+ * RESIZE_CQ moves a CQ to the new ring of @ring/@log_size at once: the
+ * CQEs written and not consumed (up to the old ring's cons) are copied to
+ * its first slots, its prod is their count and its cons 0; -EINVAL if
+ * they do not fit.  The old ring is no longer written.
+ */
 struct gn_roce_cq_ctx {
 	struct gn_roce_pbl ring;
 	u8 log_size;
@@ -273,9 +323,18 @@ enum gn_roce_qp_state {
  * QP types: the ib_qp_type order.  A GSI QP is created with its port in
  * @port; it receives the port's datagrams for QPN 1 (GN_ROCE_GSI_QPN),
  * sends with source QPN 1 and checks GN_ROCE_GSI_QKEY.  One per port.
+ *
+ * UC QPs are connected like RC ones but unreliable (IBTA UC, BTH opcodes
+ * 0x20 | the RC operation): SEND, SEND_IMM, WRITE, WRITE_IMM, BIND_MW and
+ * LOCAL_INV.  A send WQE completes once its packets are sent; nothing is
+ * acknowledged or retried.  The responder silently drops a message that
+ * arrives out of sequence, lacks a receive WQE, or fails its rkey, range
+ * or access checks (and counts it in rx_drops); only a receive WQE it
+ * cannot use (bad lkey) moves it to ERR.
  */
 #define GN_ROCE_QPT_GSI		1
 #define GN_ROCE_QPT_RC		2
+#define GN_ROCE_QPT_UC		3	/* see below */
 #define GN_ROCE_QPT_UD		4
 
 /* gn_roce_qp_ctx.flags (CREATE_QP only) */
@@ -285,6 +344,7 @@ enum gn_roce_qp_state {
 /* gn_roce_qp_ctx.access (remote access granted to the peer) */
 #define GN_ROCE_ACC_REMOTE_WRITE	0x1
 #define GN_ROCE_ACC_REMOTE_READ		0x2
+#define GN_ROCE_ACC_FLUSH		0x4	/* RDMA FLUSH requests */
 
 /*
  * QP context.  CREATE_QP takes the whole context (state RESET); MODIFY_QP
@@ -365,6 +425,10 @@ struct gn_roce_modify_qp {
  * non-zero, the engine raises GN_ROCE_EV_SRQ_LIMIT once the posted WQEs
  * are fewer than @limit, and disarms it (limit 0).  ARM_SRQ sets it.
  * An SRQ is destroyed only once no QP uses it (-EBUSY).
+ * RESIZE_SRQ moves it to the new ring of @ring/@log_size (@pdn and @limit
+ * must be 0): the WQEs posted and not taken are copied to its first
+ * slots, then the engine sets its cons to 0 and its prod to their count
+ * (-EINVAL if they do not fit); the old ring is no longer read.
  */
 struct gn_roce_srq_ctx {
 	struct gn_roce_pbl ring;
@@ -378,12 +442,23 @@ struct gn_roce_srq_ctx {
 #define GN_ROCE_MR_LOCAL_WRITE		0x1
 #define GN_ROCE_MR_REMOTE_WRITE		0x2
 #define GN_ROCE_MR_REMOTE_READ		0x4
+#define GN_ROCE_MR_MW_BIND		0x8	/* memory windows may bind to it */
+#define GN_ROCE_MR_FLUSH_GLOBAL		0x10	/* FLUSH, placement type global */
+#define GN_ROCE_MR_FLUSH_PERSIST	0x20	/* FLUSH, persistent */
+
+/* gn_roce_wqe.flush */
+#define GN_ROCE_FLUSH_GLOBAL		1
+#define GN_ROCE_FLUSH_PERSISTENT	2
+#define GN_ROCE_FLUSH_RANGE		0
+#define GN_ROCE_FLUSH_MR		1
 
 /*
  * Memory region: @iova .. @iova + @length maps onto the pages of @pages;
  * @offset is the offset of @iova in the first page.  Page addresses are
  * DMA addresses of the engine's device: host memory or any gaudi_nic
  * device's HBM bus window (peer-to-peer).  @key is the full lkey/rkey.
+ * REREG_MR replaces every field of an existing MR at once (@key must be
+ * the MR's own): packets see the old or the new context, never a mix.
  */
 struct gn_roce_mr_ctx {
 	__le64 iova;
@@ -393,6 +468,18 @@ struct gn_roce_mr_ctx {
 	__le32 access;
 	__le32 offset;
 	struct gn_roce_pbl pages;
+};
+
+/*
+ * Memory window (CREATE_MW, index < GN_ROCE_MAX_MW): @key its first rkey
+ * ((GN_ROCE_MAX_MR + index) << 8 | tag), @type 1 or 2; created unbound.
+ * DESTROY_MW invalidates it at once.
+ */
+struct gn_roce_mw_ctx {
+	__le32 key;
+	__le32 pdn;
+	u8 type;
+	u8 rsvd[7];
 };
 
 /* Port configuration (SET_PORT). */
@@ -429,6 +516,11 @@ enum gn_roce_cmd_op {
 	GN_ROCE_CMD_DESTROY_SRQ	= 13,	/* index: srqn */
 	GN_ROCE_CMD_ARM_SRQ	= 14,	/* index: srqn, in: __le32 limit */
 	GN_ROCE_CMD_QUERY_SRQ	= 15,	/* index: srqn, out: srq_ctx */
+	GN_ROCE_CMD_REREG_MR	= 16,	/* index: mr index, in: mr_ctx */
+	GN_ROCE_CMD_CREATE_MW	= 17,	/* index: mw index, in: mw_ctx */
+	GN_ROCE_CMD_DESTROY_MW	= 18,	/* index: mw index */
+	GN_ROCE_CMD_RESIZE_CQ	= 19,	/* index: cqn, in: cq_ctx (new ring) */
+	GN_ROCE_CMD_RESIZE_SRQ	= 20,	/* index: srqn, in: srq_ctx (new ring) */
 };
 
 /* ------------------------------------------------------------ events */

@@ -56,6 +56,10 @@ enum gaudi_wqe_opcode {
 	GAUDI_WQE_WRITE		= 2,
 	GAUDI_WQE_WRITE_IMM	= 3,
 	GAUDI_WQE_READ		= 4,
+	GAUDI_WQE_SEND_INV	= 5,	/* rkey: the type 2 MW to invalidate */
+	GAUDI_WQE_BIND_MW	= 6,	/* rkey: the MW's new key; data.bind */
+	GAUDI_WQE_LOCAL_INV	= 7,	/* rkey: the type 2 MW to invalidate */
+	GAUDI_WQE_FLUSH		= 10,	/* rkey, remote_addr, data.flush */
 	GAUDI_WQE_RECV		= 8,
 };
 
@@ -82,12 +86,22 @@ struct gaudi_av {
 	__u8 dgid[16];
 };
 
+/* gaudi_wqe.data.bind.access */
+enum gaudi_mw_access {
+	GAUDI_MW_REMOTE_WRITE	= 1 << 1,
+	GAUDI_MW_REMOTE_READ	= 1 << 2,
+};
+
 /*
  * All fields little endian except imm_data (network order).  Send WQEs
  * of UD QPs carry the remote Q_Key in rkey, the destination QPN in the
  * low 32 bits of remote_addr, and the AV before their SGEs or inline
  * data (data.ud); a UD message is at most one path MTU.  Receive
  * buffers of UD QPs get the 40-byte GRH area first (GAUDI_CQE_F_GRH).
+ * BIND_MW (RC, num_sge 0) binds the memory window of rkey's index to
+ * rkey over data.bind.addr .. + length of the MR data.bind.mr_lkey (zero
+ * length: unbind a type 1 window); it completes as GAUDI_CQE_BIND_MW.
+ * FLUSH (RC, num_sge 0; ibv_wr_flush) completes as GAUDI_CQE_FLUSH.
  */
 struct gaudi_wqe {
 	__aligned_u64 wr_id;
@@ -103,6 +117,18 @@ struct gaudi_wqe {
 		struct gaudi_sge sge[GAUDI_MAX_SGE];
 		__u8 inline_data[GAUDI_MAX_INLINE];
 		struct {
+			__aligned_u64 addr;
+			__aligned_u64 length;
+			__u32 mr_lkey;
+			__u32 access;	/* enum gaudi_mw_access */
+		} bind;
+		struct {
+			__aligned_u64 length;
+			__u8 type;	/* 1: global, 2: persistent */
+			__u8 level;	/* 0: the range, 1: the whole MR */
+			__u8 rsvd[6];
+		} flush;
+		struct {
 			struct gaudi_av av;
 			union {
 				struct gaudi_sge sge[GAUDI_UD_MAX_SGE];
@@ -116,6 +142,9 @@ enum gaudi_cqe_opcode {
 	GAUDI_CQE_SEND			= 0,
 	GAUDI_CQE_WRITE			= 1,
 	GAUDI_CQE_READ			= 2,
+	GAUDI_CQE_BIND_MW		= 3,
+	GAUDI_CQE_LOCAL_INV		= 4,
+	GAUDI_CQE_FLUSH			= 5,
 	GAUDI_CQE_RECV			= 8,
 	GAUDI_CQE_RECV_WRITE_IMM	= 9,
 };
@@ -123,12 +152,14 @@ enum gaudi_cqe_opcode {
 /*
  * GAUDI_CQE_F_GRH: a UD receive; byte_len includes the 40-byte GRH area,
  * which holds the IPv6 header (GAUDI_CQE_F_IPV6) or 20 zero bytes and
- * the IPv4 header; src_qp is the sender's QP number.
+ * the IPv4 header; src_qp is the sender's QP number.  GAUDI_CQE_F_INV: a
+ * receive of a SEND with invalidate; imm_data is the rkey it invalidated.
  */
 enum gaudi_cqe_flags {
 	GAUDI_CQE_F_IMM		= 1 << 0,
 	GAUDI_CQE_F_GRH		= 1 << 1,
 	GAUDI_CQE_F_IPV6	= 1 << 2,
+	GAUDI_CQE_F_INV		= 1 << 3,
 };
 
 /* status is an enum ib_wc_status value. */
@@ -180,6 +211,18 @@ struct gaudi_create_qp_resp {
 };
 
 /*
+ * resize_cq: the CQ's new ring, mapped like the first.  The CQEs not yet
+ * consumed when the command ran are at its first slots (its cons is 0);
+ * the old ring is no longer written.
+ */
+struct gaudi_resize_cq_resp {
+	__aligned_u64 cq_mmap_key;
+	__aligned_u64 cq_mmap_len;
+	__u32 log_size;
+	__u32 rsvd;
+};
+
+/*
  * create_srq: the SRQ's ring (receive WQEs, struct gaudi_wqe, opcode
  * GAUDI_WQE_RECV), mapped and posted like an RQ; no doorbell is needed.
  * A QP created on an SRQ has no RQ (rq_mmap_len 0).
@@ -189,6 +232,24 @@ struct gaudi_create_srq_resp {
 	__aligned_u64 srq_mmap_len;
 	__u32 srqn;
 	__u32 log_size;
+};
+
+/*
+ * modify_srq input.  With IBV_SRQ_MAX_WR (resize) @resp_addr is the user
+ * address of a struct gaudi_resize_srq_resp the kernel fills (modify_srq
+ * has no response of its own); 0 otherwise.  The new ring holds the WQEs
+ * posted and not yet taken at its first slots: its prod is their count
+ * and cons 0.  The old ring is no longer read.
+ */
+struct gaudi_modify_srq_cmd {
+	__aligned_u64 resp_addr;
+};
+
+struct gaudi_resize_srq_resp {
+	__aligned_u64 srq_mmap_key;
+	__aligned_u64 srq_mmap_len;
+	__u32 log_size;
+	__u32 prod;
 };
 
 /* create_ah: the address vector UD sends to this AH carry. */

@@ -99,25 +99,86 @@ static struct ibv_pd *gaudi_alloc_pd(struct ibv_context *context)
 {
 	struct ugaudi_alloc_pd_resp resp = {};
 	struct ibv_alloc_pd cmd = {};
-	struct ibv_pd *pd;
+	struct gaudi_pd *pd;
 
 	pd = calloc(1, sizeof(*pd));
 	if (!pd)
 		return NULL;
-	if (ibv_cmd_alloc_pd(context, pd, &cmd, sizeof(cmd), &resp.ibv_resp,
-			     sizeof(resp))) {
+	if (ibv_cmd_alloc_pd(context, &pd->ibv_pd, &cmd, sizeof(cmd),
+			     &resp.ibv_resp, sizeof(resp))) {
 		free(pd);
 		return NULL;
 	}
 	gaudi_obj_get(context);
-	return pd;
+	return &pd->ibv_pd;
 }
 
-static int gaudi_dealloc_pd(struct ibv_pd *pd)
+/*
+ * Parent domains (ibv_alloc_parent_domain()): a PD of the provider only,
+ * standing for the protection domain it contains.  Its handle is that
+ * PD's (ibv_initialize_parent_domain()), so every command given a parent
+ * domain (MRs, QPs, SRQs, AHs) acts on the protection domain.  The
+ * custom allocators and pd_context are accepted and kept, but have
+ * nothing to allocate: every ring is kernel memory mapped into the
+ * process (gaudi_ring_map()), never provider memory.  Thread domains do
+ * not exist (alloc_td is EOPNOTSUPP), so @td must be NULL.  A PD with
+ * parent domains on it is not deallocated (EBUSY).
+ */
+static struct ibv_pd *
+gaudi_alloc_parent_domain(struct ibv_context *context,
+			  struct ibv_parent_domain_init_attr *attr)
 {
-	struct ibv_context *ibctx = pd->context;
-	int ret = gaudi_ctx_closed(ibctx) ? 0 : ibv_cmd_dealloc_pd(pd);
+	const uint32_t known = IBV_PARENT_DOMAIN_INIT_ATTR_ALLOCATORS |
+			       IBV_PARENT_DOMAIN_INIT_ATTR_PD_CONTEXT;
+	struct gaudi_pd *pd, *prot;
 
+	if (attr->comp_mask & ~known) {
+		errno = EOPNOTSUPP;
+		return NULL;
+	}
+	if (!attr->pd || attr->pd->context != context || attr->td) {
+		errno = EINVAL;
+		return NULL;
+	}
+	prot = to_gpd(attr->pd);
+	if (prot->protection) {		/* a parent domain in a parent domain */
+		errno = EINVAL;
+		return NULL;
+	}
+	if ((attr->comp_mask & IBV_PARENT_DOMAIN_INIT_ATTR_ALLOCATORS) &&
+	    (!attr->alloc || !attr->free)) {
+		errno = EINVAL;
+		return NULL;
+	}
+	pd = calloc(1, sizeof(*pd));
+	if (!pd)
+		return NULL;
+	pd->protection = prot;
+	if (attr->comp_mask & IBV_PARENT_DOMAIN_INIT_ATTR_ALLOCATORS) {
+		pd->alloc = attr->alloc;
+		pd->free = attr->free;
+	}
+	if (attr->comp_mask & IBV_PARENT_DOMAIN_INIT_ATTR_PD_CONTEXT)
+		pd->pd_context = attr->pd_context;
+	ibv_initialize_parent_domain(&pd->ibv_pd, &prot->ibv_pd);
+	atomic_fetch_add_explicit(&prot->parents, 1, memory_order_relaxed);
+	gaudi_obj_get(context);
+	return &pd->ibv_pd;
+}
+
+static int gaudi_dealloc_pd(struct ibv_pd *ibpd)
+{
+	struct ibv_context *ibctx = ibpd->context;
+	struct gaudi_pd *pd = to_gpd(ibpd);
+	int ret = 0;
+
+	if (pd->protection)
+		atomic_fetch_sub_explicit(&pd->protection->parents, 1,
+					  memory_order_relaxed);
+	else if (atomic_load_explicit(&pd->parents, memory_order_relaxed))
+		ret = EBUSY;
+	else if (!gaudi_ctx_closed(ibctx))
+		ret = ibv_cmd_dealloc_pd(ibpd);
 	if (!ret) {
 		free(pd);
 		gaudi_obj_put(ibctx);
@@ -205,6 +266,25 @@ static struct ibv_mr *gaudi_reg_dmabuf_mr(struct ibv_pd *pd, uint64_t offset,
 	}
 	gaudi_obj_get(pd->context);
 	return &vmr->ibv_mr;
+}
+
+/*
+ * ibv_rereg_mr(): the kernel changes the MR in place, keeping its keys;
+ * work requests using it while it changes may fail.  The iova of a new
+ * translation is its address, as ibv_reg_mr() has it.
+ */
+static int gaudi_rereg_mr(struct verbs_mr *vmr, int flags, struct ibv_pd *pd,
+			  void *addr, size_t length, int access)
+{
+	struct ib_uverbs_rereg_mr_resp resp;
+	struct ibv_rereg_mr cmd;
+
+	if ((flags & IBV_REREG_MR_CHANGE_PD) &&
+	    (!pd || pd->context != vmr->ibv_mr.context))
+		return EINVAL;
+	return ibv_cmd_rereg_mr(vmr, flags, addr, length, (uintptr_t)addr,
+				access, pd, &cmd, sizeof(cmd), &resp,
+				sizeof(resp));
 }
 
 static int gaudi_dereg_mr(struct verbs_mr *vmr)
@@ -315,19 +395,29 @@ static struct ibv_cq *gaudi_create_cq(struct ibv_context *context, int cqe,
 
 /*
  * ibv_create_cq_ex(): the standard work completion fields (what poll_cq
- * gives), polled through start_poll/next_poll/end_poll.  Timestamps,
- * flow tags, VLANs, parent domains and ignoring overruns: EOPNOTSUPP.
+ * gives), polled through start_poll/next_poll/end_poll.  A parent
+ * domain (IBV_CQ_INIT_ATTR_MASK_PD) is accepted; the CQ's ring is kernel
+ * memory as always.  Timestamps, flow tags, VLANs and ignoring overruns:
+ * EOPNOTSUPP.
  */
 static struct ibv_cq_ex *gaudi_create_cq_ex(struct ibv_context *context,
 					    struct ibv_cq_init_attr_ex *attr)
 {
 	struct gaudi_cq *cq;
 
-	if ((attr->comp_mask & ~IBV_CQ_INIT_ATTR_MASK_FLAGS) ||
+	if ((attr->comp_mask & ~(IBV_CQ_INIT_ATTR_MASK_FLAGS |
+				 IBV_CQ_INIT_ATTR_MASK_PD)) ||
 	    ((attr->comp_mask & IBV_CQ_INIT_ATTR_MASK_FLAGS) &&
 	     (attr->flags & ~IBV_CREATE_CQ_ATTR_SINGLE_THREADED)) ||
 	    (attr->wc_flags & ~(uint64_t)IBV_WC_STANDARD_FLAGS)) {
 		errno = EOPNOTSUPP;
+		return NULL;
+	}
+	/* the PD given must be a parent domain of this context */
+	if ((attr->comp_mask & IBV_CQ_INIT_ATTR_MASK_PD) &&
+	    (!attr->parent_domain || attr->parent_domain->context != context ||
+	     !to_gpd(attr->parent_domain)->protection)) {
+		errno = EINVAL;
 		return NULL;
 	}
 	cq = gaudi_cq_new(context, attr->cqe, attr->channel,
@@ -336,6 +426,37 @@ static struct ibv_cq_ex *gaudi_create_cq_ex(struct ibv_context *context,
 		return NULL;
 	gaudi_cq_ex_ops(&cq->vcq.cq_ex);
 	return &cq->vcq.cq_ex;
+}
+
+/*
+ * ibv_resize_cq(): under the CQ lock, so no poll runs on the old ring
+ * while the kernel moves what it holds to the new one (its first slots).
+ * If the new ring cannot be mapped the CQ is lost (EIO), as the engine
+ * already writes there.
+ */
+static int gaudi_resize_cq(struct ibv_cq *ibcq, int cqe)
+{
+	struct gaudi_cq *cq = container_of(ibcq, struct gaudi_cq, vcq.cq);
+	struct ugaudi_resize_cq_resp resp = {};
+	struct gaudi_ring ring = {}, old;
+	struct ibv_resize_cq cmd = {};
+	int ret;
+
+	pthread_spin_lock(&cq->lock);
+	ret = ibv_cmd_resize_cq(ibcq, cqe, &cmd, sizeof(cmd), &resp.ibv_resp,
+				sizeof(resp));
+	if (!ret && gaudi_ring_map(ibcq->context, &ring, resp.cq_mmap_key,
+				   resp.cq_mmap_len, resp.log_size,
+				   GAUDI_CQE_SIZE))
+		ret = EIO;
+	if (!ret) {
+		old = cq->ring;
+		cq->ring = ring;
+		cq->cons = 0;
+		gaudi_ring_unmap(&old);
+	}
+	pthread_spin_unlock(&cq->lock);
+	return ret;
 }
 
 static int gaudi_destroy_cq(struct ibv_cq *ibcq)
@@ -358,6 +479,9 @@ static const enum ibv_wc_opcode gaudi_wc_op[] = {
 	[GAUDI_CQE_SEND] = IBV_WC_SEND,
 	[GAUDI_CQE_WRITE] = IBV_WC_RDMA_WRITE,
 	[GAUDI_CQE_READ] = IBV_WC_RDMA_READ,
+	[GAUDI_CQE_BIND_MW] = IBV_WC_BIND_MW,
+	[GAUDI_CQE_LOCAL_INV] = IBV_WC_LOCAL_INV,
+	[GAUDI_CQE_FLUSH] = IBV_WC_FLUSH,
 	[GAUDI_CQE_RECV] = IBV_WC_RECV,
 	[GAUDI_CQE_RECV_WRITE_IMM] = IBV_WC_RECV_RDMA_WITH_IMM,
 };
@@ -381,6 +505,10 @@ static void gaudi_cqe_to_wc(const struct gaudi_cqe *c, struct ibv_wc *w)
 	if (c->flags & GAUDI_CQE_F_IMM) {
 		w->imm_data = c->imm_data;
 		w->wc_flags |= IBV_WC_WITH_IMM;
+	}
+	if (c->flags & GAUDI_CQE_F_INV) {
+		w->invalidated_rkey = be32toh(c->imm_data);
+		w->wc_flags |= IBV_WC_WITH_INV;
 	}
 	if (c->flags & GAUDI_CQE_F_GRH) {
 		/*
@@ -558,8 +686,9 @@ static struct ibv_qp *gaudi_create_qp(struct ibv_pd *pd,
 	bool ud;
 	int ret;
 
-	/* RC and UD only; only RC QPs take receives from an SRQ */
-	if ((attr->qp_type != IBV_QPT_RC && attr->qp_type != IBV_QPT_UD) ||
+	/* RC, UC and UD only; only RC QPs take receives from an SRQ */
+	if ((attr->qp_type != IBV_QPT_RC && attr->qp_type != IBV_QPT_UC &&
+	     attr->qp_type != IBV_QPT_UD) ||
 	    (attr->srq && attr->qp_type != IBV_QPT_RC)) {
 		errno = EOPNOTSUPP;
 		return NULL;
@@ -671,6 +800,39 @@ static int gaudi_query_qp(struct ibv_qp *ibqp, struct ibv_qp_attr *attr,
 	return 0;
 }
 
+/*
+ * Drop the completions of QP @qpn not yet polled from @ibcq (a QP moved
+ * to RESET starts afresh, as mlx4 and mlx5 clean their CQs): the others
+ * move up over them, newest first, and the consumer index passes the
+ * freed slots.  The engine may be adding CQEs past the producer index
+ * read here meanwhile; those are not touched.
+ */
+static void gaudi_cq_clean(struct ibv_cq *ibcq, uint32_t qpn)
+{
+	struct gaudi_cq *cq = container_of(ibcq, struct gaudi_cq, vcq.cq);
+	uint32_t prod, i, freed = 0;
+
+	pthread_spin_lock(&cq->lock);
+	prod = gaudi_load_acquire(&cq->ring.hdr->prod);
+	if (prod - cq->cons > cq->ring.size)	/* not the engine's doing */
+		goto out;
+	for (i = prod; i != cq->cons; i--) {
+		struct gaudi_cqe *c = gaudi_ring_entry(&cq->ring, i - 1);
+
+		if (c->qp_num == qpn)
+			freed++;
+		else if (freed)
+			memcpy(gaudi_ring_entry(&cq->ring, i - 1 + freed), c,
+			       sizeof(*c));
+	}
+	if (freed) {
+		cq->cons += freed;
+		gaudi_store_release(&cq->ring.hdr->cons, cq->cons);
+	}
+out:
+	pthread_spin_unlock(&cq->lock);
+}
+
 static int gaudi_modify_qp(struct ibv_qp *ibqp, struct ibv_qp_attr *attr,
 			   int attr_mask)
 {
@@ -684,6 +846,9 @@ static int gaudi_modify_qp(struct ibv_qp *ibqp, struct ibv_qp_attr *attr,
 	if (attr_mask & IBV_QP_STATE) {
 		qp->in_error = attr->qp_state == IBV_QPS_ERR;
 		if (attr->qp_state == IBV_QPS_RESET) {
+			gaudi_cq_clean(ibqp->send_cq, ibqp->qp_num);
+			if (ibqp->recv_cq && ibqp->recv_cq != ibqp->send_cq)
+				gaudi_cq_clean(ibqp->recv_cq, ibqp->qp_num);
 			/* the engine emptied the rings */
 			qp->sq_prod = gaudi_load_acquire(&qp->sq.hdr->prod);
 			if (qp->rq.map)
@@ -826,6 +991,35 @@ static int gaudi_build_ud_send(struct gaudi_qp *qp, struct gaudi_wqe *w,
  * unless this succeeds).  Opcodes the engine does not have (atomics,
  * memory windows, invalidation, ...) give EOPNOTSUPP.
  */
+/*
+ * A memory window bind (RC): the engine checks the MW, the MR and the
+ * range.  The window's access is remote read and write only (local
+ * access is the MR's business and ignored); zero-based windows and
+ * remote atomics (atomic_cap NONE) are not supported.
+ */
+static int gaudi_build_bind(struct gaudi_wqe *w, const struct ibv_send_wr *wr)
+{
+	const struct ibv_mw_bind_info *bi = &wr->bind_mw.bind_info;
+
+	if (!wr->bind_mw.mw || (bi->mw_access_flags & IBV_ACCESS_REMOTE_ATOMIC))
+		return EINVAL;
+	if (bi->mw_access_flags & IBV_ACCESS_ZERO_BASED)
+		return EOPNOTSUPP;
+	if (bi->length && !bi->mr)
+		return EINVAL;
+	w->opcode = GAUDI_WQE_BIND_MW;
+	w->rkey = wr->bind_mw.rkey;
+	w->data.bind.addr = bi->addr;
+	w->data.bind.length = bi->length;
+	w->data.bind.mr_lkey = bi->mr ? bi->mr->lkey : 0;
+	if (bi->mw_access_flags & IBV_ACCESS_REMOTE_WRITE)
+		w->data.bind.access |= GAUDI_MW_REMOTE_WRITE;
+	if (bi->mw_access_flags & IBV_ACCESS_REMOTE_READ)
+		w->data.bind.access |= GAUDI_MW_REMOTE_READ;
+	gaudi_send_flags(w, wr);
+	return 0;
+}
+
 int gaudi_build_send(struct gaudi_qp *qp, struct gaudi_wqe *w,
 		     const struct ibv_send_wr *wr)
 {
@@ -849,12 +1043,28 @@ int gaudi_build_send(struct gaudi_qp *qp, struct gaudi_wqe *w,
 		w->imm_data = wr->imm_data;
 		break;
 	case IBV_WR_RDMA_READ:
+		/* UC: SEND and WRITE only */
+		if (qp->vqp.qp.qp_type == IBV_QPT_UC)
+			return EINVAL;
 		w->opcode = GAUDI_WQE_READ;
 		break;
+	case IBV_WR_SEND_WITH_INV:
+		if (qp->vqp.qp.qp_type == IBV_QPT_UC)
+			return EINVAL;
+		w->opcode = GAUDI_WQE_SEND_INV;
+		w->rkey = wr->invalidate_rkey;
+		break;
+	case IBV_WR_LOCAL_INV:
+		w->opcode = GAUDI_WQE_LOCAL_INV;
+		w->rkey = wr->invalidate_rkey;
+		gaudi_send_flags(w, wr);
+		return 0;
+	case IBV_WR_BIND_MW:
+		return gaudi_build_bind(w, wr);
 	default:
 		return EOPNOTSUPP;
 	}
-	if (w->opcode >= GAUDI_WQE_WRITE) {
+	if (w->opcode >= GAUDI_WQE_WRITE && w->opcode <= GAUDI_WQE_READ) {
 		w->remote_addr = wr->wr.rdma.remote_addr;
 		w->rkey = wr->wr.rdma.rkey;
 	}
@@ -994,9 +1204,131 @@ static int gaudi_post_recv(struct ibv_qp *ibqp, struct ibv_recv_wr *wr,
 	return ret;
 }
 
+/*
+ * Memory windows.  The kernel allocates the window (its first rkey); the
+ * engine binds it when a BIND_MW work request reaches it.  A type 1 bind
+ * (ibv_bind_mw()) is such a work request with the next rkey, which the
+ * window takes at once, as rxe does: if the bind completes in error the
+ * caller must not use it.
+ */
+static struct ibv_mw *gaudi_alloc_mw(struct ibv_pd *pd, enum ibv_mw_type type)
+{
+	struct ib_uverbs_alloc_mw_resp resp;
+	struct ibv_alloc_mw cmd;
+	struct ibv_mw *mw;
+	int ret;
+
+	mw = calloc(1, sizeof(*mw));
+	if (!mw)
+		return NULL;
+	ret = ibv_cmd_alloc_mw(pd, type, mw, &cmd, sizeof(cmd), &resp,
+			       sizeof(resp));
+	if (ret) {
+		free(mw);
+		errno = ret;
+		return NULL;
+	}
+	gaudi_obj_get(pd->context);
+	return mw;
+}
+
+static int gaudi_dealloc_mw(struct ibv_mw *mw)
+{
+	struct ibv_context *ibctx = mw->context;
+	int ret = gaudi_ctx_closed(ibctx) ? 0 : ibv_cmd_dealloc_mw(mw);
+
+	if (!ret) {
+		free(mw);
+		gaudi_obj_put(ibctx);
+	}
+	return ret;
+}
+
+static int gaudi_bind_mw(struct ibv_qp *qp, struct ibv_mw *mw,
+			 struct ibv_mw_bind *bind)
+{
+	struct ibv_send_wr wr = {
+		.wr_id = bind->wr_id,
+		.opcode = IBV_WR_BIND_MW,
+		.send_flags = bind->send_flags,
+		.bind_mw = {
+			.mw = mw,
+			.rkey = ibv_inc_rkey(mw->rkey),
+			.bind_info = bind->bind_info,
+		},
+	};
+	struct ibv_send_wr *bad;
+	int ret;
+
+	if (qp->qp_type != IBV_QPT_RC && qp->qp_type != IBV_QPT_UC)
+		return EINVAL;
+	ret = gaudi_post_send(qp, &wr, &bad);
+	if (!ret)
+		mw->rkey = wr.bind_mw.rkey;
+	return ret;
+}
+
+/*
+ * Sharing objects between processes (ibv_import_device(), _pd(), _mr()):
+ * an imported context is a second verbs context on the same kernel
+ * context (the command file descriptor is shared), so rings it maps and
+ * objects it makes belong to that one.  A PD needs nothing of the
+ * provider but its handle, which the kernel checks whenever a command
+ * uses it; an MR is looked up (ibv_cmd_query_mr()).  Unimporting frees
+ * only this process's view.
+ */
+static struct ibv_pd *gaudi_import_pd(struct ibv_context *context,
+				      uint32_t pd_handle)
+{
+	struct gaudi_pd *pd = calloc(1, sizeof(*pd));
+
+	if (!pd)
+		return NULL;
+	pd->ibv_pd.context = context;
+	pd->ibv_pd.handle = pd_handle;
+	gaudi_obj_get(context);
+	return &pd->ibv_pd;
+}
+
+static void gaudi_unimport_pd(struct ibv_pd *ibpd)
+{
+	struct ibv_context *ibctx = ibpd->context;
+
+	free(to_gpd(ibpd));
+	gaudi_obj_put(ibctx);
+}
+
+static struct ibv_mr *gaudi_import_mr(struct ibv_pd *pd, uint32_t mr_handle)
+{
+	struct verbs_mr *vmr = calloc(1, sizeof(*vmr));
+	int ret;
+
+	if (!vmr)
+		return NULL;
+	ret = ibv_cmd_query_mr(pd, vmr, mr_handle);
+	if (ret) {
+		free(vmr);
+		errno = ret;
+		return NULL;
+	}
+	gaudi_obj_get(pd->context);
+	return &vmr->ibv_mr;
+}
+
+static void gaudi_unimport_mr(struct ibv_mr *mr)
+{
+	struct ibv_context *ibctx = mr->context;
+
+	free(container_of(mr, struct verbs_mr, ibv_mr));
+	gaudi_obj_put(ibctx);
+}
+
 static void gaudi_free_context(struct ibv_context *ibctx);
 
 static const struct verbs_context_ops gaudi_ctx_ops = {
+	.alloc_mw = gaudi_alloc_mw,
+	.alloc_parent_domain = gaudi_alloc_parent_domain,
+	.bind_mw = gaudi_bind_mw,
 	.alloc_pd = gaudi_alloc_pd,
 	.create_ah = gaudi_create_ah,
 	.create_cq = gaudi_create_cq,
@@ -1004,6 +1336,7 @@ static const struct verbs_context_ops gaudi_ctx_ops = {
 	.create_qp = gaudi_create_qp,
 	.create_qp_ex = gaudi_create_qp_ex,
 	.create_srq = gaudi_create_srq,
+	.dealloc_mw = gaudi_dealloc_mw,
 	.dealloc_pd = gaudi_dealloc_pd,
 	.dereg_mr = gaudi_dereg_mr,
 	.destroy_ah = gaudi_destroy_ah,
@@ -1011,6 +1344,8 @@ static const struct verbs_context_ops gaudi_ctx_ops = {
 	.destroy_qp = gaudi_destroy_qp,
 	.destroy_srq = gaudi_destroy_srq,
 	.free_context = gaudi_free_context,
+	.import_mr = gaudi_import_mr,
+	.import_pd = gaudi_import_pd,
 	.modify_qp = gaudi_modify_qp,
 	.modify_srq = gaudi_modify_srq,
 	.poll_cq = gaudi_poll_cq,
@@ -1023,7 +1358,11 @@ static const struct verbs_context_ops gaudi_ctx_ops = {
 	.query_srq = gaudi_query_srq,
 	.reg_dmabuf_mr = gaudi_reg_dmabuf_mr,
 	.reg_mr = gaudi_reg_mr,
+	.unimport_mr = gaudi_unimport_mr,
+	.unimport_pd = gaudi_unimport_pd,
+	.rereg_mr = gaudi_rereg_mr,
 	.req_notify_cq = gaudi_req_notify_cq,
+	.resize_cq = gaudi_resize_cq,
 };
 
 static struct verbs_context *gaudi_alloc_context(struct ibv_device *ibdev,
@@ -1058,6 +1397,36 @@ err:
 	verbs_uninit_context(&ctx->ibv_ctx);
 	free(ctx);
 	return NULL;
+}
+
+/*
+ * ibv_import_device(): a context on the kernel context behind @cmd_fd,
+ * which must have one (the query fails otherwise).  The UD limits are the
+ * uAPI's, which are the kernel's.
+ */
+static struct verbs_context *gaudi_import_context(struct ibv_device *ibdev,
+						  int cmd_fd)
+{
+	struct gaudi_context *ctx;
+	int ret;
+
+	ctx = verbs_init_and_alloc_context(ibdev, cmd_fd, ctx, ibv_ctx,
+					   RDMA_DRIVER_UNKNOWN);
+	if (!ctx)
+		return NULL;
+	ret = ibv_cmd_query_context(&ctx->ibv_ctx.context, NULL);
+	if (ret) {
+		/* the caller keeps its descriptor */
+		ctx->ibv_ctx.context.cmd_fd = -1;
+		verbs_uninit_context(&ctx->ibv_ctx);
+		free(ctx);
+		errno = ret;
+		return NULL;
+	}
+	ctx->ud_max_sge = GAUDI_UD_MAX_SGE;
+	ctx->ud_max_inline = GAUDI_UD_MAX_INLINE;
+	verbs_set_ops(&ctx->ibv_ctx, &gaudi_ctx_ops);
+	return &ctx->ibv_ctx;
 }
 
 static void gaudi_free_context(struct ibv_context *ibctx)
@@ -1113,5 +1482,6 @@ static const struct verbs_device_ops gaudi_dev_ops = {
 	.alloc_device = gaudi_device_alloc,
 	.uninit_device = gaudi_device_free,
 	.alloc_context = gaudi_alloc_context,
+	.import_context = gaudi_import_context,
 };
 PROVIDER_DRIVER(gaudi, gaudi_dev_ops);

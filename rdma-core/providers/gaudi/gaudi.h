@@ -23,10 +23,14 @@ DECLARE_DRV_CMD(ugaudi_create_cq, IB_USER_VERBS_CMD_CREATE_CQ,
 		empty, gaudi_create_cq_resp);
 DECLARE_DRV_CMD(ugaudi_create_cq_ex, IB_USER_VERBS_EX_CMD_CREATE_CQ,
 		empty, gaudi_create_cq_resp);
+DECLARE_DRV_CMD(ugaudi_resize_cq, IB_USER_VERBS_CMD_RESIZE_CQ,
+		empty, gaudi_resize_cq_resp);
 DECLARE_DRV_CMD(ugaudi_create_qp, IB_USER_VERBS_CMD_CREATE_QP,
 		empty, gaudi_create_qp_resp);
 DECLARE_DRV_CMD(ugaudi_create_srq, IB_USER_VERBS_CMD_CREATE_SRQ,
 		empty, gaudi_create_srq_resp);
+DECLARE_DRV_CMD(ugaudi_modify_srq, IB_USER_VERBS_CMD_MODIFY_SRQ,
+		gaudi_modify_srq_cmd, empty);
 DECLARE_DRV_CMD(ugaudi_create_ah, IB_USER_VERBS_CMD_CREATE_AH,
 		empty, gaudi_create_ah_resp);
 
@@ -43,6 +47,26 @@ struct gaudi_context {
 	uint32_t ud_max_sge;
 	uint32_t ud_max_inline;
 };
+
+/*
+ * A PD, or a parent domain (@protection set: the PD it contains, whose
+ * kernel handle it shares; gaudi.c).  @parents: parent domains on a PD.
+ */
+struct gaudi_pd {
+	struct ibv_pd ibv_pd;
+	struct gaudi_pd *protection;
+	atomic_int parents;
+	void *pd_context;
+	void *(*alloc)(struct ibv_pd *pd, void *pd_context, size_t size,
+		       size_t alignment, uint64_t resource_type);
+	void (*free)(struct ibv_pd *pd, void *pd_context, void *ptr,
+		     uint64_t resource_type);
+};
+
+static inline struct gaudi_pd *to_gpd(struct ibv_pd *ibpd)
+{
+	return container_of(ibpd, struct gaudi_pd, ibv_pd);
+}
 
 /* The address vector the kernel checked and resolved (dmac included). */
 struct gaudi_ah {
@@ -82,6 +106,10 @@ struct gaudi_wr_state {
 	struct ibv_sge sge[GAUDI_MAX_SGE];
 	uint8_t inl[GAUDI_MAX_INLINE];
 	struct ibv_ah *db_ah;	/* UD: an AH of the batch, for the doorbell */
+	/* wr_flush: what ibv_send_wr has no room for (cur.wr.rdma, length) */
+	uint64_t flush_len;
+	uint8_t flush_type;
+	uint8_t flush_level;
 };
 
 struct gaudi_qp {

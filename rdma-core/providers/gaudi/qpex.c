@@ -29,13 +29,21 @@
 #define GAUDI_QPEX_UD_OPS (IBV_QP_EX_WITH_SEND | IBV_QP_EX_WITH_SEND_WITH_IMM)
 #define GAUDI_QPEX_RC_OPS (GAUDI_QPEX_UD_OPS | IBV_QP_EX_WITH_RDMA_WRITE | \
 			   IBV_QP_EX_WITH_RDMA_WRITE_WITH_IMM | \
-			   IBV_QP_EX_WITH_RDMA_READ)
+			   IBV_QP_EX_WITH_RDMA_READ | IBV_QP_EX_WITH_BIND_MW | \
+			   IBV_QP_EX_WITH_FLUSH | \
+			   IBV_QP_EX_WITH_LOCAL_INV | \
+			   IBV_QP_EX_WITH_SEND_WITH_INV)
+#define GAUDI_QPEX_UC_OPS (GAUDI_QPEX_UD_OPS | IBV_QP_EX_WITH_RDMA_WRITE | \
+			   IBV_QP_EX_WITH_RDMA_WRITE_WITH_IMM | \
+			   IBV_QP_EX_WITH_BIND_MW | IBV_QP_EX_WITH_LOCAL_INV)
 
 bool gaudi_qpex_ops_supported(enum ibv_qp_type type, uint64_t ops)
 {
 	switch (type) {
 	case IBV_QPT_RC:
 		return !(ops & ~(uint64_t)GAUDI_QPEX_RC_OPS);
+	case IBV_QPT_UC:
+		return !(ops & ~(uint64_t)GAUDI_QPEX_UC_OPS);
 	case IBV_QPT_UD:
 		return !(ops & ~(uint64_t)GAUDI_QPEX_UD_OPS);
 	default:
@@ -66,7 +74,24 @@ static void wr_put(struct gaudi_qp *qp)
 	s->open = false;
 	if (s->err)
 		return;
-	ret = gaudi_build_send(qp, &w, &s->cur);
+	if (s->cur.opcode == IBV_WR_FLUSH) {
+		/* only here: ibv_post_send() has no FLUSH */
+		memset(&w, 0, sizeof(w));
+		w.wr_id = s->cur.wr_id;
+		w.opcode = GAUDI_WQE_FLUSH;
+		w.rkey = s->cur.wr.rdma.rkey;
+		w.remote_addr = s->cur.wr.rdma.remote_addr;
+		w.data.flush.length = s->flush_len;
+		w.data.flush.type = s->flush_type;
+		w.data.flush.level = s->flush_level;
+		if (s->cur.send_flags & IBV_SEND_SIGNALED)
+			w.flags |= GAUDI_WQE_F_SIGNALED;
+		if (s->cur.send_flags & IBV_SEND_FENCE)
+			w.flags |= GAUDI_WQE_F_FENCE;
+		ret = 0;
+	} else {
+		ret = gaudi_build_send(qp, &w, &s->cur);
+	}
 	if (!ret)
 		ret = gaudi_sq_put(qp, &w);
 	if (ret) {
@@ -177,17 +202,37 @@ static void gaudi_wr_atomic_fetch_add(struct ibv_qp_ex *ibqp, uint32_t rkey,
 	wr_not_enabled(ibqp);
 }
 
+/* A memory window bind: its own request, no data setter follows. */
 static void gaudi_wr_bind_mw(struct ibv_qp_ex *ibqp, struct ibv_mw *mw,
 			     uint32_t rkey,
 			     const struct ibv_mw_bind_info *bind_info)
 {
-	wr_not_enabled(ibqp);
+	struct ibv_send_wr *wr = wr_begin(ibqp, IBV_QP_EX_WITH_BIND_MW,
+					  IBV_WR_BIND_MW);
+
+	if (!wr)
+		return;
+	wr->bind_mw.mw = mw;
+	wr->bind_mw.rkey = rkey;
+	wr->bind_mw.bind_info = *bind_info;
 }
 
-static void gaudi_wr_rkey_op(struct ibv_qp_ex *ibqp, uint32_t rkey)
+static void gaudi_wr_local_inv(struct ibv_qp_ex *ibqp, uint32_t rkey)
 {
-	/* local_inv and send_inv */
-	wr_not_enabled(ibqp);
+	struct ibv_send_wr *wr = wr_begin(ibqp, IBV_QP_EX_WITH_LOCAL_INV,
+					  IBV_WR_LOCAL_INV);
+
+	if (wr)
+		wr->invalidate_rkey = rkey;
+}
+
+static void gaudi_wr_send_inv(struct ibv_qp_ex *ibqp, uint32_t rkey)
+{
+	struct ibv_send_wr *wr = wr_begin(ibqp, IBV_QP_EX_WITH_SEND_WITH_INV,
+					  IBV_WR_SEND_WITH_INV);
+
+	if (wr)
+		wr->invalidate_rkey = rkey;
 }
 
 static void gaudi_wr_send_tso(struct ibv_qp_ex *ibqp, void *hdr,
@@ -202,11 +247,32 @@ static void gaudi_wr_atomic_write(struct ibv_qp_ex *ibqp, uint32_t rkey,
 	wr_not_enabled(ibqp);
 }
 
+/*
+ * RDMA FLUSH of global visibility over a range or the whole MR; the
+ * engine has no persistent memory, so a persistent one fails at the
+ * responder (no MR has that access).
+ */
 static void gaudi_wr_flush(struct ibv_qp_ex *ibqp, uint32_t rkey,
 			   uint64_t remote_addr, size_t len, uint8_t type,
 			   uint8_t level)
 {
-	wr_not_enabled(ibqp);
+	struct gaudi_wr_state *s = &to_gqpx(ibqp)->wr;
+	struct ibv_send_wr *wr;
+
+	if ((type != IBV_FLUSH_GLOBAL && type != IBV_FLUSH_PERSISTENT) ||
+	    (level != IBV_FLUSH_RANGE && level != IBV_FLUSH_MR)) {
+		wr_put(to_gqpx(ibqp));
+		wr_fail(s, EINVAL);
+		return;
+	}
+	wr = wr_begin(ibqp, IBV_QP_EX_WITH_FLUSH, IBV_WR_FLUSH);
+	if (!wr)
+		return;
+	wr->wr.rdma.rkey = rkey;
+	wr->wr.rdma.remote_addr = remote_addr;
+	s->flush_len = len;
+	s->flush_type = type;
+	s->flush_level = level;
 }
 
 static void gaudi_wr_set_xrc_srqn(struct ibv_qp_ex *ibqp, uint32_t srqn)
@@ -359,8 +425,8 @@ void gaudi_qpex_init(struct gaudi_qp *qp, uint64_t ops)
 	q->wr_atomic_cmp_swp = gaudi_wr_atomic_cmp_swp;
 	q->wr_atomic_fetch_add = gaudi_wr_atomic_fetch_add;
 	q->wr_bind_mw = gaudi_wr_bind_mw;
-	q->wr_local_inv = gaudi_wr_rkey_op;
-	q->wr_send_inv = gaudi_wr_rkey_op;
+	q->wr_local_inv = gaudi_wr_local_inv;
+	q->wr_send_inv = gaudi_wr_send_inv;
 	q->wr_send_tso = gaudi_wr_send_tso;
 	q->wr_atomic_write = gaudi_wr_atomic_write;
 	q->wr_flush = gaudi_wr_flush;

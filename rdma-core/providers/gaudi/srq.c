@@ -59,15 +59,40 @@ err_free:
 }
 
 /*
- * IBV_SRQ_LIMIT arms the limit event; the kernel refuses resizing
- * (IBV_SRQ_MAX_WR) with EOPNOTSUPP.
+ * IBV_SRQ_LIMIT arms the limit event.  IBV_SRQ_MAX_WR resizes: under the
+ * SRQ lock (nothing is posted meanwhile) the kernel moves the WQEs not
+ * yet taken to the first slots of a new ring and describes it in @resp;
+ * the old ring is then dropped.  If the new ring cannot be mapped the
+ * SRQ is lost (EIO): the engine already reads it.
  */
 int gaudi_modify_srq(struct ibv_srq *ibsrq, struct ibv_srq_attr *attr,
 		     int attr_mask)
 {
-	struct ibv_modify_srq cmd = {};
+	struct gaudi_srq *srq = to_gsrq(ibsrq);
+	struct gaudi_resize_srq_resp resp = {};
+	struct ugaudi_modify_srq cmd = {};
+	struct gaudi_ring ring = {}, old;
+	int ret;
 
-	return ibv_cmd_modify_srq(ibsrq, attr, attr_mask, &cmd, sizeof(cmd));
+	if (!(attr_mask & IBV_SRQ_MAX_WR))
+		return ibv_cmd_modify_srq(ibsrq, attr, attr_mask, &cmd.ibv_cmd,
+					  sizeof(cmd.ibv_cmd));
+	cmd.resp_addr = (uintptr_t)&resp;
+	pthread_spin_lock(&srq->lock);
+	ret = ibv_cmd_modify_srq(ibsrq, attr, attr_mask, &cmd.ibv_cmd,
+				 sizeof(cmd));
+	if (!ret && gaudi_ring_map(ibsrq->context, &ring, resp.srq_mmap_key,
+				   resp.srq_mmap_len, resp.log_size,
+				   GAUDI_WQE_SIZE))
+		ret = EIO;
+	if (!ret) {
+		old = srq->ring;
+		srq->ring = ring;
+		srq->prod = resp.prod;
+		gaudi_ring_unmap(&old);
+	}
+	pthread_spin_unlock(&srq->lock);
+	return ret;
 }
 
 int gaudi_query_srq(struct ibv_srq *ibsrq, struct ibv_srq_attr *attr)

@@ -22,6 +22,7 @@
 
 static_assert(sizeof(struct gn_roce_qp_ctx) % 8 == 0);
 static_assert(sizeof(struct gn_roce_mr_ctx) % 8 == 0);
+static_assert(sizeof(struct gn_roce_mw_ctx) % 8 == 0);
 static_assert(sizeof(struct gn_rstats) == sizeof(struct gn_roce_stats));
 
 /* Host memory or HBM behind a DMA address of our device. */
@@ -158,6 +159,54 @@ static int gn_cmd_create_cq(struct gaudi_nic_roce *r, u32 cqn,
 	return 0;
 }
 
+static int gn_cmd_resize_cq(struct gaudi_nic_roce *r, u32 cqn,
+			    const struct gn_roce_cq_ctx *c)
+{
+	struct gn_roce_ring_hdr *ohdr, *nhdr;
+	struct gn_rring ring;
+	struct gn_rcq *cq;
+	u32 cons, n, i;
+	int ret;
+
+	if (cqn >= GN_ROCE_MAX_CQ || !c->log_size ||
+	    c->log_size > GN_ROCE_MAX_CQ_LOG ||
+	    memchr_inv(c->rsvd, 0, sizeof(c->rsvd)))
+		return -EINVAL;
+	ret = gn_rring_load(r, &c->ring, c->log_size, GN_ROCE_CQE_SIZE, &ring);
+	if (ret)
+		return ret;
+	nhdr = gn_rring_hdr(&ring);
+	spin_lock_bh(&r->dp_lock);
+	cq = r->cqs[cqn];
+	if (!cq) {
+		ret = -ENOENT;
+		goto out;
+	}
+	ohdr = gn_rring_hdr(&cq->ring);
+	cons = le32_to_cpu(READ_ONCE(ohdr->cons));
+	n = cq->prod - cons;
+	/* a consumer index past prod or a ring behind: nothing sane to move */
+	if (n > cq->ring.size || n > ring.size) {
+		ret = -EINVAL;
+		goto out;
+	}
+	for (i = 0; i < n; i++)
+		memcpy(gn_rring_entry(&ring, i),
+		       gn_rring_entry(&cq->ring, cons + i), GN_ROCE_CQE_SIZE);
+	WRITE_ONCE(nhdr->cons, 0);
+	/* the entries before the index */
+	smp_wmb();
+	WRITE_ONCE(nhdr->prod, cpu_to_le32(n));
+	swap(cq->ring, ring);
+	cq->prod = n;
+	cq->overflow = false;
+out:
+	spin_unlock_bh(&r->dp_lock);
+	/* the old ring, or the new one if refused */
+	gn_rmem_free(&ring.mem);
+	return ret;
+}
+
 static void gn_cq_free(struct gn_rcq *cq)
 {
 	gn_rmem_free(&cq->ring.mem);
@@ -238,6 +287,50 @@ static int gn_cmd_destroy_srq(struct gaudi_nic_roce *r, u32 srqn)
 	return 0;
 }
 
+static int gn_cmd_resize_srq(struct gaudi_nic_roce *r, u32 srqn,
+			     const struct gn_roce_srq_ctx *c)
+{
+	struct gn_roce_ring_hdr *ohdr, *nhdr;
+	struct gn_rring ring;
+	struct gn_rsrq *srq;
+	u32 prod, n, i;
+	int ret;
+
+	if (srqn >= GN_ROCE_MAX_SRQ || !c->log_size ||
+	    c->log_size > GN_ROCE_MAX_WQ_LOG || c->pdn || c->limit ||
+	    memchr_inv(c->rsvd, 0, sizeof(c->rsvd)))
+		return -EINVAL;
+	ret = gn_rring_load(r, &c->ring, c->log_size, GN_ROCE_WQE_SIZE, &ring);
+	if (ret)
+		return ret;
+	nhdr = gn_rring_hdr(&ring);
+	spin_lock_bh(&r->dp_lock);
+	srq = r->srqs[srqn];
+	if (!srq) {
+		ret = -ENOENT;
+		goto out;
+	}
+	ohdr = gn_rring_hdr(&srq->ring);
+	prod = le32_to_cpu(READ_ONCE(ohdr->prod));
+	n = prod - srq->cons;
+	if (n > srq->ring.size || n > ring.size) {
+		ret = -EINVAL;
+		goto out;
+	}
+	for (i = 0; i < n; i++)
+		memcpy(gn_rring_entry(&ring, i),
+		       gn_rring_entry(&srq->ring, srq->cons + i),
+		       GN_ROCE_WQE_SIZE);
+	WRITE_ONCE(nhdr->cons, 0);
+	WRITE_ONCE(nhdr->prod, cpu_to_le32(n));
+	swap(srq->ring, ring);
+	srq->cons = 0;
+out:
+	spin_unlock_bh(&r->dp_lock);
+	gn_rmem_free(&ring.mem);
+	return ret;
+}
+
 static int gn_cmd_arm_srq(struct gaudi_nic_roce *r, u32 srqn,
 			  const __le32 *limit)
 {
@@ -295,7 +388,7 @@ static int gn_cmd_create_qp(struct gaudi_nic_roce *r, u32 qpn,
 	if (qpn < GN_ROCE_MIN_QPN || qpn >= GN_ROCE_MAX_QP ||
 	    le32_to_cpu(c->qpn) != qpn ||
 	    (c->type != GN_ROCE_QPT_RC && c->type != GN_ROCE_QPT_UD &&
-	     c->type != GN_ROCE_QPT_GSI) ||
+	     c->type != GN_ROCE_QPT_GSI && c->type != GN_ROCE_QPT_UC) ||
 	    c->flags & ~(GN_ROCE_QPF_PRIV | GN_ROCE_QPF_SRQ) || c->rsvd0 ||
 	    c->rsvd1 || ((c->flags & GN_ROCE_QPF_SRQ) &&
 			 (le32_to_cpu(c->srqn) >= GN_ROCE_MAX_SRQ ||
@@ -382,6 +475,7 @@ static int gn_cmd_destroy_qp(struct gaudi_nic_roce *r, u32 qpn)
 	qp = r->qps[qpn];
 	r->qps[qpn] = NULL;
 	if (qp) {
+		gn_mw_qp_gone(r, qpn);
 		if (r->ports[qp->ctx.port].gsi == qp)
 			r->ports[qp->ctx.port].gsi = NULL;
 		gn_rdp_ack_now(r, qp);
@@ -523,8 +617,9 @@ static int gn_cmd_query_qp(struct gaudi_nic_roce *r, u32 qpn,
 	return qp ? 0 : -ENOENT;
 }
 
-static int gn_cmd_create_mr(struct gaudi_nic_roce *r, u32 index,
-			    const struct gn_roce_mr_ctx *c)
+/* A new MR context from @c, not yet visible to the data path. */
+static struct gn_rmr *gn_mr_build(struct gaudi_nic_roce *r, u32 index,
+				  const struct gn_roce_mr_ctx *c)
 {
 	u64 span = (u64)le32_to_cpu(c->offset) + le64_to_cpu(c->length);
 	struct gn_rmr *mr;
@@ -535,13 +630,14 @@ static int gn_cmd_create_mr(struct gaudi_nic_roce *r, u32 index,
 	    le32_to_cpu(c->offset) >= PAGE_SIZE || !c->length ||
 	    le32_to_cpu(c->access) & ~(GN_ROCE_MR_LOCAL_WRITE |
 				      GN_ROCE_MR_REMOTE_WRITE |
-				      GN_ROCE_MR_REMOTE_READ))
-		return -EINVAL;
-	if (r->mrs[index])
-		return -EBUSY;
+				      GN_ROCE_MR_REMOTE_READ |
+				      GN_ROCE_MR_MW_BIND |
+				      GN_ROCE_MR_FLUSH_GLOBAL |
+				      GN_ROCE_MR_FLUSH_PERSIST))
+		return ERR_PTR(-EINVAL);
 	mr = kzalloc(sizeof(*mr), GFP_KERNEL);
 	if (!mr)
-		return -ENOMEM;
+		return ERR_PTR(-ENOMEM);
 	ret = gn_rmem_load(r, &c->pages, &mr->mem);
 	if (ret)
 		goto err;
@@ -555,21 +651,59 @@ static int gn_cmd_create_mr(struct gaudi_nic_roce *r, u32 index,
 	mr->iova = le64_to_cpu(c->iova);
 	mr->length = le64_to_cpu(c->length);
 	mr->offset = le32_to_cpu(c->offset);
-	spin_lock_bh(&r->dp_lock);
-	r->mrs[index] = mr;
-	spin_unlock_bh(&r->dp_lock);
-	return 0;
+	return mr;
 err_mem:
 	gn_rmem_free(&mr->mem);
 err:
 	kfree(mr);
-	return ret;
+	return ERR_PTR(ret);
 }
 
 static void gn_mr_free(struct gn_rmr *mr)
 {
 	gn_rmem_free(&mr->mem);
 	kfree(mr);
+}
+
+static int gn_cmd_create_mr(struct gaudi_nic_roce *r, u32 index,
+			    const struct gn_roce_mr_ctx *c)
+{
+	struct gn_rmr *mr;
+
+	if (index < GN_ROCE_MAX_MR && r->mrs[index])
+		return -EBUSY;
+	mr = gn_mr_build(r, index, c);
+	if (IS_ERR(mr))
+		return PTR_ERR(mr);
+	spin_lock_bh(&r->dp_lock);
+	r->mrs[index] = mr;
+	spin_unlock_bh(&r->dp_lock);
+	return 0;
+}
+
+/*
+ * REREG_MR: replace the whole context of MR @index, whose key stays.
+ * The data path sees either the old or the new context, never a mix.
+ */
+static int gn_cmd_rereg_mr(struct gaudi_nic_roce *r, u32 index,
+			   const struct gn_roce_mr_ctx *c)
+{
+	struct gn_rmr *mr, *old;
+
+	mr = gn_mr_build(r, index, c);
+	if (IS_ERR(mr))
+		return PTR_ERR(mr);
+	spin_lock_bh(&r->dp_lock);
+	old = r->mrs[index];
+	if (old && old->key == mr->key)
+		r->mrs[index] = mr;
+	spin_unlock_bh(&r->dp_lock);
+	if (!old || old->key != mr->key) {
+		gn_mr_free(mr);
+		return old ? -EINVAL : -ENOENT;
+	}
+	gn_mr_free(old);
+	return 0;
 }
 
 static int gn_cmd_destroy_mr(struct gaudi_nic_roce *r, u32 index)
@@ -653,6 +787,7 @@ int gaudi_nic_roce_cmd(struct gaudi_nic_roce *r, u32 op, u32 index,
 		want_in = sizeof(struct gn_roce_gid_ctx);
 		break;
 	case GN_ROCE_CMD_CREATE_CQ:
+	case GN_ROCE_CMD_RESIZE_CQ:
 		want_in = sizeof(struct gn_roce_cq_ctx);
 		break;
 	case GN_ROCE_CMD_CREATE_QP:
@@ -665,12 +800,17 @@ int gaudi_nic_roce_cmd(struct gaudi_nic_roce *r, u32 op, u32 index,
 		want_out = sizeof(struct gn_roce_qp_ctx);
 		break;
 	case GN_ROCE_CMD_CREATE_MR:
+	case GN_ROCE_CMD_REREG_MR:
 		want_in = sizeof(struct gn_roce_mr_ctx);
+		break;
+	case GN_ROCE_CMD_CREATE_MW:
+		want_in = sizeof(struct gn_roce_mw_ctx);
 		break;
 	case GN_ROCE_CMD_QUERY_STATS:
 		want_out = sizeof(struct gn_roce_stats);
 		break;
 	case GN_ROCE_CMD_CREATE_SRQ:
+	case GN_ROCE_CMD_RESIZE_SRQ:
 		want_in = sizeof(struct gn_roce_srq_ctx);
 		break;
 	case GN_ROCE_CMD_ARM_SRQ:
@@ -683,6 +823,7 @@ int gaudi_nic_roce_cmd(struct gaudi_nic_roce *r, u32 op, u32 index,
 	case GN_ROCE_CMD_DESTROY_CQ:
 	case GN_ROCE_CMD_DESTROY_QP:
 	case GN_ROCE_CMD_DESTROY_MR:
+	case GN_ROCE_CMD_DESTROY_MW:
 		break;
 	default:
 		return -EINVAL;
@@ -709,6 +850,9 @@ int gaudi_nic_roce_cmd(struct gaudi_nic_roce *r, u32 op, u32 index,
 	case GN_ROCE_CMD_DESTROY_CQ:
 		ret = gn_cmd_destroy_cq(r, index);
 		break;
+	case GN_ROCE_CMD_RESIZE_CQ:
+		ret = gn_cmd_resize_cq(r, index, in);
+		break;
 	case GN_ROCE_CMD_CREATE_QP:
 		ret = gn_cmd_create_qp(r, index, in);
 		break;
@@ -727,6 +871,15 @@ int gaudi_nic_roce_cmd(struct gaudi_nic_roce *r, u32 op, u32 index,
 	case GN_ROCE_CMD_DESTROY_MR:
 		ret = gn_cmd_destroy_mr(r, index);
 		break;
+	case GN_ROCE_CMD_REREG_MR:
+		ret = gn_cmd_rereg_mr(r, index, in);
+		break;
+	case GN_ROCE_CMD_CREATE_MW:
+		ret = gn_cmd_create_mw(r, index, in);
+		break;
+	case GN_ROCE_CMD_DESTROY_MW:
+		ret = gn_cmd_destroy_mw(r, index);
+		break;
 	case GN_ROCE_CMD_CREATE_SRQ:
 		ret = gn_cmd_create_srq(r, index, in);
 		break;
@@ -735,6 +888,9 @@ int gaudi_nic_roce_cmd(struct gaudi_nic_roce *r, u32 op, u32 index,
 		break;
 	case GN_ROCE_CMD_ARM_SRQ:
 		ret = gn_cmd_arm_srq(r, index, in);
+		break;
+	case GN_ROCE_CMD_RESIZE_SRQ:
+		ret = gn_cmd_resize_srq(r, index, in);
 		break;
 	case GN_ROCE_CMD_QUERY_SRQ:
 		ret = gn_cmd_query_srq(r, index, out);
@@ -794,6 +950,9 @@ static void gn_roce_reset_all(struct gaudi_nic_roce *r)
 	for (i = 0; i < GN_ROCE_MAX_MR; i++)
 		if (r->mrs[i])
 			gn_cmd_destroy_mr(r, i);
+	for (i = 0; i < GN_ROCE_MAX_MW; i++)
+		if (r->mws[i].used)
+			gn_cmd_destroy_mw(r, i);
 	for (i = 0; i < GN_ROCE_MAX_SRQ; i++)
 		if (r->srqs[i])
 			gn_cmd_destroy_srq(r, i);
@@ -911,6 +1070,7 @@ static void gn_roce_free(struct gaudi_nic_roce *r)
 	kvfree(r->cqs);
 	kvfree(r->srqs);
 	kvfree(r->mrs);
+	kvfree(r->mws);
 	bitmap_free(r->kick);
 	bitmap_free(r->resend);
 	kfree_skb(r->txskb);
@@ -1011,6 +1171,7 @@ int gn_roce_init(struct gaudi_nic_dev *gdev)
 	r->qps = kvcalloc(GN_ROCE_MAX_QP, sizeof(*r->qps), GFP_KERNEL);
 	r->cqs = kvcalloc(GN_ROCE_MAX_CQ, sizeof(*r->cqs), GFP_KERNEL);
 	r->mrs = kvcalloc(GN_ROCE_MAX_MR, sizeof(*r->mrs), GFP_KERNEL);
+	r->mws = kvcalloc(GN_ROCE_MAX_MW, sizeof(*r->mws), GFP_KERNEL);
 	r->srqs = kvcalloc(GN_ROCE_MAX_SRQ, sizeof(*r->srqs), GFP_KERNEL);
 	r->kick = bitmap_zalloc(GN_ROCE_MAX_QP, GFP_KERNEL);
 	r->resend = bitmap_zalloc(GN_ROCE_MAX_QP, GFP_KERNEL);
@@ -1018,7 +1179,7 @@ int gn_roce_init(struct gaudi_nic_dev *gdev)
 	r->train = kzalloc(sizeof(*r->train), GFP_KERNEL);
 	r->txskb = alloc_skb(GN_RR_MAX_FRAME, GFP_KERNEL);
 	r->frame = r->txskb ? r->txskb->data : r->frame_buf;
-	if (!r->qps || !r->cqs || !r->mrs || !r->srqs || !r->kick ||
+	if (!r->qps || !r->cqs || !r->mrs || !r->mws || !r->srqs || !r->kick ||
 	    !r->resend || !r->frame_buf || !r->train) {
 		gn_roce_free(r);
 		return -ENOMEM;

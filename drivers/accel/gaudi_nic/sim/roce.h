@@ -125,6 +125,24 @@ struct gn_rsrq {
 	u32 users;		/* QPs using this SRQ */
 };
 
+/*
+ * A memory window (roce_mw.c), in r->mws[index]: @used from CREATE_MW to
+ * DESTROY_MW; while @bound it grants @access over @va .. @va + @length of
+ * the MR whose key is @mr_key, to requests on QP @qpn only for type 2.
+ */
+struct gn_rmw {
+	bool used;
+	bool bound;
+	u8 type;
+	u32 key;
+	u32 pdn;
+	u32 qpn;
+	u32 mr_key;
+	u32 access;
+	u64 va;
+	u64 length;
+};
+
 struct gn_rmr {
 	u32 index;
 	u32 key;
@@ -169,6 +187,8 @@ struct gn_rread {
 	u32 rkey;
 	u32 len;
 	u64 va;
+	u32 mr_acc;		/* what the MR must grant (READ or FLUSH) */
+	u32 qp_acc;		/* and the QP */
 };
 
 struct gn_rqp {
@@ -272,6 +292,7 @@ struct gaudi_nic_roce {
 	struct gn_rcq **cqs;
 	struct gn_rsrq **srqs;
 	struct gn_rmr **mrs;
+	struct gn_rmw *mws;		/* GN_ROCE_MAX_MW, under dp_lock */
 	struct sk_buff_head rxq;
 	struct list_head ack_list;	/* QPs owing an ACK, under dp_lock */
 	struct list_head read_list;	/* QPs owing READ responses, ditto */
@@ -336,5 +357,11 @@ struct gn_roce_ring_hdr *gn_rring_hdr(struct gn_rring *ring);
 
 /* glue with the core driver */
 int gn_roce_init(struct gaudi_nic_dev *gdev);
+
+/* roce_mw.c: memory window commands; QP destruction unbinds type 2 MWs */
+int gn_cmd_create_mw(struct gaudi_nic_roce *r, u32 index,
+		     const struct gn_roce_mw_ctx *c);
+int gn_cmd_destroy_mw(struct gaudi_nic_roce *r, u32 index);
+void gn_mw_qp_gone(struct gaudi_nic_roce *r, u32 qpn);
 
 #endif /* _GAUDI_NIC_SIM_ROCE_H */

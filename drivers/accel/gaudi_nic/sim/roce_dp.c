@@ -309,9 +309,31 @@ void gn_cqe(struct gaudi_nic_roce *r, struct gn_rqp *qp, struct gn_rcq *cq,
 	gn_cq_push(r, cq, &c, solicited || status);
 }
 
+/* The receive completion of a SEND with invalidate: the key it unbound. */
+void gn_cqe_inv(struct gaudi_nic_roce *r, struct gn_rqp *qp, u64 wr_id,
+		u32 len, u32 rkey, bool solicited)
+{
+	struct gn_roce_cqe c = {
+		.wr_id = cpu_to_le64(wr_id),
+		.byte_len = cpu_to_le32(len),
+		.imm = cpu_to_be32(rkey),
+		.qpn = cpu_to_le32(qp->qpn),
+		.opcode = GN_ROCE_CQE_RECV,
+		.flags = GN_ROCE_CQE_F_INV,
+	};
+
+	gn_cq_push(r, qp->rcq, &c, solicited);
+}
+
 u8 gn_sq_cqe_op(u8 wqe_op)
 {
 	switch (wqe_op) {
+	case GN_ROCE_WQE_FLUSH:
+		return GN_ROCE_CQE_FLUSH;
+	case GN_ROCE_WQE_BIND_MW:
+		return GN_ROCE_CQE_BIND_MW;
+	case GN_ROCE_WQE_LOCAL_INV:
+		return GN_ROCE_CQE_LOCAL_INV;
 	case GN_ROCE_WQE_WRITE:
 	case GN_ROCE_WQE_WRITE_IMM:
 		return GN_ROCE_CQE_WRITE;

@@ -30,11 +30,15 @@ enum {
 	OP_READ_RESP_LAST	= 0x0f,
 	OP_READ_RESP_ONLY	= 0x10,
 	OP_ACK			= 0x11,
+	OP_FLUSH		= 0x1c,	/* RETH, FETH */
+	OP_SEND_LAST_INV	= 0x16,
+	OP_SEND_ONLY_INV	= 0x17,
 	/* UD transport (0x60 | operation) */
 	OP_UD_SEND_ONLY		= 0x64,
 	OP_UD_SEND_ONLY_IMM	= 0x65,
 };
 
+#define OP_UC		0x20	/* UC opcodes: 0x20 | the RC ones, to 0x2b */
 #define BTH_SE		0x80
 #define BTH_MIG		0x40
 #define BTH_ACKREQ	0x80000000U
@@ -53,22 +57,26 @@ enum {
 #define AETH_LEN	4
 #define IMM_LEN		4
 #define DETH_LEN	8
+#define IETH_LEN	4
+#define FETH_LEN	4
 #define ICRC_LEN	4
 
 /* Extension headers carried by a packet. */
 struct gn_pkt {
-	u8 opcode;
+	u8 opcode;		/* the RC operation (UC: without 0x20) */
 	u8 se;
 	bool ackreq;
+	bool uc;		/* UC transport: opcode | OP_UC on the wire */
 	u32 psn;
 	u32 dqpn;
 	u64 va;			/* RETH */
-	u32 rkey;
+	u32 rkey;		/* RETH; IETH: the rkey to invalidate */
 	u32 dmalen;
 	u32 aeth;		/* syndrome << 24 | msn */
 	u32 qkey;		/* DETH */
 	u32 sqpn;
 	__be32 imm;
+	u32 feth;		/* FLUSH: level << 4 | placement type */
 	u32 paylen;
 	/* received: the payload is at offset @pay_off of the frame's pieces */
 	const struct gn_mac_roce_frag *frags;
@@ -116,7 +124,13 @@ struct gn_txf {
 static inline bool op_has_reth(u8 op)
 {
 	return op == OP_WRITE_FIRST || op == OP_WRITE_ONLY ||
-	       op == OP_WRITE_ONLY_IMM || op == OP_READ_REQ;
+	       op == OP_WRITE_ONLY_IMM || op == OP_READ_REQ || op == OP_FLUSH;
+}
+
+/* WQEs answered by READ responses: READ, and FLUSH (no data) */
+static inline bool gn_wqe_is_read(u8 wqe_op)
+{
+	return wqe_op == GN_ROCE_WQE_READ || wqe_op == GN_ROCE_WQE_FLUSH;
 }
 
 static inline bool op_has_imm(u8 op)
@@ -124,6 +138,17 @@ static inline bool op_has_imm(u8 op)
 	return op == OP_SEND_LAST_IMM || op == OP_SEND_ONLY_IMM ||
 	       op == OP_WRITE_LAST_IMM || op == OP_WRITE_ONLY_IMM ||
 	       op == OP_UD_SEND_ONLY_IMM;
+}
+
+/* WQEs the requester runs itself: no packet, no PSN */
+static inline bool gn_wqe_is_local(u8 wqe_op)
+{
+	return wqe_op == GN_ROCE_WQE_BIND_MW || wqe_op == GN_ROCE_WQE_LOCAL_INV;
+}
+
+static inline bool op_has_ieth(u8 op)
+{
+	return op == OP_SEND_LAST_INV || op == OP_SEND_ONLY_INV;
 }
 
 static inline bool op_is_ud(u8 op)
@@ -142,6 +167,8 @@ static inline u32 op_ext_len(u8 op)
 	return (op_has_reth(op) ? RETH_LEN : 0) +
 	       (op_is_ud(op) ? DETH_LEN : 0) +
 	       (op_has_imm(op) ? IMM_LEN : 0) +
+	       (op_has_ieth(op) ? IETH_LEN : 0) +
+	       (op == OP_FLUSH ? FETH_LEN : 0) +
 	       (op_has_aeth(op) ? AETH_LEN : 0);
 }
 
@@ -179,6 +206,13 @@ struct gn_rr_rec {
 
 /* roce_dp.c: memory, completions, QP state */
 struct gn_rmr *gn_mr_get(struct gaudi_nic_roce *r, u32 key, u32 pdn);
+/* roce_mw.c */
+bool gn_key_is_mw(u32 key);
+struct gn_rmr *gn_mw_resolve(struct gaudi_nic_roce *r, struct gn_rqp *qp,
+			     u32 key, u64 va, u64 len, u32 acc);
+bool gn_mw_remote_inv(struct gaudi_nic_roce *r, struct gn_rqp *qp, u32 key);
+int gn_mw_local_op(struct gaudi_nic_roce *r, struct gn_rqp *qp,
+		   const struct gn_roce_wqe *w);
 bool gn_mr_covers(struct gn_rmr *mr, u64 va, u64 len);
 int gn_mr_io(struct gn_rmr *mr, u64 va, u32 len, struct gn_io *io);
 int gn_sge_io(struct gaudi_nic_roce *r, struct gn_rqp *qp,
@@ -186,6 +220,8 @@ int gn_sge_io(struct gaudi_nic_roce *r, struct gn_rqp *qp,
 u32 gn_wqe_len(const struct gn_roce_wqe *w);
 void gn_cq_push(struct gaudi_nic_roce *r, struct gn_rcq *cq,
 		const struct gn_roce_cqe *cqe, bool solicited);
+void gn_cqe_inv(struct gaudi_nic_roce *r, struct gn_rqp *qp, u64 wr_id,
+		u32 len, u32 rkey, bool solicited);
 void gn_cqe(struct gaudi_nic_roce *r, struct gn_rqp *qp, struct gn_rcq *cq,
 	    u64 wr_id, u8 opcode, u8 status, u32 len, bool has_imm,
 	    __be32 imm, bool solicited);

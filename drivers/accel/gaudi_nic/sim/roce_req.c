@@ -65,8 +65,28 @@ static void gn_req_start(struct gn_rqp *qp, struct gn_rswqe *sw)
 	case GN_ROCE_WQE_WRITE:
 	case GN_ROCE_WQE_WRITE_IMM:
 		break;
+	case GN_ROCE_WQE_SEND_INV:
+		/* invalidation is for reliable connections */
+		if (qp->ctx.type == GN_ROCE_QPT_UC)
+			sw->bad = GN_ROCE_CQE_LOC_QP_OP_ERR;
+		break;
+	case GN_ROCE_WQE_BIND_MW:
+	case GN_ROCE_WQE_LOCAL_INV:
+		if (w->num_sge || (w->flags & GN_ROCE_WQE_F_INLINE))
+			sw->bad = GN_ROCE_CQE_LOC_QP_OP_ERR;
+		break;
 	case GN_ROCE_WQE_READ:
-		if (w->flags & GN_ROCE_WQE_F_INLINE)
+		if ((w->flags & GN_ROCE_WQE_F_INLINE) ||
+		    qp->ctx.type == GN_ROCE_QPT_UC)
+			sw->bad = GN_ROCE_CQE_LOC_QP_OP_ERR;
+		break;
+	case GN_ROCE_WQE_FLUSH:
+		/* nothing local: its data is the responder's */
+		if (w->num_sge || (w->flags & GN_ROCE_WQE_F_INLINE) ||
+		    qp->ctx.type == GN_ROCE_QPT_UC ||
+		    (w->flush.type != GN_ROCE_FLUSH_GLOBAL &&
+		     w->flush.type != GN_ROCE_FLUSH_PERSISTENT) ||
+		    w->flush.level > GN_ROCE_FLUSH_MR)
 			sw->bad = GN_ROCE_CQE_LOC_QP_OP_ERR;
 		break;
 	default:
@@ -78,6 +98,9 @@ static void gn_req_start(struct gn_rqp *qp, struct gn_rswqe *sw)
 	if (len > GN_ROCE_MAX_MSG)
 		sw->bad = GN_ROCE_CQE_LOC_LEN_ERR;
 	sw->npkts = len ? DIV_ROUND_UP(len, qp->mtu) : 1;
+	/* local operations take no PSN (gn_req_send() runs them) */
+	if (gn_wqe_is_local(w->opcode))
+		sw->npkts = 0;
 	qp->sq_next++;
 }
 
@@ -106,8 +129,16 @@ static int gn_req_packet(struct gaudi_nic_roce *r, struct gn_rqp *qp,
 		p.ackreq = true;
 		gn_tx_hdr_only(r, qp, &p);
 		return 0;
+	case GN_ROCE_WQE_FLUSH:
+		p.opcode = OP_FLUSH;
+		p.dmalen = min_t(u64, le64_to_cpu(w->flush.length), U32_MAX);
+		p.feth = (u32)w->flush.level << 4 | w->flush.type;
+		p.ackreq = true;
+		gn_tx_hdr_only(r, qp, &p);
+		return 0;
 	case GN_ROCE_WQE_SEND:
 	case GN_ROCE_WQE_SEND_IMM:
+	case GN_ROCE_WQE_SEND_INV:
 		if (first && last)
 			p.opcode = OP_SEND_ONLY;
 		else
@@ -115,6 +146,8 @@ static int gn_req_packet(struct gaudi_nic_roce *r, struct gn_rqp *qp,
 				   last ? OP_SEND_LAST : OP_SEND_MIDDLE;
 		if (last && sw->opcode == GN_ROCE_WQE_SEND_IMM)
 			p.opcode++;	/* _LAST_IMM / _ONLY_IMM */
+		if (last && sw->opcode == GN_ROCE_WQE_SEND_INV)
+			p.opcode = first ? OP_SEND_ONLY_INV : OP_SEND_LAST_INV;
 		if (last && (sw->flags & GN_ROCE_WQE_F_SOLICITED))
 			p.se = BTH_SE;
 		break;
@@ -130,6 +163,11 @@ static int gn_req_packet(struct gaudi_nic_roce *r, struct gn_rqp *qp,
 	}
 	p.ackreq = last || !((i + 1) % GN_RR_ACK_EVERY) ||
 		   psn_diff(p.psn + 1, qp->una) >= GN_RR_WINDOW;
+	/* UC: nothing is acknowledged */
+	if (qp->ctx.type == GN_ROCE_QPT_UC) {
+		p.uc = true;
+		p.ackreq = false;
+	}
 	hl = gn_tx_hdr_len(r, qp, p.opcode);
 	if (hl < 0)
 		return 0;	/* no path: the timeout will tell */
@@ -147,16 +185,21 @@ static bool gn_req_sq_has_read(struct gn_rqp *qp)
 	return qp->reads_out > 0;
 }
 
+static void gn_req_progress(struct gaudi_nic_roce *r, struct gn_rqp *qp,
+			    bool kick);
+
 /* Put new (or rewound) packets on the wire, within the window. */
 void gn_req_send(struct gaudi_nic_roce *r, struct gn_rqp *qp)
 {
 	u32 mask = qp->sq.size - 1;
+	bool local = false, uc;
 	int posted;
 
-	if (qp->ctx.type != GN_ROCE_QPT_RC) {
+	if (qp->ctx.type == GN_ROCE_QPT_UD || qp->ctx.type == GN_ROCE_QPT_GSI) {
 		gn_ud_send(r, qp);
 		return;
 	}
+	uc = qp->ctx.type == GN_ROCE_QPT_UC;
 	if (qp->state != GN_ROCE_QPS_RTS || qp->rnr_wait)
 		return;
 	posted = gn_sq_posted(r, qp);
@@ -184,12 +227,17 @@ void gn_req_send(struct gaudi_nic_roce *r, struct gn_rqp *qp)
 			if ((sw->wqe.flags & GN_ROCE_WQE_F_FENCE) &&
 			    gn_req_sq_has_read(qp))
 				break;
-			if (sw->wqe.opcode == GN_ROCE_WQE_READ &&
+			if (gn_wqe_is_read(sw->wqe.opcode) &&
 			    qp->reads_out >= max_rd)
 				break;
 			gn_req_start(qp, sw);
-			if (sw->opcode == GN_ROCE_WQE_READ && !sw->bad)
+			if (gn_wqe_is_read(sw->opcode) && !sw->bad)
 				qp->reads_out++;
+			/* BIND_MW, LOCAL_INV: done now, completed in order */
+			if (gn_wqe_is_local(sw->opcode) && !sw->bad) {
+				sw->bad = gn_mw_local_op(r, qp, &sw->wqe);
+				local = true;
+			}
 		}
 		if (sw->bad) {
 			/* Completes in order, once everything before it did. */
@@ -197,7 +245,7 @@ void gn_req_send(struct gaudi_nic_roce *r, struct gn_rqp *qp)
 				gn_req_fail(r, qp, sw->bad);
 			break;
 		}
-		if (sw->opcode == GN_ROCE_WQE_READ) {
+		if (gn_wqe_is_read(sw->opcode)) {
 			if (qp->sq_pkt < sw->npkts)
 				gn_req_packet(r, qp, sw, qp->sq_pkt);
 			qp->sq_pkt = sw->npkts;
@@ -215,6 +263,11 @@ void gn_req_send(struct gaudi_nic_roce *r, struct gn_rqp *qp)
 				qp->sq_pkt++;
 				qp->npsn = (sw->first_psn + qp->sq_pkt) &
 					   PSN_MASK;
+				/* UC: a packet sent is a packet done */
+				if (uc) {
+					qp->acked = qp->npsn;
+					qp->una = qp->npsn;
+				}
 			}
 			if (qp->sq_pkt < sw->npkts)
 				break;
@@ -227,6 +280,9 @@ out:
 	gn_tx_train_flush(r);
 	if (qp->state == GN_ROCE_QPS_RTS && !qp->timer_on)
 		gn_req_arm_timer(qp);
+	/* no ACK may come for a local operation with nothing before it */
+	if ((local || uc) && qp->state == GN_ROCE_QPS_RTS)
+		gn_req_progress(r, qp, false);
 }
 
 /* Go back to the oldest unacknowledged PSN. */
@@ -264,7 +320,7 @@ static void gn_req_progress(struct gaudi_nic_roce *r, struct gn_rqp *qp,
 	for (idx = qp->sq_tail; idx != qp->sq_next; idx++) {
 		struct gn_rswqe *sw = &qp->swqe[idx & mask];
 
-		if (sw->opcode == GN_ROCE_WQE_READ && !sw->bad &&
+		if (gn_wqe_is_read(sw->opcode) && !sw->bad &&
 		    sw->rcvd < sw->npkts) {
 			u32 pos = (sw->first_psn + sw->rcvd) & PSN_MASK;
 
@@ -287,7 +343,7 @@ static void gn_req_progress(struct gaudi_nic_roce *r, struct gn_rqp *qp,
 		}
 		if (qp->sq_tail == qp->sq_head || psn_diff(qp->una, end) < 0)
 			break;
-		if (sw->opcode == GN_ROCE_WQE_READ)
+		if (gn_wqe_is_read(sw->opcode))
 			qp->reads_out--;
 		/* the slot is free before the consumer sees the CQE */
 		qp->sq_tail++;
@@ -392,7 +448,7 @@ void gn_req_rx(struct gaudi_nic_roce *r, struct gn_rport *pt,
 
 	/* READ responses, accepted in order only */
 	sw = gn_req_find(qp, p->psn);
-	if (!sw || sw->opcode != GN_ROCE_WQE_READ ||
+	if (!sw || !gn_wqe_is_read(sw->opcode) ||
 	    psn_diff(p->psn, (sw->first_psn + sw->rcvd) & PSN_MASK)) {
 		pt->st.out_of_seq++;
 		return;

@@ -62,10 +62,23 @@ static void gn_resp_fatal(struct gaudi_nic_roce *r, struct gn_rport *pt,
 			  struct gn_rqp *qp, u8 syndrome, u32 psn)
 {
 	u8 ev = syndrome == AETH_NAK_ACC ? GN_ROCE_EV_QP_ACC_ERR :
+		syndrome == AETH_NAK_OP ? GN_ROCE_EV_QP_FATAL :
 		GN_ROCE_EV_QP_REQ_ERR;
 
 	if (syndrome == AETH_NAK_ACC)
 		pt->st.rem_access_errs++;
+	/* UC: the sender's faults drop the message, nothing is answered */
+	if (qp->ctx.type == GN_ROCE_QPT_UC) {
+		qp->in_send = false;
+		qp->in_write = false;
+		if (syndrome != AETH_NAK_OP) {
+			pt->st.rx_drops++;
+			return;
+		}
+		gn_rdp_to_error(r, qp);
+		gn_roce_event(r, ev, qp->qpn);
+		return;
+	}
 	gn_send_ack(r, qp, syndrome, psn);
 	gn_rdp_to_error(r, qp);
 	gn_roce_event(r, ev, qp->qpn);
@@ -80,6 +93,9 @@ static struct gn_rmr *gn_resp_check(struct gaudi_nic_roce *r,
 
 	if (!(le32_to_cpu(qp->ctx.access) & qp_acc))
 		return NULL;
+	/* a memory window's key: its own access and range decide */
+	if (gn_key_is_mw(rkey))
+		return gn_mw_resolve(r, qp, rkey, va, len, mr_acc);
 	mr = gn_mr_get(r, rkey, le32_to_cpu(qp->ctx.pdn));
 	if (!mr || !(mr->access & mr_acc))
 		return NULL;
@@ -142,8 +158,7 @@ static bool gn_resp_read_burst(struct gaudi_nic_roce *r, struct gn_rqp *qp)
 		}
 		/* the MR may have been deregistered since the request */
 		mr = gn_resp_check(r, qp, rd->rkey, rd->va + off,
-				   rd->len - off, GN_ROCE_MR_REMOTE_READ,
-				   GN_ROCE_ACC_REMOTE_READ);
+				   rd->len - off, rd->mr_acc, rd->qp_acc);
 		if (!mr) {
 			gn_tx_train_flush(r);
 			gn_resp_fatal(r, pt, qp, AETH_NAK_ACC,
@@ -225,11 +240,15 @@ static void gn_resp_read_dup(struct gaudi_nic_roce *r, struct gn_rport *pt,
 		struct gn_rread *rd = &qp->reads[j % GN_ROCE_MAX_RD_ATOM];
 		s32 d = psn_diff(p->psn, rd->psn);
 		u64 off = (u64)d * qp->mtu;
+		bool flush = rd->qp_acc == GN_ROCE_ACC_FLUSH;
+		bool req_flush = p->opcode == OP_FLUSH;
 
 		if (d < 0 || d >= rd->npkts)
 			continue;
+		/* a FLUSH held answers a duplicate FLUSH (it has no length) */
 		if (p->rkey != rd->rkey || p->va != rd->va + off ||
-		    p->dmalen != rd->len - min_t(u64, rd->len, off))
+		    flush != req_flush ||
+		    (!flush && p->dmalen != rd->len - min_t(u64, rd->len, off)))
 			break;
 		rd->next = d;
 		/* what the requester lost goes out first, in PSN order */
@@ -296,6 +315,11 @@ static enum gn_resp_res gn_resp_rnr(struct gaudi_nic_roce *r,
 				    struct gn_rport *pt, struct gn_rqp *qp,
 				    const struct gn_pkt *p)
 {
+	/* UC: no receive WQE, the message is dropped */
+	if (p->uc) {
+		pt->st.rx_drops++;
+		return GN_RESP_STOP;
+	}
 	if (gn_resp_may_nak(pt, qp)) {
 		pt->st.rnr_naks_tx++;
 		gn_send_ack(r, qp, AETH_RNR(qp->ctx.min_rnr_timer), p->psn);
@@ -313,7 +337,7 @@ static enum gn_resp_res gn_resp_send(struct gaudi_nic_roce *r,
 	int ret;
 
 	if (op == OP_SEND_FIRST || op == OP_SEND_ONLY ||
-	    op == OP_SEND_ONLY_IMM) {
+	    op == OP_SEND_ONLY_IMM || op == OP_SEND_ONLY_INV) {
 		if (qp->in_send || qp->in_write)
 			return GN_RESP_INVALID;
 		if (!gn_resp_take_rwqe(r, qp))
@@ -335,12 +359,34 @@ static enum gn_resp_res gn_resp_send(struct gaudi_nic_roce *r,
 		gn_cqe(r, qp, qp->rcq, le64_to_cpu(qp->rwqe.wr_id),
 		       GN_ROCE_CQE_RECV, ret, 0, false, 0, false);
 		qp->in_send = false;
-		gn_resp_fatal(r, pt, qp, AETH_NAK_INV, p->psn);
+		/*
+		 * A receive buffer too short is the sender's invalid
+		 * request; a receive WQE the responder cannot use (bad lkey,
+		 * PD or bounds) its own remote operational error (IBTA
+		 * 9.7.5.2.4, as rxe answers a malformed WQE).
+		 */
+		gn_resp_fatal(r, pt, qp, ret == GN_ROCE_CQE_LOC_LEN_ERR ?
+			      AETH_NAK_INV : AETH_NAK_OP, p->psn);
 		return GN_RESP_STOP;
 	}
 	qp->recv_off += p->paylen;
-	if (op == OP_SEND_LAST || op == OP_SEND_LAST_IMM ||
-	    op == OP_SEND_ONLY || op == OP_SEND_ONLY_IMM) {
+	if (op_has_ieth(op)) {
+		/* SEND with invalidate: a type 2 MW bound to this QP */
+		qp->in_send = false;
+		if (!gn_mw_remote_inv(r, qp, p->rkey)) {
+			gn_rq_consume(qp);
+			gn_cqe(r, qp, qp->rcq, le64_to_cpu(qp->rwqe.wr_id),
+			       GN_ROCE_CQE_RECV, GN_ROCE_CQE_LOC_PROT_ERR, 0,
+			       false, 0, false);
+			gn_resp_fatal(r, pt, qp, AETH_NAK_OP, p->psn);
+			return GN_RESP_STOP;
+		}
+		qp->msn++;
+		gn_rq_consume(qp);
+		gn_cqe_inv(r, qp, le64_to_cpu(qp->rwqe.wr_id), qp->recv_off,
+			   p->rkey, p->se);
+	} else if (op == OP_SEND_LAST || op == OP_SEND_LAST_IMM ||
+		   op == OP_SEND_ONLY || op == OP_SEND_ONLY_IMM) {
 		qp->in_send = false;
 		qp->msn++;
 		gn_resp_recv_done(r, qp, GN_ROCE_CQE_RECV, qp->recv_off,
@@ -455,8 +501,53 @@ static enum gn_resp_res gn_resp_read_req(struct gaudi_nic_roce *r,
 	rd->rkey = p->rkey;
 	rd->len = p->dmalen;
 	rd->va = p->va;
+	rd->mr_acc = GN_ROCE_MR_REMOTE_READ;
+	rd->qp_acc = GN_ROCE_ACC_REMOTE_READ;
 	qp->rd_head++;
 	qp->epsn = (qp->epsn + rd->npkts) & PSN_MASK;
+	gn_resp_read_start(r, qp);
+	return GN_RESP_STOP;
+}
+
+/*
+ * An RDMA FLUSH: the placement type's access on the QP and MR, and the
+ * range unless the whole MR is asked for.  Writes are placed in memory
+ * when they arrive, so nothing is pending: the answer is a READ response
+ * without data, ordered behind the READs held as one of them.
+ */
+static enum gn_resp_res gn_resp_flush(struct gaudi_nic_roce *r,
+				      struct gn_rport *pt, struct gn_rqp *qp,
+				      const struct gn_pkt *p)
+{
+	u32 type = p->feth & 0xf, level = (p->feth >> 4) & 0x3;
+	u32 acc = type == GN_ROCE_FLUSH_GLOBAL ? GN_ROCE_MR_FLUSH_GLOBAL :
+		  type == GN_ROCE_FLUSH_PERSISTENT ? GN_ROCE_MR_FLUSH_PERSIST : 0;
+	struct gn_rread *rd;
+
+	if (qp->in_send || qp->in_write || !acc ||
+	    level > GN_ROCE_FLUSH_MR)
+		return GN_RESP_INVALID;
+	if (qp->rd_head - qp->rd_send >= gn_resp_rd_max(qp))
+		return GN_RESP_INVALID;
+	if (!gn_resp_check(r, qp, p->rkey, p->va,
+			   level == GN_ROCE_FLUSH_MR ? 0 : p->dmalen, acc,
+			   GN_ROCE_ACC_FLUSH)) {
+		gn_resp_fatal(r, pt, qp, AETH_NAK_ACC, p->psn);
+		return GN_RESP_STOP;
+	}
+	qp->msn++;
+	rd = &qp->reads[qp->rd_head % GN_ROCE_MAX_RD_ATOM];
+	rd->psn = p->psn;
+	rd->npkts = 1;
+	rd->next = 0;
+	rd->msn = qp->msn;
+	rd->rkey = p->rkey;
+	rd->len = 0;
+	rd->va = p->va;
+	rd->mr_acc = acc;
+	rd->qp_acc = GN_ROCE_ACC_FLUSH;
+	qp->rd_head++;
+	qp->epsn = (qp->epsn + 1) & PSN_MASK;
 	gn_resp_read_start(r, qp);
 	return GN_RESP_STOP;
 }
@@ -470,9 +561,23 @@ static bool gn_resp_psn_ok(struct gaudi_nic_roce *r, struct gn_rport *pt,
 {
 	s32 d = psn_diff(p->psn, qp->epsn);
 
+	/*
+	 * UC: packets were lost.  The message they belonged to is dropped
+	 * (its receive WQE serves the next one) and the sequence goes on
+	 * from this packet, which counts only if it starts a message.
+	 */
+	if (p->uc) {
+		if (d) {
+			pt->st.out_of_seq++;
+			qp->in_send = false;
+			qp->in_write = false;
+			qp->epsn = p->psn;
+		}
+		return true;
+	}
 	if (d < 0) {				/* duplicate */
 		pt->st.dup_reqs++;
-		if (p->opcode == OP_READ_REQ)
+		if (p->opcode == OP_READ_REQ || p->opcode == OP_FLUSH)
 			gn_resp_read_dup(r, pt, qp, p);
 		else
 			gn_resp_ack_later(r, qp);
@@ -502,6 +607,8 @@ void gn_resp_rx(struct gaudi_nic_roce *r, struct gn_rport *pt,
 		return;
 	switch (p->opcode) {
 	case OP_SEND_FIRST ... OP_SEND_ONLY_IMM:
+	case OP_SEND_LAST_INV:
+	case OP_SEND_ONLY_INV:
 		res = gn_resp_send(r, pt, qp, p);
 		break;
 	case OP_WRITE_FIRST ... OP_WRITE_ONLY_IMM:
@@ -510,11 +617,22 @@ void gn_resp_rx(struct gaudi_nic_roce *r, struct gn_rport *pt,
 	case OP_READ_REQ:
 		res = gn_resp_read_req(r, pt, qp, p);
 		break;
+	case OP_FLUSH:
+		res = gn_resp_flush(r, pt, qp, p);
+		break;
 	default:
 		res = GN_RESP_INVALID;
 		break;
 	}
-	if (res == GN_RESP_TAKEN) {
+	if (p->uc) {
+		/* taken or dropped, the sequence moves on; never an answer */
+		qp->epsn = (qp->epsn + 1) & PSN_MASK;
+		if (res == GN_RESP_INVALID) {
+			qp->in_send = false;
+			qp->in_write = false;
+			pt->st.rx_drops++;
+		}
+	} else if (res == GN_RESP_TAKEN) {
 		qp->epsn = (qp->epsn + 1) & PSN_MASK;
 		if (p->ackreq)
 			gn_resp_ack_later(r, qp);

@@ -124,7 +124,14 @@ static void gn_rdp_rx_one(struct gaudi_nic_roce *r, struct gn_rport *pt,
 		}
 	}
 	p.opcode = bth[0];
-	if (p.opcode > OP_ACK && !op_is_ud(p.opcode))	/* no atomics */
+	/* UC: the RC SEND and WRITE operations */
+	if ((p.opcode & 0xe0) == OP_UC && (p.opcode & 0x1f) <= OP_WRITE_ONLY_IMM) {
+		p.uc = true;
+		p.opcode &= 0x1f;
+	}
+	/* no atomics */
+	if (p.opcode > OP_ACK && !op_is_ud(p.opcode) &&
+	    !op_has_ieth(p.opcode) && p.opcode != OP_FLUSH)
 		goto drop;
 	p.se = bth[1] & BTH_SE;
 	pad = (bth[1] >> 4) & 3;
@@ -136,6 +143,11 @@ static void gn_rdp_rx_one(struct gaudi_nic_roce *r, struct gn_rport *pt,
 	    hlen < bth + BTH_LEN + ext - f)
 		goto drop;
 	x = bth + BTH_LEN;
+	/* FLUSH: FETH before RETH (IBA A19, as rxe) */
+	if (p.opcode == OP_FLUSH) {
+		p.feth = get_unaligned_be32(x);
+		x += FETH_LEN;
+	}
 	if (op_has_reth(p.opcode)) {
 		p.va = get_unaligned_be64(x);
 		p.rkey = get_unaligned_be32(x + 8);
@@ -155,6 +167,10 @@ static void gn_rdp_rx_one(struct gaudi_nic_roce *r, struct gn_rport *pt,
 		memcpy(&p.imm, x, IMM_LEN);
 		x += IMM_LEN;
 	}
+	if (op_has_ieth(p.opcode)) {
+		p.rkey = get_unaligned_be32(x);
+		x += IETH_LEN;
+	}
 	p.frags = frags;
 	p.nfrags = nfrags;
 	p.pay_off = x - f;
@@ -168,12 +184,12 @@ static void gn_rdp_rx_one(struct gaudi_nic_roce *r, struct gn_rport *pt,
 		return;
 	}
 	qp = dqpn < GN_ROCE_MAX_QP ? r->qps[dqpn] : NULL;
-	if (!qp || qp->ctx.type != GN_ROCE_QPT_RC ||
+	if (!qp || qp->ctx.type != (p.uc ? GN_ROCE_QPT_UC : GN_ROCE_QPT_RC) ||
 	    !gn_rdp_addr_ok(pt, qp, l3, v4))
 		goto drop;
 	pt->st.rx_pkts++;
 	pt->st.rx_bytes += flen;
-	if (p.opcode >= OP_READ_RESP_FIRST)
+	if (p.opcode >= OP_READ_RESP_FIRST && p.opcode <= OP_ACK)
 		gn_req_rx(r, pt, qp, &p);
 	else
 		gn_resp_rx(r, pt, qp, &p);

@@ -381,13 +381,18 @@ static void gn_tx_hdr(struct gaudi_nic_roce *r, struct gn_rqp *qp,
 	uh->len = htons(ulen);
 	uh->check = 0;
 
-	bth[0] = p->opcode;
+	bth[0] = p->opcode | (p->uc ? OP_UC : 0);
 	bth[1] = p->se | BTH_MIG | (pad << 4);
 	put_unaligned_be16(0xffff, bth + 2);
 	put_unaligned_be32(p->dqpn & PSN_MASK, bth + 4);
 	put_unaligned_be32((p->psn & PSN_MASK) | (p->ackreq ? BTH_ACKREQ : 0),
 			   bth + 8);
 	x = bth + BTH_LEN;
+	/* FLUSH: FETH before RETH (IBA A19, as rxe) */
+	if (p->opcode == OP_FLUSH) {
+		put_unaligned_be32(p->feth, x);
+		x += FETH_LEN;
+	}
 	if (op_has_reth(p->opcode)) {
 		put_unaligned_be64(p->va, x);
 		put_unaligned_be32(p->rkey, x + 8);
@@ -406,6 +411,10 @@ static void gn_tx_hdr(struct gaudi_nic_roce *r, struct gn_rqp *qp,
 	if (op_has_imm(p->opcode)) {
 		memcpy(x, &p->imm, IMM_LEN);
 		x += IMM_LEN;
+	}
+	if (op_has_ieth(p->opcode)) {
+		put_unaligned_be32(p->rkey, x);
+		x += IETH_LEN;
 	}
 	tf->v4 = v4;
 	tf->bth = bth;

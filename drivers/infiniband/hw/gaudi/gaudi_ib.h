@@ -39,6 +39,7 @@ struct gib_dev {
 	struct ida cq_ida;
 	struct ida qp_ida;
 	struct ida mr_ida;
+	struct ida mw_ida;
 	struct ida ah_ida;	/* any context: AHs may be made in atomic ones */
 	struct xarray cqs;
 	struct xarray qps;
@@ -57,6 +58,7 @@ enum gib_res {
 	GIB_RES_SRQ,
 	GIB_RES_MR,
 	GIB_RES_AH,
+	GIB_RES_MW,
 	GIB_RES_MAX
 };
 
@@ -113,6 +115,7 @@ struct gib_cq {
 	struct gib_ring ring;
 	spinlock_t lock;	/* kernel CQs: @cons, reading the ring */
 	u32 cons;
+	struct mutex resize;	/* user CQs: @ring, ibcq.cqe (resize) */
 };
 
 /*
@@ -168,9 +171,22 @@ struct gib_ah {
 	struct gn_roce_av av;
 };
 
+/* @access: the IB_ACCESS_* flags as registered (or re-registered) */
 struct gib_mr {
 	struct ib_mr ibmr;
 	struct ib_umem *umem;
+	struct gib_ucontext *uc;
+	u32 index;
+	int access;
+};
+
+/*
+ * Memory window: engine index @index, rkey (GN_ROCE_MAX_MR + index) << 8
+ * | tag.  Binding is work requests' business (the engine's), so the
+ * driver only creates and destroys the window.
+ */
+struct gib_mw {
+	struct ib_mw ibmw;
 	struct gib_ucontext *uc;
 	u32 index;
 };
@@ -246,6 +262,7 @@ int gib_ring_pbl(struct gib_dev *dev, struct gib_ring *r, struct gib_pbl *p,
 int gib_create_cq(struct ib_cq *ibcq, const struct ib_cq_init_attr *attr,
 		  struct uverbs_attr_bundle *attrs);
 int gib_destroy_cq(struct ib_cq *ibcq, struct ib_udata *udata);
+int gib_resize_cq(struct ib_cq *ibcq, int cqe, struct ib_udata *udata);
 int gib_poll_cq(struct ib_cq *ibcq, int n, struct ib_wc *wc);
 int gib_req_notify_cq(struct ib_cq *ibcq, enum ib_cq_notify_flags f);
 
@@ -277,6 +294,7 @@ struct gib_srq {
 	struct gib_ring ring;
 	spinlock_t lock;	/* kernel SRQs: @prod, ring slots */
 	u32 prod;
+	struct mutex resize;	/* user SRQs: @ring (resize) */
 };
 
 static inline struct gib_srq *to_gsrq(struct ib_srq *srq)

@@ -43,6 +43,7 @@ int gib_create_cq(struct ib_cq *ibcq, const struct ib_cq_init_attr *attr,
 			return -EINVAL;
 	}
 	spin_lock_init(&cq->lock);
+	mutex_init(&cq->resize);
 	cq->cons = 0;
 	/*
 	 * The engine fills every slot of a CQ ring (it reports an overflow
@@ -103,6 +104,76 @@ err_uncharge:
 	return ret;
 }
 
+/*
+ * ibv_resize_cq(): a new ring, to which the engine moves the CQEs not yet
+ * consumed (RESIZE_CQ; -EINVAL if they do not fit), offered for mmap like
+ * the first.  The provider polls the old ring up to the call, under its
+ * CQ lock, and then maps the new one.  The new ring is charged before the
+ * old one is given back, so a context at its limit cannot grow a CQ.
+ * Kernel CQs are not resized (EOPNOTSUPP).
+ */
+int gib_resize_cq(struct ib_cq *ibcq, int cqe, struct ib_udata *udata)
+{
+	struct gib_dev *dev = to_gdev(ibcq->device);
+	struct gib_cq *cq = to_gcq(ibcq);
+	struct gaudi_resize_cq_resp resp = {};
+	struct gn_roce_cq_ctx ctx = {};
+	struct gib_pbl pbl = {};
+	struct gib_ring ring = {};
+	u32 log;
+	int ret;
+
+	if (!udata || !cq->uc)
+		return -EOPNOTSUPP;
+	ret = gib_check_udata_in(udata);
+	if (ret)
+		return ret;
+	if (cqe < 1 || cqe > (1 << GN_ROCE_MAX_CQ_LOG))
+		return -EINVAL;
+	log = max_t(u32, order_base_2(cqe), 1);
+	/* the core lets resizes of one CQ run at once */
+	mutex_lock(&cq->resize);
+	ret = gib_charge(cq->uc, GIB_RES_CQ,
+			 gib_ring_bytes(log, GN_ROCE_CQE_SIZE));
+	if (ret)
+		goto out;
+	ret = gib_ring_alloc(dev, &ring, log, GN_ROCE_CQE_SIZE, true);
+	if (ret)
+		goto err_uncharge;
+	/* offered before the move: after it, nothing may fail */
+	ret = gib_ring_mmap(&cq->uc->ibuc, &ring, &resp.cq_mmap_key,
+			    &resp.cq_mmap_len);
+	if (ret)
+		goto err_ring;
+	ret = gib_ring_pbl(dev, &ring, &pbl, &ctx.ring);
+	if (ret)
+		goto err_ring;
+	ctx.log_size = log;
+	ret = gaudi_nic_roce_cmd(dev->hw, GN_ROCE_CMD_RESIZE_CQ, cq->cqn, &ctx,
+				 sizeof(ctx), NULL, 0);
+	gib_pbl_free(dev, &pbl);
+	if (ret)
+		goto err_ring;
+	/* the engine writes the new ring only: the old one can go */
+	gib_uncharge(cq->uc, GIB_RES_CQ,
+		     gib_ring_bytes(cq->ring.log_size, GN_ROCE_CQE_SIZE));
+	gib_ring_free(dev, &cq->ring);
+	cq->ring = ring;
+	ibcq->cqe = 1 << log;
+	resp.log_size = log;
+	/* a response lost here leaves the provider on the old ring */
+	ret = gib_respond(udata, &resp, sizeof(resp));
+	goto out;
+
+err_ring:
+	gib_ring_free(dev, &ring);
+err_uncharge:
+	gib_uncharge(cq->uc, GIB_RES_CQ, gib_ring_bytes(log, GN_ROCE_CQE_SIZE));
+out:
+	mutex_unlock(&cq->resize);
+	return ret;
+}
+
 int gib_destroy_cq(struct ib_cq *ibcq, struct ib_udata *udata)
 {
 	struct gib_dev *dev = to_gdev(ibcq->device);
@@ -158,6 +229,12 @@ static enum ib_wc_opcode gib_wc_opcode(u8 op, bool *ok)
 		return IB_WC_RECV;
 	case GN_ROCE_CQE_RECV_WRITE_IMM:
 		return IB_WC_RECV_RDMA_WITH_IMM;
+	case GN_ROCE_CQE_BIND_MW:
+		return IB_WC_BIND_MW;
+	case GN_ROCE_CQE_LOCAL_INV:
+		return IB_WC_LOCAL_INV;
+	case GN_ROCE_CQE_FLUSH:
+		return IB_WC_FLUSH;
 	default:
 		*ok = false;
 		return IB_WC_SEND;
@@ -199,6 +276,10 @@ static bool gib_cqe_to_wc(struct gib_dev *dev, struct gib_cq *cq,
 	if (cqe->flags & GN_ROCE_CQE_F_IMM) {
 		wc->ex.imm_data = cqe->imm;
 		wc->wc_flags |= IB_WC_WITH_IMM;
+	}
+	if (cqe->flags & GN_ROCE_CQE_F_INV) {
+		wc->ex.invalidate_rkey = be32_to_cpu(cqe->imm);
+		wc->wc_flags |= IB_WC_WITH_INVALIDATE;
 	}
 	if (cqe->flags & GN_ROCE_CQE_F_GRH) {
 		wc->wc_flags |= IB_WC_GRH | IB_WC_WITH_NETWORK_HDR_TYPE;

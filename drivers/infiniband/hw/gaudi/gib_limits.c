@@ -49,6 +49,11 @@ module_param_named(max_ah_per_ctx, gib_max_ah, uint, 0644);
 MODULE_PARM_DESC(max_ah_per_ctx,
 		 "AHs one user context may hold (default 16384, 0: no limit)");
 
+static unsigned int gib_max_mw = 4096;
+module_param_named(max_mw_per_ctx, gib_max_mw, uint, 0644);
+MODULE_PARM_DESC(max_mw_per_ctx,
+		 "memory windows one user context may hold (default 4096, 0: no limit)");
+
 static unsigned int gib_max_ring_mb = 1024;
 module_param_named(max_ring_mb_per_ctx, gib_max_ring_mb, uint, 0644);
 MODULE_PARM_DESC(max_ring_mb_per_ctx,
@@ -65,6 +70,7 @@ static const struct {
 	[GIB_RES_SRQ] = { "SRQs", "max_srq_per_ctx", &gib_max_srq },
 	[GIB_RES_MR] = { "MRs", "max_mr_per_ctx", &gib_max_mr },
 	[GIB_RES_AH] = { "AHs", "max_ah_per_ctx", &gib_max_ah },
+	[GIB_RES_MW] = { "MWs", "max_mw_per_ctx", &gib_max_mw },
 };
 
 void gib_limits_init(struct gib_ucontext *uc)

@@ -227,6 +227,7 @@ static int gib_probe(struct auxiliary_device *adev,
 	ida_init(&dev->cq_ida);
 	ida_init(&dev->qp_ida);
 	ida_init(&dev->mr_ida);
+	ida_init(&dev->mw_ida);
 	ida_init(&dev->ah_ida);
 	xa_init_flags(&dev->cqs, XA_FLAGS_LOCK_IRQ);
 	xa_init_flags(&dev->qps, XA_FLAGS_LOCK_IRQ);
@@ -303,6 +304,7 @@ static void gib_remove(struct auxiliary_device *adev)
 	ida_destroy(&dev->cq_ida);
 	ida_destroy(&dev->qp_ida);
 	ida_destroy(&dev->mr_ida);
+	ida_destroy(&dev->mw_ida);
 	ida_destroy(&dev->ah_ida);
 	ida_destroy(&dev->srq_ida);
 	ib_dealloc_device(&dev->ibdev);

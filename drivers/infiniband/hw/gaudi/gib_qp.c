@@ -2,10 +2,10 @@
 /*
  * gaudi_ib queue pairs: creation, state changes, queries, posting.
  *
- * User QPs (RC, UD) post into rings mapped into the process; the kernel
+ * User QPs (RC, UC, UD) post into rings mapped into the process; the kernel
  * only rings their doorbells.  Kernel QPs are UD and GSI (QP1, one per
  * port, made by the MAD layer); their rings are in kernel memory and
- * gib_post_send()/gib_post_recv() fill them.  Kernel RC QPs are not
+ * gib_post_send()/gib_post_recv() fill them.  Kernel RC and UC QPs are not
  * offered: nothing here needs them (rdma_cm's RC QPs are user QPs, and
  * ib_cm itself only uses QP1), so they get -EOPNOTSUPP.
  */
@@ -56,6 +56,8 @@ static u8 gib_hw_qp_type(enum ib_qp_type t)
 		return GN_ROCE_QPT_GSI;
 	case IB_QPT_UD:
 		return GN_ROCE_QPT_UD;
+	case IB_QPT_UC:
+		return GN_ROCE_QPT_UC;
 	default:
 		return GN_ROCE_QPT_RC;
 	}
@@ -75,7 +77,8 @@ static int gib_check_qp_init(struct gib_dev *dev,
 
 	switch (init->qp_type) {
 	case IB_QPT_RC:
-		/* kernel RC QPs: see the top of this file */
+	case IB_QPT_UC:
+		/* kernel RC and UC QPs: see the top of this file */
 		if (!user)
 			return -EOPNOTSUPP;
 		max_sge = GN_ROCE_MAX_SGE;
@@ -93,7 +96,7 @@ static int gib_check_qp_init(struct gib_dev *dev,
 		max_inline = GN_ROCE_UD_MAX_INLINE;
 		break;
 	default:
-		/* UC, XRC, raw packet, SMI (no QP0 on RoCE), driver QPs */
+		/* XRC, raw packet, SMI (no QP0 on RoCE), driver QPs */
 		return -EOPNOTSUPP;
 	}
 	/* only RC QPs take their receives from an SRQ */
@@ -411,10 +414,11 @@ int gib_modify_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr, int mask,
 	}
 	if (mask & IB_QP_ACCESS_FLAGS) {
 		/*
-		 * Remote atomics and flushes are accepted and inert: the
-		 * engine parses neither opcode, so a request for one is
-		 * dropped whatever the QP allows.  (pyverbs' extended RC QPs
-		 * ask for them all.)
+		 * Remote atomics and persistent flushes are accepted and
+		 * inert: the engine parses no atomic opcode, and no MR has
+		 * persistent flush access, so such a request fails whatever
+		 * the QP allows.  (pyverbs' extended RC QPs ask for them
+		 * all.)  Global flushes are served (GN_ROCE_ACC_FLUSH).
 		 */
 		if (attr->qp_access_flags & ~(GIB_QP_ACCESS |
 					      IB_ACCESS_REMOTE_ATOMIC |
@@ -425,6 +429,8 @@ int gib_modify_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr, int mask,
 			c->access |= cpu_to_le32(GN_ROCE_ACC_REMOTE_WRITE);
 		if (attr->qp_access_flags & IB_ACCESS_REMOTE_READ)
 			c->access |= cpu_to_le32(GN_ROCE_ACC_REMOTE_READ);
+		if (attr->qp_access_flags & IB_ACCESS_FLUSH_GLOBAL)
+			c->access |= cpu_to_le32(GN_ROCE_ACC_FLUSH);
 		hw |= GN_ROCE_QPC_ACCESS;
 	}
 	if (mask & IB_QP_PATH_MTU) {

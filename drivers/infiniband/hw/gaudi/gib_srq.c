@@ -64,6 +64,7 @@ int gib_create_srq(struct ib_srq *ibsrq, struct ib_srq_init_attr *init,
 	/* the engine's rings have at least two slots */
 	log = max(order_base_2(init->attr.max_wr), 1);
 	spin_lock_init(&srq->lock);
+	mutex_init(&srq->resize);
 	srq->prod = 0;
 	srq->max_sge = init->attr.max_sge;
 	srq->uc = uc;
@@ -125,29 +126,111 @@ err_uncharge:
 }
 
 /*
- * IB_SRQ_LIMIT arms the limit event (0 disarms it).  Resizing
- * (IB_SRQ_MAX_WR) is not offered: the engine's ring is fixed.
+ * Resize (IB_SRQ_MAX_WR) a user SRQ to 2^log WQEs: a new ring, offered for
+ * mmap before the engine moves the posted WQEs there (RESIZE_SRQ), so that
+ * nothing fails after the move; its mmap key, length and producer index go
+ * to the provider at @resp_addr.  The provider holds its SRQ lock, so it
+ * posts nothing meanwhile.  Under srq->resize.
+ */
+static int gib_resize_srq(struct gib_dev *dev, struct gib_srq *srq, u32 log,
+			  u64 resp_addr)
+{
+	struct gaudi_resize_srq_resp resp = {};
+	struct gn_roce_srq_ctx ctx = {};
+	struct gib_ring ring = {};
+	struct gib_pbl pbl = {};
+	int ret;
+
+	lockdep_assert_held(&srq->resize);
+	ret = gib_charge(srq->uc, GIB_RES_SRQ,
+			 gib_ring_bytes(log, GN_ROCE_WQE_SIZE));
+	if (ret)
+		return ret;
+	ret = gib_ring_alloc(dev, &ring, log, GN_ROCE_WQE_SIZE, true);
+	if (ret)
+		goto err_uncharge;
+	ret = gib_ring_mmap(&srq->uc->ibuc, &ring, &resp.srq_mmap_key,
+			    &resp.srq_mmap_len);
+	if (ret)
+		goto err_ring;
+	ret = gib_ring_pbl(dev, &ring, &pbl, &ctx.ring);
+	if (ret)
+		goto err_ring;
+	ctx.log_size = log;
+	ret = gaudi_nic_roce_cmd(dev->hw, GN_ROCE_CMD_RESIZE_SRQ, srq->srqn,
+				 &ctx, sizeof(ctx), NULL, 0);
+	gib_pbl_free(dev, &pbl);
+	if (ret)
+		goto err_ring;
+	gib_uncharge(srq->uc, GIB_RES_SRQ,
+		     gib_ring_bytes(srq->ring.log_size, GN_ROCE_WQE_SIZE));
+	gib_ring_free(dev, &srq->ring);
+	srq->ring = ring;
+	resp.log_size = log;
+	/* the engine set it: the WQEs it moved */
+	resp.prod = le32_to_cpu(((struct gn_roce_ring_hdr *)ring.buf)->prod);
+	if (copy_to_user(u64_to_user_ptr(resp_addr), &resp, sizeof(resp)))
+		return -EFAULT;
+	return 0;
+
+err_ring:
+	gib_ring_free(dev, &ring);
+err_uncharge:
+	gib_uncharge(srq->uc, GIB_RES_SRQ, gib_ring_bytes(log, GN_ROCE_WQE_SIZE));
+	return ret;
+}
+
+/*
+ * IB_SRQ_LIMIT arms the limit event (0 disarms it).  IB_SRQ_MAX_WR
+ * resizes a user SRQ (struct gaudi_modify_srq_cmd); kernel SRQs are not
+ * resized (EOPNOTSUPP).
  */
 int gib_modify_srq(struct ib_srq *ibsrq, struct ib_srq_attr *attr,
 		   enum ib_srq_attr_mask mask, struct ib_udata *udata)
 {
 	struct gib_dev *dev = to_gdev(ibsrq->device);
 	struct gib_srq *srq = to_gsrq(ibsrq);
+	struct gaudi_modify_srq_cmd cmd = {};
 	__le32 limit;
-	int ret;
+	u32 log;
+	int ret = 0;
 
-	if (mask & ~IB_SRQ_LIMIT)
+	if (mask & ~(IB_SRQ_LIMIT | IB_SRQ_MAX_WR))
 		return -EOPNOTSUPP;
-	ret = gib_check_udata_in(udata);
-	if (ret)
-		return ret;
-	if (!(mask & IB_SRQ_LIMIT))
-		return 0;
-	if (attr->srq_limit > (1U << srq->ring.log_size))
+	if (udata && udata->inlen) {
+		if (udata->inlen > sizeof(cmd) &&
+		    !ib_is_udata_cleared(udata, sizeof(cmd),
+					 udata->inlen - sizeof(cmd)))
+			return -EINVAL;
+		ret = ib_copy_from_udata(&cmd, udata,
+					 min(udata->inlen, sizeof(cmd)));
+		if (ret)
+			return ret;
+	}
+	if (!(mask & IB_SRQ_MAX_WR) && cmd.resp_addr)
 		return -EINVAL;
-	limit = cpu_to_le32(attr->srq_limit);
-	return gaudi_nic_roce_cmd(dev->hw, GN_ROCE_CMD_ARM_SRQ, srq->srqn,
-				  &limit, sizeof(limit), NULL, 0);
+	if (mask & IB_SRQ_MAX_WR) {
+		if (!srq->uc)
+			return -EOPNOTSUPP;
+		if (!cmd.resp_addr || !attr->max_wr ||
+		    attr->max_wr > (1U << GN_ROCE_MAX_WQ_LOG))
+			return -EINVAL;
+	}
+	/* the core lets modifies of one SRQ run at once */
+	mutex_lock(&srq->resize);
+	if (mask & IB_SRQ_MAX_WR) {
+		log = max(order_base_2(attr->max_wr), 1);
+		ret = gib_resize_srq(dev, srq, log, cmd.resp_addr);
+	}
+	if (!ret && (mask & IB_SRQ_LIMIT)) {
+		limit = cpu_to_le32(attr->srq_limit);
+		ret = attr->srq_limit > (1U << srq->ring.log_size) ? -EINVAL :
+		      gaudi_nic_roce_cmd(dev->hw, GN_ROCE_CMD_ARM_SRQ,
+					 srq->srqn, &limit, sizeof(limit),
+					 NULL, 0);
+	}
+	mutex_unlock(&srq->resize);
+	return ret;
 }
 
 int gib_query_srq(struct ib_srq *ibsrq, struct ib_srq_attr *attr)
@@ -161,7 +244,9 @@ int gib_query_srq(struct ib_srq *ibsrq, struct ib_srq_attr *attr)
 				 NULL, 0, &ctx, sizeof(ctx));
 	if (ret)
 		return ret;
+	mutex_lock(&srq->resize);
 	attr->max_wr = 1U << srq->ring.log_size;
+	mutex_unlock(&srq->resize);
 	attr->max_sge = srq->max_sge;
 	/* 0 once the event fired: the engine disarms it */
 	attr->srq_limit = le32_to_cpu(ctx.limit);

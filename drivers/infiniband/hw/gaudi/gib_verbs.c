@@ -95,6 +95,10 @@ static int gib_query_device(struct ib_device *ibdev,
 	a->max_srq_wr = 1 << GN_ROCE_MAX_WQ_LOG;
 	a->max_srq_sge = GN_ROCE_MAX_SGE;
 	a->device_cap_flags = IB_DEVICE_RC_RNR_NAK_GEN |
+			      IB_DEVICE_MEM_WINDOW |
+			      IB_DEVICE_SRQ_RESIZE |
+			      IB_DEVICE_FLUSH_GLOBAL |
+			      IB_DEVICE_MEM_WINDOW_TYPE_2B |
 			      IB_DEVICE_PORT_ACTIVE_EVENT |
 			      IB_DEVICE_CURR_QP_STATE_MOD |
 			      IB_DEVICE_SYS_IMAGE_GUID;
@@ -104,6 +108,7 @@ static int gib_query_device(struct ib_device *ibdev,
 	a->max_cq = GN_ROCE_MAX_CQ;
 	a->max_cqe = 1 << GN_ROCE_MAX_CQ_LOG;	/* every ring slot is usable */
 	a->max_mr = GN_ROCE_MAX_MR - 1;
+	a->max_mw = GN_ROCE_MAX_MW;
 	a->max_pd = GN_ROCE_MAX_PD;
 	a->max_ah = GIB_MAX_AH;
 	a->max_qp_rd_atom = GN_ROCE_MAX_RD_ATOM;
@@ -297,6 +302,16 @@ static void gib_dealloc_ucontext(struct ib_ucontext *ibuc)
  * objects (engine contexts included); the ring pages it still maps stay
  * allocated until it unmaps them, and nothing reads them any more.
  */
+/*
+ * UVERBS_METHOD_QUERY_CONTEXT (ibv_import_device()): the core answers
+ * everything; a context carries nothing the provider must learn again.
+ */
+static int gib_query_ucontext(struct ib_ucontext *ibuc,
+			      struct uverbs_attr_bundle *attrs)
+{
+	return 0;
+}
+
 static void gib_disassociate_ucontext(struct ib_ucontext *ibuc)
 {
 }
@@ -615,7 +630,52 @@ static u32 gib_mr_access(int acc)
 		a |= GN_ROCE_MR_REMOTE_WRITE;
 	if (acc & IB_ACCESS_REMOTE_READ)
 		a |= GN_ROCE_MR_REMOTE_READ;
+	if (acc & IB_ACCESS_MW_BIND)
+		a |= GN_ROCE_MR_MW_BIND;
+	if (acc & IB_ACCESS_FLUSH_GLOBAL)
+		a |= GN_ROCE_MR_FLUSH_GLOBAL;
 	return a;
+}
+
+/*
+ * The engine context of an MR of @umem at @iova with @key in @pdn: @ctx,
+ * whose page list @pbl the caller frees (gib_pbl_free()) after the
+ * command.
+ */
+static int gib_mr_ctx(struct gib_dev *dev, struct ib_umem *umem, u64 iova,
+		      u32 key, u32 pdn, int access, struct gib_pbl *pbl,
+		      struct gn_roce_mr_ctx *ctx)
+{
+	struct ib_block_iter biter;
+	u64 first, last;
+	u32 n, i = 0;
+	int ret;
+
+	first = ALIGN_DOWN(umem->address, PAGE_SIZE);
+	last = ALIGN(umem->address + umem->length, PAGE_SIZE);
+	if ((last - first) >> PAGE_SHIFT > GN_ROCE_MAX_PBL_PAGES)
+		return -EINVAL;
+	n = (last - first) >> PAGE_SHIFT;
+	memset(ctx, 0, sizeof(*ctx));
+	ret = gib_pbl_alloc(dev, pbl, n, &ctx->pages);
+	if (ret)
+		return ret;
+	rdma_umem_for_each_dma_block(umem, &biter, PAGE_SIZE) {
+		if (i == n)
+			break;
+		pbl->cpu[i++] = cpu_to_le64(rdma_block_iter_dma_address(&biter));
+	}
+	if (i != n) {
+		gib_pbl_free(dev, pbl);
+		return -EFAULT;
+	}
+	ctx->iova = cpu_to_le64(iova);
+	ctx->length = cpu_to_le64(umem->length);
+	ctx->key = cpu_to_le32(key);
+	ctx->pdn = cpu_to_le32(pdn);
+	ctx->access = cpu_to_le32(gib_mr_access(access));
+	ctx->offset = cpu_to_le32(umem->address & ~PAGE_MASK);
+	return 0;
 }
 
 /* An MR of @umem, charged to the user context @uc (NULL: none). */
@@ -624,21 +684,11 @@ static struct ib_mr *gib_mr_create(struct ib_pd *ibpd, struct ib_umem *umem,
 				   struct gib_ucontext *uc)
 {
 	struct gib_dev *dev = to_gdev(ibpd->device);
-	struct gn_roce_mr_ctx ctx = {};
-	struct ib_block_iter biter;
+	struct gn_roce_mr_ctx ctx;
 	struct gib_pbl pbl = {};
 	struct gib_mr *mr;
-	u64 first, last;
-	u32 n, i = 0;
 	int ret;
 
-	first = ALIGN_DOWN(umem->address, PAGE_SIZE);
-	last = ALIGN(umem->address + umem->length, PAGE_SIZE);
-	if ((last - first) >> PAGE_SHIFT > GN_ROCE_MAX_PBL_PAGES) {
-		ret = -EINVAL;
-		goto err_umem;
-	}
-	n = (last - first) >> PAGE_SHIFT;
 	ret = gib_charge(uc, GIB_RES_MR, 0);
 	if (ret)
 		goto err_umem;
@@ -653,30 +703,17 @@ static struct ib_mr *gib_mr_create(struct ib_pd *ibpd, struct ib_umem *umem,
 	if (ret < 0)
 		goto err_free;
 	mr->index = ret;
-	ret = gib_pbl_alloc(dev, &pbl, n, &ctx.pages);
-	if (ret)
-		goto err_ida;
-	rdma_umem_for_each_dma_block(umem, &biter, PAGE_SIZE) {
-		if (i == n)
-			break;
-		pbl.cpu[i++] = cpu_to_le64(rdma_block_iter_dma_address(&biter));
-	}
-	if (i != n) {
-		ret = -EFAULT;
-		goto err_pbl;
-	}
 	mr->umem = umem;
+	mr->access = access;
 	mr->ibmr.lkey = mr->index << 8 | (get_random_u32() & 0xff);
 	mr->ibmr.rkey = mr->ibmr.lkey;
 	mr->ibmr.length = umem->length;
 	mr->ibmr.iova = iova;
 	mr->ibmr.page_size = PAGE_SIZE;
-	ctx.iova = cpu_to_le64(iova);
-	ctx.length = cpu_to_le64(umem->length);
-	ctx.key = cpu_to_le32(mr->ibmr.lkey);
-	ctx.pdn = cpu_to_le32(to_gpd(ibpd)->pdn);
-	ctx.access = cpu_to_le32(gib_mr_access(access));
-	ctx.offset = cpu_to_le32(umem->address & ~PAGE_MASK);
+	ret = gib_mr_ctx(dev, umem, iova, mr->ibmr.lkey, to_gpd(ibpd)->pdn,
+			 access, &pbl, &ctx);
+	if (ret)
+		goto err_ida;
 	ret = gaudi_nic_roce_cmd(dev->hw, GN_ROCE_CMD_CREATE_MR, mr->index,
 				 &ctx, sizeof(ctx), NULL, 0);
 	gib_pbl_free(dev, &pbl);
@@ -684,8 +721,6 @@ static struct ib_mr *gib_mr_create(struct ib_pd *ibpd, struct ib_umem *umem,
 		goto err_ida;
 	return &mr->ibmr;
 
-err_pbl:
-	gib_pbl_free(dev, &pbl);
 err_ida:
 	ida_free(&dev->mr_ida, mr->index);
 err_free:
@@ -717,6 +752,7 @@ static int gib_check_mr_len(struct gib_dev *dev, u64 len)
  */
 #define GIB_MR_ACCESS	(IB_ACCESS_LOCAL_WRITE | IB_ACCESS_REMOTE_WRITE | \
 			 IB_ACCESS_REMOTE_READ | IB_ACCESS_REMOTE_ATOMIC | \
+			 IB_ACCESS_MW_BIND | IB_ACCESS_FLUSH_GLOBAL | \
 			 IB_ACCESS_RELAXED_ORDERING)
 
 static struct ib_mr *gib_reg_user_mr(struct ib_pd *pd, u64 start, u64 len,
@@ -766,6 +802,84 @@ static struct ib_mr *gib_reg_user_mr_dmabuf(struct ib_pd *pd, u64 offset,
 			     to_guc(attrs->context));
 }
 
+/*
+ * Re-registration in place (ibv_rereg_mr()): a new translation
+ * (IB_MR_REREG_TRANS), PD or access for the same MR, whose keys stay, so
+ * that peers holding the rkey keep using it.  The engine swaps the whole
+ * context at once (REREG_MR); on failure the MR is left as it was.
+ * Memory is pinned anew for a new translation, or when the new access
+ * needs the pages writable and they were pinned read-only.  A dma-buf MR
+ * keeps its buffer: a new translation for it is EOPNOTSUPP.  Changing
+ * IB_ACCESS_REMOTE_ATOMIC is EOPNOTSUPP too: the device has no atomics
+ * (atomic_cap NONE), registration accepts the flag only because
+ * libfabric always asks for it, and a change of it could only be
+ * observed through atomic operations.
+ */
+static struct ib_mr *gib_rereg_user_mr(struct ib_mr *ibmr, int flags,
+				       u64 start, u64 len, u64 iova,
+				       int access, struct ib_pd *pd,
+				       struct ib_udata *udata)
+{
+	struct gib_dev *dev = to_gdev(ibmr->device);
+	struct gib_mr *mr = to_gmr(ibmr);
+	struct ib_umem *umem = mr->umem;
+	struct gn_roce_mr_ctx ctx;
+	struct gib_pbl pbl = {};
+	int ret;
+
+	ret = gib_check_udata_in(udata);
+	if (ret)
+		return ERR_PTR(ret);
+	if (flags & ~(IB_MR_REREG_TRANS | IB_MR_REREG_PD | IB_MR_REREG_ACCESS))
+		return ERR_PTR(-EOPNOTSUPP);
+	if (!(flags & IB_MR_REREG_ACCESS))
+		access = mr->access;
+	if (!(flags & IB_MR_REREG_PD))
+		pd = ibmr->pd;
+	if (access & ~GIB_MR_ACCESS ||
+	    (access ^ mr->access) & IB_ACCESS_REMOTE_ATOMIC)
+		return ERR_PTR(-EOPNOTSUPP);
+	if (flags & IB_MR_REREG_TRANS) {
+		if (umem->is_dmabuf)
+			return ERR_PTR(-EOPNOTSUPP);
+		ret = gib_check_mr_len(dev, len);
+		if (ret)
+			return ERR_PTR(ret);
+	} else {
+		start = umem->address;
+		len = umem->length;
+		iova = ibmr->iova;
+	}
+	if (flags & IB_MR_REREG_TRANS ||
+	    (!umem->is_dmabuf && !umem->writable && ib_access_writable(access))) {
+		umem = ib_umem_get(ibmr->device, start, len, access);
+		if (IS_ERR(umem))
+			return ERR_CAST(umem);
+	}
+	ret = gib_mr_ctx(dev, umem, iova, ibmr->lkey, to_gpd(pd)->pdn, access,
+			 &pbl, &ctx);
+	if (ret)
+		goto err;
+	ret = gaudi_nic_roce_cmd(dev->hw, GN_ROCE_CMD_REREG_MR, mr->index,
+				 &ctx, sizeof(ctx), NULL, 0);
+	gib_pbl_free(dev, &pbl);
+	if (ret)
+		goto err;
+	if (umem != mr->umem) {
+		ib_umem_release(mr->umem);
+		mr->umem = umem;
+	}
+	mr->access = access;
+	ibmr->length = umem->length;
+	ibmr->iova = iova;
+	/* the core moves ibmr->pd and its use counts */
+	return NULL;
+err:
+	if (umem != mr->umem)
+		ib_umem_release(umem);
+	return ERR_PTR(ret);
+}
+
 static int gib_dereg_mr(struct ib_mr *ibmr, struct ib_udata *udata)
 {
 	struct gib_dev *dev = to_gdev(ibmr->device);
@@ -778,6 +892,62 @@ static int gib_dereg_mr(struct ib_mr *ibmr, struct ib_udata *udata)
 	ida_free(&dev->mr_ida, mr->index);
 	gib_uncharge(mr->uc, GIB_RES_MR, 0);
 	kfree(mr);
+	return 0;
+}
+
+/* ------------------------------------------------------------------ MW */
+
+static int gib_alloc_mw(struct ib_mw *ibmw, struct ib_udata *udata)
+{
+	struct gib_dev *dev = to_gdev(ibmw->device);
+	struct gib_mw *mw = container_of(ibmw, struct gib_mw, ibmw);
+	struct gib_ucontext *uc = rdma_udata_to_drv_context(udata,
+							    struct gib_ucontext,
+							    ibuc);
+	struct gn_roce_mw_ctx ctx = {};
+	int ret;
+
+	ret = gib_check_udata_in(udata);
+	if (ret)
+		return ret;
+	if (ibmw->type != IB_MW_TYPE_1 && ibmw->type != IB_MW_TYPE_2)
+		return -EINVAL;
+	ret = gib_charge(uc, GIB_RES_MW, 0);
+	if (ret)
+		return ret;
+	ret = ida_alloc_max(&dev->mw_ida, GN_ROCE_MAX_MW - 1, GFP_KERNEL);
+	if (ret < 0)
+		goto err_uncharge;
+	mw->index = ret;
+	mw->uc = uc;
+	ibmw->rkey = (GN_ROCE_MAX_MR + mw->index) << 8 |
+		     (get_random_u32() & 0xff);
+	ctx.key = cpu_to_le32(ibmw->rkey);
+	ctx.pdn = cpu_to_le32(to_gpd(ibmw->pd)->pdn);
+	ctx.type = ibmw->type == IB_MW_TYPE_1 ? 1 : 2;
+	ret = gaudi_nic_roce_cmd(dev->hw, GN_ROCE_CMD_CREATE_MW, mw->index,
+				 &ctx, sizeof(ctx), NULL, 0);
+	if (ret)
+		goto err_ida;
+	return 0;
+
+err_ida:
+	ida_free(&dev->mw_ida, mw->index);
+err_uncharge:
+	gib_uncharge(uc, GIB_RES_MW, 0);
+	return ret;
+}
+
+/* After DESTROY_MW no request can use the window's key. */
+static int gib_dealloc_mw(struct ib_mw *ibmw)
+{
+	struct gib_dev *dev = to_gdev(ibmw->device);
+	struct gib_mw *mw = container_of(ibmw, struct gib_mw, ibmw);
+
+	gaudi_nic_roce_cmd(dev->hw, GN_ROCE_CMD_DESTROY_MW, mw->index, NULL, 0,
+			   NULL, 0);
+	ida_free(&dev->mw_ida, mw->index);
+	gib_uncharge(mw->uc, GIB_RES_MW, 0);
 	return 0;
 }
 
@@ -847,6 +1017,7 @@ const struct ib_device_ops gib_dev_ops = {
 	.alloc_ucontext = gib_alloc_ucontext,
 	.dealloc_ucontext = gib_dealloc_ucontext,
 	.disassociate_ucontext = gib_disassociate_ucontext,
+	.query_ucontext = gib_query_ucontext,
 	.mmap = gib_mmap,
 	.mmap_free = gib_mmap_free,
 	.alloc_pd = gib_alloc_pd,
@@ -856,6 +1027,7 @@ const struct ib_device_ops gib_dev_ops = {
 	.destroy_ah = gib_destroy_ah,
 	.create_cq = gib_create_cq,
 	.destroy_cq = gib_destroy_cq,
+	.resize_cq = gib_resize_cq,
 	.poll_cq = gib_poll_cq,
 	.req_notify_cq = gib_req_notify_cq,
 	.create_qp = gib_create_qp,
@@ -872,12 +1044,16 @@ const struct ib_device_ops gib_dev_ops = {
 	.get_dma_mr = gib_get_dma_mr,
 	.reg_user_mr = gib_reg_user_mr,
 	.reg_user_mr_dmabuf = gib_reg_user_mr_dmabuf,
+	.rereg_user_mr = gib_rereg_user_mr,
 	.dereg_mr = gib_dereg_mr,
+	.alloc_mw = gib_alloc_mw,
+	.dealloc_mw = gib_dealloc_mw,
 	.alloc_hw_port_stats = gib_alloc_hw_port_stats,
 	.get_hw_stats = gib_get_hw_stats,
 
 	INIT_RDMA_OBJ_SIZE(ib_ucontext, gib_ucontext, ibuc),
 	INIT_RDMA_OBJ_SIZE(ib_pd, gib_pd, ibpd),
+	INIT_RDMA_OBJ_SIZE(ib_mw, gib_mw, ibmw),
 	INIT_RDMA_OBJ_SIZE(ib_ah, gib_ah, ibah),
 	INIT_RDMA_OBJ_SIZE(ib_cq, gib_cq, ibcq),
 	INIT_RDMA_OBJ_SIZE(ib_qp, gib_qp, ibqp),

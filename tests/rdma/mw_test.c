@@ -1,0 +1,1143 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * mw_test - memory windows, MR re-registration and parent domains on
+ * gaudi_ib, two devices in one process (A is the target, B the peer that
+ * writes): what rdma-core's suite runs of them, and what it does not
+ * check.  Memory windows: type 1 (ibv_bind_mw) and type 2 (IBV_WR_BIND_MW)
+ * grant exactly their range and access; a window bound and then unbound,
+ * invalidated (LOCAL_INV, SEND_WITH_INV) or freed refuses its key with a
+ * remote access error and leaves memory untouched; a type 2 window serves
+ * only the QP it was bound on; binds of a bad MR or of a bound type 2
+ * window fail with IBV_WC_MW_BIND_ERR.  Re-registration keeps the keys
+ * and changes access, translation and PD; bad flags and access are
+ * refused.  Parent domains carry traffic and hold their PD.  A context,
+ * PD and MR imported from another descriptor (ibv_import_*) carry traffic.
+ * A CQ or SRQ resized keeps its completions or receives, in order, and
+ * refuses to shrink below them.  UC QPs carry SENDs and WRITEs without
+ * acknowledgement, and drop what the responder refuses.  RDMA FLUSH
+ * (global) completes over a range or a whole MR and fails without access.
+ * Output: TAP.
+ *
+ * usage: mw_test DEV_A GID_A DEV_B GID_B
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+#include <arpa/inet.h>
+#include <infiniband/verbs.h>
+
+#include "testutil.h"
+
+#define LEN	8192
+#define ACC_ALL	(IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE | \
+		 IBV_ACCESS_REMOTE_READ)
+
+struct side {
+	struct ibv_context *ctx;
+	struct ibv_pd *pd;
+	struct ibv_cq *cq;
+	union ibv_gid gid;
+	int gid_index;
+};
+
+static struct side A, B;
+/* the connected pair of the current step: qa on A, qb on B */
+static struct ibv_qp *qa, *qb;
+static uint8_t *abuf, *bbuf;
+static struct ibv_mr *bmr;
+
+static int open_side(struct side *s, const char *name, int gid_index)
+{
+	s->ctx = open_device_by_name(name);
+	if (!s->ctx)
+		return -1;
+	s->gid_index = gid_index;
+	if (ibv_query_gid(s->ctx, 1, gid_index, &s->gid))
+		return -1;
+	s->pd = ibv_alloc_pd(s->ctx);
+	s->cq = ibv_create_cq(s->ctx, 256, NULL, NULL, 0);
+	return s->pd && s->cq ? 0 : -1;
+}
+
+static struct ibv_qp *new_qp(struct ibv_pd *pd, struct ibv_cq *cq)
+{
+	struct ibv_qp_init_attr ia = {
+		.send_cq = cq, .recv_cq = cq,
+		.cap = { .max_send_wr = 32, .max_recv_wr = 32,
+			 .max_send_sge = 2, .max_recv_sge = 2 },
+		.qp_type = IBV_QPT_RC,
+	};
+
+	return ibv_create_qp(pd, &ia);
+}
+
+static int to_rts(struct side *s, struct ibv_qp *qp, struct side *peer,
+		  uint32_t dqpn)
+{
+	struct ibv_qp_attr a = {
+		.qp_state = IBV_QPS_INIT, .port_num = 1,
+		.qp_access_flags = ACC_ALL | IBV_ACCESS_FLUSH_GLOBAL,
+	};
+
+	if (ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_PKEY_INDEX |
+			  IBV_QP_PORT | IBV_QP_ACCESS_FLAGS))
+		return -1;
+	memset(&a, 0, sizeof(a));
+	a.qp_state = IBV_QPS_RTR;
+	a.path_mtu = IBV_MTU_1024;
+	a.dest_qp_num = dqpn;
+	a.rq_psn = 3;
+	a.max_dest_rd_atomic = 4;
+	a.min_rnr_timer = 1;
+	a.ah_attr.is_global = 1;
+	a.ah_attr.port_num = 1;
+	a.ah_attr.grh.dgid = peer->gid;
+	a.ah_attr.grh.hop_limit = 64;
+	a.ah_attr.grh.sgid_index = s->gid_index;
+	if (ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU |
+			  IBV_QP_DEST_QPN | IBV_QP_RQ_PSN |
+			  IBV_QP_MAX_DEST_RD_ATOMIC | IBV_QP_MIN_RNR_TIMER))
+		return -1;
+	memset(&a, 0, sizeof(a));
+	a.qp_state = IBV_QPS_RTS;
+	a.timeout = 14;
+	a.retry_cnt = 7;
+	a.rnr_retry = 7;
+	a.sq_psn = 3;
+	a.max_rd_atomic = 4;
+	return ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_TIMEOUT |
+			     IBV_QP_RETRY_CNT | IBV_QP_RNR_RETRY |
+			     IBV_QP_SQ_PSN | IBV_QP_MAX_QP_RD_ATOMIC);
+}
+
+/* A fresh pair qa (A, in @pd_a) <-> qb (B); errors leave QPs in ERR. */
+static int connect_in(struct ibv_pd *pd_a)
+{
+	if (qa)
+		ibv_destroy_qp(qa);
+	if (qb)
+		ibv_destroy_qp(qb);
+	qa = new_qp(pd_a, A.cq);
+	qb = new_qp(B.pd, B.cq);
+	if (!qa || !qb)
+		return -1;
+	return to_rts(&A, qa, &B, qb->qp_num) || to_rts(&B, qb, &A, qa->qp_num);
+}
+
+static int reconnect(void)
+{
+	return connect_in(A.pd);
+}
+
+/* A new, unconnected qa (or qb), for a pair with another QP. */
+static int fresh_qa(void)
+{
+	if (qa)
+		ibv_destroy_qp(qa);
+	qa = new_qp(A.pd, A.cq);
+	return qa ? 0 : -1;
+}
+
+static int fresh_qb(void)
+{
+	if (qb)
+		ibv_destroy_qp(qb);
+	qb = new_qp(B.pd, B.cq);
+	return qb ? 0 : -1;
+}
+
+static double now(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+/* One completion of @cq (10 s); its status, or -1 if none came. */
+static int wait_wc(struct ibv_cq *cq, struct ibv_wc *wc)
+{
+	double end = now() + 10;
+	int n;
+
+	do {
+		n = ibv_poll_cq(cq, 1, wc);
+		if (n)
+			return n < 0 ? -1 : (int)wc->status;
+		usleep(100);
+	} while (now() < end);
+	return -1;
+}
+
+/* B writes 64 bytes of its buffer to @raddr of A through @rkey (on qp). */
+static int write_via(struct ibv_qp *qp, uint64_t raddr, uint32_t rkey)
+{
+	struct ibv_sge sg = { (uintptr_t)bbuf, 64, bmr->lkey };
+	struct ibv_send_wr wr = {
+		.wr_id = 1, .sg_list = &sg, .num_sge = 1,
+		.opcode = IBV_WR_RDMA_WRITE, .send_flags = IBV_SEND_SIGNALED,
+		.wr.rdma = { .remote_addr = raddr, .rkey = rkey },
+	}, *bad;
+	struct ibv_wc wc;
+
+	if (ibv_post_send(qp, &wr, &bad))
+		return -1;
+	return wait_wc(B.cq, &wc);
+}
+
+static int bwrite(uint64_t raddr, uint32_t rkey)
+{
+	return write_via(qb, raddr, rkey);
+}
+
+/* Post @wr on qa and wait for its completion: its status, or -1. */
+static int a_post(struct ibv_send_wr *wr, struct ibv_wc *wc)
+{
+	struct ibv_send_wr *bad;
+
+	wr->send_flags |= IBV_SEND_SIGNALED;
+	if (ibv_post_send(qa, wr, &bad))
+		return -1;
+	return wait_wc(A.cq, wc);
+}
+
+static int bind2(struct ibv_mw *mw, struct ibv_mr *mr, void *addr,
+		 size_t len, int acc, uint32_t *key)
+{
+	struct ibv_send_wr wr = {
+		.wr_id = 7, .opcode = IBV_WR_BIND_MW,
+		.bind_mw = { .mw = mw, .rkey = ibv_inc_rkey(*key),
+			     .bind_info = { .mr = mr,
+					    .addr = (uintptr_t)addr,
+					    .length = len,
+					    .mw_access_flags = acc } },
+	};
+	struct ibv_wc wc = {};
+	int st = a_post(&wr, &wc);
+
+	if (st == IBV_WC_SUCCESS && wc.opcode == IBV_WC_BIND_MW)
+		*key = wr.bind_mw.rkey;
+	return st == IBV_WC_SUCCESS && wc.opcode != IBV_WC_BIND_MW ? -2 : st;
+}
+
+static int local_inv(uint32_t key)
+{
+	struct ibv_send_wr wr = { .wr_id = 8, .opcode = IBV_WR_LOCAL_INV,
+				  .invalidate_rkey = key };
+	struct ibv_wc wc = {};
+	int st = a_post(&wr, &wc);
+
+	return st == IBV_WC_SUCCESS && wc.opcode != IBV_WC_LOCAL_INV ? -2 : st;
+}
+
+static bool untouched(const uint8_t *p, size_t n)
+{
+	while (n--)
+		if (*p++ != 0xee)
+			return false;
+	return true;
+}
+
+static void test_mw_type1(struct ibv_mr *mr)
+{
+	struct ibv_mw *mw = ibv_alloc_mw(A.pd, IBV_MW_TYPE_1);
+	uint8_t *win = abuf + 4096;
+	struct ibv_mw_bind bind = {
+		.wr_id = 5, .send_flags = IBV_SEND_SIGNALED,
+		.bind_info = { .mr = mr, .addr = (uintptr_t)win, .length = 256,
+			       .mw_access_flags = IBV_ACCESS_REMOTE_WRITE },
+	};
+	struct ibv_wc wc = {};
+	uint32_t old;
+	int st;
+
+	ok(mw && mw->rkey != mr->rkey && mw->type == IBV_MW_TYPE_1,
+	   "type 1 MW allocated (rkey 0x%x, the MR's 0x%x)",
+	   mw ? mw->rkey : 0, mr->rkey);
+	if (!mw || reconnect())
+		return;
+	memset(abuf, 0xee, LEN);
+	old = mw->rkey;
+	st = ibv_bind_mw(qa, mw, &bind);
+	ok(!st && wait_wc(A.cq, &wc) == IBV_WC_SUCCESS &&
+	   wc.opcode == IBV_WC_BIND_MW && wc.wr_id == 5 && mw->rkey != old,
+	   "type 1 bind completes as IBV_WC_BIND_MW with a new rkey (%d, status %d)",
+	   st, wc.status);
+	st = bwrite((uintptr_t)win, mw->rkey);
+	ok(st == IBV_WC_SUCCESS && !memcmp(win, bbuf, 64) &&
+	   untouched(abuf, 4096), "a WRITE through the window lands in it");
+	st = bwrite((uintptr_t)win, old);
+	ok(st == IBV_WC_REM_ACCESS_ERR,
+	   "the window's key before the bind is refused (status %d)", st);
+	reconnect();
+	memset(abuf, 0xee, LEN);
+	st = bwrite((uintptr_t)win + 256 - 32, mw->rkey);
+	ok(st == IBV_WC_REM_ACCESS_ERR && untouched(abuf, LEN),
+	   "a WRITE crossing the window's end is refused, memory untouched (status %d)",
+	   st);
+	reconnect();
+	st = bwrite((uintptr_t)abuf, mw->rkey);
+	ok(st == IBV_WC_REM_ACCESS_ERR && untouched(abuf, LEN),
+	   "a WRITE inside the MR but outside the window is refused (status %d)",
+	   st);
+	/* read-only window: writes refused */
+	reconnect();
+	bind.bind_info.mw_access_flags = IBV_ACCESS_REMOTE_READ;
+	st = ibv_bind_mw(qa, mw, &bind);
+	ok(!st && wait_wc(A.cq, &wc) == IBV_WC_SUCCESS,
+	   "type 1 rebind, remote read only");
+	st = bwrite((uintptr_t)win, mw->rkey);
+	ok(st == IBV_WC_REM_ACCESS_ERR && untouched(abuf, LEN),
+	   "a WRITE through a read-only window is refused (status %d)", st);
+	/* unbind: zero length */
+	reconnect();
+	bind.bind_info.mw_access_flags = IBV_ACCESS_REMOTE_WRITE;
+	ibv_bind_mw(qa, mw, &bind);
+	wait_wc(A.cq, &wc);
+	bind.bind_info.length = 0;
+	bind.bind_info.mw_access_flags = 0;
+	st = ibv_bind_mw(qa, mw, &bind);
+	ok(!st && wait_wc(A.cq, &wc) == IBV_WC_SUCCESS,
+	   "type 1 unbind (zero length) completes");
+	st = bwrite((uintptr_t)win, mw->rkey);
+	ok(st == IBV_WC_REM_ACCESS_ERR && untouched(abuf, LEN),
+	   "the unbound window's key is refused (status %d)", st);
+	ok(ibv_dealloc_mw(mw) == 0, "type 1 MW freed");
+}
+
+static void test_mw_type2(struct ibv_mr *mr, struct ibv_mr *nobind)
+{
+	struct ibv_mw *mw = ibv_alloc_mw(A.pd, IBV_MW_TYPE_2);
+	struct ibv_qp *qa1, *qb1, *qa2 = NULL, *qb2 = NULL;
+	struct ibv_mw_bind mwb = { .bind_info = { .mr = mr } };
+	struct ibv_recv_wr rwr, *rbad;
+	struct ibv_send_wr swr, *sbad;
+	struct ibv_sge sg;
+	struct ibv_wc wc;
+	uint32_t key;
+	int st;
+
+	ok(mw && mw->type == IBV_MW_TYPE_2, "type 2 MW allocated");
+	if (!mw || reconnect())
+		return;
+	key = mw->rkey;
+	errno = 0;
+	ok(ibv_bind_mw(qa, mw, &mwb) == EINVAL,
+	   "ibv_bind_mw() of a type 2 MW is refused");
+	memset(abuf, 0xee, LEN);
+	st = bind2(mw, mr, abuf, 512, IBV_ACCESS_REMOTE_WRITE, &key);
+	ok(st == IBV_WC_SUCCESS && key != mw->rkey,
+	   "IBV_WR_BIND_MW binds the type 2 MW to a new key (status %d)", st);
+	st = bwrite((uintptr_t)abuf + 64, key);
+	ok(st == IBV_WC_SUCCESS && !memcmp(abuf + 64, bbuf, 64),
+	   "a WRITE through the type 2 window lands");
+	st = bind2(mw, mr, abuf, 512, IBV_ACCESS_REMOTE_WRITE, &key);
+	ok(st == IBV_WC_MW_BIND_ERR,
+	   "binding a bound type 2 MW fails with IBV_WC_MW_BIND_ERR (status %d)",
+	   st);
+
+	/* only the QP it was bound on: a second pair is refused */
+	reconnect();
+	key = mw->rkey;
+	qa1 = qa;
+	qb1 = qb;
+	qa = qb = NULL;
+	if (!reconnect()) {
+		/* bind on the new pair; write through the old pair */
+		st = bind2(mw, mr, abuf, 512, IBV_ACCESS_REMOTE_WRITE, &key);
+		qa2 = qa;
+		qb2 = qb;
+		memset(abuf, 0xee, LEN);
+		ok(st == IBV_WC_SUCCESS &&
+		   write_via(qb1, (uintptr_t)abuf, key) ==
+		   IBV_WC_REM_ACCESS_ERR && untouched(abuf, LEN),
+		   "a type 2 window refuses requests arriving on another QP");
+		ok(write_via(qb2, (uintptr_t)abuf, key) == IBV_WC_SUCCESS,
+		   "and serves the QP it was bound on");
+	}
+	ibv_destroy_qp(qa1);
+	ibv_destroy_qp(qb1);
+
+	/* LOCAL_INV */
+	qa = qa2;
+	qb = qb2;
+	st = local_inv(key);
+	ok(st == IBV_WC_SUCCESS,
+	   "LOCAL_INV completes as IBV_WC_LOCAL_INV (status %d)", st);
+	memset(abuf, 0xee, LEN);
+	st = bwrite((uintptr_t)abuf, key);
+	ok(st == IBV_WC_REM_ACCESS_ERR && untouched(abuf, LEN),
+	   "a window used after LOCAL_INV is refused, memory untouched (status %d)",
+	   st);
+	reconnect();
+	st = local_inv(key);
+	ok(st == IBV_WC_LOC_QP_OP_ERR,
+	   "LOCAL_INV of a window not bound fails (status %d)", st);
+
+	/* SEND_WITH_INV from the peer */
+	reconnect();
+	st = bind2(mw, mr, abuf, 512, IBV_ACCESS_REMOTE_WRITE, &key);
+	sg = (struct ibv_sge){ (uintptr_t)abuf + 4096, 64, mr->lkey };
+	rwr = (struct ibv_recv_wr){ .wr_id = 9, .sg_list = &sg, .num_sge = 1 };
+	ibv_post_recv(qa, &rwr, &rbad);
+	sg = (struct ibv_sge){ (uintptr_t)bbuf, 16, bmr->lkey };
+	swr = (struct ibv_send_wr){ .wr_id = 10, .sg_list = &sg, .num_sge = 1,
+				    .opcode = IBV_WR_SEND_WITH_INV,
+				    .send_flags = IBV_SEND_SIGNALED,
+				    .invalidate_rkey = key };
+	memset(&wc, 0, sizeof(wc));
+	if (st == IBV_WC_SUCCESS && !ibv_post_send(qb, &swr, &sbad) &&
+	    wait_wc(B.cq, &wc) == IBV_WC_SUCCESS)
+		st = wait_wc(A.cq, &wc);
+	else
+		st = -1;
+	ok(st == IBV_WC_SUCCESS && wc.opcode == IBV_WC_RECV &&
+	   (wc.wc_flags & IBV_WC_WITH_INV) && wc.invalidated_rkey == key &&
+	   wc.byte_len == 16,
+	   "SEND_WITH_INV: the receive reports IBV_WC_WITH_INV and the key (0x%x, flags 0x%x)",
+	   wc.invalidated_rkey, wc.wc_flags);
+	memset(abuf, 0xee, LEN);
+	st = bwrite((uintptr_t)abuf, key);
+	ok(st == IBV_WC_REM_ACCESS_ERR && untouched(abuf, LEN),
+	   "a window used after SEND_WITH_INV is refused (status %d)", st);
+
+	/* bad binds */
+	reconnect();
+	st = bind2(mw, nobind, abuf, 512, IBV_ACCESS_REMOTE_WRITE, &key);
+	ok(st == IBV_WC_MW_BIND_ERR,
+	   "binding to an MR without IBV_ACCESS_MW_BIND fails (status %d)", st);
+	reconnect();
+	st = bind2(mw, mr, abuf, LEN + 4096, IBV_ACCESS_REMOTE_WRITE, &key);
+	ok(st == IBV_WC_MW_BIND_ERR,
+	   "binding past the MR's end fails (status %d)", st);
+
+	/* freed while bound */
+	reconnect();
+	st = bind2(mw, mr, abuf, 512, IBV_ACCESS_REMOTE_WRITE, &key);
+	ok(st == IBV_WC_SUCCESS && ibv_dealloc_mw(mw) == 0,
+	   "a bound type 2 MW is freed");
+	memset(abuf, 0xee, LEN);
+	st = bwrite((uintptr_t)abuf, key);
+	ok(st == IBV_WC_REM_ACCESS_ERR && untouched(abuf, LEN),
+	   "the freed window's key is refused (status %d)", st);
+}
+
+static void test_mw(void)
+{
+	int acc = IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_MW_BIND;
+	struct ibv_mr *mr = ibv_reg_mr(A.pd, abuf, LEN, acc);
+	struct ibv_mr *nobind = ibv_reg_mr(A.pd, abuf, LEN,
+					   IBV_ACCESS_LOCAL_WRITE);
+	struct ibv_device_attr da = {};
+	int qd = ibv_query_device(A.ctx, &da);
+	struct ibv_mw *mw;
+
+	/* (arguments are evaluated in no set order: query first) */
+	ok(!qd && da.max_mw > 0 &&
+	   (da.device_cap_flags & IBV_DEVICE_MEM_WINDOW) &&
+	   (da.device_cap_flags & IBV_DEVICE_MEM_WINDOW_TYPE_2B),
+	   "the device reports memory windows, type 2B (max_mw %d)",
+	   da.max_mw);
+	ok(mr && nobind, "MR with IBV_ACCESS_MW_BIND registered");
+	if (!mr || !nobind)
+		return;
+	errno = 0;
+	mw = ibv_alloc_mw(A.pd, 3);
+	ok(!mw && errno == EINVAL, "an MW of type 3 is refused with EINVAL (%s)",
+	   strerror(errno));
+	test_mw_type1(mr);
+	test_mw_type2(mr, nobind);
+	ibv_dereg_mr(mr);
+	ibv_dereg_mr(nobind);
+}
+
+static void test_rereg(void)
+{
+	struct ibv_mr *mr = ibv_reg_mr(A.pd, abuf, LEN, IBV_ACCESS_LOCAL_WRITE);
+	uint8_t *nbuf = aligned_alloc(4096, LEN);
+	struct ibv_pd *pd2 = ibv_alloc_pd(A.ctx);
+	uint32_t lkey, rkey;
+	int ret, st;
+
+	if (!mr || !nbuf || !pd2 || reconnect()) {
+		ok(false, "rereg: set up");
+		return;
+	}
+	lkey = mr->lkey;
+	rkey = mr->rkey;
+	memset(abuf, 0xee, LEN);
+	st = bwrite((uintptr_t)abuf, rkey);
+	ok(st == IBV_WC_REM_ACCESS_ERR && untouched(abuf, LEN),
+	   "WRITE to an MR without remote write is refused (status %d)", st);
+	ret = ibv_rereg_mr(mr, IBV_REREG_MR_CHANGE_ACCESS, NULL, NULL, 0,
+			   ACC_ALL);
+	ok(!ret && mr->lkey == lkey && mr->rkey == rkey,
+	   "rereg CHANGE_ACCESS adds remote write, keys unchanged (%d)", ret);
+	reconnect();
+	st = bwrite((uintptr_t)abuf + 128, rkey);
+	ok(st == IBV_WC_SUCCESS && !memcmp(abuf + 128, bbuf, 64),
+	   "the same rkey now writes (status %d)", st);
+
+	memset(abuf, 0xee, LEN);
+	memset(nbuf, 0xee, LEN);
+	ret = ibv_rereg_mr(mr, IBV_REREG_MR_CHANGE_TRANSLATION, NULL, nbuf,
+			   LEN, 0);
+	st = bwrite((uintptr_t)nbuf + 64, rkey);
+	ok(!ret && mr->rkey == rkey && st == IBV_WC_SUCCESS &&
+	   !memcmp(nbuf + 64, bbuf, 64) && untouched(abuf, LEN),
+	   "rereg CHANGE_TRANSLATION: WRITEs land in the new buffer only (%d, status %d)",
+	   ret, st);
+	st = bwrite((uintptr_t)abuf, rkey);
+	ok(st == IBV_WC_REM_ACCESS_ERR && untouched(abuf, LEN),
+	   "the old range is refused (status %d)", st);
+
+	reconnect();
+	ret = ibv_rereg_mr(mr, IBV_REREG_MR_CHANGE_PD, pd2, NULL, 0, 0);
+	st = bwrite((uintptr_t)nbuf, rkey);
+	ok(!ret && mr->pd == pd2 && st == IBV_WC_REM_ACCESS_ERR,
+	   "rereg CHANGE_PD: a QP of the old PD is refused (%d, status %d)",
+	   ret, st);
+	reconnect();
+	ok(ibv_dealloc_pd(pd2) == EBUSY, "the new PD is busy with the MR");
+	ret = ibv_rereg_mr(mr, IBV_REREG_MR_CHANGE_PD, A.pd, NULL, 0, 0);
+	st = bwrite((uintptr_t)nbuf, rkey);
+	ok(!ret && st == IBV_WC_SUCCESS, "rereg back to the QP's PD writes (%d, status %d)",
+	   ret, st);
+	ok(ibv_dealloc_pd(pd2) == 0, "the other PD is free again");
+
+	/* bad input */
+	errno = 0;
+	ret = ibv_rereg_mr(mr, 0, NULL, NULL, 0, 0);
+	ok(ret == IBV_REREG_MR_ERR_CMD && errno == EINVAL,
+	   "rereg without flags: EINVAL (%d, %s)", ret, strerror(errno));
+	ret = ibv_rereg_mr(mr, 1 << 8, NULL, NULL, 0, 0);
+	ok(ret == IBV_REREG_MR_ERR_INPUT, "rereg with an unknown flag refused (%d)",
+	   ret);
+	errno = 0;
+	ret = ibv_rereg_mr(mr, IBV_REREG_MR_CHANGE_ACCESS, NULL, NULL, 0,
+			   IBV_ACCESS_REMOTE_WRITE);
+	ok(ret == IBV_REREG_MR_ERR_CMD && errno == EINVAL,
+	   "rereg to remote write without local write: EINVAL (%s)",
+	   strerror(errno));
+	errno = 0;
+	ret = ibv_rereg_mr(mr, IBV_REREG_MR_CHANGE_ACCESS, NULL, NULL, 0,
+			   ACC_ALL | IBV_ACCESS_REMOTE_ATOMIC);
+	ok(ret == IBV_REREG_MR_ERR_CMD && errno == EOPNOTSUPP,
+	   "rereg adding remote atomic (no atomics): EOPNOTSUPP (%s)",
+	   strerror(errno));
+	reconnect();
+	memset(nbuf, 0xee, LEN);
+	st = bwrite((uintptr_t)nbuf, rkey);
+	ok(st == IBV_WC_SUCCESS && !memcmp(nbuf, bbuf, 64),
+	   "the MR is unchanged by the refused reregs (status %d)", st);
+	ibv_dereg_mr(mr);
+	free(nbuf);
+}
+
+static void test_parent_domain(void)
+{
+	struct ibv_parent_domain_init_attr pa = { .pd = A.pd };
+	struct ibv_td_init_attr ta = {};
+	struct ibv_cq_init_attr_ex ca = {
+		.cqe = 16, .wc_flags = IBV_WC_STANDARD_FLAGS,
+		.comp_mask = IBV_CQ_INIT_ATTR_MASK_PD,
+	};
+	struct ibv_pd *par, *par2;
+	struct ibv_cq_ex *cq;
+	struct ibv_mr *mr;
+	struct ibv_td *td;
+	int st;
+
+	par = ibv_alloc_parent_domain(A.ctx, &pa);
+	ok(par && par != A.pd, "parent domain allocated");
+	if (!par)
+		return;
+	pa.pd = par;
+	errno = 0;
+	par2 = ibv_alloc_parent_domain(A.ctx, &pa);
+	ok(!par2 && errno == EINVAL,
+	   "a parent domain of a parent domain is refused (%s)", strerror(errno));
+	td = ibv_alloc_td(A.ctx, &ta);
+	ok(!td && errno == EOPNOTSUPP, "thread domains: EOPNOTSUPP (%s)",
+	   strerror(errno));
+	ok(ibv_dealloc_pd(A.pd) == EBUSY,
+	   "a PD with a parent domain on it is busy");
+	ca.parent_domain = par;
+	cq = ibv_create_cq_ex(A.ctx, &ca);
+	ok(cq != NULL, "extended CQ with the parent domain");
+	if (cq)
+		ibv_destroy_cq(ibv_cq_ex_to_cq(cq));
+	ca.parent_domain = A.pd;
+	errno = 0;
+	cq = ibv_create_cq_ex(A.ctx, &ca);
+	ok(!cq && errno == EINVAL,
+	   "extended CQ with a PD that is no parent domain: EINVAL (%s)",
+	   strerror(errno));
+	if (cq)
+		ibv_destroy_cq(ibv_cq_ex_to_cq(cq));
+	mr = ibv_reg_mr(par, abuf, LEN, ACC_ALL);
+	memset(abuf, 0xee, LEN);
+	st = mr && !connect_in(par) ? bwrite((uintptr_t)abuf, mr->rkey) : -1;
+	ok(st == IBV_WC_SUCCESS && !memcmp(abuf, bbuf, 64),
+	   "a QP and an MR in the parent domain carry a WRITE (status %d)", st);
+	reconnect();
+	if (mr)
+		ibv_dereg_mr(mr);
+	ok(ibv_dealloc_pd(par) == 0, "parent domain freed");
+}
+
+/* Another context on A's kernel context: its PD and an MR, imported. */
+static void test_import(void)
+{
+	struct ibv_mr *mr = ibv_reg_mr(A.pd, abuf, LEN, ACC_ALL), *imr = NULL;
+	int fd = dup(A.ctx->cmd_fd), nfd = open("/dev/null", O_RDWR);
+	struct ibv_context *ctx;
+	struct ibv_cq *cq = NULL;
+	struct ibv_pd *ipd = NULL;
+	struct ibv_qp *q = NULL;
+	int st = -1;
+
+	ok(nfd >= 0 && !ibv_import_device(nfd),
+	   "importing a descriptor that is no verbs device fails");
+	if (nfd >= 0)
+		close(nfd);
+	ctx = mr && fd >= 0 ? ibv_import_device(fd) : NULL;
+	ok(ctx != NULL, "context imported from a duplicate of A's descriptor (%s)",
+	   ctx ? "" : strerror(errno));
+	if (!ctx) {
+		if (fd >= 0)
+			close(fd);
+		goto out;
+	}
+	ipd = ibv_import_pd(ctx, A.pd->handle);
+	imr = ipd ? ibv_import_mr(ipd, mr->handle) : NULL;
+	ok(imr && imr->lkey == mr->lkey && imr->rkey == mr->rkey &&
+	   imr->length == LEN,
+	   "its PD and MR imported: same keys and length");
+	ok(!ipd || !ibv_import_mr(ipd, mr->handle + 1000),
+	   "importing an MR handle that does not exist fails");
+	cq = ibv_create_cq(ctx, 16, NULL, NULL, 0);
+	q = ipd && cq ? new_qp(ipd, cq) : NULL;
+	memset(abuf, 0xee, LEN);
+	if (q && !fresh_qb() && !to_rts(&A, q, &B, qb->qp_num) &&
+	    !to_rts(&B, qb, &A, q->qp_num))
+		st = bwrite((uintptr_t)abuf + 256, imr ? imr->rkey : 0);
+	ok(st == IBV_WC_SUCCESS && !memcmp(abuf + 256, bbuf, 64),
+	   "a QP of the imported context in the imported PD carries a WRITE (status %d)",
+	   st);
+	if (q)
+		ibv_destroy_qp(q);
+	if (cq)
+		ibv_destroy_cq(cq);
+	if (imr)
+		ibv_unimport_mr(imr);
+	if (ipd)
+		ibv_unimport_pd(ipd);
+	ok(ibv_close_device(ctx) == 0 && ibv_dereg_mr(mr) == 0,
+	   "the imported context closes; the original MR is still there");
+	mr = NULL;
+	reconnect();
+out:
+	if (mr)
+		ibv_dereg_mr(mr);
+}
+
+/*
+ * Resize a CQ holding 3 completions: too small is EINVAL (and loses
+ * nothing), larger keeps them in order, and the new ring takes more.
+ */
+static void test_resize_cq(void)
+{
+	struct ibv_cq *cq = ibv_create_cq(B.ctx, 4, NULL, NULL, 0);
+	struct ibv_mr *mr = ibv_reg_mr(A.pd, abuf, LEN, ACC_ALL);
+	struct ibv_qp *q = cq ? new_qp(B.pd, cq) : NULL;
+	struct ibv_wc wc[8];
+	int i, n = 0, ret;
+	double end;
+
+	if (!cq || !mr || !q || fresh_qa() || to_rts(&B, q, &A, qa->qp_num) ||
+	    to_rts(&A, qa, &B, q->qp_num)) {
+		ok(false, "resize CQ: set up");
+		goto out;
+	}
+	ok(cq->cqe >= 4, "CQ of %d entries", cq->cqe);
+	memset(abuf, 0xee, LEN);
+	for (i = 0; i < 3; i++) {
+		struct ibv_sge sg = { (uintptr_t)bbuf + 64 * i, 64, bmr->lkey };
+		struct ibv_send_wr wr = {
+			.wr_id = 100 + i, .sg_list = &sg, .num_sge = 1,
+			.opcode = IBV_WR_RDMA_WRITE,
+			.send_flags = IBV_SEND_SIGNALED,
+			.wr.rdma = { (uintptr_t)abuf + 64 * i, mr->rkey },
+		}, *bad;
+
+		ibv_post_send(q, &wr, &bad);
+	}
+	/* the last WRITE landed; its ACK (the CQE) follows within ms */
+	end = now() + 10;
+	while (memcmp(abuf + 128, bbuf + 128, 64) && now() < end)
+		usleep(1000);
+	usleep(500000);
+	ret = ibv_resize_cq(cq, 1);
+	ok(ret == EINVAL, "shrinking it below its 3 completions: EINVAL (%d)",
+	   ret);
+	ret = ibv_resize_cq(cq, 0);
+	ok(ret == EINVAL, "resize to 0 entries: EINVAL (%d)", ret);
+	ret = ibv_resize_cq(cq, 1 << 24);
+	ok(ret == EINVAL, "resize past max_cqe: EINVAL (%d)", ret);
+	ret = ibv_resize_cq(cq, 16);
+	n = ibv_poll_cq(cq, 8, wc);
+	ok(!ret && cq->cqe >= 16 && n == 3 && wc[0].wr_id == 100 &&
+	   wc[1].wr_id == 101 && wc[2].wr_id == 102 &&
+	   wc[2].status == IBV_WC_SUCCESS,
+	   "grown to %d entries, the 3 completions kept in order (%d, %d polled)",
+	   cq->cqe, ret, n);
+	for (i = 0; i < 6; i++) {
+		struct ibv_sge sg = { (uintptr_t)bbuf, 64, bmr->lkey };
+		struct ibv_send_wr wr = {
+			.wr_id = 200 + i, .sg_list = &sg, .num_sge = 1,
+			.opcode = IBV_WR_RDMA_WRITE,
+			.send_flags = IBV_SEND_SIGNALED,
+			.wr.rdma = { (uintptr_t)abuf, mr->rkey },
+		}, *bad;
+
+		ibv_post_send(q, &wr, &bad);
+	}
+	n = 0;
+	end = now() + 10;
+	while (n < 6 && now() < end) {
+		ret = ibv_poll_cq(cq, 8, wc);
+		n += ret > 0 ? ret : 0;
+		usleep(100);
+	}
+	ok(n == 6, "6 more completions through the new ring (%d)", n);
+	ret = ibv_resize_cq(cq, 2);
+	ok(!ret && cq->cqe >= 2 && cq->cqe < 16,
+	   "an empty CQ shrinks to %d entries (%d)", cq->cqe, ret);
+out:
+	if (q)
+		ibv_destroy_qp(q);
+	if (mr)
+		ibv_dereg_mr(mr);
+	if (cq)
+		ibv_destroy_cq(cq);
+	reconnect();
+}
+
+/* Post receive @id of 64 bytes at @off of A's buffer to @srq. */
+static int srq_post(struct ibv_srq *srq, struct ibv_mr *mr, uint64_t id,
+		    size_t off)
+{
+	struct ibv_sge sg = { (uintptr_t)abuf + off, 64, mr->lkey };
+	struct ibv_recv_wr wr = { .wr_id = id, .sg_list = &sg, .num_sge = 1 };
+	struct ibv_recv_wr *bad;
+
+	return ibv_post_srq_recv(srq, &wr, &bad);
+}
+
+/*
+ * Resize an SRQ holding 3 receives: below them is EINVAL, larger keeps
+ * them first, and the new ring takes more than the old one could.
+ */
+static void test_resize_srq(void)
+{
+	struct ibv_srq_init_attr sa = { .attr = { .max_wr = 4, .max_sge = 1 } };
+	struct ibv_mr *mr = ibv_reg_mr(A.pd, abuf, LEN, ACC_ALL);
+	struct ibv_srq *srq = ibv_create_srq(A.pd, &sa);
+	struct ibv_qp_init_attr ia = {
+		.send_cq = A.cq, .recv_cq = A.cq, .srq = srq,
+		.cap = { .max_send_wr = 4, .max_send_sge = 1 },
+		.qp_type = IBV_QPT_RC,
+	};
+	struct ibv_qp *q = srq ? ibv_create_qp(A.pd, &ia) : NULL;
+	struct ibv_device_attr da = {};
+	struct ibv_srq_attr at = {};
+	int i, n = 0, order = 1, ret;
+	struct ibv_wc wc;
+	double end;
+
+	if (!mr || !srq || !q || fresh_qb() || to_rts(&A, q, &B, qb->qp_num) ||
+	    to_rts(&B, qb, &A, q->qp_num)) {
+		ok(false, "resize SRQ: set up");
+		goto out;
+	}
+	/* what earlier steps left on A's CQ */
+	while (ibv_poll_cq(A.cq, 1, &wc) > 0)
+		;
+	ok(!ibv_query_device(A.ctx, &da) &&
+	   (da.device_cap_flags & IBV_DEVICE_SRQ_RESIZE),
+	   "the device reports SRQ resize");
+	for (i = 0; i < 3; i++)
+		srq_post(srq, mr, 300 + i, 64 * i);
+	at.max_wr = 2;
+	ret = ibv_modify_srq(srq, &at, IBV_SRQ_MAX_WR);
+	ok(ret == EINVAL, "shrinking it below its 3 receives: EINVAL (%d)", ret);
+	at.max_wr = 1 << 20;
+	ret = ibv_modify_srq(srq, &at, IBV_SRQ_MAX_WR);
+	ok(ret == EINVAL, "resize past max_srq_wr: EINVAL (%d)", ret);
+	at.max_wr = 16;
+	ret = ibv_modify_srq(srq, &at, IBV_SRQ_MAX_WR);
+	memset(&at, 0, sizeof(at));
+	if (!ret)
+		ret = ibv_query_srq(srq, &at);
+	ok(!ret && at.max_wr >= 16,
+	   "grown to %u receives (%d)", at.max_wr, ret);
+	for (i = 3; i < 13; i++)
+		ret |= srq_post(srq, mr, 300 + i, 64 * i);
+	ok(!ret, "13 receives posted, more than the old ring held");
+	for (i = 0; i < 13; i++) {
+		struct ibv_sge sg = { (uintptr_t)bbuf, 16, bmr->lkey };
+		struct ibv_send_wr wr = { .wr_id = 400 + i, .sg_list = &sg,
+					  .num_sge = 1, .opcode = IBV_WR_SEND },
+				   *bad;
+
+		ibv_post_send(qb, &wr, &bad);
+	}
+	end = now() + 10;
+	while (n < 13 && now() < end) {
+		if (ibv_poll_cq(A.cq, 1, &wc) != 1) {
+			usleep(100);
+			continue;
+		}
+		if (wc.status != IBV_WC_SUCCESS || wc.wr_id != 300u + n)
+			order = 0;
+		n++;
+	}
+	ok(n == 13 && order,
+	   "13 SENDs take the 3 moved receives first, then the new ones, in order (%d)",
+	   n);
+	at.max_wr = 2;
+	ret = ibv_modify_srq(srq, &at, IBV_SRQ_MAX_WR);
+	ok(!ret, "the empty SRQ shrinks (%d)", ret);
+out:
+	if (q)
+		ibv_destroy_qp(q);
+	if (srq)
+		ibv_destroy_srq(srq);
+	if (mr)
+		ibv_dereg_mr(mr);
+	reconnect();
+}
+
+/* @qp (UC) to RTS towards @dqpn: UC takes no timeouts, retries or READs. */
+static int uc_to_rts(struct side *s, struct ibv_qp *qp, struct side *peer,
+		     uint32_t dqpn)
+{
+	struct ibv_qp_attr a = {
+		.qp_state = IBV_QPS_INIT, .port_num = 1,
+		.qp_access_flags = IBV_ACCESS_LOCAL_WRITE |
+				   IBV_ACCESS_REMOTE_WRITE,
+	};
+
+	if (ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_PKEY_INDEX |
+			  IBV_QP_PORT | IBV_QP_ACCESS_FLAGS))
+		return -1;
+	memset(&a, 0, sizeof(a));
+	a.qp_state = IBV_QPS_RTR;
+	a.path_mtu = IBV_MTU_1024;
+	a.dest_qp_num = dqpn;
+	a.rq_psn = 5;
+	a.ah_attr.is_global = 1;
+	a.ah_attr.port_num = 1;
+	a.ah_attr.grh.dgid = peer->gid;
+	a.ah_attr.grh.hop_limit = 64;
+	a.ah_attr.grh.sgid_index = s->gid_index;
+	if (ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU |
+			  IBV_QP_DEST_QPN | IBV_QP_RQ_PSN))
+		return -1;
+	memset(&a, 0, sizeof(a));
+	a.qp_state = IBV_QPS_RTS;
+	a.sq_psn = 5;
+	return ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_SQ_PSN);
+}
+
+/* B sends @len bytes on @q (UC); its completion's status, or -1. */
+static int uc_send(struct ibv_qp *q, uint32_t len)
+{
+	struct ibv_sge sg = { (uintptr_t)bbuf, len, bmr->lkey };
+	struct ibv_send_wr wr = { .wr_id = 600, .sg_list = &sg, .num_sge = 1,
+				  .opcode = IBV_WR_SEND,
+				  .send_flags = IBV_SEND_SIGNALED }, *bad;
+	struct ibv_wc wc;
+
+	if (ibv_post_send(q, &wr, &bad))
+		return -1;
+	return wait_wc(B.cq, &wc);
+}
+
+/*
+ * UC: SENDs (one and several packets) and WRITEs arrive and complete
+ * without acknowledgement; a WRITE with a bad rkey and a SEND with no
+ * receive posted are dropped by the responder, touch nothing and leave
+ * both QPs working; READs are refused.
+ */
+static void test_uc(void)
+{
+	struct ibv_mr *mr = ibv_reg_mr(A.pd, abuf, LEN, ACC_ALL);
+	struct ibv_qp_init_attr ia = {
+		.send_cq = A.cq, .recv_cq = A.cq,
+		.cap = { .max_send_wr = 8, .max_recv_wr = 8,
+			 .max_send_sge = 1, .max_recv_sge = 1 },
+		.qp_type = IBV_QPT_UC,
+	};
+	struct ibv_qp *ua = ibv_create_qp(A.pd, &ia), *ub;
+	struct ibv_recv_wr rwr, *rbad;
+	struct ibv_send_wr *sbad;
+	struct ibv_qp_attr qa_attr;
+	struct ibv_qp_init_attr qi;
+	struct ibv_sge sg;
+	struct ibv_wc wc;
+	int st;
+
+	ia.send_cq = ia.recv_cq = B.cq;
+	ub = ibv_create_qp(B.pd, &ia);
+	ok(mr && ua && ub && !ibv_query_qp(ua, &qa_attr, IBV_QP_STATE, &qi) &&
+	   qi.qp_type == IBV_QPT_UC, "UC QPs created");
+	if (!mr || !ua || !ub || uc_to_rts(&A, ua, &B, ub->qp_num) ||
+	    uc_to_rts(&B, ub, &A, ua->qp_num)) {
+		ok(false, "UC QPs to RTS");
+		goto out;
+	}
+	while (ibv_poll_cq(A.cq, 1, &wc) > 0)
+		;
+	memset(abuf, 0xee, LEN);
+	st = write_via(ub, (uintptr_t)abuf + 64, mr->rkey);
+	ok(st == IBV_WC_SUCCESS && !memcmp(abuf + 64, bbuf, 64),
+	   "a UC WRITE completes and lands (status %d)", st);
+	sg = (struct ibv_sge){ (uintptr_t)abuf + 4096, 4096, mr->lkey };
+	rwr = (struct ibv_recv_wr){ .wr_id = 601, .sg_list = &sg, .num_sge = 1 };
+	ibv_post_recv(ua, &rwr, &rbad);
+	st = uc_send(ub, 3000);
+	ok(st == IBV_WC_SUCCESS && wait_wc(A.cq, &wc) == IBV_WC_SUCCESS &&
+	   wc.wr_id == 601 && wc.byte_len == 3000 &&
+	   !memcmp(abuf + 4096, bbuf, 3000),
+	   "a UC SEND of 3 packets arrives whole (status %d)", st);
+	memset(abuf, 0xee, LEN);
+	st = write_via(ub, (uintptr_t)abuf, mr->rkey ^ 0x80);
+	ok(st == IBV_WC_SUCCESS && untouched(abuf, LEN),
+	   "a UC WRITE with a bad rkey completes at the sender, touches nothing (status %d)",
+	   st);
+	st = uc_send(ub, 32);
+	usleep(200000);
+	ok(st == IBV_WC_SUCCESS && ibv_poll_cq(A.cq, 1, &wc) == 0,
+	   "a UC SEND with no receive posted is dropped");
+	ibv_post_recv(ua, &rwr, &rbad);
+	st = write_via(ub, (uintptr_t)abuf + 128, mr->rkey);
+	ok(st == IBV_WC_SUCCESS && !memcmp(abuf + 128, bbuf, 64),
+	   "after the drops the UC pair still carries WRITEs");
+	st = uc_send(ub, 16);
+	ok(st == IBV_WC_SUCCESS && wait_wc(A.cq, &wc) == IBV_WC_SUCCESS &&
+	   wc.byte_len == 16, "and SENDs");
+	sg = (struct ibv_sge){ (uintptr_t)bbuf, 64, bmr->lkey };
+	{
+		struct ibv_send_wr rd = {
+			.wr_id = 602, .sg_list = &sg, .num_sge = 1,
+			.opcode = IBV_WR_RDMA_READ,
+			.wr.rdma = { (uintptr_t)abuf, mr->rkey },
+		};
+
+		ok(ibv_post_send(ub, &rd, &sbad) == EINVAL,
+		   "a READ on a UC QP is refused (EINVAL)");
+	}
+out:
+	if (ua)
+		ibv_destroy_qp(ua);
+	if (ub)
+		ibv_destroy_qp(ub);
+	if (mr)
+		ibv_dereg_mr(mr);
+}
+
+/*
+ * A QP moved to RESET takes its completions out of the CQ (as mlx4 and
+ * mlx5 do; rdma-core's rereg tests restart QPs that way), and only its
+ * own: two QPs with a flushed receive each, one reset.
+ */
+static void test_reset_cq(void)
+{
+	struct ibv_mr *mr = ibv_reg_mr(A.pd, abuf, LEN, ACC_ALL);
+	struct ibv_qp *q[2] = { new_qp(A.pd, A.cq), new_qp(A.pd, A.cq) };
+	struct ibv_qp_attr at = { .qp_state = IBV_QPS_INIT, .port_num = 1 };
+	struct ibv_sge sg = { (uintptr_t)abuf, 64, mr ? mr->lkey : 0 };
+	struct ibv_recv_wr rwr = { .wr_id = 700, .sg_list = &sg, .num_sge = 1 };
+	struct ibv_recv_wr *bad;
+	struct ibv_wc wc[4];
+	int i, n = 0;
+
+	while (ibv_poll_cq(A.cq, 1, wc) > 0)
+		;
+	for (i = 0; i < 2 && mr && q[0] && q[1]; i++) {
+		at.qp_state = IBV_QPS_INIT;
+		ibv_modify_qp(q[i], &at, IBV_QP_STATE | IBV_QP_PKEY_INDEX |
+			      IBV_QP_PORT | IBV_QP_ACCESS_FLAGS);
+		ibv_post_recv(q[i], &rwr, &bad);
+		at.qp_state = IBV_QPS_ERR;
+		ibv_modify_qp(q[i], &at, IBV_QP_STATE);
+	}
+	usleep(200000);
+	at.qp_state = IBV_QPS_RESET;
+	if (q[0] && !ibv_modify_qp(q[0], &at, IBV_QP_STATE))
+		n = ibv_poll_cq(A.cq, 4, wc);
+	ok(q[1] && n == 1 && wc[0].qp_num == q[1]->qp_num &&
+	   wc[0].status == IBV_WC_WR_FLUSH_ERR,
+	   "RESET drops the QP's own flushed completion from the CQ, not another QP's (%d left)",
+	   n);
+	for (i = 0; i < 2; i++)
+		if (q[i])
+			ibv_destroy_qp(q[i]);
+	if (mr)
+		ibv_dereg_mr(mr);
+}
+
+/* One ibv_wr_flush on @x: its completion's status (-1: none). */
+static int flush1(struct ibv_qp_ex *x, uint32_t rkey, uint64_t addr,
+		  size_t len, uint8_t type, uint8_t level, struct ibv_wc *wc)
+{
+	ibv_wr_start(x);
+	x->wr_id = 800;
+	x->wr_flags = IBV_SEND_SIGNALED;
+	ibv_wr_flush(x, rkey, addr, len, type, level);
+	if (ibv_wr_complete(x))
+		return -1;
+	return wait_wc(B.cq, wc);
+}
+
+/*
+ * RDMA FLUSH (global placement) from B to an MR of A with flush access:
+ * a range and the whole MR complete as IBV_WC_FLUSH; a persistent flush
+ * (no MR can have that access: the device has no persistent memory) and
+ * a flush of an MR without flush access are remote access errors.
+ */
+static void test_flush(void)
+{
+	struct ibv_mr *mr = ibv_reg_mr(A.pd, abuf, LEN,
+				       ACC_ALL | IBV_ACCESS_FLUSH_GLOBAL);
+	struct ibv_mr *nof = ibv_reg_mr(A.pd, abuf, LEN, ACC_ALL);
+	struct ibv_qp_init_attr_ex ia = {
+		.send_cq = B.cq, .recv_cq = B.cq,
+		.cap = { .max_send_wr = 8, .max_recv_wr = 8,
+			 .max_send_sge = 1, .max_recv_sge = 1 },
+		.qp_type = IBV_QPT_RC, .pd = B.pd,
+		.comp_mask = IBV_QP_INIT_ATTR_PD |
+			     IBV_QP_INIT_ATTR_SEND_OPS_FLAGS,
+		.send_ops_flags = IBV_QP_EX_WITH_FLUSH |
+				  IBV_QP_EX_WITH_RDMA_WRITE,
+	};
+	struct ibv_mr *bad;
+	struct ibv_qp_ex *x;
+	struct ibv_qp *q;
+	struct ibv_wc wc = {};
+	int st;
+
+	errno = 0;
+	bad = ibv_reg_mr(A.pd, abuf, LEN, ACC_ALL | IBV_ACCESS_FLUSH_PERSISTENT);
+	ok(!bad, "an MR with persistent flush access is refused (%s)",
+	   strerror(errno));
+	if (bad)
+		ibv_dereg_mr(bad);
+	q = ibv_create_qp_ex(B.ctx, &ia);
+	if (!mr || !nof || !q || fresh_qa() || to_rts(&B, q, &A, qa->qp_num) ||
+	    to_rts(&A, qa, &B, q->qp_num)) {
+		ok(false, "flush: set up (%s)", strerror(errno));
+		goto out;
+	}
+	x = ibv_qp_to_qp_ex(q);
+	st = write_via(q, (uintptr_t)abuf, mr->rkey);
+	if (st == IBV_WC_SUCCESS)
+		st = flush1(x, mr->rkey, (uintptr_t)abuf, 64,
+			    IBV_FLUSH_GLOBAL, IBV_FLUSH_RANGE, &wc);
+	ok(st == IBV_WC_SUCCESS && wc.opcode == IBV_WC_FLUSH && wc.wr_id == 800,
+	   "WRITE then FLUSH of its range: IBV_WC_FLUSH (status %d)", st);
+	st = flush1(x, mr->rkey, (uintptr_t)abuf, 1 << 30, IBV_FLUSH_GLOBAL,
+		    IBV_FLUSH_MR, &wc);
+	ok(st == IBV_WC_SUCCESS,
+	   "FLUSH of the whole MR (the length is not looked at) (status %d)", st);
+	st = flush1(x, mr->rkey, (uintptr_t)abuf, 1 << 30, IBV_FLUSH_GLOBAL,
+		    IBV_FLUSH_RANGE, &wc);
+	ok(st == IBV_WC_REM_ACCESS_ERR,
+	   "FLUSH of a range past the MR: remote access error (status %d)", st);
+	/* both ends afresh: the failed FLUSH left them in ERR */
+	if (fresh_qa())
+		goto out;
+	ibv_destroy_qp(q);
+	q = ibv_create_qp_ex(B.ctx, &ia);
+	if (!q || to_rts(&B, q, &A, qa->qp_num) ||
+	    to_rts(&A, qa, &B, q->qp_num)) {
+		ok(false, "flush: reconnect");
+		goto out;
+	}
+	x = ibv_qp_to_qp_ex(q);
+	st = flush1(x, mr->rkey, (uintptr_t)abuf, 64, IBV_FLUSH_PERSISTENT,
+		    IBV_FLUSH_RANGE, &wc);
+	ok(st == IBV_WC_REM_ACCESS_ERR,
+	   "a persistent FLUSH: remote access error (status %d)", st);
+	/* both ends afresh: the failed FLUSH left them in ERR */
+	if (fresh_qa())
+		goto out;
+	ibv_destroy_qp(q);
+	q = ibv_create_qp_ex(B.ctx, &ia);
+	if (!q || to_rts(&B, q, &A, qa->qp_num) ||
+	    to_rts(&A, qa, &B, q->qp_num)) {
+		ok(false, "flush: reconnect");
+		goto out;
+	}
+	x = ibv_qp_to_qp_ex(q);
+	st = flush1(x, nof->rkey, (uintptr_t)abuf, 64, IBV_FLUSH_GLOBAL,
+		    IBV_FLUSH_RANGE, &wc);
+	ok(st == IBV_WC_REM_ACCESS_ERR,
+	   "FLUSH of an MR without flush access: remote access error (status %d)",
+	   st);
+out:
+	if (q)
+		ibv_destroy_qp(q);
+	if (mr)
+		ibv_dereg_mr(mr);
+	if (nof)
+		ibv_dereg_mr(nof);
+	reconnect();
+}
+
+int main(int argc, char **argv)
+{
+	if (argc < 5) {
+		fprintf(stderr, "usage: %s DEV_A GID_A DEV_B GID_B\n", argv[0]);
+		return 2;
+	}
+	printf("TAP version 13\n");
+	abuf = aligned_alloc(4096, LEN);
+	bbuf = aligned_alloc(4096, LEN);
+	if (!abuf || !bbuf || open_side(&A, argv[1], atoi(argv[2])) ||
+	    open_side(&B, argv[3], atoi(argv[4]))) {
+		ok(false, "open %s and %s", argv[1], argv[3]);
+		printf("1..%d\n", tap_n);
+		return 1;
+	}
+	bmr = ibv_reg_mr(B.pd, bbuf, LEN, ACC_ALL);
+	for (int i = 0; i < LEN; i++)
+		bbuf[i] = (uint8_t)(i * 13 + 1);
+	if (!bmr) {
+		ok(false, "register B's buffer");
+		printf("1..%d\n", tap_n);
+		return 1;
+	}
+	test_mw();
+	test_rereg();
+	test_parent_domain();
+	test_import();
+	test_resize_cq();
+	test_resize_srq();
+	test_uc();
+	test_reset_cq();
+	test_flush();
+	if (qa)
+		ibv_destroy_qp(qa);
+	if (qb)
+		ibv_destroy_qp(qb);
+	printf("1..%d\n", tap_n);
+	return tap_failed ? 1 : 0;
+}
