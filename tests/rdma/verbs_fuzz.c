@@ -51,6 +51,7 @@
 #define BUF_LEN		(1 << 20)
 #define NRAW		16	/* raw-created objects kept per type */
 #define CHECK_LEN	(64 << 10)
+#define NPOLL		1024	/* most work completions a raw POLL_CQ asks */
 
 enum htype { H_PD, H_CQ, H_QP, H_AH, H_MR, H_SRQ, H_NTYPES };
 
@@ -328,7 +329,8 @@ static void shape(uint32_t cmd, uint8_t *in)
 static void fuzz_raw(void)
 {
 	const struct rawdef *d = &rawdefs[below(sizeof(rawdefs) / sizeof(rawdefs[0]))];
-	uint8_t in[256], out[512];
+	static uint8_t out[8 + NPOLL * sizeof(struct ib_uverbs_wc)];
+	uint8_t in[256];
 	size_t len = d->len;
 	uint32_t cmd = d->cmd;
 	long rc;
@@ -349,6 +351,10 @@ static void fuzz_raw(void)
 		cmd = (uint32_t)(below(2) ? 37 + below(219) : rnd());
 		len = below(sizeof(in));
 	}
+	if ((cmd & IB_USER_VERBS_CMD_COMMAND_MASK) == IB_USER_VERBS_CMD_POLL_CQ)
+		/* the kernel writes ne work completions to the response without
+		 * checking its length: keep them inside out[] */
+		put32(in, 12, (uint32_t)(below(2) ? edgy(4) % NPOLL : below(NPOLL)));
 	memset(out, 0, sizeof(out));
 	rc = raw_cmd(cmd, in, len, d->resp, out, below(8) ? sizeof(out) : below(64));
 	if (rc > 0 && d->creates >= 0 && cmd == d->cmd) {
