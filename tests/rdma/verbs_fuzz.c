@@ -219,6 +219,15 @@ static long raw_cmd(uint32_t cmd, uint8_t *in, size_t len, bool resp_at0,
 	return rc;
 }
 
+/*
+ * Where raw commands' responses go.  The kernel zero-fills whatever
+ * out_words (and, with the extended flag, provider_out_words) claim
+ * beyond the response, and the fuzzer lies about both: up to 65535
+ * 4-byte words, or twice 65535 8-byte words.  A raw POLL_CQ writes ne
+ * work completions whatever out_words says; ne is kept below NPOLL.
+ */
+static uint8_t resp_buf[(2 * 65535 + 1) * 8];
+
 /* the command's own bytes: zero with a few random ones, or all random */
 static void fill(uint8_t *in, size_t len)
 {
@@ -230,6 +239,26 @@ static void fill(uint8_t *in, size_t len)
 		for (size_t i = 0; i < len; i++)
 			in[i] = (uint8_t)rnd();
 	}
+}
+
+/*
+ * An MR the raw commands register must lie inside F.buf, or start where
+ * nothing can be pinned: fuzzed WQEs find its keys sooner or later, and
+ * the engine would then write into this process wherever the MR says.
+ */
+static void mr_inside_buf(uint8_t *in, size_t o)
+{
+	static const uint64_t nowhere[] = { 0, 4096, 1ULL << 47, UINT64_MAX - 4095 };
+	uint64_t start, len, lo = (uintptr_t)F.buf;
+
+	memcpy(&start, in + o, 8);
+	memcpy(&len, in + o + 8, 8);
+	if (start < lo || start >= lo + BUF_LEN) {
+		put64(in, o, nowhere[below(4)]);
+		return;
+	}
+	if (len > lo + BUF_LEN - start)
+		put64(in, o + 8, lo + BUF_LEN - start);
 }
 
 struct rawdef {
@@ -282,7 +311,7 @@ static void shape(uint32_t cmd, uint8_t *in)
 		size_t o = cmd == IB_USER_VERBS_CMD_REG_MR ? 8 : 16;
 		uint64_t off = below(BUF_LEN);
 
-		put64(in, o, below(4) ? (uintptr_t)F.buf + off : edgy((uintptr_t)F.buf));
+		put64(in, o, (uintptr_t)F.buf + off);
 		put64(in, o + 8, below(4) ? below(BUF_LEN - off) + 1 : edgy(4096));
 		put64(in, o + 16, below(2) ? (uintptr_t)F.buf + off : rnd());
 		put32(in, o + 28, below(2) ? IBV_ACCESS_LOCAL_WRITE |
@@ -329,8 +358,7 @@ static void shape(uint32_t cmd, uint8_t *in)
 static void fuzz_raw(void)
 {
 	const struct rawdef *d = &rawdefs[below(sizeof(rawdefs) / sizeof(rawdefs[0]))];
-	static uint8_t out[8 + NPOLL * sizeof(struct ib_uverbs_wc)];
-	uint8_t in[256];
+	uint8_t *out = resp_buf, in[256];
 	size_t len = d->len;
 	uint32_t cmd = d->cmd;
 	long rc;
@@ -351,12 +379,16 @@ static void fuzz_raw(void)
 		cmd = (uint32_t)(below(2) ? 37 + below(219) : rnd());
 		len = below(sizeof(in));
 	}
+	if ((cmd & IB_USER_VERBS_CMD_COMMAND_MASK) == IB_USER_VERBS_CMD_REG_MR)
+		mr_inside_buf(in, 8);
+	if ((cmd & IB_USER_VERBS_CMD_COMMAND_MASK) == IB_USER_VERBS_CMD_REREG_MR)
+		mr_inside_buf(in, 16);
 	if ((cmd & IB_USER_VERBS_CMD_COMMAND_MASK) == IB_USER_VERBS_CMD_POLL_CQ)
-		/* the kernel writes ne work completions to the response without
-		 * checking its length: keep them inside out[] */
+		/* the kernel writes ne work completions without looking at
+		 * the response's length: keep them inside resp_buf */
 		put32(in, 12, (uint32_t)(below(2) ? edgy(4) % NPOLL : below(NPOLL)));
-	memset(out, 0, sizeof(out));
-	rc = raw_cmd(cmd, in, len, d->resp, out, below(8) ? sizeof(out) : below(64));
+	memset(out, 0, 512);
+	rc = raw_cmd(cmd, in, len, d->resp, out, below(8) ? 512 : below(64));
 	if (rc > 0 && d->creates >= 0 && cmd == d->cmd) {
 		uint32_t h;
 
@@ -371,7 +403,7 @@ static void fuzz_raw(void)
  */
 static void fuzz_post(void)
 {
-	uint8_t in[512], out[64];
+	uint8_t in[512], *out = resp_buf;
 	bool send = below(2);
 	uint32_t wr_count = below(8) ? (uint32_t)below(4) : (uint32_t)edgy(1);
 	uint32_t sge_count = below(2) ? 0 : (uint32_t)edgy(1);
@@ -395,7 +427,7 @@ static void fuzz_post(void)
 		}
 	}
 	raw_cmd(send ? IB_USER_VERBS_CMD_POST_SEND : IB_USER_VERBS_CMD_POST_RECV,
-		in, len, true, out, sizeof(out));
+		in, len, true, out, 64);
 }
 
 /* ------------------------------------------------------------- rings */
