@@ -126,7 +126,7 @@ struct gaudi_wqe {
 			__aligned_u64 length;
 			__u8 type;	/* 1: global, 2: persistent */
 			__u8 level;	/* 0: the range, 1: the whole MR */
-			__u8 rsvd[6];
+			__u8 rsvd[6];	/* zero, or a local QP operation error */
 		} flush;
 		struct {
 			struct gaudi_av av;

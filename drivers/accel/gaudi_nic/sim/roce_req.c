@@ -86,7 +86,8 @@ static void gn_req_start(struct gn_rqp *qp, struct gn_rswqe *sw)
 		    qp->ctx.type == GN_ROCE_QPT_UC ||
 		    (w->flush.type != GN_ROCE_FLUSH_GLOBAL &&
 		     w->flush.type != GN_ROCE_FLUSH_PERSISTENT) ||
-		    w->flush.level > GN_ROCE_FLUSH_MR)
+		    w->flush.level > GN_ROCE_FLUSH_MR ||
+		    memchr_inv(w->flush.rsvd, 0, sizeof(w->flush.rsvd)))
 			sw->bad = GN_ROCE_CQE_LOC_QP_OP_ERR;
 		break;
 	default:
