@@ -123,17 +123,28 @@ rmt ethtool -G "$REMOTE_IFNAME" rx 64
 lcl ethtool -G "$NETIF" tx 64
 rmt sh -c "echo 1 > /sys/class/net/$REMOTE_IFNAME/threaded"
 lcl sh -c "for q in /sys/class/net/$NETIF/queues/tx-*/byte_queue_limits/limit_min; do echo 100000000 > \$q; done"
+# queue_settled: wait (up to 2 s) until every TX queue stopped has been
+# woken again, so that a wake owed from earlier traffic is not counted
+queue_settled() {
+	local i
+	for ((i = 0; i < 20; i++)); do
+		b_stops=$(ethtool_stat "$LOCAL_NS" "$NETIF" 'tx[0-9]+_stops')
+		b_wakes=$(ethtool_stat "$LOCAL_NS" "$NETIF" 'tx[0-9]+_wakes')
+		[ "$b_stops" = "$b_wakes" ] && return
+		sleep 0.1
+	done
+}
 b_miss=$(link_stat "$REMOTE_NS" "$REMOTE_IFNAME" rx_missed_errors)
-b_stops=$(ethtool_stat "$LOCAL_NS" "$NETIF" 'tx[0-9]+_stops')
-b_wakes=$(ethtool_stat "$LOCAL_NS" "$NETIF" 'tx[0-9]+_wakes')
+queue_settled
 rmt iperf3 -s -1 >/dev/null 2>&1 &
 wait_listen "$REMOTE_NS" 5201
 t_check "iperf3 UDP flood with pause on, rx ring 64" lcl timeout 30 iperf3 -c "$REMOTE_V4" -u -b 0 -l 1000 -t 2
 wait
 d_miss=$(( $(link_stat "$REMOTE_NS" "$REMOTE_IFNAME" rx_missed_errors) - b_miss ))
 t_expect "pause on: no frame dropped for lack of RX buffers" 0 "$d_miss"
-stops=$(( $(ethtool_stat "$LOCAL_NS" "$NETIF" 'tx[0-9]+_stops') - b_stops ))
-wakes=$(( $(ethtool_stat "$LOCAL_NS" "$NETIF" 'tx[0-9]+_wakes') - b_wakes ))
+s0=$b_stops w0=$b_wakes
+queue_settled
+stops=$((b_stops - s0)) wakes=$((b_wakes - w0))
 diag "pause frames: $(rmt ethtool -I -a "$REMOTE_IFNAME" 2>/dev/null | grep -i frames | tr -s ' \n' ' ')"
 if [ "$stops" -gt 0 ] && [ "$stops" = "$wakes" ]; then
 	t_ok "back-pressure: the TX queue was stopped $stops times and woken as often"

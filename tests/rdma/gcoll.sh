@@ -128,7 +128,7 @@ fi
 # failure: KILL rank 1 (or delete its device) in the middle of a stream of
 # all-reduces; the survivor must return an error within its operation
 # timeout (6 s here), not hang, and the kernel must stay clean
-# midway DESC ACTION: ACTION runs 4 s into the stream
+# midway DESC ACTION: ACTION runs 2 s into the stream
 midway() {
 	local desc=$1 action=$2 o0 pid0 t0 secs rc0 i p t
 	o0=$(mktemp)
@@ -139,7 +139,13 @@ midway() {
 	ns_b env RANK=1 WORLD_SIZE=2 MASTER_ADDR="$IP_A" MASTER_PORT=$PORT GCOLL_TIMEOUT_MS=6000 \
 		timeout 120 "$PERF" -H "$DEV_B" -b 4M -e 4M -n 100000 -w 0 -c 0 >/dev/null 2>&1 &
 	R1PID=$!
-	sleep 4
+	# mid-stream, not mid-bootstrap: rank 0 prints its header once every
+	# rank is connected and the buffers are registered (slow under load)
+	for ((i = 0; i < 900; i++)); do
+		grep -q '^# gcoll-perf' "$o0" && break
+		sleep 0.1
+	done
+	sleep 2
 	t0=$(date +%s)
 	$action
 	for ((i = 0; i < 600; i++)); do
