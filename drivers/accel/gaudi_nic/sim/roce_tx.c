@@ -129,19 +129,21 @@ void gn_rdp_skb_free(struct sk_buff *skb)
 {
 	if (!skb_unref(skb))
 		return;
+	/*
+	 * skb_unref() returns true either with users still 1 (we were the
+	 * only holder) or after taking it from 1 to 0 (the other holder
+	 * dropped its reference at the same time): we own the skb in both
+	 * cases.  Back to one user before anything else: a pooled skb starts
+	 * again at one, and consume_skb() drops one more (from 0 it would
+	 * underflow and leak the skb).
+	 */
+	refcount_set(&skb->users, 1);
 	if (skb_is_nonlinear(skb) || skb_cloned(skb) ||
 	    skb_headroom(skb) || skb_end_offset(skb) < GN_RR_MAX_FRAME ||
 	    skb_queue_len_lockless(&gn_skb_pool) >= GN_SKB_POOL_MAX) {
 		consume_skb(skb);
 		return;
 	}
-	/*
-	 * skb_unref() returns true either with users still 1 (we were the
-	 * only holder) or after taking it from 1 to 0 (the other holder
-	 * dropped its reference at the same time): we own the skb in both
-	 * cases, and a pooled skb must start again at one user.
-	 */
-	refcount_set(&skb->users, 1);
 	skb_trim(skb, 0);
 	skb_queue_tail(&gn_skb_pool, skb);
 }
