@@ -113,7 +113,7 @@ struct gn_roce_av {
 	__le32 flow_label;
 	u8 dmac[6];
 	u8 network;
-	u8 rsvd;
+	u8 rsvd;		/* non-zero: GN_ROCE_CQE_LOC_QP_OP_ERR */
 	u8 dgid[16];
 };
 

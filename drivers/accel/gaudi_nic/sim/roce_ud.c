@@ -61,7 +61,7 @@ static int gn_ud_send_one(struct gaudi_nic_roce *r, struct gn_rport *pt,
 	if ((w->opcode != GN_ROCE_WQE_SEND &&
 	     w->opcode != GN_ROCE_WQE_SEND_IMM) ||
 	    w->num_sge > GN_ROCE_UD_MAX_SGE ||
-	    av->sgid_index >= GN_ROCE_MAX_GID)
+	    av->sgid_index >= GN_ROCE_MAX_GID || av->rsvd)
 		return GN_ROCE_CQE_LOC_QP_OP_ERR;
 	g = &pt->gids[av->sgid_index];
 	if (!g->type || g->type != av->network)
