@@ -227,6 +227,7 @@ struct gn_rqp {
 	struct list_head ack_node;	/* on gaudi_nic_roce.ack_list */
 	bool in_send;		/* a multi-packet SEND is being received */
 	struct gn_roce_wqe rwqe;	/* its receive WQE */
+	u32 rwqe_pdn;		/* rwqe's PD: the SRQ's, or the QP's */
 	u32 recv_off;
 	bool in_write;		/* a multi-packet WRITE is being received */
 	u64 wr_va;

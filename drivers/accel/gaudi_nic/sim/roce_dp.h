@@ -215,7 +215,7 @@ int gn_mw_local_op(struct gaudi_nic_roce *r, struct gn_rqp *qp,
 		   const struct gn_roce_wqe *w);
 bool gn_mr_covers(struct gn_rmr *mr, u64 va, u64 len);
 int gn_mr_io(struct gn_rmr *mr, u64 va, u32 len, struct gn_io *io);
-int gn_sge_io(struct gaudi_nic_roce *r, struct gn_rqp *qp,
+int gn_sge_io(struct gaudi_nic_roce *r, struct gn_rqp *qp, u32 pdn,
 	      const struct gn_roce_wqe *w, u32 off, u32 len, struct gn_io *io);
 u32 gn_wqe_len(const struct gn_roce_wqe *w);
 void gn_cq_push(struct gaudi_nic_roce *r, struct gn_rcq *cq,

@@ -464,7 +464,8 @@ void gn_req_rx(struct gaudi_nic_roce *r, struct gn_rport *pt,
 			return;
 		}
 		/* the SGEs as validated when the READ started */
-		ret = gn_sge_io(r, qp, &sw->wqe, off, p->paylen, &io);
+		ret = gn_sge_io(r, qp, le32_to_cpu(qp->ctx.pdn), &sw->wqe, off,
+				p->paylen, &io);
 		if (ret) {
 			sw->bad = ret;
 			gn_req_progress(r, qp, false);

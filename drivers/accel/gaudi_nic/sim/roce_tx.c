@@ -617,7 +617,9 @@ static int gn_tx_src_io(struct gaudi_nic_roce *r, struct gn_rqp *qp,
 			const struct gn_roce_wqe *w, u32 off, struct gn_rmr *mr,
 			u64 va, u32 len, struct gn_io *io)
 {
-	return w ? gn_sge_io(r, qp, w, off, len, io) : gn_mr_io(mr, va, len, io);
+	/* the payload of a send WQE: in the QP's protection domain */
+	return w ? gn_sge_io(r, qp, le32_to_cpu(qp->ctx.pdn), w, off, len, io) :
+		   gn_mr_io(mr, va, len, io);
 }
 
 /*

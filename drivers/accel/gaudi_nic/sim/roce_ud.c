@@ -245,11 +245,12 @@ void gn_ud_rx(struct gaudi_nic_roce *r, struct gn_rport *pt, const u8 *l3,
 	else
 		memcpy(grh, l3, sizeof(struct ipv6hdr));
 	io.src = grh;
-	ret = gn_sge_io(r, qp, &qp->rwqe, 0, GN_ROCE_GRH_SIZE, &io);
+	ret = gn_sge_io(r, qp, qp->rwqe_pdn, &qp->rwqe, 0, GN_ROCE_GRH_SIZE,
+			&io);
 	if (!ret) {
 		io = (struct gn_io){ .kind = GN_IO_FROM_PKT, .pkt = p };
-		ret = gn_sge_io(r, qp, &qp->rwqe, GN_ROCE_GRH_SIZE, p->paylen,
-				&io);
+		ret = gn_sge_io(r, qp, qp->rwqe_pdn, &qp->rwqe,
+				GN_ROCE_GRH_SIZE, p->paylen, &io);
 	}
 	gn_rq_consume(qp);
 	c.wr_id = qp->rwqe.wr_id;
