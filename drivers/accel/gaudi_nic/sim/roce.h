@@ -196,6 +196,11 @@ struct gn_rqp {
 	u32 qpn;
 	u8 state;
 	u32 mtu;			/* path MTU, bytes */
+	/*
+	 * where a connected QP's frames go (GN_ROCE_QPC_AV; port and network
+	 * unused); a UD QP's go to each datagram's AV (gn_pkt.av)
+	 */
+	struct gn_roce_av path;
 	struct gn_rring sq;
 	struct gn_rring rq;
 	struct gn_rcq *scq;

@@ -169,7 +169,7 @@ static int gn_req_packet(struct gaudi_nic_roce *r, struct gn_rqp *qp,
 		p.uc = true;
 		p.ackreq = false;
 	}
-	hl = gn_tx_hdr_len(r, qp, p.opcode);
+	hl = gn_tx_hdr_len(r, qp, &qp->path, p.opcode);
 	if (hl < 0)
 		return 0;	/* no path: the timeout will tell */
 	p.paylen = last ? sw->len - off : qp->mtu;

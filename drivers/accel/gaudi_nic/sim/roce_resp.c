@@ -168,7 +168,7 @@ static bool gn_resp_read_burst(struct gaudi_nic_roce *r, struct gn_rqp *qp)
 		while (rd->next < rd->npkts && pkts < GN_RR_READ_BURST &&
 		       bytes < GN_RR_READ_BURST_BYTES) {
 			u8 op = gn_resp_read_op(rd, rd->next);
-			int hl = gn_tx_hdr_len(r, qp, op);
+			int hl = gn_tx_hdr_len(r, qp, &qp->path, op);
 
 			if (hl < 0) {
 				/* no path: the requester's timer retries */
