@@ -272,8 +272,8 @@ TEST_F_TIMEOUT(srq, caps, 120)
 		EXPECT_TRUE(false) TH_LOG("query_device");
 		return;
 	}
-	EXPECT_TRUE(da.max_srq == 1024 && da.max_srq_wr == 4096 && da.max_srq_sge == 6)
-	   TH_LOG("device: max_srq %d, max_srq_wr %d, max_srq_sge %d (1024, 4096, 6)",
+	EXPECT_TRUE(da.max_srq == 1024 && da.max_srq_wr == 16384 && da.max_srq_sge == 6)
+	   TH_LOG("device: max_srq %d, max_srq_wr %d, max_srq_sge %d (1024, 16384, 6)",
 	   da.max_srq, da.max_srq_wr, da.max_srq_sge);
 }
 
@@ -291,8 +291,8 @@ TEST_F_TIMEOUT(srq, bad_input, 120)
 	struct ibv_srq *srq;
 	int ret;
 
-	srq = mk_srq(&B, 4097, 1, 0);
-	EXPECT_TRUE(!srq && errno == EINVAL) TH_LOG("max_wr 4097 (device: 4096): EINVAL (%s)",
+	srq = mk_srq(&B, 16385, 1, 0);
+	EXPECT_TRUE(!srq && errno == EINVAL) TH_LOG("max_wr 16385 (device: 16384): EINVAL (%s)",
 	   srq ? "created" : strerror(errno));
 	if (srq)
 		ibv_destroy_srq(srq);

@@ -3,7 +3,7 @@
 # cable and on one port (loopback), IPv4 and IPv6: tests/rdma/ud_test.c
 # (sends, GRH, ibv_create_ah_from_wc, Q_Key violations, length errors,
 # opcodes and verbs the device lacks, objects outliving their context),
-# then ibv_ud_pingpong.  Output: TAP.
+# then ibv_ud_pingpong and perftest's ib_send_bw -c UD.  Output: TAP.
 here=$(dirname "$0")
 DEV_A=${DEV_A:-36}
 DEV_B=${DEV_B:-37}
@@ -36,6 +36,23 @@ pair "ibv_ud_pingpong $IB_A <- $IB_B (1000 B x 100)" 120 \
 	ibv_ud_pingpong -d "$IB_A" -g "$GID_A" -n 100 -s 1000 -- \
 	ibv_ud_pingpong -d "$IB_B" -g "$GID_B" -n 100 -s 1000 "$IP_A"
 diag "$PAIR_OUT_C" | tail -n 2
+
+# perftest's UD bandwidth test with its defaults (one path MTU a message,
+# tx depth 128) and 5000 iterations: it posts one receive per iteration
+# (up to 16000) without looking at max_qp_wr, so the device's 4096-WQE
+# work queues refused its QP.  The server counts every message it
+# receives (a lost one stops it after 60 s, "Did not get Message").
+pair "ib_send_bw -c UD $IB_A <- $IB_B (defaults, 5000 iterations)" 120 \
+	ib_send_bw -c UD -n 5000 -d "$IB_A" -x "$GID_A" -- \
+	ib_send_bw -c UD -n 5000 -d "$IB_B" -x "$GID_B" "$IP_A"
+res=$(awk '/^ *[0-9]+ +[0-9]+ +[0-9.]+ +[0-9.]+/ { print $1, $2 }' <<<"$PAIR_OUT_S")
+if [ "$res" = "1024 5000" ] && ! grep -q "Did not get Message" <<<"$PAIR_OUT_S"; then
+	t_ok "ib_send_bw -c UD: the server received 5000 messages of 1024 B"
+else
+	t_fail "ib_send_bw -c UD: the server received 5000 messages of 1024 B" \
+		"its result: '$res'" "$PAIR_OUT_S"
+fi
+diag "$(grep -A1 '#bytes' <<<"$PAIR_OUT_C")"
 
 dmesg_check "$dmesg_mark"
 tap_done

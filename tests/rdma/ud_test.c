@@ -11,7 +11,9 @@
  * does not exist and UD limits beyond the device's are refused, atomics
  * and other opcodes the engine lacks give EOPNOTSUPP without reaching the
  * ring, features the device lacks give EOPNOTSUPP, a non-zero driver input
- * byte in a verbs command gives EINVAL.  Extended QPs: UD sends through
+ * byte in a verbs command gives EINVAL, a UD WQE written into the ring
+ * with the reserved byte of its address vector set completes with
+ * IBV_WC_LOC_QP_OP_ERR.  Extended QPs: UD sends through
  * the ibv_wr_* API and wr_set_ud_addr, bad work requests refused whole.
  * Last, objects destroyed after
  * their context was closed (what pyverbs' garbage collection does) must
@@ -35,6 +37,7 @@
 #include <arpa/inet.h>
 #include <infiniband/verbs.h>
 #include <rdma/ib_user_verbs.h>
+#include <rdma/gaudi-abi.h>	/* the ring formats, for av_reserved */
 
 #include "kselftest_harness.h"
 #include "testutil.h"
@@ -1241,6 +1244,137 @@ TEST_F_TIMEOUT(ud, bad_input, 120)
 {
 	UD_PAIR_UP();
 	test_bad_input(_metadata, &self->a, &self->b);
+}
+
+/*
+ * The send WQE @wr_id (a SEND to QPN @dqpn) in one of this process's
+ * mmap'd rings, and the header of that ring (the start of its mapping).
+ */
+static struct gaudi_wqe *find_send_wqe(uint64_t wr_id, uint32_t dqpn,
+				       struct gaudi_ring_hdr **hdr)
+{
+	FILE *f = fopen("/proc/self/maps", "r");
+	struct gaudi_wqe *found = NULL;
+	char line[512];
+
+	if (!f)
+		return NULL;
+	while (!found && fgets(line, sizeof(line), f)) {
+		unsigned long lo, hi, off;
+		char perms[8];
+
+		if (!strstr(line, "/dev/infiniband/uverbs") ||
+		    sscanf(line, "%lx-%lx %7s", &lo, &hi, perms) != 3 ||
+		    strncmp(perms, "rw", 2))
+			continue;
+		for (off = GAUDI_RING_HDR_SIZE; lo + off + GAUDI_WQE_SIZE <= hi;
+		     off += GAUDI_WQE_SIZE) {
+			struct gaudi_wqe *w = (struct gaudi_wqe *)(lo + off);
+
+			if (w->wr_id == wr_id && w->opcode == GAUDI_WQE_SEND &&
+			    (uint32_t)w->remote_addr == dqpn) {
+				found = w;
+				*hdr = (struct gaudi_ring_hdr *)lo;
+				break;
+			}
+		}
+	}
+	fclose(f);
+	return found;
+}
+
+/*
+ * The doorbell of user QP @qp: POST_SEND through the write() ABI with one
+ * empty UD work request through @ah (the core looks the AH up; gaudi_ib
+ * only rings the engine, which reads the ring).
+ */
+static int raw_doorbell(struct ibv_qp *qp, struct ibv_ah *ah)
+{
+	struct ib_uverbs_cmd_hdr h = { .command = IB_USER_VERBS_CMD_POST_SEND };
+	struct ib_uverbs_post_send c = {};
+	struct ib_uverbs_send_wr wr = {};
+	struct ib_uverbs_post_send_resp r = {};
+	uint8_t buf[sizeof(h) + sizeof(c) + sizeof(wr)];
+
+	h.in_words = sizeof(buf) / 4;
+	h.out_words = sizeof(r) / 4;
+	c.response = (uintptr_t)&r;
+	c.qp_handle = qp->handle;
+	c.wr_count = 1;
+	c.wqe_size = sizeof(wr);
+	wr.opcode = IB_UVERBS_WR_SEND;
+	wr.wr.ud.ah = ah->handle;
+	memcpy(buf, &h, sizeof(h));
+	memcpy(buf + sizeof(h), &c, sizeof(c));
+	memcpy(buf + sizeof(h) + sizeof(c), &wr, sizeof(wr));
+	if (write(qp->context->cmd_fd, buf, sizeof(buf)) != (ssize_t)sizeof(buf))
+		return errno;
+	return 0;
+}
+
+/*
+ * The reserved byte of a UD send's address vector (gaudi_av.rsvd), which
+ * the provider leaves zero: a WQE written into the ring with it set
+ * completes with IBV_WC_LOC_QP_OP_ERR and sends nothing.  The same WQE
+ * with it zero, posted the same way first, is delivered.
+ */
+TEST_F_TIMEOUT(ud, av_reserved, 120)
+{
+	struct ibv_send_wr *bad = NULL;
+	struct gaudi_ring_hdr *hdr = NULL;
+	struct gaudi_wqe *w;
+	struct ibv_wc wc = {};
+	struct ibv_ah *ah;
+	uint32_t dqpn;
+	int i, ret;
+
+	UD_PAIR_UP();
+	dqpn = self->b.qp->qp_num;
+	ah = mk_ah(&A, &B.gid4, A.gid4_index);
+	ASSERT_TRUE(ah) TH_LOG("AH %s -> %s: %s", A.name, B.name, strerror(errno));
+	fill(A.buf + TX_OFF, 64, 5);
+	ret = post_rx(&self->b, GRH + 256, 0x70);
+	if (!ret)
+		ret = post_ud(&self->a, ah, dqpn, QKEY, IBV_WR_SEND, 64, VIA_SGE,
+			      0, 0x71, &bad);
+	ASSERT_TRUE(!ret && !wait_wc(self->a.scq, &wc, 10) && wc.status == IBV_WC_SUCCESS &&
+		    !wait_wc(self->b.rcq, &wc, 10) && wc.status == IBV_WC_SUCCESS)
+		TH_LOG("a UD send through the provider (%s)",
+		       ret ? strerror(ret) : ibv_wc_status_str(wc.status));
+	w = find_send_wqe(0x71, dqpn, &hdr);
+	ASSERT_TRUE(w && (uint8_t *)w == (uint8_t *)hdr + GAUDI_RING_HDR_SIZE &&
+		    __atomic_load_n(&hdr->prod, __ATOMIC_ACQUIRE) == 1)
+		TH_LOG("its WQE is the first of an mmap'd SQ ring (%s)",
+		       w ? "elsewhere" : "not found");
+	/* slot 1 (rsvd 0) then slot 2 (rsvd 1): copies of it */
+	for (i = 1; i <= 2; i++) {
+		uint8_t rsvd = i - 1;
+
+		memcpy(w + i, w, sizeof(*w));
+		w[i].wr_id = 0x71 + i;
+		w[i].data.ud.av.rsvd = rsvd;
+		ret = post_rx(&self->b, GRH + 256, 0x80 + i);
+		__atomic_store_n(&hdr->prod, 1 + i, __ATOMIC_RELEASE);
+		if (!ret)
+			ret = raw_doorbell(self->a.qp, ah);
+		memset(&wc, 0, sizeof(wc));
+		ret = ret ? ret : wait_wc(self->a.scq, &wc, 10);
+		if (!rsvd) {
+			EXPECT_TRUE(!ret && wc.wr_id == 0x72 && wc.status == IBV_WC_SUCCESS &&
+				    !wait_wc(self->b.rcq, &wc, 10) && wc.status == IBV_WC_SUCCESS &&
+				    wc.wr_id == 0x81)
+				TH_LOG("the WQE copied into the ring, AV rsvd 0, is delivered (%s)",
+				       ret ? "no completion" : ibv_wc_status_str(wc.status));
+		} else {
+			EXPECT_TRUE(!ret && wc.wr_id == 0x73 &&
+				    wc.status == IBV_WC_LOC_QP_OP_ERR)
+				TH_LOG("AV rsvd %u: IBV_WC_LOC_QP_OP_ERR (%s)", rsvd,
+				       ret ? "no completion" : ibv_wc_status_str(wc.status));
+			EXPECT_TRUE(wait_wc(self->b.rcq, &wc, 1))
+				TH_LOG("and nothing is received");
+		}
+	}
+	ibv_destroy_ah(ah);
 }
 
 /* two QPs of one port */

@@ -52,7 +52,12 @@ struct gaudi_nic_roce;
 #define GN_ROCE_MAX_MR		8192	/* MR index; key = index << 8 | tag */
 #define GN_ROCE_MAX_MW		4096	/* MW key = (MAX_MR + index) << 8 | tag */
 #define GN_ROCE_MAX_PD		65536
-#define GN_ROCE_MAX_WQ_LOG	12	/* 4096 WQEs per work queue */
+/*
+ * 16384 WQEs per work queue (a 2 MiB ring), rxe's max_qp_wr: perftest's UD
+ * and UC tests post as many receives as iterations, up to 16000, and do
+ * not look at max_qp_wr first
+ */
+#define GN_ROCE_MAX_WQ_LOG	14
 #define GN_ROCE_MAX_CQ_LOG	18	/* 2^18 CQEs per CQ (all usable) */
 #define GN_ROCE_MAX_SGE		6
 #define GN_ROCE_MAX_INLINE	96
@@ -108,7 +113,7 @@ struct gn_roce_av {
 	__le32 flow_label;
 	u8 dmac[6];
 	u8 network;
-	u8 rsvd;
+	u8 rsvd;		/* non-zero: GN_ROCE_CQE_LOC_QP_OP_ERR */
 	u8 dgid[16];
 };
 

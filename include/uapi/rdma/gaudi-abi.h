@@ -82,7 +82,7 @@ struct gaudi_av {
 	__u32 flow_label;
 	__u8 dmac[6];
 	__u8 network;		/* 1: RoCE v2 over IPv4, 2: over IPv6 */
-	__u8 rsvd;
+	__u8 rsvd;		/* zero, or a local QP operation error */
 	__u8 dgid[16];
 };
 

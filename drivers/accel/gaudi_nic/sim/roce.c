@@ -378,6 +378,17 @@ static void gn_qp_free(struct gn_rqp *qp)
 	kfree(qp);
 }
 
+/* The path of a connected QP: the address vector of context @c. */
+static void gn_qp_set_path(struct gn_rqp *qp, const struct gn_roce_qp_ctx *c)
+{
+	memcpy(qp->path.dmac, c->dmac, sizeof(qp->path.dmac));
+	memcpy(qp->path.dgid, c->dgid, sizeof(qp->path.dgid));
+	qp->path.sgid_index = c->sgid_index;
+	qp->path.hop_limit = c->hop_limit;
+	qp->path.traffic_class = c->traffic_class;
+	qp->path.flow_label = c->flow_label;
+}
+
 static int gn_cmd_create_qp(struct gaudi_nic_roce *r, u32 qpn,
 			    const struct gn_roce_qp_ctx *c)
 {
@@ -407,6 +418,7 @@ static int gn_cmd_create_qp(struct gaudi_nic_roce *r, u32 qpn,
 	if (!qp)
 		return -ENOMEM;
 	qp->ctx = *c;
+	gn_qp_set_path(qp, c);
 	if (c->type == GN_ROCE_QPT_GSI)
 		qp->ctx.qkey = cpu_to_le32(GN_ROCE_GSI_QKEY);
 	qp->qpn = qpn;
@@ -566,6 +578,7 @@ static int gn_cmd_modify_qp(struct gaudi_nic_roce *r, u32 qpn,
 		qp->ctx.hop_limit = c->hop_limit;
 		qp->ctx.traffic_class = c->traffic_class;
 		qp->ctx.flow_label = c->flow_label;
+		gn_qp_set_path(qp, c);
 	}
 	if (mask & GN_ROCE_QPC_PATH_MTU)
 		qp->mtu = gn_mtu_bytes[qp->ctx.path_mtu];

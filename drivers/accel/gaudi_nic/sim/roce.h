@@ -196,6 +196,11 @@ struct gn_rqp {
 	u32 qpn;
 	u8 state;
 	u32 mtu;			/* path MTU, bytes */
+	/*
+	 * where a connected QP's frames go (GN_ROCE_QPC_AV; port and network
+	 * unused); a UD QP's go to each datagram's AV (gn_pkt.av)
+	 */
+	struct gn_roce_av path;
 	struct gn_rring sq;
 	struct gn_rring rq;
 	struct gn_rcq *scq;
@@ -227,6 +232,7 @@ struct gn_rqp {
 	struct list_head ack_node;	/* on gaudi_nic_roce.ack_list */
 	bool in_send;		/* a multi-packet SEND is being received */
 	struct gn_roce_wqe rwqe;	/* its receive WQE */
+	u32 rwqe_pdn;		/* rwqe's PD: the SRQ's, or the QP's */
 	u32 recv_off;
 	bool in_write;		/* a multi-packet WRITE is being received */
 	u64 wr_va;

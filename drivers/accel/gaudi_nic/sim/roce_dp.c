@@ -205,17 +205,16 @@ static int gn_dma_io(struct gaudi_nic_roce *r, u64 addr, u32 len,
 
 /*
  * Transfer @len bytes at message offset @off of the SGEs of @w to or from
- * @io (to the SGEs for GN_IO_FROM_PKT).  Returns 0, a CQE status, or
- * -E2BIG (gn_mr_io).
+ * @io (to the SGEs for GN_IO_FROM_PKT).  The SGEs' MRs must be in
+ * protection domain @pdn: the QP's for its send WQEs, the one the receive
+ * WQE was taken in for receives (qp->rwqe_pdn).  Returns 0, a CQE status,
+ * or -E2BIG (gn_mr_io).
  */
-int gn_sge_io(struct gaudi_nic_roce *r, struct gn_rqp *qp,
+int gn_sge_io(struct gaudi_nic_roce *r, struct gn_rqp *qp, u32 pdn,
 	      const struct gn_roce_wqe *w, u32 off, u32 len, struct gn_io *io)
 {
 	bool to_mem = io->kind == GN_IO_FROM_PKT || io->kind == GN_IO_FROM_BUF;
 	bool priv = qp->ctx.flags & GN_ROCE_QPF_PRIV;
-	/* receive WQEs of an SRQ are in the SRQ's protection domain */
-	u32 pdn = qp->srq && w == &qp->rwqe ? qp->srq->pdn :
-					      le32_to_cpu(qp->ctx.pdn);
 	unsigned int i, nsge = min_t(u32, w->num_sge, GN_ROCE_MAX_SGE);
 	int ret;
 

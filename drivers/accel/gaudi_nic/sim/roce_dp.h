@@ -78,6 +78,8 @@ struct gn_pkt {
 	__be32 imm;
 	u32 feth;		/* FLUSH: level << 4 | placement type */
 	u32 paylen;
+	/* sent by a UD/GSI QP: the datagram's address vector (else NULL) */
+	const struct gn_roce_av *av;
 	/* received: the payload is at offset @pay_off of the frame's pieces */
 	const struct gn_mac_roce_frag *frags;
 	unsigned int nfrags;
@@ -215,7 +217,7 @@ int gn_mw_local_op(struct gaudi_nic_roce *r, struct gn_rqp *qp,
 		   const struct gn_roce_wqe *w);
 bool gn_mr_covers(struct gn_rmr *mr, u64 va, u64 len);
 int gn_mr_io(struct gn_rmr *mr, u64 va, u32 len, struct gn_io *io);
-int gn_sge_io(struct gaudi_nic_roce *r, struct gn_rqp *qp,
+int gn_sge_io(struct gaudi_nic_roce *r, struct gn_rqp *qp, u32 pdn,
 	      const struct gn_roce_wqe *w, u32 off, u32 len, struct gn_io *io);
 u32 gn_wqe_len(const struct gn_roce_wqe *w);
 void gn_cq_push(struct gaudi_nic_roce *r, struct gn_rcq *cq,
@@ -244,7 +246,8 @@ struct sk_buff *gn_rdp_skb_alloc(void);
 void gn_rdp_skb_free(struct sk_buff *skb);
 bool gn_rdp_ref_reset(struct sk_buff *skb);
 u32 gn_icrc(const u8 *l3, bool v4, const u8 *bth, u32 tlen);
-int gn_tx_hdr_len(struct gaudi_nic_roce *r, struct gn_rqp *qp, u8 op);
+int gn_tx_hdr_len(struct gaudi_nic_roce *r, struct gn_rqp *qp,
+		  const struct gn_roce_av *path, u8 op);
 void gn_tx(struct gaudi_nic_roce *r, struct gn_rqp *qp,
 	   const struct gn_pkt *p);
 int gn_tx_mem(struct gaudi_nic_roce *r, struct gn_rqp *qp,

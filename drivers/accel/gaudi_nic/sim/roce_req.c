@@ -169,7 +169,7 @@ static int gn_req_packet(struct gaudi_nic_roce *r, struct gn_rqp *qp,
 		p.uc = true;
 		p.ackreq = false;
 	}
-	hl = gn_tx_hdr_len(r, qp, p.opcode);
+	hl = gn_tx_hdr_len(r, qp, &qp->path, p.opcode);
 	if (hl < 0)
 		return 0;	/* no path: the timeout will tell */
 	p.paylen = last ? sw->len - off : qp->mtu;
@@ -464,7 +464,8 @@ void gn_req_rx(struct gaudi_nic_roce *r, struct gn_rport *pt,
 			return;
 		}
 		/* the SGEs as validated when the READ started */
-		ret = gn_sge_io(r, qp, &sw->wqe, off, p->paylen, &io);
+		ret = gn_sge_io(r, qp, le32_to_cpu(qp->ctx.pdn), &sw->wqe, off,
+				p->paylen, &io);
 		if (ret) {
 			sw->bad = ret;
 			gn_req_progress(r, qp, false);

@@ -168,7 +168,7 @@ static bool gn_resp_read_burst(struct gaudi_nic_roce *r, struct gn_rqp *qp)
 		while (rd->next < rd->npkts && pkts < GN_RR_READ_BURST &&
 		       bytes < GN_RR_READ_BURST_BYTES) {
 			u8 op = gn_resp_read_op(rd, rd->next);
-			int hl = gn_tx_hdr_len(r, qp, op);
+			int hl = gn_tx_hdr_len(r, qp, &qp->path, op);
 
 			if (hl < 0) {
 				/* no path: the requester's timer retries */
@@ -261,9 +261,10 @@ static void gn_resp_read_dup(struct gaudi_nic_roce *r, struct gn_rport *pt,
 }
 
 /*
- * Take the next receive WQE into qp->rwqe (the one read of it); false if
- * none is posted.  An SRQ's WQE is consumed at once (its other QPs must
- * not take it too), and may raise the SRQ's limit event.
+ * Take the next receive WQE into qp->rwqe (the one read of it) and the
+ * protection domain of its SGEs into qp->rwqe_pdn; false if none is
+ * posted.  An SRQ's WQE is consumed at once (its other QPs must not take
+ * it too), and may raise the SRQ's limit event.
  */
 bool gn_resp_take_rwqe(struct gaudi_nic_roce *r, struct gn_rqp *qp)
 {
@@ -277,6 +278,7 @@ bool gn_resp_take_rwqe(struct gaudi_nic_roce *r, struct gn_rqp *qp)
 			return false;
 		memcpy(&qp->rwqe, gn_rring_entry(&qp->rq, qp->rq_cons),
 		       sizeof(qp->rwqe));
+		qp->rwqe_pdn = le32_to_cpu(qp->ctx.pdn);
 		return true;
 	}
 	n = gn_wq_posted(&srq->ring, srq->cons);
@@ -284,6 +286,8 @@ bool gn_resp_take_rwqe(struct gaudi_nic_roce *r, struct gn_rqp *qp)
 		return false;
 	memcpy(&qp->rwqe, gn_rring_entry(&srq->ring, srq->cons),
 	       sizeof(qp->rwqe));
+	/* receive WQEs of an SRQ are in the SRQ's protection domain */
+	qp->rwqe_pdn = srq->pdn;
 	srq->cons++;
 	WRITE_ONCE(gn_rring_hdr(&srq->ring)->cons, cpu_to_le32(srq->cons));
 	if (srq->limit && n - 1 < srq->limit) {
@@ -352,8 +356,8 @@ static enum gn_resp_res gn_resp_send(struct gaudi_nic_roce *r,
 	if (qp->rwqe.num_sge > GN_ROCE_MAX_SGE)
 		ret = GN_ROCE_CQE_LOC_QP_OP_ERR;
 	else
-		ret = gn_sge_io(r, qp, &qp->rwqe, qp->recv_off, p->paylen,
-				&io);
+		ret = gn_sge_io(r, qp, qp->rwqe_pdn, &qp->rwqe, qp->recv_off,
+				p->paylen, &io);
 	if (ret) {
 		gn_rq_consume(qp);
 		gn_cqe(r, qp, qp->rcq, le64_to_cpu(qp->rwqe.wr_id),

@@ -47,14 +47,19 @@ DEFINE_PER_CPU(struct sk_buff *, gn_rdp_handoff);
 /* ----------------------------------------------------------- transmit */
 
 /*
- * Offset of the transport payload in the TX frame for @qp's path, or a
- * negative value if the path cannot be used (no source GID).
+ * Offset of the transport payload in a TX frame of @qp for @op on @path
+ * (&qp->path, or a datagram's AV), or a negative value if the path cannot
+ * be used (no source GID).
  */
-int gn_tx_hdr_len(struct gaudi_nic_roce *r, struct gn_rqp *qp, u8 op)
+int gn_tx_hdr_len(struct gaudi_nic_roce *r, struct gn_rqp *qp,
+		  const struct gn_roce_av *path, u8 op)
 {
-	const struct gn_roce_gid_ctx *g =
-		&r->ports[qp->ctx.port].gids[qp->ctx.sgid_index];
+	const struct gn_roce_gid_ctx *g;
 	int l3;
+
+	if (path->sgid_index >= GN_ROCE_MAX_GID)
+		return -1;
+	g = &r->ports[qp->ctx.port].gids[path->sgid_index];
 
 	if (g->type == GN_ROCE_GID_V2_IPV4)
 		l3 = sizeof(struct iphdr);
@@ -327,15 +332,24 @@ void gn_roce_icrc_insert(u8 *f, unsigned int len)
 	gn_icrc_write(f + ETH_HLEN, v4, (u8 *)(uh + 1), ulen - sizeof(*uh));
 }
 
+/* Where @qp's frame @p goes: the datagram's AV (UD), else the QP's path. */
+static const struct gn_roce_av *gn_tx_path(const struct gn_rqp *qp,
+					   const struct gn_pkt *p)
+{
+	return p->av ? p->av : &qp->path;
+}
+
 /*
- * Write the headers of the frame for @p (p->paylen set) into r->frame; the
- * payload goes to tf->payload.
+ * Write the headers of the frame for @p (p->paylen set) into r->frame, to
+ * gn_tx_path() (gn_tx_hdr_len() found it usable); the payload goes to
+ * tf->payload.
  */
 static void gn_tx_hdr(struct gaudi_nic_roce *r, struct gn_rqp *qp,
 		      const struct gn_pkt *p, struct gn_txf *tf)
 {
+	const struct gn_roce_av *path = gn_tx_path(qp, p);
 	struct gn_rport *pt = &r->ports[qp->ctx.port];
-	const struct gn_roce_gid_ctx *g = &pt->gids[qp->ctx.sgid_index];
+	const struct gn_roce_gid_ctx *g = &pt->gids[path->sgid_index];
 	bool v4 = g->type == GN_ROCE_GID_V2_IPV4;
 	u32 l3len = v4 ? sizeof(struct iphdr) : sizeof(struct ipv6hdr);
 	u8 *f = r->frame, *l3 = f + ETH_HLEN, *x;
@@ -349,7 +363,7 @@ static void gn_tx_hdr(struct gaudi_nic_roce *r, struct gn_rqp *qp,
 	ulen = sizeof(*uh) + tlen;
 	flen = ETH_HLEN + l3len + ulen;
 
-	ether_addr_copy(eh->h_dest, qp->ctx.dmac);
+	ether_addr_copy(eh->h_dest, path->dmac);
 	ether_addr_copy(eh->h_source, pt->mac_addr);
 	eh->h_proto = htons(v4 ? ETH_P_IP : ETH_P_IPV6);
 	if (v4) {
@@ -357,26 +371,26 @@ static void gn_tx_hdr(struct gaudi_nic_roce *r, struct gn_rqp *qp,
 
 		ih->version = 4;
 		ih->ihl = 5;
-		ih->tos = qp->ctx.traffic_class;
+		ih->tos = path->traffic_class;
 		ih->tot_len = htons(l3len + ulen);
 		ih->id = 0;
 		ih->frag_off = htons(IP_DF);
-		ih->ttl = qp->ctx.hop_limit ? qp->ctx.hop_limit : 64;
+		ih->ttl = path->hop_limit ? path->hop_limit : 64;
 		ih->protocol = IPPROTO_UDP;
 		memcpy(&ih->saddr, g->gid + 12, 4);
-		memcpy(&ih->daddr, qp->ctx.dgid + 12, 4);
+		memcpy(&ih->daddr, path->dgid + 12, 4);
 		ih->check = 0;
 		ih->check = ip_fast_csum(ih, ih->ihl);
 	} else {
 		struct ipv6hdr *ih = (struct ipv6hdr *)l3;
-		u32 fl = le32_to_cpu(qp->ctx.flow_label);
+		u32 fl = le32_to_cpu(path->flow_label);
 
-		ip6_flow_hdr(ih, qp->ctx.traffic_class, htonl(fl & 0xfffff));
+		ip6_flow_hdr(ih, path->traffic_class, htonl(fl & 0xfffff));
 		ih->payload_len = htons(ulen);
 		ih->nexthdr = IPPROTO_UDP;
-		ih->hop_limit = qp->ctx.hop_limit ? qp->ctx.hop_limit : 64;
+		ih->hop_limit = path->hop_limit ? path->hop_limit : 64;
 		memcpy(&ih->saddr, g->gid, 16);
-		memcpy(&ih->daddr, qp->ctx.dgid, 16);
+		memcpy(&ih->daddr, path->dgid, 16);
 	}
 	uh->source = htons(0xc000 | (qp->qpn & 0x3fff));
 	uh->dest = htons(GN_ROCE_UDP_PORT);
@@ -619,7 +633,9 @@ static int gn_tx_src_io(struct gaudi_nic_roce *r, struct gn_rqp *qp,
 			const struct gn_roce_wqe *w, u32 off, struct gn_rmr *mr,
 			u64 va, u32 len, struct gn_io *io)
 {
-	return w ? gn_sge_io(r, qp, w, off, len, io) : gn_mr_io(mr, va, len, io);
+	/* the payload of a send WQE: in the QP's protection domain */
+	return w ? gn_sge_io(r, qp, le32_to_cpu(qp->ctx.pdn), w, off, len, io) :
+		   gn_mr_io(mr, va, len, io);
 }
 
 /*
@@ -663,7 +679,7 @@ int gn_tx_mem(struct gaudi_nic_roce *r, struct gn_rqp *qp,
 void gn_tx_hdr_only(struct gaudi_nic_roce *r, struct gn_rqp *qp,
 		    struct gn_pkt *p)
 {
-	if (gn_tx_hdr_len(r, qp, p->opcode) < 0)
+	if (gn_tx_hdr_len(r, qp, gn_tx_path(qp, p), p->opcode) < 0)
 		return;
 	p->paylen = 0;
 	gn_tx(r, qp, p);

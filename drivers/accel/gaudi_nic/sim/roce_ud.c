@@ -61,7 +61,7 @@ static int gn_ud_send_one(struct gaudi_nic_roce *r, struct gn_rport *pt,
 	if ((w->opcode != GN_ROCE_WQE_SEND &&
 	     w->opcode != GN_ROCE_WQE_SEND_IMM) ||
 	    w->num_sge > GN_ROCE_UD_MAX_SGE ||
-	    av->sgid_index >= GN_ROCE_MAX_GID)
+	    av->sgid_index >= GN_ROCE_MAX_GID || av->rsvd)
 		return GN_ROCE_CQE_LOC_QP_OP_ERR;
 	g = &pt->gids[av->sgid_index];
 	if (!g->type || g->type != av->network)
@@ -84,14 +84,6 @@ static int gn_ud_send_one(struct gaudi_nic_roce *r, struct gn_rport *pt,
 		return GN_ROCE_CQE_LOC_LEN_ERR;
 	sw->len = len;
 
-	/* the path of a UD QP is the one of the datagram being sent */
-	ether_addr_copy(qp->ctx.dmac, av->dmac);
-	memcpy(qp->ctx.dgid, av->dgid, sizeof(qp->ctx.dgid));
-	qp->ctx.sgid_index = av->sgid_index;
-	qp->ctx.hop_limit = av->hop_limit;
-	qp->ctx.traffic_class = av->traffic_class;
-	qp->ctx.flow_label = av->flow_label;
-
 	p.opcode = w->opcode == GN_ROCE_WQE_SEND_IMM ? OP_UD_SEND_ONLY_IMM :
 						       OP_UD_SEND_ONLY;
 	if (w->flags & GN_ROCE_WQE_F_SOLICITED)
@@ -103,7 +95,9 @@ static int gn_ud_send_one(struct gaudi_nic_roce *r, struct gn_rport *pt,
 	p.sqpn = qp->ctx.type == GN_ROCE_QPT_GSI ? GN_ROCE_GSI_QPN : qp->qpn;
 	p.imm = w->imm;
 	p.paylen = len;
-	hl = gn_tx_hdr_len(r, qp, p.opcode);
+	/* the datagram goes to its own address, not through the QP's path */
+	p.av = av;
+	hl = gn_tx_hdr_len(r, qp, av, p.opcode);
 	if (hl < 0)
 		return GN_ROCE_CQE_LOC_QP_OP_ERR;
 	if (!inl)
@@ -245,11 +239,12 @@ void gn_ud_rx(struct gaudi_nic_roce *r, struct gn_rport *pt, const u8 *l3,
 	else
 		memcpy(grh, l3, sizeof(struct ipv6hdr));
 	io.src = grh;
-	ret = gn_sge_io(r, qp, &qp->rwqe, 0, GN_ROCE_GRH_SIZE, &io);
+	ret = gn_sge_io(r, qp, qp->rwqe_pdn, &qp->rwqe, 0, GN_ROCE_GRH_SIZE,
+			&io);
 	if (!ret) {
 		io = (struct gn_io){ .kind = GN_IO_FROM_PKT, .pkt = p };
-		ret = gn_sge_io(r, qp, &qp->rwqe, GN_ROCE_GRH_SIZE, p->paylen,
-				&io);
+		ret = gn_sge_io(r, qp, qp->rwqe_pdn, &qp->rwqe,
+				GN_ROCE_GRH_SIZE, p->paylen, &io);
 	}
 	gn_rq_consume(qp);
 	c.wr_id = qp->rwqe.wr_id;
