@@ -102,7 +102,10 @@ struct srv {
 	uint64_t timeout_ms;
 	int n;              /* expected ranks (from the first hello) */
 	int *fds;           /* by rank */
-	int ready;          /* the thread is up (safe to fork) */
+	/* the starter's flag: set once the thread is up (safe to fork).  It
+	 * lives on the starter's stack, not in the srv, which this thread may
+	 * free (a short bootstrap timeout) before the starter looks again */
+	int *ready;
 };
 
 static void srv_reply_all(struct srv *s, int32_t status)
@@ -245,8 +248,10 @@ static void *srv_main(void *arg)
 	struct srv *s = arg;
 	struct srv_acc a = { 0 };
 	char *buf = NULL;
+	int *ready = s->ready;
 
-	__atomic_store_n(&s->ready, 1, __ATOMIC_RELEASE);
+	s->ready = NULL;
+	__atomic_store_n(ready, 1, __ATOMIC_RELEASE);
 
 	srv_accept_all(s, &a, gc_now_ms() + s->timeout_ms);
 	if (a.err || a.connected != s->n || !s->n) {
@@ -305,7 +310,7 @@ static gcoll_result_t srv_start(uint16_t port, uint64_t nonce, uint16_t *bound)
 	pthread_attr_t attr;
 	pthread_t th;
 	struct srv *s;
-	int one = 1, fd;
+	int one = 1, fd, ready = 0;
 
 	fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
 	if (fd < 0)
@@ -328,6 +333,7 @@ static gcoll_result_t srv_start(uint16_t port, uint64_t nonce, uint16_t *bound)
 	s->lfd = fd;
 	s->nonce = nonce;
 	s->timeout_ms = boot_timeout();
+	s->ready = &ready;
 	pthread_attr_init(&attr);
 	pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
 	if (pthread_create(&th, &attr, srv_main, s)) {
@@ -339,7 +345,7 @@ static gcoll_result_t srv_start(uint16_t port, uint64_t nonce, uint16_t *bound)
 	pthread_attr_destroy(&attr);
 	/* do not return while the new thread may still hold allocator or
 	 * thread-start locks: callers typically fork() right after this */
-	while (!__atomic_load_n(&s->ready, __ATOMIC_ACQUIRE))
+	while (!__atomic_load_n(&ready, __ATOMIC_ACQUIRE))
 		usleep(100);
 	usleep(1000);
 	return GCOLL_SUCCESS;

@@ -22,7 +22,14 @@
 
 /* ---- logging (log.c) ---- */
 enum { GC_LOG_NONE = 0, GC_LOG_ERR = 1, GC_LOG_INFO = 2, GC_LOG_TRACE = 3 };
+/* read and written through gc_log_lvl() / gc_log_init() only: every
+ * gcoll_comm_init_rank re-reads GCOLL_DEBUG while other threads may be
+ * logging on their own communicators */
 extern int gc_log_level;
+static inline int gc_log_lvl(void)
+{
+	return __atomic_load_n(&gc_log_level, __ATOMIC_RELAXED);
+}
 void gc_log_init(void);
 void gc_log(int level, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 /* Log an error (always recorded for gcoll_get_last_error) and return r. */
@@ -31,8 +38,8 @@ void gc_log(int level, const char *fmt, ...) __attribute__((format(printf, 2, 3)
 extern _Thread_local int gc_err_quiet;
 gcoll_result_t gc_err(gcoll_result_t r, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
-#define GC_TRACE(...) do { if (gc_log_level >= GC_LOG_TRACE) gc_log(GC_LOG_TRACE, __VA_ARGS__); } while (0)
-#define GC_INFO(...) do { if (gc_log_level >= GC_LOG_INFO) gc_log(GC_LOG_INFO, __VA_ARGS__); } while (0)
+#define GC_TRACE(...) do { if (gc_log_lvl() >= GC_LOG_TRACE) gc_log(GC_LOG_TRACE, __VA_ARGS__); } while (0)
+#define GC_INFO(...) do { if (gc_log_lvl() >= GC_LOG_INFO) gc_log(GC_LOG_INFO, __VA_ARGS__); } while (0)
 
 uint64_t gc_now_ms(void);
 uint64_t gc_env_u64(const char *name, uint64_t def);

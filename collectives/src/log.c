@@ -18,7 +18,7 @@ void gc_log_init(void)
 	const char *e = getenv("GCOLL_DEBUG");
 
 	if (e && *e)
-		gc_log_level = atoi(e);
+		__atomic_store_n(&gc_log_level, atoi(e), __ATOMIC_RELAXED);
 }
 
 static void vlog(int level, const char *fmt, va_list ap)
@@ -37,7 +37,7 @@ void gc_log(int level, const char *fmt, ...)
 {
 	va_list ap;
 
-	if (level > gc_log_level)
+	if (level > gc_log_lvl())
 		return;
 	va_start(ap, fmt);
 	vlog(level, fmt, ap);

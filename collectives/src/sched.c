@@ -509,7 +509,7 @@ gcoll_result_t gc_req_test(struct gcoll_request *r)
 		if (r->rc == GCOLL_IN_PROGRESS && gc_now_ms() > r->deadline) {
 			gc_err(GCOLL_ERR_TIMEOUT, "rank %d: operation did not complete within %llu ms",
 			       r->comm->rank, (unsigned long long)r->comm->timeout_ms);
-			if (gc_log_level >= GC_LOG_ERR)
+			if (gc_log_lvl() >= GC_LOG_ERR)
 				req_dump(r);
 			gc_req_fail(r, GCOLL_ERR_TIMEOUT);
 		}

@@ -24,6 +24,16 @@ rc=$?
 echo "$out" | check_table
 ok $(( rc | $? )) "gcoll-perf allreduce int32 max -g 2"
 
+# the matrix (-A): every collective x type x reduction, in and out of
+# place, sizes 0 to 32 KiB, 3 ranks, every result checked
+for prov in shm tcp; do
+	out=$(GCOLL_PROVIDER=$prov "$perf" -A -b 0 -e 32K -f 32 -g 3 2>&1)
+	rc=$?
+	echo "$out" | sed 's/^/# /'
+	grep -Eq '^# matrix: (29[0-9]|[3-9][0-9][0-9]) combinations, [0-9]+ rows \(29[0-9] of size 0\), 0 wrong, 0 failed$' <<<"$out"
+	ok $(( rc | $? )) "gcoll-perf -A over $prov, 3 ranks: every combination right, size 0 included"
+done
+
 # external launcher mode
 port=$((20000 + RANDOM % 20000))
 pids=()

@@ -7,6 +7,13 @@
  *              [-w 5] [-g nranks] [-r root] [-H accel[,accel...]]
  *
  * -I runs allreduce, broadcast and reduce in place (one buffer).
+ * -A runs the whole matrix on one communicator, every result checked: every
+ * collective, every type, every reduction of the reducing ones, out of
+ * place and (allreduce, broadcast, reduce) in place, the root rotating,
+ * at each size from -b to -e (-b 0: the zero-count call too); -C, -d, -o
+ * and -I are ignored, nothing is timed, and rank 0 prints only the rows
+ * with wrong elements or errors and a summary line
+ * "# matrix: C combinations, R rows (Z of size 0), W wrong, F failed".
  * -H puts the send and receive buffers in device memory (HBM) of the
  * listed accel devices (rank r takes the (r mod n)-th), allocated through
  * hl-thunk, exported as dma-buf and registered with
@@ -50,7 +57,8 @@ static struct {
 	int check, iters, warmup, nranks, root;
 	const char *hbm;   /* -H: accel indices, comma separated */
 	int inplace;       /* -I: the receive buffer is the send buffer */
-} o = { C_AR, 8, 256u << 20, 2, GCOLL_SUM, GCOLL_FLOAT32, 1, 20, 5, 2, 0, NULL, 0 };
+	int matrix;        /* -A */
+} o = { C_AR, 8, 256u << 20, 2, GCOLL_SUM, GCOLL_FLOAT32, 1, 20, 5, 2, 0, NULL, 0, 0 };
 
 /* A benchmark buffer: host memory, or HBM of an accel device exported as
  * dma-buf and used through its CPU mapping. */
@@ -174,18 +182,65 @@ static double now(void)
 	return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
 }
 
+/* fp16 of a small integer (exact: normal numbers only) and back */
+static uint16_t int_to_half(int v)
+{
+	int e = 0;
+
+	if (!v)
+		return 0;
+	while ((v >> (e + 1)) > 0)
+		e++;
+	/* v = 1.m * 2^e: 10 mantissa bits hold v's bits below the top one */
+	return (uint16_t)(((e + 15) << 10) | (((unsigned)v << (10 - e)) & 0x3ff));
+}
+
+static double half_to_double(uint16_t h)
+{
+	int e = (h >> 10) & 0x1f, m = h & 0x3ff;
+	double v;
+
+	if (!e)
+		v = ldexp(m, -24);
+	else if (e == 31)
+		v = m ? NAN : INFINITY;
+	else
+		v = ldexp(1024 + m, e - 25);
+	return h & 0x8000 ? -v : v;
+}
+
+static uint16_t int_to_bf16(int v)
+{
+	float f = (float)v;
+	uint32_t x;
+
+	memcpy(&x, &f, sizeof(x));
+	return (uint16_t)(x >> 16);
+}
+
+static double bf16_to_double(uint16_t b)
+{
+	uint32_t x = (uint32_t)b << 16;
+	float f;
+
+	memcpy(&f, &x, sizeof(f));
+	return f;
+}
+
+static double in_val(int rank, size_t i, size_t salt, gcoll_datatype_t t);
+
 /* exactly representable small integers in every type */
 static void fill(void *b, size_t n, gcoll_datatype_t t, int rank, size_t salt)
 {
 	for (size_t i = 0; i < n; i++) {
-		int v = (int)((i + salt + (size_t)rank * 3) % 5);
+		int v = (int)in_val(rank, i, salt, t);
 
 		switch (t) {
 		case GCOLL_INT8: case GCOLL_UINT8: ((uint8_t *)b)[i] = (uint8_t)v; break;
 		case GCOLL_INT32: case GCOLL_UINT32: ((uint32_t *)b)[i] = (uint32_t)v; break;
 		case GCOLL_INT64: case GCOLL_UINT64: ((uint64_t *)b)[i] = (uint64_t)v; break;
-		case GCOLL_FLOAT16: ((uint16_t *)b)[i] = v ? (uint16_t)(0x3c00 + 0) : 0; break;
-		case GCOLL_BFLOAT16: ((uint16_t *)b)[i] = v ? 0x3f80 : 0; break;
+		case GCOLL_FLOAT16: ((uint16_t *)b)[i] = int_to_half(v); break;
+		case GCOLL_BFLOAT16: ((uint16_t *)b)[i] = int_to_bf16(v); break;
 		case GCOLL_FLOAT32: ((float *)b)[i] = (float)v; break;
 		case GCOLL_FLOAT64: ((double *)b)[i] = v; break;
 		default: break;
@@ -199,8 +254,8 @@ static double val(const void *b, size_t i, gcoll_datatype_t t)
 	case GCOLL_INT8: case GCOLL_UINT8: return ((const uint8_t *)b)[i];
 	case GCOLL_INT32: case GCOLL_UINT32: return ((const uint32_t *)b)[i];
 	case GCOLL_INT64: case GCOLL_UINT64: return (double)((const uint64_t *)b)[i];
-	case GCOLL_FLOAT16: return ((const uint16_t *)b)[i] == 0x3c00 ? 1 : ((const uint16_t *)b)[i] ? -1 : 0;
-	case GCOLL_BFLOAT16: return ((const uint16_t *)b)[i] == 0x3f80 ? 1 : ((const uint16_t *)b)[i] ? -1 : 0;
+	case GCOLL_FLOAT16: return half_to_double(((const uint16_t *)b)[i]);
+	case GCOLL_BFLOAT16: return bf16_to_double(((const uint16_t *)b)[i]);
 	case GCOLL_FLOAT32: return ((const float *)b)[i];
 	case GCOLL_FLOAT64: return ((const double *)b)[i];
 	default: return 0;
@@ -209,11 +264,11 @@ static double val(const void *b, size_t i, gcoll_datatype_t t)
 
 static double in_val(int rank, size_t i, size_t salt, gcoll_datatype_t t)
 {
-	int v = (int)((i + salt + (size_t)rank * 3) % 5);
+	/* products stay within int8 up to 6 ranks */
+	int m = (o.coll == C_AR || o.coll == C_RS || o.coll == C_RED) && o.op == GCOLL_PROD ? 3 : 5;
 
-	if (t == GCOLL_FLOAT16 || t == GCOLL_BFLOAT16)
-		return v ? 1 : 0;
-	return v;
+	(void)t;
+	return (int)((i + salt + (size_t)rank * 3) % (size_t)m);
 }
 
 static gcoll_result_t run(gcoll_comm_t c, void *sb, void *rb, size_t count)
@@ -251,10 +306,7 @@ static long long check(int rank, int n, const void *rb, size_t count)
 {
 	long long wrong = 0;
 	gcoll_datatype_t t = o.type;
-	bool halfish = t == GCOLL_FLOAT16 || t == GCOLL_BFLOAT16;
 
-	if (halfish && o.coll != C_AG && o.coll != C_BC && o.coll != C_A2A)
-		return 0;   /* the tiny encoder above only knows 0 and 1 */
 	for (size_t i = 0; i < count; i++) {
 		double want, got;
 
@@ -271,10 +323,108 @@ static long long check(int rank, int n, const void *rb, size_t count)
 		}
 		}
 		got = val(rb, i, t);
-		if (got != want)
+		/* an average of floats need not be exact (a third in fp16) */
+		if (got != want && !(o.op == GCOLL_AVG && t >= GCOLL_FLOAT16 && o.coll != C_AG &&
+				     o.coll != C_BC && o.coll != C_A2A &&
+				     fabs(got - want) <= fabs(want) * (t <= GCOLL_BFLOAT16 ? 1e-2 : 1e-6)))
 			wrong++;
 	}
 	return wrong;
+}
+
+struct tally {
+	double sum_bw;
+	int nsz;
+	long long rows, zrows, wrong;   /* matrix mode */
+};
+
+/* The current collective, type and op at every size from -b to -e; false
+ * when an operation failed (the communicator is then of no further use). */
+static bool sweep(gcoll_comm_t c, int rank, int n, void *sb, void *rb, struct tally *ty)
+{
+	size_t es = gcoll_type_size(o.type);
+	gcoll_result_t rc = GCOLL_SUCCESS;
+	bool ip = sb == rb;
+
+	for (size_t bytes = o.minb; bytes <= o.maxb; ) {
+		size_t count = bytes / es, arg = count, sbytes;
+		double t0, t = 0, tmax = 0, algbw, busbw, f;
+		long long wrong = 0, wsum = 0;
+
+		if (o.coll == C_AG || o.coll == C_RS || o.coll == C_A2A) {
+			count = count / (size_t)n * (size_t)n;
+			arg = count / (size_t)n;
+		}
+		sbytes = count * es;
+		/* a size too small for one element of each rank: skipped, but
+		 * size 0 itself is a call with count 0 */
+		if (!count && bytes)
+			goto next;
+		if (!o.matrix) {
+			for (int i = 0; i < o.warmup && !rc; i++)
+				rc = run(c, sb, rb, arg);
+			if (!rc)
+				rc = gcoll_barrier(c, NULL);
+			t0 = now();
+			for (int i = 0; i < o.iters && !rc; i++)
+				rc = run(c, sb, rb, arg);
+			t = (now() - t0) / o.iters;
+		}
+		if (!rc && o.check) {
+			size_t incount = o.coll == C_AR || o.coll == C_BC || o.coll == C_RED ? count
+					 : o.coll == C_AG ? count / (size_t)n : count;
+			if (!ip)
+				memset(rb, 0, sbytes);
+			fill(sb, incount, o.type, rank, 0);
+			rc = run(c, sb, rb, arg);
+			if (!rc)
+				wrong = check(rank, n, rb, o.coll == C_RS ? count / (size_t)n : count);
+			memset(sb, 0, sbytes);
+		}
+		if (rc) {
+			fprintf(stderr, "rank %d: %s %s %s%s of %zu bytes failed: %s (%s)\n", rank,
+				cname[o.coll], tname[o.type], oname[o.op], ip ? " in place" : "",
+				sbytes, gcoll_get_error_string(rc), gcoll_get_last_error());
+			return false;
+		}
+		if (gcoll_allreduce(&t, &tmax, 1, GCOLL_FLOAT64, GCOLL_MAX, c, NULL) ||
+		    gcoll_allreduce(&wrong, &wsum, 1, GCOLL_INT64, GCOLL_SUM, c, NULL)) {
+			fprintf(stderr, "rank %d: gathering the results failed: %s\n", rank,
+				gcoll_get_last_error());
+			return false;
+		}
+		switch (o.coll) {
+		case C_AR: f = 2.0 * (n - 1) / n; break;
+		case C_AG: case C_RS: case C_A2A: f = (double)(n - 1) / n; break;
+		default: f = 1;
+		}
+		algbw = tmax > 0 ? (double)sbytes / tmax / 1e9 : 0;
+		busbw = algbw * f;
+		ty->sum_bw += busbw;
+		ty->nsz++;
+		ty->rows++;
+		ty->zrows += !count;
+		ty->wrong += wsum;
+		if (rank == 0 && (!o.matrix || wsum)) {
+			printf("  %10zu %12zu %8s %6s %6d %10.2f %8.3f %8.3f %6lld", sbytes, count,
+			       tname[o.type], o.coll == C_AR || o.coll == C_RS || o.coll == C_RED ? oname[o.op] : "none",
+			       o.coll == C_BC || o.coll == C_RED ? o.root : -1, tmax * 1e6, algbw, busbw,
+			       o.check ? wsum : 0);
+			if (o.matrix)
+				printf(" %s %s", cname[o.coll], ip ? "in-place" : "out-of-place");
+			printf("\n");
+			fflush(stdout);
+		}
+next:
+		if (!bytes) {
+			bytes = 1;
+		} else {
+			size_t nb = (size_t)((double)bytes * (o.factor > 1 ? o.factor : 2));
+
+			bytes = nb > bytes ? nb : bytes + 1;
+		}
+	}
+	return true;
 }
 
 static int rank_main(int rank, int n, gcoll_unique_id id)
@@ -283,11 +433,11 @@ static int rank_main(int rank, int n, gcoll_unique_id id)
 	gcoll_comm_t c;
 	gcoll_result_t rc;
 	struct pbuf sbuf, rbuf;
+	bool inplace = o.inplace && !o.matrix;
 	void *sb, *rb;
 	const char *prov = "?";
 	int rails = 0, dmab = 0, rxd = 0;
-	double sum_bw = 0;
-	int nsz = 0;
+	struct tally ty = { 0 };
 	bool fail = false, staged = false;
 
 	rc = gcoll_comm_init_rank(&c, n, id, rank);
@@ -299,20 +449,20 @@ static int rank_main(int rank, int n, gcoll_unique_id id)
 	memset(&rbuf, 0, sizeof(rbuf));
 	rbuf.acc_fd = -1;
 	if (pbuf_alloc(c, rank, &sbuf, o.maxb, "send") ||
-	    (!o.inplace && pbuf_alloc(c, rank, &rbuf, o.maxb, "receive")))
+	    (!inplace && pbuf_alloc(c, rank, &rbuf, o.maxb, "receive")))
 		return 1;
 	sb = sbuf.cpu;
-	rb = o.inplace ? sb : rbuf.cpu;
+	rb = inplace ? sb : rbuf.cpu;
 	if (o.hbm) {
 		dmab = sbuf.mem && gcoll_mem_is_dmabuf(sbuf.mem) &&
-		       (o.inplace || (rbuf.mem && gcoll_mem_is_dmabuf(rbuf.mem)));
+		       (inplace || (rbuf.mem && gcoll_mem_is_dmabuf(rbuf.mem)));
 		staged = sbuf.mem && gcoll_mem_is_staged(sbuf.mem);
 	}
 	memset(sb, 0, o.maxb);
 	memset(rb, 0, o.maxb);
 	if (rank == 0) {
 		printf("# gcoll-perf %s: nranks %d, provider %s, rails %d, buffers %s, dma-buf MR %s%s\n",
-		       cname[o.coll], n, prov, rails, o.hbm ? "HBM" : "host",
+		       o.matrix ? "matrix" : cname[o.coll], n, prov, rails, o.hbm ? "HBM" : "host",
 		       dmab ? "native" : staged ? "staged" : "fallback", rxd ? ", FI_RX_CQ_DATA" : "");
 		printf("#\n# %10s %12s %8s %6s %6s %10s %8s %8s %6s\n", "size", "count", "type", "redop",
 		       "root", "time", "algbw", "busbw", "#wrong");
@@ -325,7 +475,7 @@ static int rank_main(int rank, int n, gcoll_unique_id id)
 	 * ranks start out of step; that made the first size of a run look 10
 	 * to 30 times slower than the next.  Run the first size for 0.2 s
 	 * (rank 0's clock; the others follow its verdict). */
-	if (o.warmup > 0) {
+	if (o.warmup > 0 && !o.matrix) {
 		size_t wcount = o.minb / es ? o.minb / es : 1;
 		double start = now();
 
@@ -346,72 +496,35 @@ static int rank_main(int rank, int n, gcoll_unique_id id)
 			fail = true;
 		}
 	}
-	for (size_t bytes = o.minb; bytes <= o.maxb && !fail; ) {
-		size_t count = bytes / es, arg = count, sbytes;
-		double t0, t, tmax, algbw, busbw, f;
-		long long wrong = 0, wsum = 0;
+	if (!fail && !o.matrix) {
+		fail = !sweep(c, rank, n, sb, rb, &ty);
+	} else if (!fail) {
+		int combos = 0;
 
-		if (o.coll == C_AG || o.coll == C_RS || o.coll == C_A2A) {
-			count = count / (size_t)n * (size_t)n;
-			arg = o.coll == C_A2A ? count / (size_t)n : count / (size_t)n;
-		}
-		sbytes = count * es;
-		if (!count)
-			goto next;
-		for (int i = 0; i < o.warmup; i++)
-			if ((rc = run(c, sb, rb, arg)))
-				break;
-		if (!rc)
-			rc = gcoll_barrier(c, NULL);
-		t0 = now();
-		for (int i = 0; i < o.iters && !rc; i++)
-			rc = run(c, sb, rb, arg);
-		t = (now() - t0) / o.iters;
-		if (rc) {
-			fprintf(stderr, "rank %d: %s failed: %s\n", rank, cname[o.coll], gcoll_get_error_string(rc));
-			fail = true;
-			break;
-		}
-		if (o.check) {
-			size_t incount = o.coll == C_AR || o.coll == C_BC || o.coll == C_RED ? count
-					 : o.coll == C_AG ? count / (size_t)n : count;
-			if (!o.inplace)
-				memset(rb, 0, sbytes);
-			fill(sb, incount, o.type, rank, 0);
-			rc = run(c, sb, rb, arg);
-			if (!rc)
-				wrong = check(rank, n, rb, o.coll == C_RS ? count / (size_t)n : count);
-			else
-				wrong = -1;
-			memset(sb, 0, sbytes);
-		}
-		gcoll_allreduce(&t, &tmax, 1, GCOLL_FLOAT64, GCOLL_MAX, c, NULL);
-		gcoll_allreduce(&wrong, &wsum, 1, GCOLL_INT64, GCOLL_SUM, c, NULL);
-		switch (o.coll) {
-		case C_AR: f = 2.0 * (n - 1) / n; break;
-		case C_AG: case C_RS: case C_A2A: f = (double)(n - 1) / n; break;
-		default: f = 1;
-		}
-		algbw = (double)sbytes / tmax / 1e9;
-		busbw = algbw * f;
-		sum_bw += busbw;
-		nsz++;
-		if (rank == 0) {
-			printf("  %10zu %12zu %8s %6s %6d %10.2f %8.3f %8.3f %6lld\n", sbytes, count,
-			       tname[o.type], o.coll == C_AR || o.coll == C_RS || o.coll == C_RED ? oname[o.op] : "none",
-			       o.coll == C_BC || o.coll == C_RED ? o.root : -1, tmax * 1e6, algbw, busbw,
-			       o.check ? wsum : 0);
-			fflush(stdout);
-		}
-next:
-		{
-			size_t nb = (size_t)((double)bytes * (o.factor > 1 ? o.factor : 2));
+		for (int cl = 0; cl < 6 && !fail; cl++)
+			for (int t = 0; t < GCOLL_NUM_TYPES && !fail; t++)
+				for (int op = 0; op < GCOLL_NUM_OPS && !fail; op++)
+					for (int ip = 0; ip < 2 && !fail; ip++) {
+						bool red = cl == C_AR || cl == C_RS || cl == C_RED;
 
-			bytes = nb > bytes ? nb : bytes + 1;
-		}
+						if ((!red && op) ||
+						    (ip && cl != C_AR && cl != C_BC && cl != C_RED))
+							continue;
+						o.coll = cl;
+						o.type = (gcoll_datatype_t)t;
+						o.op = (gcoll_redop_t)op;
+						o.inplace = ip;
+						o.root = combos % n;
+						combos++;
+						fail = !sweep(c, rank, n, sb, ip ? sb : rbuf.cpu, &ty);
+					}
+		if (rank == 0)
+			printf("# matrix: %d combinations, %lld rows (%lld of size 0), %lld wrong, %d failed\n",
+			       combos, ty.rows, ty.zrows, ty.wrong, fail);
 	}
-	if (rank == 0)
-		printf("# Avg bus bandwidth    : %g\n#\n", nsz ? sum_bw / nsz : 0);
+	if (rank == 0 && !o.matrix)
+		printf("# Avg bus bandwidth    : %g\n#\n", ty.nsz ? ty.sum_bw / ty.nsz : 0);
+	fflush(stdout);   /* fork mode: ranks leave through _exit */
 	pbuf_free(c, &sbuf);
 	pbuf_free(c, &rbuf);
 	gcoll_comm_destroy(c);
@@ -431,7 +544,7 @@ int main(int argc, char **argv)
 	const char *er = getenv("RANK"), *ew = getenv("WORLD_SIZE");
 	int opt;
 
-	while ((opt = getopt(argc, argv, "C:b:e:f:o:d:c:n:w:g:r:H:Ih")) != -1) {
+	while ((opt = getopt(argc, argv, "C:b:e:f:o:d:c:n:w:g:r:H:IAh")) != -1) {
 		switch (opt) {
 		case 'C':
 			o.coll = find(optarg, cname, 6);
@@ -458,19 +571,22 @@ int main(int argc, char **argv)
 		case 'r': o.root = atoi(optarg); break;
 		case 'H': o.hbm = optarg; break;
 		case 'I': o.inplace = 1; break;
+		case 'A': o.matrix = 1; break;
 		default:
 			fprintf(stderr,
 				"usage: %s [-C coll] [-b minbytes] [-e maxbytes] [-f factor] [-o op] [-d type]\n"
 				"          [-c check] [-n iters] [-w warmup] [-g nranks] [-r root]\n"
 				"          [-H accel[,accel...]]   (buffers in HBM, dma-buf registered)\n"
-				"          [-I]   (in place: allreduce, broadcast, reduce)\n",
+				"          [-I]   (in place: allreduce, broadcast, reduce)\n"
+				"          [-A]   (every collective, type, op, in and out of place, checked)\n",
 				argv[0]);
 			return 2;
 		}
 	}
 	if (o.coll < 0 || (int)o.op < 0 || (int)o.type < 0 || o.iters < 1 || o.nranks < 1 ||
 	    o.maxb < o.minb || o.root < 0 ||
-	    (o.inplace && o.coll != C_AR && o.coll != C_BC && o.coll != C_RED)) {
+	    (o.inplace && !o.matrix && o.coll != C_AR && o.coll != C_BC && o.coll != C_RED) ||
+	    (o.matrix && !o.check)) {
 		fprintf(stderr, "gcoll-perf: bad option value\n");
 		return 2;
 	}

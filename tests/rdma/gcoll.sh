@@ -125,6 +125,26 @@ else
 	t_fail "shm, HBM: all-reduce 8 B to 4 MiB" "$out" "$PERF_ERR"
 fi
 
+# the whole matrix on one communicator (gcoll-perf -A): every collective,
+# every type, every reduction of the reducing ones, out of place and in
+# place (allreduce, broadcast, reduce), the root rotating, HBM to HBM, at
+# 0 B (a zero-count call), 1 B, 32 B, 1 KiB and 32 KiB (past the eager
+# limit: rendezvous writes), every result checked through the CPU mapping
+if perf2 out -- -A -b 0 -e 32K -f 32 -c 1; then
+	sum=$(grep '^# matrix:' <<<"$out")
+	re='^# matrix: ([0-9]+) combinations, ([0-9]+) rows \(([0-9]+) of size 0\), 0 wrong, 0 failed$'
+	if [[ $sum =~ $re ]] && [ "${BASH_REMATCH[1]}" -ge 290 ] &&
+	   [ "${BASH_REMATCH[3]}" = "${BASH_REMATCH[1]}" ]; then
+		t_ok "every collective x type x reduction, in and out of place, HBM, 0 B to 32 KiB: ${sum#\# matrix: }"
+	else
+		t_fail "every collective x type x reduction, in and out of place, HBM, 0 B to 32 KiB" \
+			"$out" "$PERF_ERR"
+	fi
+else
+	t_fail "every collective x type x reduction, in and out of place, HBM, 0 B to 32 KiB" \
+		"$out" "$PERF_ERR"
+fi
+
 # failure: KILL rank 1 (or delete its device) in the middle of a stream of
 # all-reduces; the survivor must return an error within its operation
 # timeout (6 s here), not hang, and the kernel must stay clean
