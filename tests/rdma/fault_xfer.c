@@ -6,7 +6,11 @@
  * each with its own byte pattern, the destination checked after each
  * batch.  Meant to run while the cable drops, duplicates, reorders or
  * corrupts frames (tests/rdma/faults.sh): every transfer must complete
- * successfully and deliver exactly the bytes sent.  Output: TAP lines.
+ * successfully and deliver exactly the bytes sent.  A kselftest
+ * (kselftest_harness.h): one variant of fault_xfer.transfer per operation
+ * and direction, each in its own process with its own connected QP pair;
+ * only those OPS and DIRS select run (the harness's -v filter).  Output:
+ * KTAP.
  *
  * usage: fault_xfer DEV_A GID_A DEV_B GID_B [NMSG [SIZE [DEPTH [OPS [DIRS]]]]]
  *   OPS: letters w (WRITE), r (READ), s (SEND); default "wrs"
@@ -22,6 +26,7 @@
 #include <unistd.h>
 #include <infiniband/verbs.h>
 
+#include "kselftest_harness.h"
 #include "testutil.h"
 
 #define ACC_ALL (IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE | \
@@ -227,12 +232,72 @@ fail:
 	return -1;
 }
 
+/* from the command line */
+static const char *dev_a, *dev_b;
+static int gid_a, gid_b, nmsg = 32;
+static uint32_t seed0;
+
+FIXTURE(fault_xfer) {};
+
+/* one operation in one direction: requester B (ba) or A */
+FIXTURE_VARIANT(fault_xfer) {
+	char op;
+	bool ba;
+	int idx;	/* its messages' patterns start at seed0 + idx * nmsg */
+};
+
+FIXTURE_VARIANT_ADD(fault_xfer, write_ab) { .op = 'w', .ba = false, .idx = 0 };
+FIXTURE_VARIANT_ADD(fault_xfer, write_ba) { .op = 'w', .ba = true, .idx = 1 };
+FIXTURE_VARIANT_ADD(fault_xfer, read_ab) { .op = 'r', .ba = false, .idx = 2 };
+FIXTURE_VARIANT_ADD(fault_xfer, read_ba) { .op = 'r', .ba = true, .idx = 3 };
+FIXTURE_VARIANT_ADD(fault_xfer, send_ab) { .op = 's', .ba = false, .idx = 4 };
+FIXTURE_VARIANT_ADD(fault_xfer, send_ba) { .op = 's', .ba = true, .idx = 5 };
+
+FIXTURE_SETUP(fault_xfer)
+{
+	ASSERT_EQ(0, open_side(&A, dev_a, gid_a))
+		TH_LOG("open %s (GID index %d), an RC QP in INIT: %s", dev_a,
+		       gid_a, strerror(errno));
+	ASSERT_EQ(0, open_side(&B, dev_b, gid_b))
+		TH_LOG("open %s (GID index %d), an RC QP in INIT: %s", dev_b,
+		       gid_b, strerror(errno));
+	ASSERT_EQ(0, connect_side(&A, &B)) TH_LOG("A's QP to RTS");
+	ASSERT_EQ(0, connect_side(&B, &A)) TH_LOG("B's QP to RTS");
+}
+
+FIXTURE_TEARDOWN(fault_xfer)
+{
+}
+
+/* NMSG messages of SIZE bytes, DEPTH in flight, each one checked */
+TEST_F_TIMEOUT(fault_xfer, transfer, 300)
+{
+	const char *opname = variant->op == 'w' ? "WRITE" :
+			     variant->op == 'r' ? "READ" : "SEND";
+	struct side *rq = variant->ba ? &B : &A, *rs = variant->ba ? &A : &B;
+	const char *why = "";
+	int bad;
+
+	bad = run(rq, rs, variant->op, nmsg, seed0 + variant->idx * nmsg, &why);
+	ASSERT_LE(0, bad)
+		TH_LOG("%s %s->%s: %d x %zu B: %s", opname, rq->name, rs->name,
+		       nmsg, size, why);
+	EXPECT_EQ(0, bad)
+		TH_LOG("%s %s->%s: %d of %d messages differ from what was sent",
+		       opname, rq->name, rs->name, bad, nmsg);
+	ksft_print_msg("%s %s->%s: %d x %zu B, %d in flight, %d messages intact\n",
+		       opname, rq->name, rs->name, nmsg, size, depth, nmsg - bad);
+}
+
 int main(int argc, char **argv)
 {
-	const char *ops = "wrs", *dirs = "ab,ba", *o, *why = "";
-	int nmsg = 32, bad;
-	uint32_t seed = (uint32_t)time(NULL);
+	const char *ops = "wrs", *dirs = "ab,ba", *o;
+	/* the harness's arguments: -v VARIANT for each one selected */
+	char *hargv[1 + 2 * 6 + 1] = { argv[0] };
+	static char vname[6][16];
+	int hargc = 1, nv = 0;
 
+	seed0 = (uint32_t)time(NULL);
 	size = 16384;
 	depth = 8;
 	if (argc < 5) {
@@ -240,6 +305,10 @@ int main(int argc, char **argv)
 			argv[0]);
 		return 2;
 	}
+	dev_a = argv[1];
+	gid_a = atoi(argv[2]);
+	dev_b = argv[3];
+	gid_b = atoi(argv[4]);
 	if (argc > 5)
 		nmsg = atoi(argv[5]);
 	if (argc > 6)
@@ -254,39 +323,27 @@ int main(int argc, char **argv)
 		fprintf(stderr, "bad NMSG, SIZE or DEPTH (1..%d)\n", MAX_DEPTH);
 		return 2;
 	}
-	if (open_side(&A, argv[1], atoi(argv[2])) ||
-	    open_side(&B, argv[3], atoi(argv[4])) ||
-	    connect_side(&A, &B) || connect_side(&B, &A)) {
-		ok(false, "open %s and %s, connect an RC QP pair", argv[1],
-		   argv[3]);
-		return 1;
-	}
 	for (o = ops; *o; o++) {
-		const char *opname = *o == 'w' ? "WRITE" : *o == 'r' ? "READ" :
-				     *o == 's' ? "SEND" : NULL;
+		const char *opname = *o == 'w' ? "write" : *o == 'r' ? "read" :
+				     *o == 's' ? "send" : NULL;
 		int d;
 
-		if (!opname) {
-			fprintf(stderr, "unknown operation '%c'\n", *o);
+		if (!opname || strchr(o + 1, *o)) {
+			fprintf(stderr, "unknown or repeated operation '%c'\n", *o);
 			return 2;
 		}
 		for (d = 0; d < 2; d++) {
-			struct side *rq = d ? &B : &A, *rs = d ? &A : &B;
-
 			if (!strstr(dirs, d ? "ba" : "ab"))
 				continue;
-			bad = run(rq, rs, *o, nmsg, seed, &why);
-			seed += nmsg;
-			if (bad < 0)
-				ok(false, "%s %s->%s: %d x %zu B: %s", opname,
-				   rq->name, rs->name, nmsg, size, why);
-			else
-				ok(!bad, "%s %s->%s: %d x %zu B, %d in flight, %d messages intact",
-				   opname, rq->name, rs->name, nmsg, size,
-				   depth, nmsg - bad);
-			if (bad < 0)	/* the QP is in error now */
-				return 1;
+			snprintf(vname[nv], sizeof(vname[0]), "%s_%s", opname,
+				 d ? "ba" : "ab");
+			hargv[hargc++] = "-v";
+			hargv[hargc++] = vname[nv++];
 		}
 	}
-	return tap_failed ? 1 : 0;
+	if (hargc == 1) {
+		fprintf(stderr, "no operation in both OPS and DIRS\n");
+		return 2;
+	}
+	return test_harness_run(hargc, hargv);
 }
