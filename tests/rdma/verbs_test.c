@@ -273,14 +273,11 @@ TEST_F_TIMEOUT(verbs, data_path, 120)
 	struct ibv_wc wc;
 	int i, n;
 
-	EXPECT_TRUE(ma && mb) TH_LOG("register 256 KiB MRs");
-	if (!ma || !mb || connect_pair(7)) {
-		EXPECT_TRUE(false) TH_LOG("connect QPs");
-		return;
-	}
-	EXPECT_TRUE(true) TH_LOG("connect QP %u (%s) <-> QP %u (%s)", A.qp->qp_num,
-	   ibv_get_device_name(A.ctx->device), B.qp->qp_num,
-	   ibv_get_device_name(B.ctx->device));
+	ASSERT_TRUE(ma && mb) TH_LOG("register 256 KiB MRs: %s", strerror(errno));
+	ASSERT_EQ(0, connect_pair(7)) TH_LOG("connect QPs: %s", strerror(errno));
+	TH_LOG("connected QP %u (%s) <-> QP %u (%s)", A.qp->qp_num,
+	       ibv_get_device_name(A.ctx->device), B.qp->qp_num,
+	       ibv_get_device_name(B.ctx->device));
 
 	/* WRITE 100000 bytes gathered from 3 SGEs */
 	fill(a, BUF, 1);
@@ -1187,14 +1184,14 @@ TEST_F_TIMEOUT(verbs, qpex, 120)
 	if (q)
 		ibv_destroy_qp(q);
 
-	if (!ma || !mb || connect_pair_of(new_qpx, 7) ||
-	    !(x = ibv_qp_to_qp_ex(A.qp))) {
-		EXPECT_TRUE(false) TH_LOG("qpex: connect RC QPs with send_ops_flags (%s)",
-		   strerror(errno));
-		goto out;
-	}
-	EXPECT_TRUE(true) TH_LOG("qpex: connect RC QP %u <-> %u created with send_ops_flags",
-	   A.qp->qp_num, B.qp->qp_num);
+	ASSERT_TRUE(ma && mb) TH_LOG("qpex: register MRs: %s", strerror(errno));
+	ASSERT_EQ(0, connect_pair_of(new_qpx, 7))
+		TH_LOG("qpex: connect RC QPs with send_ops_flags (%s)",
+		       strerror(errno));
+	x = ibv_qp_to_qp_ex(A.qp);
+	ASSERT_NE(NULL, x) TH_LOG("qpex: the QP made with send_ops_flags has an ibv_qp_ex");
+	TH_LOG("qpex: connected RC QP %u <-> %u, created with send_ops_flags",
+	       A.qp->qp_num, B.qp->qp_num);
 
 	/* WRITE from 3 SGEs */
 	fill(a, BUF, 11);
@@ -1381,7 +1378,6 @@ TEST_F_TIMEOUT(verbs, qpex, 120)
 	   cq_quiet(B.cq))
 	   TH_LOG("qpex: after the refused batches the QP posts and nothing else completes (%s)",
 	   strerror(ret));
-out:
 	pair_release(ma, mb, a, b);
 }
 
