@@ -29,100 +29,47 @@
 #include "kselftest_harness.h"
 #include "testutil.h"
 
-#define ACC_ALL (IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE | \
-		 IBV_ACCESS_REMOTE_READ)
+#define ACC_ALL TU_ACC_ALL
 #define MAX_DEPTH 16
 
-struct side {
-	const char *name;
-	struct ibv_context *ctx;
-	struct ibv_pd *pd;
-	struct ibv_cq *cq;
-	struct ibv_qp *qp;
-	struct ibv_mr *mr;
-	uint8_t *buf;
-	union ibv_gid gid;
-	int gid_index;
-};
-
-static struct side A = { .name = "A" }, B = { .name = "B" };
+static struct tu_side A = { .name = "A" }, B = { .name = "B" };
 static size_t size;
 static int depth;
 
-static int open_side(struct side *s, const char *dev, int gid_index)
+/* The device, an RC QP in INIT and an MR of DEPTH messages (s->buf). */
+static int open_side(struct tu_side *s, const char *dev, int gid_index)
 {
-	struct ibv_qp_init_attr ia = {
-		.cap = { .max_send_wr = MAX_DEPTH, .max_recv_wr = MAX_DEPTH,
-			 .max_send_sge = 1, .max_recv_sge = 1 },
-		.qp_type = IBV_QPT_RC,
-	};
-	struct ibv_qp_attr a = {
-		.qp_state = IBV_QPS_INIT, .port_num = 1,
-		.qp_access_flags = ACC_ALL,
-	};
-
-	s->ctx = open_device_by_name(dev);
-	if (!s->ctx)
+	if (tu_open(s, dev, gid_index, 4 * MAX_DEPTH))
 		return -1;
-	s->gid_index = gid_index;
-	if (ibv_query_gid(s->ctx, 1, gid_index, &s->gid))
-		return -1;
-	s->pd = ibv_alloc_pd(s->ctx);
-	s->cq = s->pd ? ibv_create_cq(s->ctx, 4 * MAX_DEPTH, NULL, NULL, 0) : NULL;
-	if (!s->cq)
-		return -1;
-	ia.send_cq = s->cq;
-	ia.recv_cq = s->cq;
-	s->qp = ibv_create_qp(s->pd, &ia);
+	s->qp = tu_qp(s->pd, s->cq, IBV_QPT_RC,
+		      &(struct ibv_qp_cap){ .max_send_wr = MAX_DEPTH,
+					    .max_recv_wr = MAX_DEPTH,
+					    .max_send_sge = 1,
+					    .max_recv_sge = 1 });
 	s->buf = aligned_alloc(4096, depth * size);
 	if (!s->qp || !s->buf)
 		return -1;
 	s->mr = ibv_reg_mr(s->pd, s->buf, depth * size, ACC_ALL);
 	if (!s->mr)
 		return -1;
-	return ibv_modify_qp(s->qp, &a, IBV_QP_STATE | IBV_QP_PKEY_INDEX |
-			     IBV_QP_PORT | IBV_QP_ACCESS_FLAGS);
+	return tu_qp_init(s->qp, ACC_ALL);
 }
 
-static int connect_side(struct side *s, struct side *peer)
+/* INIT -> RTS towards @peer's QP: PSNs 100, DEPTH READs each way */
+static int connect_side(struct tu_side *s, struct tu_side *peer)
 {
-	struct ibv_qp_attr a = {
-		.qp_state = IBV_QPS_RTR, .path_mtu = IBV_MTU_1024,
-		.dest_qp_num = peer->qp->qp_num, .rq_psn = 100,
-		.max_dest_rd_atomic = MAX_DEPTH, .min_rnr_timer = 1,
-		.ah_attr = { .is_global = 1, .port_num = 1,
-			     .grh = { .dgid = peer->gid, .hop_limit = 64,
-				      .sgid_index = s->gid_index } },
-	};
+	struct tu_path p = TU_PATH_DEFAULT;
 
-	if (ibv_modify_qp(s->qp, &a, IBV_QP_STATE | IBV_QP_AV |
-			  IBV_QP_PATH_MTU | IBV_QP_DEST_QPN | IBV_QP_RQ_PSN |
-			  IBV_QP_MAX_DEST_RD_ATOMIC | IBV_QP_MIN_RNR_TIMER))
-		return -1;
-	memset(&a, 0, sizeof(a));
-	a.qp_state = IBV_QPS_RTS;
-	a.timeout = 14;		/* 67 ms */
-	a.retry_cnt = 7;
-	a.rnr_retry = 7;
-	a.sq_psn = 100;
-	a.max_rd_atomic = MAX_DEPTH;
-	return ibv_modify_qp(s->qp, &a, IBV_QP_STATE | IBV_QP_TIMEOUT |
-			     IBV_QP_RETRY_CNT | IBV_QP_RNR_RETRY |
-			     IBV_QP_SQ_PSN | IBV_QP_MAX_QP_RD_ATOMIC);
-}
-
-static double now(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec + ts.tv_nsec / 1e9;
+	p.psn = 100;
+	p.max_rd_atomic = MAX_DEPTH;
+	p.max_dest_rd_atomic = MAX_DEPTH;
+	return tu_qp_rtr_rts(s->qp, s, peer, peer->qp->qp_num, &p);
 }
 
 /* Collect @n completions on @cq (60 s in all); false on error or timeout. */
-static bool wait_wcs(struct side *s, int n, const char **why)
+static bool wait_wcs(struct tu_side *s, int n, const char **why)
 {
-	double end = now() + 60;
+	double end = tu_now() + 60;
 	struct ibv_wc wc;
 	int got;
 
@@ -133,7 +80,7 @@ static bool wait_wcs(struct side *s, int n, const char **why)
 			return false;
 		}
 		if (!got) {
-			if (now() > end) {
+			if (tu_now() > end) {
 				*why = "timeout waiting for completions";
 				return false;
 			}
@@ -166,11 +113,11 @@ static void fill(uint8_t *p, size_t n, uint32_t seed)
  * in batches of @depth.  Returns the number of bad messages, or -1 if a
  * transfer failed (@why says how).
  */
-static int run(struct side *rq, struct side *rs, char op, int nmsg,
+static int run(struct tu_side *rq, struct tu_side *rs, char op, int nmsg,
 	       uint32_t seed, const char **why)
 {
 	/* WRITE and SEND move rq -> rs, READ moves rs -> rq */
-	struct side *src = op == 'r' ? rs : rq, *dst = op == 'r' ? rq : rs;
+	struct tu_side *src = op == 'r' ? rs : rq, *dst = op == 'r' ? rq : rs;
 	uint8_t *ref = malloc(size);
 	int done, k, batch, bad = 0;
 
@@ -274,7 +221,7 @@ TEST_F_TIMEOUT(fault_xfer, transfer, 300)
 {
 	const char *opname = variant->op == 'w' ? "WRITE" :
 			     variant->op == 'r' ? "READ" : "SEND";
-	struct side *rq = variant->ba ? &B : &A, *rs = variant->ba ? &A : &B;
+	struct tu_side *rq = variant->ba ? &B : &A, *rs = variant->ba ? &A : &B;
 	const char *why = "";
 	int bad;
 

@@ -36,85 +36,30 @@
 #include "testutil.h"
 
 #define LEN	8192
-#define ACC_ALL	(IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE | \
-		 IBV_ACCESS_REMOTE_READ)
+#define ACC_ALL	TU_ACC_ALL
 
-struct side {
-	struct ibv_context *ctx;
-	struct ibv_pd *pd;
-	struct ibv_cq *cq;
-	union ibv_gid gid;
-	int gid_index;
-};
-
-static struct side A, B;
+static struct tu_side A, B;
 /* the connected pair of the current step: qa on A, qb on B */
 static struct ibv_qp *qa, *qb;
 static uint8_t *abuf, *bbuf;
 static struct ibv_mr *bmr;
 
-static int open_side(struct side *s, const char *name, int gid_index)
-{
-	s->ctx = open_device_by_name(name);
-	if (!s->ctx)
-		return -1;
-	s->gid_index = gid_index;
-	if (ibv_query_gid(s->ctx, 1, gid_index, &s->gid))
-		return -1;
-	s->pd = ibv_alloc_pd(s->ctx);
-	s->cq = ibv_create_cq(s->ctx, 256, NULL, NULL, 0);
-	return s->pd && s->cq ? 0 : -1;
-}
-
 static struct ibv_qp *new_qp(struct ibv_pd *pd, struct ibv_cq *cq)
 {
-	struct ibv_qp_init_attr ia = {
-		.send_cq = cq, .recv_cq = cq,
-		.cap = { .max_send_wr = 32, .max_recv_wr = 32,
-			 .max_send_sge = 2, .max_recv_sge = 2 },
-		.qp_type = IBV_QPT_RC,
-	};
-
-	return ibv_create_qp(pd, &ia);
+	return tu_qp(pd, cq, IBV_QPT_RC,
+		     &(struct ibv_qp_cap){ .max_send_wr = 32, .max_recv_wr = 32,
+					   .max_send_sge = 2, .max_recv_sge = 2 });
 }
 
-static int to_rts(struct side *s, struct ibv_qp *qp, struct side *peer,
+/* @qp of @s RESET -> RTS towards QP @dqpn of @peer (PSNs 3). */
+static int to_rts(struct tu_side *s, struct ibv_qp *qp, struct tu_side *peer,
 		  uint32_t dqpn)
 {
-	struct ibv_qp_attr a = {
-		.qp_state = IBV_QPS_INIT, .port_num = 1,
-		.qp_access_flags = ACC_ALL | IBV_ACCESS_FLUSH_GLOBAL,
-	};
+	struct tu_path p = TU_PATH_DEFAULT;
 
-	if (ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_PKEY_INDEX |
-			  IBV_QP_PORT | IBV_QP_ACCESS_FLAGS))
-		return -1;
-	memset(&a, 0, sizeof(a));
-	a.qp_state = IBV_QPS_RTR;
-	a.path_mtu = IBV_MTU_1024;
-	a.dest_qp_num = dqpn;
-	a.rq_psn = 3;
-	a.max_dest_rd_atomic = 4;
-	a.min_rnr_timer = 1;
-	a.ah_attr.is_global = 1;
-	a.ah_attr.port_num = 1;
-	a.ah_attr.grh.dgid = peer->gid;
-	a.ah_attr.grh.hop_limit = 64;
-	a.ah_attr.grh.sgid_index = s->gid_index;
-	if (ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU |
-			  IBV_QP_DEST_QPN | IBV_QP_RQ_PSN |
-			  IBV_QP_MAX_DEST_RD_ATOMIC | IBV_QP_MIN_RNR_TIMER))
-		return -1;
-	memset(&a, 0, sizeof(a));
-	a.qp_state = IBV_QPS_RTS;
-	a.timeout = 14;
-	a.retry_cnt = 7;
-	a.rnr_retry = 7;
-	a.sq_psn = 3;
-	a.max_rd_atomic = 4;
-	return ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_TIMEOUT |
-			     IBV_QP_RETRY_CNT | IBV_QP_RNR_RETRY |
-			     IBV_QP_SQ_PSN | IBV_QP_MAX_QP_RD_ATOMIC);
+	p.psn = 3;
+	return tu_qp_connect(qp, s, peer, dqpn,
+			     ACC_ALL | IBV_ACCESS_FLUSH_GLOBAL, &p);
 }
 
 /* A fresh pair qa (A, in @pd_a) <-> qb (B); errors leave QPs in ERR. */
@@ -153,27 +98,10 @@ static int fresh_qb(void)
 	return qb ? 0 : -1;
 }
 
-static double now(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec + ts.tv_nsec / 1e9;
-}
-
 /* One completion of @cq (10 s); its status, or -1 if none came. */
 static int wait_wc(struct ibv_cq *cq, struct ibv_wc *wc)
 {
-	double end = now() + 10;
-	int n;
-
-	do {
-		n = ibv_poll_cq(cq, 1, wc);
-		if (n)
-			return n < 0 ? -1 : (int)wc->status;
-		usleep(100);
-	} while (now() < end);
-	return -1;
+	return tu_poll(cq, wc, 10) == 1 ? (int)wc->status : -1;
 }
 
 /* B writes 64 bytes of its buffer to @raddr of A through @rkey (on qp). */
@@ -692,8 +620,8 @@ static void test_resize_cq(struct __test_metadata *_metadata)
 		ibv_post_send(q, &wr, &bad);
 	}
 	/* the last WRITE landed; its ACK (the CQE) follows within ms */
-	end = now() + 10;
-	while (memcmp(abuf + 128, bbuf + 128, 64) && now() < end)
+	end = tu_now() + 10;
+	while (memcmp(abuf + 128, bbuf + 128, 64) && tu_now() < end)
 		usleep(1000);
 	usleep(500000);
 	ret = ibv_resize_cq(cq, 1);
@@ -725,8 +653,8 @@ static void test_resize_cq(struct __test_metadata *_metadata)
 		ibv_post_send(q, &wr, &bad);
 	}
 	n = 0;
-	end = now() + 10;
-	while (n < 6 && now() < end) {
+	end = tu_now() + 10;
+	while (n < 6 && tu_now() < end) {
 		ret = ibv_poll_cq(cq, 8, wc);
 		n += ret > 0 ? ret : 0;
 		usleep(100);
@@ -815,8 +743,8 @@ static void test_resize_srq(struct __test_metadata *_metadata)
 
 		ibv_post_send(qb, &wr, &bad);
 	}
-	end = now() + 10;
-	while (n < 13 && now() < end) {
+	end = tu_now() + 10;
+	while (n < 13 && tu_now() < end) {
 		if (ibv_poll_cq(A.cq, 1, &wc) != 1) {
 			usleep(100);
 			continue;
@@ -842,19 +770,13 @@ static void test_resize_srq(struct __test_metadata *_metadata)
 }
 
 /* @qp (UC) to RTS towards @dqpn: UC takes no timeouts, retries or READs. */
-static int uc_to_rts(struct side *s, struct ibv_qp *qp, struct side *peer,
+static int uc_to_rts(struct tu_side *s, struct ibv_qp *qp, struct tu_side *peer,
 		     uint32_t dqpn)
 {
-	struct ibv_qp_attr a = {
-		.qp_state = IBV_QPS_INIT, .port_num = 1,
-		.qp_access_flags = IBV_ACCESS_LOCAL_WRITE |
-				   IBV_ACCESS_REMOTE_WRITE,
-	};
+	struct ibv_qp_attr a = {};
 
-	if (ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_PKEY_INDEX |
-			  IBV_QP_PORT | IBV_QP_ACCESS_FLAGS))
+	if (tu_qp_init(qp, IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE))
 		return -1;
-	memset(&a, 0, sizeof(a));
 	a.qp_state = IBV_QPS_RTR;
 	a.path_mtu = IBV_MTU_1024;
 	a.dest_qp_num = dqpn;
@@ -1128,9 +1050,9 @@ FIXTURE_SETUP(mw)
 	abuf = aligned_alloc(4096, LEN);
 	bbuf = aligned_alloc(4096, LEN);
 	ASSERT_TRUE(abuf && bbuf);
-	ASSERT_EQ(0, open_side(&A, dev_a, gid_a))
+	ASSERT_EQ(0, tu_open(&A, dev_a, gid_a, 256))
 		TH_LOG("open %s (GID index %d): %s", dev_a, gid_a, strerror(errno));
-	ASSERT_EQ(0, open_side(&B, dev_b, gid_b))
+	ASSERT_EQ(0, tu_open(&B, dev_b, gid_b, 256))
 		TH_LOG("open %s (GID index %d): %s", dev_b, gid_b, strerror(errno));
 	bmr = ibv_reg_mr(B.pd, bbuf, LEN, ACC_ALL);
 	ASSERT_NE(NULL, bmr) TH_LOG("register B's buffer: %s", strerror(errno));
