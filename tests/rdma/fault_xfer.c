@@ -6,7 +6,11 @@
  * each with its own byte pattern, the destination checked after each
  * batch.  Meant to run while the cable drops, duplicates, reorders or
  * corrupts frames (tests/rdma/faults.sh): every transfer must complete
- * successfully and deliver exactly the bytes sent.  Output: TAP lines.
+ * successfully and deliver exactly the bytes sent.  A kselftest
+ * (kselftest_harness.h): one variant of fault_xfer.transfer per operation
+ * and direction, each in its own process with its own connected QP pair;
+ * only those OPS and DIRS select run (the harness's -v filter).  Output:
+ * KTAP.
  *
  * usage: fault_xfer DEV_A GID_A DEV_B GID_B [NMSG [SIZE [DEPTH [OPS [DIRS]]]]]
  *   OPS: letters w (WRITE), r (READ), s (SEND); default "wrs"
@@ -22,102 +26,50 @@
 #include <unistd.h>
 #include <infiniband/verbs.h>
 
+#include "kselftest_harness.h"
 #include "testutil.h"
 
-#define ACC_ALL (IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE | \
-		 IBV_ACCESS_REMOTE_READ)
+#define ACC_ALL TU_ACC_ALL
 #define MAX_DEPTH 16
 
-struct side {
-	const char *name;
-	struct ibv_context *ctx;
-	struct ibv_pd *pd;
-	struct ibv_cq *cq;
-	struct ibv_qp *qp;
-	struct ibv_mr *mr;
-	uint8_t *buf;
-	union ibv_gid gid;
-	int gid_index;
-};
-
-static struct side A = { .name = "A" }, B = { .name = "B" };
+static struct tu_side A = { .name = "A" }, B = { .name = "B" };
 static size_t size;
 static int depth;
 
-static int open_side(struct side *s, const char *dev, int gid_index)
+/* The device, an RC QP in INIT and an MR of DEPTH messages (s->buf). */
+static int open_side(struct tu_side *s, const char *dev, int gid_index)
 {
-	struct ibv_qp_init_attr ia = {
-		.cap = { .max_send_wr = MAX_DEPTH, .max_recv_wr = MAX_DEPTH,
-			 .max_send_sge = 1, .max_recv_sge = 1 },
-		.qp_type = IBV_QPT_RC,
-	};
-	struct ibv_qp_attr a = {
-		.qp_state = IBV_QPS_INIT, .port_num = 1,
-		.qp_access_flags = ACC_ALL,
-	};
-
-	s->ctx = open_device_by_name(dev);
-	if (!s->ctx)
+	if (tu_open(s, dev, gid_index, 4 * MAX_DEPTH))
 		return -1;
-	s->gid_index = gid_index;
-	if (ibv_query_gid(s->ctx, 1, gid_index, &s->gid))
-		return -1;
-	s->pd = ibv_alloc_pd(s->ctx);
-	s->cq = s->pd ? ibv_create_cq(s->ctx, 4 * MAX_DEPTH, NULL, NULL, 0) : NULL;
-	if (!s->cq)
-		return -1;
-	ia.send_cq = s->cq;
-	ia.recv_cq = s->cq;
-	s->qp = ibv_create_qp(s->pd, &ia);
+	s->qp = tu_qp(s->pd, s->cq, IBV_QPT_RC,
+		      &(struct ibv_qp_cap){ .max_send_wr = MAX_DEPTH,
+					    .max_recv_wr = MAX_DEPTH,
+					    .max_send_sge = 1,
+					    .max_recv_sge = 1 });
 	s->buf = aligned_alloc(4096, depth * size);
 	if (!s->qp || !s->buf)
 		return -1;
 	s->mr = ibv_reg_mr(s->pd, s->buf, depth * size, ACC_ALL);
 	if (!s->mr)
 		return -1;
-	return ibv_modify_qp(s->qp, &a, IBV_QP_STATE | IBV_QP_PKEY_INDEX |
-			     IBV_QP_PORT | IBV_QP_ACCESS_FLAGS);
+	return tu_qp_init(s->qp, ACC_ALL);
 }
 
-static int connect_side(struct side *s, struct side *peer)
+/* INIT -> RTS towards @peer's QP: PSNs 100, DEPTH READs each way */
+static int connect_side(struct tu_side *s, struct tu_side *peer)
 {
-	struct ibv_qp_attr a = {
-		.qp_state = IBV_QPS_RTR, .path_mtu = IBV_MTU_1024,
-		.dest_qp_num = peer->qp->qp_num, .rq_psn = 100,
-		.max_dest_rd_atomic = MAX_DEPTH, .min_rnr_timer = 1,
-		.ah_attr = { .is_global = 1, .port_num = 1,
-			     .grh = { .dgid = peer->gid, .hop_limit = 64,
-				      .sgid_index = s->gid_index } },
-	};
+	struct tu_path p = TU_PATH_DEFAULT;
 
-	if (ibv_modify_qp(s->qp, &a, IBV_QP_STATE | IBV_QP_AV |
-			  IBV_QP_PATH_MTU | IBV_QP_DEST_QPN | IBV_QP_RQ_PSN |
-			  IBV_QP_MAX_DEST_RD_ATOMIC | IBV_QP_MIN_RNR_TIMER))
-		return -1;
-	memset(&a, 0, sizeof(a));
-	a.qp_state = IBV_QPS_RTS;
-	a.timeout = 14;		/* 67 ms */
-	a.retry_cnt = 7;
-	a.rnr_retry = 7;
-	a.sq_psn = 100;
-	a.max_rd_atomic = MAX_DEPTH;
-	return ibv_modify_qp(s->qp, &a, IBV_QP_STATE | IBV_QP_TIMEOUT |
-			     IBV_QP_RETRY_CNT | IBV_QP_RNR_RETRY |
-			     IBV_QP_SQ_PSN | IBV_QP_MAX_QP_RD_ATOMIC);
-}
-
-static double now(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec + ts.tv_nsec / 1e9;
+	p.psn = 100;
+	p.max_rd_atomic = MAX_DEPTH;
+	p.max_dest_rd_atomic = MAX_DEPTH;
+	return tu_qp_rtr_rts(s->qp, s, peer, peer->qp->qp_num, &p);
 }
 
 /* Collect @n completions on @cq (60 s in all); false on error or timeout. */
-static bool wait_wcs(struct side *s, int n, const char **why)
+static bool wait_wcs(struct tu_side *s, int n, const char **why)
 {
-	double end = now() + 60;
+	double end = tu_now() + 60;
 	struct ibv_wc wc;
 	int got;
 
@@ -128,7 +80,7 @@ static bool wait_wcs(struct side *s, int n, const char **why)
 			return false;
 		}
 		if (!got) {
-			if (now() > end) {
+			if (tu_now() > end) {
 				*why = "timeout waiting for completions";
 				return false;
 			}
@@ -161,11 +113,11 @@ static void fill(uint8_t *p, size_t n, uint32_t seed)
  * in batches of @depth.  Returns the number of bad messages, or -1 if a
  * transfer failed (@why says how).
  */
-static int run(struct side *rq, struct side *rs, char op, int nmsg,
+static int run(struct tu_side *rq, struct tu_side *rs, char op, int nmsg,
 	       uint32_t seed, const char **why)
 {
 	/* WRITE and SEND move rq -> rs, READ moves rs -> rq */
-	struct side *src = op == 'r' ? rs : rq, *dst = op == 'r' ? rq : rs;
+	struct tu_side *src = op == 'r' ? rs : rq, *dst = op == 'r' ? rq : rs;
 	uint8_t *ref = malloc(size);
 	int done, k, batch, bad = 0;
 
@@ -227,12 +179,72 @@ fail:
 	return -1;
 }
 
+/* from the command line */
+static const char *dev_a, *dev_b;
+static int gid_a, gid_b, nmsg = 32;
+static uint32_t seed0;
+
+FIXTURE(fault_xfer) {};
+
+/* one operation in one direction: requester B (ba) or A */
+FIXTURE_VARIANT(fault_xfer) {
+	char op;
+	bool ba;
+	int idx;	/* its messages' patterns start at seed0 + idx * nmsg */
+};
+
+FIXTURE_VARIANT_ADD(fault_xfer, write_ab) { .op = 'w', .ba = false, .idx = 0 };
+FIXTURE_VARIANT_ADD(fault_xfer, write_ba) { .op = 'w', .ba = true, .idx = 1 };
+FIXTURE_VARIANT_ADD(fault_xfer, read_ab) { .op = 'r', .ba = false, .idx = 2 };
+FIXTURE_VARIANT_ADD(fault_xfer, read_ba) { .op = 'r', .ba = true, .idx = 3 };
+FIXTURE_VARIANT_ADD(fault_xfer, send_ab) { .op = 's', .ba = false, .idx = 4 };
+FIXTURE_VARIANT_ADD(fault_xfer, send_ba) { .op = 's', .ba = true, .idx = 5 };
+
+FIXTURE_SETUP(fault_xfer)
+{
+	ASSERT_EQ(0, open_side(&A, dev_a, gid_a))
+		TH_LOG("open %s (GID index %d), an RC QP in INIT: %s", dev_a,
+		       gid_a, strerror(errno));
+	ASSERT_EQ(0, open_side(&B, dev_b, gid_b))
+		TH_LOG("open %s (GID index %d), an RC QP in INIT: %s", dev_b,
+		       gid_b, strerror(errno));
+	ASSERT_EQ(0, connect_side(&A, &B)) TH_LOG("A's QP to RTS");
+	ASSERT_EQ(0, connect_side(&B, &A)) TH_LOG("B's QP to RTS");
+}
+
+FIXTURE_TEARDOWN(fault_xfer)
+{
+}
+
+/* NMSG messages of SIZE bytes, DEPTH in flight, each one checked */
+TEST_F_TIMEOUT(fault_xfer, transfer, 300)
+{
+	const char *opname = variant->op == 'w' ? "WRITE" :
+			     variant->op == 'r' ? "READ" : "SEND";
+	struct tu_side *rq = variant->ba ? &B : &A, *rs = variant->ba ? &A : &B;
+	const char *why = "";
+	int bad;
+
+	bad = run(rq, rs, variant->op, nmsg, seed0 + variant->idx * nmsg, &why);
+	ASSERT_LE(0, bad)
+		TH_LOG("%s %s->%s: %d x %zu B: %s", opname, rq->name, rs->name,
+		       nmsg, size, why);
+	EXPECT_EQ(0, bad)
+		TH_LOG("%s %s->%s: %d of %d messages differ from what was sent",
+		       opname, rq->name, rs->name, bad, nmsg);
+	ksft_print_msg("%s %s->%s: %d x %zu B, %d in flight, %d messages intact\n",
+		       opname, rq->name, rs->name, nmsg, size, depth, nmsg - bad);
+}
+
 int main(int argc, char **argv)
 {
-	const char *ops = "wrs", *dirs = "ab,ba", *o, *why = "";
-	int nmsg = 32, bad;
-	uint32_t seed = (uint32_t)time(NULL);
+	const char *ops = "wrs", *dirs = "ab,ba", *o;
+	/* the harness's arguments: -v VARIANT for each one selected */
+	char *hargv[1 + 2 * 6 + 1] = { argv[0] };
+	static char vname[6][16];
+	int hargc = 1, nv = 0;
 
+	seed0 = (uint32_t)time(NULL);
 	size = 16384;
 	depth = 8;
 	if (argc < 5) {
@@ -240,6 +252,10 @@ int main(int argc, char **argv)
 			argv[0]);
 		return 2;
 	}
+	dev_a = argv[1];
+	gid_a = atoi(argv[2]);
+	dev_b = argv[3];
+	gid_b = atoi(argv[4]);
 	if (argc > 5)
 		nmsg = atoi(argv[5]);
 	if (argc > 6)
@@ -254,39 +270,27 @@ int main(int argc, char **argv)
 		fprintf(stderr, "bad NMSG, SIZE or DEPTH (1..%d)\n", MAX_DEPTH);
 		return 2;
 	}
-	if (open_side(&A, argv[1], atoi(argv[2])) ||
-	    open_side(&B, argv[3], atoi(argv[4])) ||
-	    connect_side(&A, &B) || connect_side(&B, &A)) {
-		ok(false, "open %s and %s, connect an RC QP pair", argv[1],
-		   argv[3]);
-		return 1;
-	}
 	for (o = ops; *o; o++) {
-		const char *opname = *o == 'w' ? "WRITE" : *o == 'r' ? "READ" :
-				     *o == 's' ? "SEND" : NULL;
+		const char *opname = *o == 'w' ? "write" : *o == 'r' ? "read" :
+				     *o == 's' ? "send" : NULL;
 		int d;
 
-		if (!opname) {
-			fprintf(stderr, "unknown operation '%c'\n", *o);
+		if (!opname || strchr(o + 1, *o)) {
+			fprintf(stderr, "unknown or repeated operation '%c'\n", *o);
 			return 2;
 		}
 		for (d = 0; d < 2; d++) {
-			struct side *rq = d ? &B : &A, *rs = d ? &A : &B;
-
 			if (!strstr(dirs, d ? "ba" : "ab"))
 				continue;
-			bad = run(rq, rs, *o, nmsg, seed, &why);
-			seed += nmsg;
-			if (bad < 0)
-				ok(false, "%s %s->%s: %d x %zu B: %s", opname,
-				   rq->name, rs->name, nmsg, size, why);
-			else
-				ok(!bad, "%s %s->%s: %d x %zu B, %d in flight, %d messages intact",
-				   opname, rq->name, rs->name, nmsg, size,
-				   depth, nmsg - bad);
-			if (bad < 0)	/* the QP is in error now */
-				return 1;
+			snprintf(vname[nv], sizeof(vname[0]), "%s_%s", opname,
+				 d ? "ba" : "ab");
+			hargv[hargc++] = "-v";
+			hargv[hargc++] = vname[nv++];
 		}
 	}
-	return tap_failed ? 1 : 0;
+	if (hargc == 1) {
+		fprintf(stderr, "no operation in both OPS and DIRS\n");
+		return 2;
+	}
+	return test_harness_run(hargc, hargv);
 }

@@ -80,17 +80,14 @@ deltas() {
 	for c in $IBC; do DSTR+="$c=${D[$c]} "; done
 }
 
-# xfer DESC NMSG SIZE DEPTH: fault_xfer; its TAP lines become ours
+# xfer DESC NMSG SIZE DEPTH [OPS [DIRS]]: fault_xfer (a kselftest: one
+# fault_xfer.OP_DIR.transfer per operation and direction); its KTAP lines
+# become ours, DESC after each name
 xfer() {
-	local desc=$1 line
+	local desc=$1
 	shift
-	while IFS= read -r line; do
-		case "$line" in
-		"ok "*) t_ok "$desc: ${line#ok [0-9]* - }" ;;
-		"not ok "*) t_fail "$desc: ${line#not ok [0-9]* - }" ;;
-		*) diag "$line" ;;
-		esac
-	done < <(timeout 300 "$bin" "$IB_A" "$GID_A" "$IB_B" "$GID_B" "$@" 2>&1)
+	ksft_relay fault_xfer " [$desc]" < <(timeout 300 "$bin" "$IB_A" "$GID_A" \
+		"$IB_B" "$GID_B" "$@" 2>&1)
 }
 
 # expect_gt DESC NAME...: every named delta is > 0

@@ -61,15 +61,7 @@ struct hw_wqe {
 };
 _Static_assert(sizeof(struct hw_wqe) == WQE_SIZE, "WQE layout");
 
-struct side {
-	struct ibv_context *ctx;
-	struct ibv_pd *pd;
-	struct ibv_cq *cq;
-	union ibv_gid gid;
-	int gid_index;
-};
-
-static struct side A, B;
+static struct tu_side A, B;
 
 /* from the command line */
 static const char *dev_a_name, *dev_b_name;
@@ -78,100 +70,44 @@ static int gid_a, gid_b;
 static int dest_rd_atomic = 4;
 static enum ibv_mtu path_mtu = IBV_MTU_1024;
 
-static int open_side(struct side *s, const char *name, int gid_index)
+static int open_side(struct tu_side *s, const char *name, int gid_index)
 {
-	s->ctx = open_device_by_name(name);
-	if (!s->ctx)
-		return -1;
-	s->gid_index = gid_index;
-	if (ibv_query_gid(s->ctx, 1, gid_index, &s->gid))
-		return -1;
-	s->pd = ibv_alloc_pd(s->ctx);
-	s->cq = ibv_create_cq(s->ctx, 64, NULL, NULL, 0);
-	return s->pd && s->cq ? 0 : -1;
+	return tu_open(s, name, gid_index, 64) ? -1 : 0;
 }
 
-static struct ibv_qp *new_qp(struct side *s)
+static struct ibv_qp *new_qp(struct tu_side *s)
 {
-	struct ibv_qp_init_attr ia = {
-		.send_cq = s->cq, .recv_cq = s->cq,
-		.cap = { .max_send_wr = 16, .max_recv_wr = 16,
-			 .max_send_sge = 6, .max_recv_sge = 6 },
-		.qp_type = IBV_QPT_RC,
-	};
-
-	return ibv_create_qp(s->pd, &ia);
+	return tu_qp(s->pd, s->cq, IBV_QPT_RC,
+		     &(struct ibv_qp_cap){ .max_send_wr = 16, .max_recv_wr = 16,
+					   .max_send_sge = 6, .max_recv_sge = 6 });
 }
 
-#define ACC_ALL (IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE | \
-		 IBV_ACCESS_REMOTE_READ)
+#define ACC_ALL TU_ACC_ALL
 
 static int to_init(struct ibv_qp *qp)
 {
-	struct ibv_qp_attr a = {
-		.qp_state = IBV_QPS_INIT, .port_num = 1,
-		.qp_access_flags = ACC_ALL,
-	};
-
-	return ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_PKEY_INDEX |
-			     IBV_QP_PORT | IBV_QP_ACCESS_FLAGS);
+	return tu_qp_init(qp, ACC_ALL);
 }
 
 /*
  * INIT -> RTR -> RTS towards @peer's QP @dqpn.  ACK timeout 16 (about
  * 270 ms) and 7 retries: the peer has a couple of seconds to come up.
  */
-static int to_rts(struct side *s, struct ibv_qp *qp, struct side *peer,
+static int to_rts(struct tu_side *s, struct ibv_qp *qp, struct tu_side *peer,
 		  uint32_t dqpn)
 {
-	struct ibv_qp_attr a = {
-		.qp_state = IBV_QPS_RTR, .path_mtu = path_mtu,
-		.dest_qp_num = dqpn, .rq_psn = 100,
-		.max_dest_rd_atomic = dest_rd_atomic,
-		.min_rnr_timer = 1,
-		.ah_attr = { .is_global = 1, .port_num = 1,
-			     .grh = { .dgid = peer->gid, .hop_limit = 64,
-				      .sgid_index = s->gid_index } },
-	};
-	int ret;
+	struct tu_path p = TU_PATH_DEFAULT;
 
-	ret = ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_AV |
-			    IBV_QP_PATH_MTU | IBV_QP_DEST_QPN | IBV_QP_RQ_PSN |
-			    IBV_QP_MAX_DEST_RD_ATOMIC | IBV_QP_MIN_RNR_TIMER);
-	if (ret)
-		return ret;
-	memset(&a, 0, sizeof(a));
-	a.qp_state = IBV_QPS_RTS;
-	a.timeout = 16;
-	a.retry_cnt = 7;
-	a.rnr_retry = 7;
-	a.sq_psn = 100;
-	a.max_rd_atomic = 4;
-	return ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_TIMEOUT |
-			     IBV_QP_RETRY_CNT | IBV_QP_RNR_RETRY |
-			     IBV_QP_SQ_PSN | IBV_QP_MAX_QP_RD_ATOMIC);
-}
-
-static double now(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec + ts.tv_nsec / 1e9;
+	p.mtu = path_mtu;
+	p.psn = 100;
+	p.timeout = 16;
+	p.max_dest_rd_atomic = dest_rd_atomic;
+	return tu_qp_rtr_rts(qp, s, peer, dqpn, &p);
 }
 
 static int wait_wc(struct ibv_cq *cq, struct ibv_wc *wc, double secs)
 {
-	double end = now() + secs;
-	int n;
-
-	do {
-		n = ibv_poll_cq(cq, 1, wc);
-		if (n)
-			return n < 0 ? -1 : 0;
-		usleep(200);
-	} while (now() < end);
-	return -1;
+	return tu_poll(cq, wc, secs) == 1 ? 0 : -1;
 }
 
 /*
@@ -335,7 +271,7 @@ out:
 }
 
 /* Hardware counter @name of port 1 of @s, or -1. */
-static long long hw_counter(struct side *s, const char *name)
+static long long hw_counter(struct tu_side *s, const char *name)
 {
 	char path[256];
 	long long v = -1;
@@ -516,7 +452,7 @@ TEST_F_TIMEOUT(hardening, big_read, 120)
 				     .rkey = mb->rkey },
 		}, *bad;
 
-		t0 = now();
+		t0 = tu_now();
 		if (ibv_post_send(qa, &rd, &bad) ||
 		    ibv_post_send(qa2, &wr, &bad)) {
 			EXPECT_TRUE(false) TH_LOG("16 MiB READ at MTU 256: post");
@@ -525,10 +461,10 @@ TEST_F_TIMEOUT(hardening, big_read, 120)
 	}
 	while ((t_read < 0 || t_write < 0) && !wait_wc(A.cq, &wc, 120)) {
 		if (wc.wr_id == 1) {
-			t_read = now() - t0;
+			t_read = tu_now() - t0;
 			read_ok = wc.status == IBV_WC_SUCCESS;
 		} else {
-			t_write = now() - t0;
+			t_write = tu_now() - t0;
 			write_ok = wc.status == IBV_WC_SUCCESS;
 		}
 	}
@@ -708,7 +644,7 @@ static int post_recv8(struct ibv_qp *qp, struct ibv_mr *mr, void *buf,
 }
 
 /* A WRITE of 64 bytes from @from to @to's buffer; true if it arrived. */
-static bool write_ok(struct side *s, struct ibv_qp *qp, struct ibv_mr *src,
+static bool write_ok(struct tu_side *s, struct ibv_qp *qp, struct ibv_mr *src,
 		     struct ibv_mr *dst, unsigned int seed)
 {
 	struct ibv_sge sg = { (uintptr_t)src->addr, 64, src->lkey };
@@ -1266,18 +1202,18 @@ static int bench_lat(int n)
 		wb.wr.rdma.rkey = ma->rkey;
 		memcpy(a + 64, &seq, 4);
 		memcpy(b + 64, &seq, 4);
-		t0 = now();
+		t0 = tu_now();
 		if (ibv_post_send(qa, &wa, &bad))
 			goto out;
 		while (*rb != seq)
-			if (now() - t0 > 10)
+			if (tu_now() - t0 > 10)
 				goto out;
 		if (ibv_post_send(qb, &wb, &bad))
 			goto out;
 		while (*ra != seq)
-			if (now() - t0 > 10)
+			if (tu_now() - t0 > 10)
 				goto out;
-		t[i] = (now() - t0) / 2 * 1e6;
+		t[i] = (tu_now() - t0) / 2 * 1e6;
 		if (wa.send_flags) {
 			ibv_poll_cq(A.cq, 1, &wc);
 			ibv_poll_cq(B.cq, 1, &wc);
@@ -1306,7 +1242,7 @@ static int bench_readload(int secs)
 	struct ibv_mr *ma = ibv_reg_mr(A.pd, a, len, ACC_ALL);
 	struct ibv_mr *mb = ibv_reg_mr(B.pd, b, len, ACC_ALL);
 	struct ibv_qp *qa = NULL, *qb = NULL;
-	double end = now() + secs, t0 = now();
+	double end = tu_now() + secs, t0 = tu_now();
 	int reads = 0, ret = 1;
 
 	path_mtu = IBV_MTU_256;
@@ -1315,7 +1251,7 @@ static int bench_readload(int secs)
 	memset(a, 1, len);
 	printf("readload: connected, reading\n");
 	fflush(stdout);
-	while (now() < end) {
+	while (tu_now() < end) {
 		struct ibv_sge sg = { (uintptr_t)b, len, mb->lkey };
 		struct ibv_send_wr wr = {
 			.sg_list = &sg, .num_sge = 1,
@@ -1333,7 +1269,7 @@ static int bench_readload(int secs)
 	ret = 0;
 out:
 	printf("readload: %d READs of 256 MiB in %.1f s%s\n", reads,
-	       now() - t0, ret ? " (failed)" : "");
+	       tu_now() - t0, ret ? " (failed)" : "");
 	release((struct ibv_qp *[]){ qa, qb }, 2, ma, mb, a, b);
 	return ret;
 }

@@ -16,7 +16,8 @@
  * refuses to shrink below them.  UC QPs carry SENDs and WRITEs without
  * acknowledgement, and drop what the responder refuses.  RDMA FLUSH
  * (global) completes over a range or a whole MR and fails without access.
- * Output: TAP.
+ * A kselftest (kselftest_harness.h): one test per area, each in its own
+ * process with both devices opened anew; output KTAP.
  *
  * usage: mw_test DEV_A GID_A DEV_B GID_B
  */
@@ -31,88 +32,34 @@
 #include <arpa/inet.h>
 #include <infiniband/verbs.h>
 
+#include "kselftest_harness.h"
 #include "testutil.h"
 
 #define LEN	8192
-#define ACC_ALL	(IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE | \
-		 IBV_ACCESS_REMOTE_READ)
+#define ACC_ALL	TU_ACC_ALL
 
-struct side {
-	struct ibv_context *ctx;
-	struct ibv_pd *pd;
-	struct ibv_cq *cq;
-	union ibv_gid gid;
-	int gid_index;
-};
-
-static struct side A, B;
+static struct tu_side A, B;
 /* the connected pair of the current step: qa on A, qb on B */
 static struct ibv_qp *qa, *qb;
 static uint8_t *abuf, *bbuf;
 static struct ibv_mr *bmr;
 
-static int open_side(struct side *s, const char *name, int gid_index)
-{
-	s->ctx = open_device_by_name(name);
-	if (!s->ctx)
-		return -1;
-	s->gid_index = gid_index;
-	if (ibv_query_gid(s->ctx, 1, gid_index, &s->gid))
-		return -1;
-	s->pd = ibv_alloc_pd(s->ctx);
-	s->cq = ibv_create_cq(s->ctx, 256, NULL, NULL, 0);
-	return s->pd && s->cq ? 0 : -1;
-}
-
 static struct ibv_qp *new_qp(struct ibv_pd *pd, struct ibv_cq *cq)
 {
-	struct ibv_qp_init_attr ia = {
-		.send_cq = cq, .recv_cq = cq,
-		.cap = { .max_send_wr = 32, .max_recv_wr = 32,
-			 .max_send_sge = 2, .max_recv_sge = 2 },
-		.qp_type = IBV_QPT_RC,
-	};
-
-	return ibv_create_qp(pd, &ia);
+	return tu_qp(pd, cq, IBV_QPT_RC,
+		     &(struct ibv_qp_cap){ .max_send_wr = 32, .max_recv_wr = 32,
+					   .max_send_sge = 2, .max_recv_sge = 2 });
 }
 
-static int to_rts(struct side *s, struct ibv_qp *qp, struct side *peer,
+/* @qp of @s RESET -> RTS towards QP @dqpn of @peer (PSNs 3). */
+static int to_rts(struct tu_side *s, struct ibv_qp *qp, struct tu_side *peer,
 		  uint32_t dqpn)
 {
-	struct ibv_qp_attr a = {
-		.qp_state = IBV_QPS_INIT, .port_num = 1,
-		.qp_access_flags = ACC_ALL | IBV_ACCESS_FLUSH_GLOBAL,
-	};
+	struct tu_path p = TU_PATH_DEFAULT;
 
-	if (ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_PKEY_INDEX |
-			  IBV_QP_PORT | IBV_QP_ACCESS_FLAGS))
-		return -1;
-	memset(&a, 0, sizeof(a));
-	a.qp_state = IBV_QPS_RTR;
-	a.path_mtu = IBV_MTU_1024;
-	a.dest_qp_num = dqpn;
-	a.rq_psn = 3;
-	a.max_dest_rd_atomic = 4;
-	a.min_rnr_timer = 1;
-	a.ah_attr.is_global = 1;
-	a.ah_attr.port_num = 1;
-	a.ah_attr.grh.dgid = peer->gid;
-	a.ah_attr.grh.hop_limit = 64;
-	a.ah_attr.grh.sgid_index = s->gid_index;
-	if (ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU |
-			  IBV_QP_DEST_QPN | IBV_QP_RQ_PSN |
-			  IBV_QP_MAX_DEST_RD_ATOMIC | IBV_QP_MIN_RNR_TIMER))
-		return -1;
-	memset(&a, 0, sizeof(a));
-	a.qp_state = IBV_QPS_RTS;
-	a.timeout = 14;
-	a.retry_cnt = 7;
-	a.rnr_retry = 7;
-	a.sq_psn = 3;
-	a.max_rd_atomic = 4;
-	return ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_TIMEOUT |
-			     IBV_QP_RETRY_CNT | IBV_QP_RNR_RETRY |
-			     IBV_QP_SQ_PSN | IBV_QP_MAX_QP_RD_ATOMIC);
+	p.psn = 3;
+	return tu_qp_connect(qp, s, peer, dqpn,
+			     ACC_ALL | IBV_ACCESS_FLUSH_GLOBAL, &p);
 }
 
 /* A fresh pair qa (A, in @pd_a) <-> qb (B); errors leave QPs in ERR. */
@@ -151,27 +98,10 @@ static int fresh_qb(void)
 	return qb ? 0 : -1;
 }
 
-static double now(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec + ts.tv_nsec / 1e9;
-}
-
 /* One completion of @cq (10 s); its status, or -1 if none came. */
 static int wait_wc(struct ibv_cq *cq, struct ibv_wc *wc)
 {
-	double end = now() + 10;
-	int n;
-
-	do {
-		n = ibv_poll_cq(cq, 1, wc);
-		if (n)
-			return n < 0 ? -1 : (int)wc->status;
-		usleep(100);
-	} while (now() < end);
-	return -1;
+	return tu_poll(cq, wc, 10) == 1 ? (int)wc->status : -1;
 }
 
 /* B writes 64 bytes of its buffer to @raddr of A through @rkey (on qp). */
@@ -243,7 +173,7 @@ static bool untouched(const uint8_t *p, size_t n)
 	return true;
 }
 
-static void test_mw_type1(struct ibv_mr *mr)
+static void test_mw_type1(struct __test_metadata *_metadata, struct ibv_mr *mr)
 {
 	struct ibv_mw *mw = ibv_alloc_mw(A.pd, IBV_MW_TYPE_1);
 	uint8_t *win = abuf + 4096;
@@ -256,44 +186,45 @@ static void test_mw_type1(struct ibv_mr *mr)
 	uint32_t old;
 	int st;
 
-	ok(mw && mw->rkey != mr->rkey && mw->type == IBV_MW_TYPE_1,
-	   "type 1 MW allocated (rkey 0x%x, the MR's 0x%x)",
+	EXPECT_TRUE(mw && mw->rkey != mr->rkey && mw->type == IBV_MW_TYPE_1)
+		TH_LOG("type 1 MW allocated (rkey 0x%x, the MR's 0x%x)",
 	   mw ? mw->rkey : 0, mr->rkey);
 	if (!mw || reconnect())
 		return;
 	memset(abuf, 0xee, LEN);
 	old = mw->rkey;
 	st = ibv_bind_mw(qa, mw, &bind);
-	ok(!st && wait_wc(A.cq, &wc) == IBV_WC_SUCCESS &&
-	   wc.opcode == IBV_WC_BIND_MW && wc.wr_id == 5 && mw->rkey != old,
-	   "type 1 bind completes as IBV_WC_BIND_MW with a new rkey (%d, status %d)",
+	EXPECT_TRUE(!st && wait_wc(A.cq, &wc) == IBV_WC_SUCCESS &&
+	   wc.opcode == IBV_WC_BIND_MW && wc.wr_id == 5 && mw->rkey != old)
+		TH_LOG("type 1 bind completes as IBV_WC_BIND_MW with a new rkey (%d, status %d)",
 	   st, wc.status);
 	st = bwrite((uintptr_t)win, mw->rkey);
-	ok(st == IBV_WC_SUCCESS && !memcmp(win, bbuf, 64) &&
-	   untouched(abuf, 4096), "a WRITE through the window lands in it");
+	EXPECT_TRUE(st == IBV_WC_SUCCESS && !memcmp(win, bbuf, 64) &&
+	   untouched(abuf, 4096))
+		TH_LOG("a WRITE through the window lands in it");
 	st = bwrite((uintptr_t)win, old);
-	ok(st == IBV_WC_REM_ACCESS_ERR,
-	   "the window's key before the bind is refused (status %d)", st);
+	EXPECT_TRUE(st == IBV_WC_REM_ACCESS_ERR)
+		TH_LOG("the window's key before the bind is refused (status %d)", st);
 	reconnect();
 	memset(abuf, 0xee, LEN);
 	st = bwrite((uintptr_t)win + 256 - 32, mw->rkey);
-	ok(st == IBV_WC_REM_ACCESS_ERR && untouched(abuf, LEN),
-	   "a WRITE crossing the window's end is refused, memory untouched (status %d)",
+	EXPECT_TRUE(st == IBV_WC_REM_ACCESS_ERR && untouched(abuf, LEN))
+		TH_LOG("a WRITE crossing the window's end is refused, memory untouched (status %d)",
 	   st);
 	reconnect();
 	st = bwrite((uintptr_t)abuf, mw->rkey);
-	ok(st == IBV_WC_REM_ACCESS_ERR && untouched(abuf, LEN),
-	   "a WRITE inside the MR but outside the window is refused (status %d)",
+	EXPECT_TRUE(st == IBV_WC_REM_ACCESS_ERR && untouched(abuf, LEN))
+		TH_LOG("a WRITE inside the MR but outside the window is refused (status %d)",
 	   st);
 	/* read-only window: writes refused */
 	reconnect();
 	bind.bind_info.mw_access_flags = IBV_ACCESS_REMOTE_READ;
 	st = ibv_bind_mw(qa, mw, &bind);
-	ok(!st && wait_wc(A.cq, &wc) == IBV_WC_SUCCESS,
-	   "type 1 rebind, remote read only");
+	EXPECT_TRUE(!st && wait_wc(A.cq, &wc) == IBV_WC_SUCCESS)
+		TH_LOG("type 1 rebind, remote read only");
 	st = bwrite((uintptr_t)win, mw->rkey);
-	ok(st == IBV_WC_REM_ACCESS_ERR && untouched(abuf, LEN),
-	   "a WRITE through a read-only window is refused (status %d)", st);
+	EXPECT_TRUE(st == IBV_WC_REM_ACCESS_ERR && untouched(abuf, LEN))
+		TH_LOG("a WRITE through a read-only window is refused (status %d)", st);
 	/* unbind: zero length */
 	reconnect();
 	bind.bind_info.mw_access_flags = IBV_ACCESS_REMOTE_WRITE;
@@ -302,15 +233,16 @@ static void test_mw_type1(struct ibv_mr *mr)
 	bind.bind_info.length = 0;
 	bind.bind_info.mw_access_flags = 0;
 	st = ibv_bind_mw(qa, mw, &bind);
-	ok(!st && wait_wc(A.cq, &wc) == IBV_WC_SUCCESS,
-	   "type 1 unbind (zero length) completes");
+	EXPECT_TRUE(!st && wait_wc(A.cq, &wc) == IBV_WC_SUCCESS)
+		TH_LOG("type 1 unbind (zero length) completes");
 	st = bwrite((uintptr_t)win, mw->rkey);
-	ok(st == IBV_WC_REM_ACCESS_ERR && untouched(abuf, LEN),
-	   "the unbound window's key is refused (status %d)", st);
-	ok(ibv_dealloc_mw(mw) == 0, "type 1 MW freed");
+	EXPECT_TRUE(st == IBV_WC_REM_ACCESS_ERR && untouched(abuf, LEN))
+		TH_LOG("the unbound window's key is refused (status %d)", st);
+	EXPECT_TRUE(ibv_dealloc_mw(mw) == 0)
+		TH_LOG("type 1 MW freed");
 }
 
-static void test_mw_type2(struct ibv_mr *mr, struct ibv_mr *nobind)
+static void test_mw_type2(struct __test_metadata *_metadata, struct ibv_mr *mr, struct ibv_mr *nobind)
 {
 	struct ibv_mw *mw = ibv_alloc_mw(A.pd, IBV_MW_TYPE_2);
 	struct ibv_qp *qa1, *qb1, *qa2 = NULL, *qb2 = NULL;
@@ -322,23 +254,24 @@ static void test_mw_type2(struct ibv_mr *mr, struct ibv_mr *nobind)
 	uint32_t key;
 	int st;
 
-	ok(mw && mw->type == IBV_MW_TYPE_2, "type 2 MW allocated");
+	EXPECT_TRUE(mw && mw->type == IBV_MW_TYPE_2)
+		TH_LOG("type 2 MW allocated");
 	if (!mw || reconnect())
 		return;
 	key = mw->rkey;
 	errno = 0;
-	ok(ibv_bind_mw(qa, mw, &mwb) == EINVAL,
-	   "ibv_bind_mw() of a type 2 MW is refused");
+	EXPECT_TRUE(ibv_bind_mw(qa, mw, &mwb) == EINVAL)
+		TH_LOG("ibv_bind_mw() of a type 2 MW is refused");
 	memset(abuf, 0xee, LEN);
 	st = bind2(mw, mr, abuf, 512, IBV_ACCESS_REMOTE_WRITE, &key);
-	ok(st == IBV_WC_SUCCESS && key != mw->rkey,
-	   "IBV_WR_BIND_MW binds the type 2 MW to a new key (status %d)", st);
+	EXPECT_TRUE(st == IBV_WC_SUCCESS && key != mw->rkey)
+		TH_LOG("IBV_WR_BIND_MW binds the type 2 MW to a new key (status %d)", st);
 	st = bwrite((uintptr_t)abuf + 64, key);
-	ok(st == IBV_WC_SUCCESS && !memcmp(abuf + 64, bbuf, 64),
-	   "a WRITE through the type 2 window lands");
+	EXPECT_TRUE(st == IBV_WC_SUCCESS && !memcmp(abuf + 64, bbuf, 64))
+		TH_LOG("a WRITE through the type 2 window lands");
 	st = bind2(mw, mr, abuf, 512, IBV_ACCESS_REMOTE_WRITE, &key);
-	ok(st == IBV_WC_MW_BIND_ERR,
-	   "binding a bound type 2 MW fails with IBV_WC_MW_BIND_ERR (status %d)",
+	EXPECT_TRUE(st == IBV_WC_MW_BIND_ERR)
+		TH_LOG("binding a bound type 2 MW fails with IBV_WC_MW_BIND_ERR (status %d)",
 	   st);
 
 	/* only the QP it was bound on: a second pair is refused */
@@ -353,12 +286,12 @@ static void test_mw_type2(struct ibv_mr *mr, struct ibv_mr *nobind)
 		qa2 = qa;
 		qb2 = qb;
 		memset(abuf, 0xee, LEN);
-		ok(st == IBV_WC_SUCCESS &&
+		EXPECT_TRUE(st == IBV_WC_SUCCESS &&
 		   write_via(qb1, (uintptr_t)abuf, key) ==
-		   IBV_WC_REM_ACCESS_ERR && untouched(abuf, LEN),
-		   "a type 2 window refuses requests arriving on another QP");
-		ok(write_via(qb2, (uintptr_t)abuf, key) == IBV_WC_SUCCESS,
-		   "and serves the QP it was bound on");
+		   IBV_WC_REM_ACCESS_ERR && untouched(abuf, LEN))
+		TH_LOG("a type 2 window refuses requests arriving on another QP");
+		EXPECT_TRUE(write_via(qb2, (uintptr_t)abuf, key) == IBV_WC_SUCCESS)
+		TH_LOG("and serves the QP it was bound on");
 	}
 	ibv_destroy_qp(qa1);
 	ibv_destroy_qp(qb1);
@@ -367,17 +300,17 @@ static void test_mw_type2(struct ibv_mr *mr, struct ibv_mr *nobind)
 	qa = qa2;
 	qb = qb2;
 	st = local_inv(key);
-	ok(st == IBV_WC_SUCCESS,
-	   "LOCAL_INV completes as IBV_WC_LOCAL_INV (status %d)", st);
+	EXPECT_TRUE(st == IBV_WC_SUCCESS)
+		TH_LOG("LOCAL_INV completes as IBV_WC_LOCAL_INV (status %d)", st);
 	memset(abuf, 0xee, LEN);
 	st = bwrite((uintptr_t)abuf, key);
-	ok(st == IBV_WC_REM_ACCESS_ERR && untouched(abuf, LEN),
-	   "a window used after LOCAL_INV is refused, memory untouched (status %d)",
+	EXPECT_TRUE(st == IBV_WC_REM_ACCESS_ERR && untouched(abuf, LEN))
+		TH_LOG("a window used after LOCAL_INV is refused, memory untouched (status %d)",
 	   st);
 	reconnect();
 	st = local_inv(key);
-	ok(st == IBV_WC_LOC_QP_OP_ERR,
-	   "LOCAL_INV of a window not bound fails (status %d)", st);
+	EXPECT_TRUE(st == IBV_WC_LOC_QP_OP_ERR)
+		TH_LOG("LOCAL_INV of a window not bound fails (status %d)", st);
 
 	/* SEND_WITH_INV from the peer */
 	reconnect();
@@ -396,38 +329,38 @@ static void test_mw_type2(struct ibv_mr *mr, struct ibv_mr *nobind)
 		st = wait_wc(A.cq, &wc);
 	else
 		st = -1;
-	ok(st == IBV_WC_SUCCESS && wc.opcode == IBV_WC_RECV &&
+	EXPECT_TRUE(st == IBV_WC_SUCCESS && wc.opcode == IBV_WC_RECV &&
 	   (wc.wc_flags & IBV_WC_WITH_INV) && wc.invalidated_rkey == key &&
-	   wc.byte_len == 16,
-	   "SEND_WITH_INV: the receive reports IBV_WC_WITH_INV and the key (0x%x, flags 0x%x)",
+	   wc.byte_len == 16)
+		TH_LOG("SEND_WITH_INV: the receive reports IBV_WC_WITH_INV and the key (0x%x, flags 0x%x)",
 	   wc.invalidated_rkey, wc.wc_flags);
 	memset(abuf, 0xee, LEN);
 	st = bwrite((uintptr_t)abuf, key);
-	ok(st == IBV_WC_REM_ACCESS_ERR && untouched(abuf, LEN),
-	   "a window used after SEND_WITH_INV is refused (status %d)", st);
+	EXPECT_TRUE(st == IBV_WC_REM_ACCESS_ERR && untouched(abuf, LEN))
+		TH_LOG("a window used after SEND_WITH_INV is refused (status %d)", st);
 
 	/* bad binds */
 	reconnect();
 	st = bind2(mw, nobind, abuf, 512, IBV_ACCESS_REMOTE_WRITE, &key);
-	ok(st == IBV_WC_MW_BIND_ERR,
-	   "binding to an MR without IBV_ACCESS_MW_BIND fails (status %d)", st);
+	EXPECT_TRUE(st == IBV_WC_MW_BIND_ERR)
+		TH_LOG("binding to an MR without IBV_ACCESS_MW_BIND fails (status %d)", st);
 	reconnect();
 	st = bind2(mw, mr, abuf, LEN + 4096, IBV_ACCESS_REMOTE_WRITE, &key);
-	ok(st == IBV_WC_MW_BIND_ERR,
-	   "binding past the MR's end fails (status %d)", st);
+	EXPECT_TRUE(st == IBV_WC_MW_BIND_ERR)
+		TH_LOG("binding past the MR's end fails (status %d)", st);
 
 	/* freed while bound */
 	reconnect();
 	st = bind2(mw, mr, abuf, 512, IBV_ACCESS_REMOTE_WRITE, &key);
-	ok(st == IBV_WC_SUCCESS && ibv_dealloc_mw(mw) == 0,
-	   "a bound type 2 MW is freed");
+	EXPECT_TRUE(st == IBV_WC_SUCCESS && ibv_dealloc_mw(mw) == 0)
+		TH_LOG("a bound type 2 MW is freed");
 	memset(abuf, 0xee, LEN);
 	st = bwrite((uintptr_t)abuf, key);
-	ok(st == IBV_WC_REM_ACCESS_ERR && untouched(abuf, LEN),
-	   "the freed window's key is refused (status %d)", st);
+	EXPECT_TRUE(st == IBV_WC_REM_ACCESS_ERR && untouched(abuf, LEN))
+		TH_LOG("the freed window's key is refused (status %d)", st);
 }
 
-static void test_mw(void)
+static void test_mw(struct __test_metadata *_metadata)
 {
 	int acc = IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_MW_BIND;
 	struct ibv_mr *mr = ibv_reg_mr(A.pd, abuf, LEN, acc);
@@ -438,25 +371,27 @@ static void test_mw(void)
 	struct ibv_mw *mw;
 
 	/* (arguments are evaluated in no set order: query first) */
-	ok(!qd && da.max_mw > 0 &&
+	EXPECT_TRUE(!qd && da.max_mw > 0 &&
 	   (da.device_cap_flags & IBV_DEVICE_MEM_WINDOW) &&
-	   (da.device_cap_flags & IBV_DEVICE_MEM_WINDOW_TYPE_2B),
-	   "the device reports memory windows, type 2B (max_mw %d)",
+	   (da.device_cap_flags & IBV_DEVICE_MEM_WINDOW_TYPE_2B))
+		TH_LOG("the device reports memory windows, type 2B (max_mw %d)",
 	   da.max_mw);
-	ok(mr && nobind, "MR with IBV_ACCESS_MW_BIND registered");
+	EXPECT_TRUE(mr && nobind)
+		TH_LOG("MR with IBV_ACCESS_MW_BIND registered");
 	if (!mr || !nobind)
 		return;
 	errno = 0;
 	mw = ibv_alloc_mw(A.pd, 3);
-	ok(!mw && errno == EINVAL, "an MW of type 3 is refused with EINVAL (%s)",
+	EXPECT_TRUE(!mw && errno == EINVAL)
+		TH_LOG("an MW of type 3 is refused with EINVAL (%s)",
 	   strerror(errno));
-	test_mw_type1(mr);
-	test_mw_type2(mr, nobind);
+	test_mw_type1(_metadata, mr);
+	test_mw_type2(_metadata, mr, nobind);
 	ibv_dereg_mr(mr);
 	ibv_dereg_mr(nobind);
 }
 
-static void test_rereg(void)
+static void test_rereg(struct __test_metadata *_metadata)
 {
 	struct ibv_mr *mr = ibv_reg_mr(A.pd, abuf, LEN, IBV_ACCESS_LOCAL_WRITE);
 	uint8_t *nbuf = aligned_alloc(4096, LEN);
@@ -464,82 +399,84 @@ static void test_rereg(void)
 	uint32_t lkey, rkey;
 	int ret, st;
 
-	if (!mr || !nbuf || !pd2 || reconnect()) {
-		ok(false, "rereg: set up");
-		return;
-	}
+	ASSERT_FALSE(!mr || !nbuf || !pd2 || reconnect())
+		TH_LOG("rereg: set up");
 	lkey = mr->lkey;
 	rkey = mr->rkey;
 	memset(abuf, 0xee, LEN);
 	st = bwrite((uintptr_t)abuf, rkey);
-	ok(st == IBV_WC_REM_ACCESS_ERR && untouched(abuf, LEN),
-	   "WRITE to an MR without remote write is refused (status %d)", st);
+	EXPECT_TRUE(st == IBV_WC_REM_ACCESS_ERR && untouched(abuf, LEN))
+		TH_LOG("WRITE to an MR without remote write is refused (status %d)", st);
 	ret = ibv_rereg_mr(mr, IBV_REREG_MR_CHANGE_ACCESS, NULL, NULL, 0,
 			   ACC_ALL);
-	ok(!ret && mr->lkey == lkey && mr->rkey == rkey,
-	   "rereg CHANGE_ACCESS adds remote write, keys unchanged (%d)", ret);
+	EXPECT_TRUE(!ret && mr->lkey == lkey && mr->rkey == rkey)
+		TH_LOG("rereg CHANGE_ACCESS adds remote write, keys unchanged (%d)", ret);
 	reconnect();
 	st = bwrite((uintptr_t)abuf + 128, rkey);
-	ok(st == IBV_WC_SUCCESS && !memcmp(abuf + 128, bbuf, 64),
-	   "the same rkey now writes (status %d)", st);
+	EXPECT_TRUE(st == IBV_WC_SUCCESS && !memcmp(abuf + 128, bbuf, 64))
+		TH_LOG("the same rkey now writes (status %d)", st);
 
 	memset(abuf, 0xee, LEN);
 	memset(nbuf, 0xee, LEN);
 	ret = ibv_rereg_mr(mr, IBV_REREG_MR_CHANGE_TRANSLATION, NULL, nbuf,
 			   LEN, 0);
 	st = bwrite((uintptr_t)nbuf + 64, rkey);
-	ok(!ret && mr->rkey == rkey && st == IBV_WC_SUCCESS &&
-	   !memcmp(nbuf + 64, bbuf, 64) && untouched(abuf, LEN),
-	   "rereg CHANGE_TRANSLATION: WRITEs land in the new buffer only (%d, status %d)",
+	EXPECT_TRUE(!ret && mr->rkey == rkey && st == IBV_WC_SUCCESS &&
+	   !memcmp(nbuf + 64, bbuf, 64) && untouched(abuf, LEN))
+		TH_LOG("rereg CHANGE_TRANSLATION: WRITEs land in the new buffer only (%d, status %d)",
 	   ret, st);
 	st = bwrite((uintptr_t)abuf, rkey);
-	ok(st == IBV_WC_REM_ACCESS_ERR && untouched(abuf, LEN),
-	   "the old range is refused (status %d)", st);
+	EXPECT_TRUE(st == IBV_WC_REM_ACCESS_ERR && untouched(abuf, LEN))
+		TH_LOG("the old range is refused (status %d)", st);
 
 	reconnect();
 	ret = ibv_rereg_mr(mr, IBV_REREG_MR_CHANGE_PD, pd2, NULL, 0, 0);
 	st = bwrite((uintptr_t)nbuf, rkey);
-	ok(!ret && mr->pd == pd2 && st == IBV_WC_REM_ACCESS_ERR,
-	   "rereg CHANGE_PD: a QP of the old PD is refused (%d, status %d)",
+	EXPECT_TRUE(!ret && mr->pd == pd2 && st == IBV_WC_REM_ACCESS_ERR)
+		TH_LOG("rereg CHANGE_PD: a QP of the old PD is refused (%d, status %d)",
 	   ret, st);
 	reconnect();
-	ok(ibv_dealloc_pd(pd2) == EBUSY, "the new PD is busy with the MR");
+	EXPECT_TRUE(ibv_dealloc_pd(pd2) == EBUSY)
+		TH_LOG("the new PD is busy with the MR");
 	ret = ibv_rereg_mr(mr, IBV_REREG_MR_CHANGE_PD, A.pd, NULL, 0, 0);
 	st = bwrite((uintptr_t)nbuf, rkey);
-	ok(!ret && st == IBV_WC_SUCCESS, "rereg back to the QP's PD writes (%d, status %d)",
+	EXPECT_TRUE(!ret && st == IBV_WC_SUCCESS)
+		TH_LOG("rereg back to the QP's PD writes (%d, status %d)",
 	   ret, st);
-	ok(ibv_dealloc_pd(pd2) == 0, "the other PD is free again");
+	EXPECT_TRUE(ibv_dealloc_pd(pd2) == 0)
+		TH_LOG("the other PD is free again");
 
 	/* bad input */
 	errno = 0;
 	ret = ibv_rereg_mr(mr, 0, NULL, NULL, 0, 0);
-	ok(ret == IBV_REREG_MR_ERR_CMD && errno == EINVAL,
-	   "rereg without flags: EINVAL (%d, %s)", ret, strerror(errno));
+	EXPECT_TRUE(ret == IBV_REREG_MR_ERR_CMD && errno == EINVAL)
+		TH_LOG("rereg without flags: EINVAL (%d, %s)", ret, strerror(errno));
 	ret = ibv_rereg_mr(mr, 1 << 8, NULL, NULL, 0, 0);
-	ok(ret == IBV_REREG_MR_ERR_INPUT, "rereg with an unknown flag refused (%d)",
+	EXPECT_TRUE(ret == IBV_REREG_MR_ERR_INPUT)
+		TH_LOG("rereg with an unknown flag refused (%d)",
 	   ret);
 	errno = 0;
 	ret = ibv_rereg_mr(mr, IBV_REREG_MR_CHANGE_ACCESS, NULL, NULL, 0,
 			   IBV_ACCESS_REMOTE_WRITE);
-	ok(ret == IBV_REREG_MR_ERR_CMD && errno == EINVAL,
-	   "rereg to remote write without local write: EINVAL (%s)",
+	EXPECT_TRUE(ret == IBV_REREG_MR_ERR_CMD && errno == EINVAL)
+		TH_LOG("rereg to remote write without local write: EINVAL (%s)",
 	   strerror(errno));
 	errno = 0;
 	ret = ibv_rereg_mr(mr, IBV_REREG_MR_CHANGE_ACCESS, NULL, NULL, 0,
 			   ACC_ALL | IBV_ACCESS_REMOTE_ATOMIC);
-	ok(ret == IBV_REREG_MR_ERR_CMD && errno == EOPNOTSUPP,
-	   "rereg adding remote atomic (no atomics): EOPNOTSUPP (%s)",
+	EXPECT_TRUE(ret == IBV_REREG_MR_ERR_CMD && errno == EOPNOTSUPP)
+		TH_LOG("rereg adding remote atomic (no atomics): EOPNOTSUPP (%s)",
 	   strerror(errno));
 	reconnect();
 	memset(nbuf, 0xee, LEN);
 	st = bwrite((uintptr_t)nbuf, rkey);
-	ok(st == IBV_WC_SUCCESS && !memcmp(nbuf, bbuf, 64),
-	   "the MR is unchanged by the refused reregs (status %d)", st);
+	EXPECT_TRUE(st == IBV_WC_SUCCESS && !memcmp(nbuf, bbuf, 64))
+		TH_LOG("the MR is unchanged by the refused reregs (status %d)", st);
 	ibv_dereg_mr(mr);
 	free(nbuf);
 }
 
-static void test_parent_domain(void)
+static void test_parent_domain(struct __test_metadata *_metadata)
 {
 	struct ibv_parent_domain_init_attr pa = { .pd = A.pd };
 	struct ibv_td_init_attr ta = {};
@@ -554,45 +491,49 @@ static void test_parent_domain(void)
 	int st;
 
 	par = ibv_alloc_parent_domain(A.ctx, &pa);
-	ok(par && par != A.pd, "parent domain allocated");
+	EXPECT_TRUE(par && par != A.pd)
+		TH_LOG("parent domain allocated");
 	if (!par)
 		return;
 	pa.pd = par;
 	errno = 0;
 	par2 = ibv_alloc_parent_domain(A.ctx, &pa);
-	ok(!par2 && errno == EINVAL,
-	   "a parent domain of a parent domain is refused (%s)", strerror(errno));
+	EXPECT_TRUE(!par2 && errno == EINVAL)
+		TH_LOG("a parent domain of a parent domain is refused (%s)", strerror(errno));
 	td = ibv_alloc_td(A.ctx, &ta);
-	ok(!td && errno == EOPNOTSUPP, "thread domains: EOPNOTSUPP (%s)",
+	EXPECT_TRUE(!td && errno == EOPNOTSUPP)
+		TH_LOG("thread domains: EOPNOTSUPP (%s)",
 	   strerror(errno));
-	ok(ibv_dealloc_pd(A.pd) == EBUSY,
-	   "a PD with a parent domain on it is busy");
+	EXPECT_TRUE(ibv_dealloc_pd(A.pd) == EBUSY)
+		TH_LOG("a PD with a parent domain on it is busy");
 	ca.parent_domain = par;
 	cq = ibv_create_cq_ex(A.ctx, &ca);
-	ok(cq != NULL, "extended CQ with the parent domain");
+	EXPECT_TRUE(cq != NULL)
+		TH_LOG("extended CQ with the parent domain");
 	if (cq)
 		ibv_destroy_cq(ibv_cq_ex_to_cq(cq));
 	ca.parent_domain = A.pd;
 	errno = 0;
 	cq = ibv_create_cq_ex(A.ctx, &ca);
-	ok(!cq && errno == EINVAL,
-	   "extended CQ with a PD that is no parent domain: EINVAL (%s)",
+	EXPECT_TRUE(!cq && errno == EINVAL)
+		TH_LOG("extended CQ with a PD that is no parent domain: EINVAL (%s)",
 	   strerror(errno));
 	if (cq)
 		ibv_destroy_cq(ibv_cq_ex_to_cq(cq));
 	mr = ibv_reg_mr(par, abuf, LEN, ACC_ALL);
 	memset(abuf, 0xee, LEN);
 	st = mr && !connect_in(par) ? bwrite((uintptr_t)abuf, mr->rkey) : -1;
-	ok(st == IBV_WC_SUCCESS && !memcmp(abuf, bbuf, 64),
-	   "a QP and an MR in the parent domain carry a WRITE (status %d)", st);
+	EXPECT_TRUE(st == IBV_WC_SUCCESS && !memcmp(abuf, bbuf, 64))
+		TH_LOG("a QP and an MR in the parent domain carry a WRITE (status %d)", st);
 	reconnect();
 	if (mr)
 		ibv_dereg_mr(mr);
-	ok(ibv_dealloc_pd(par) == 0, "parent domain freed");
+	EXPECT_TRUE(ibv_dealloc_pd(par) == 0)
+		TH_LOG("parent domain freed");
 }
 
 /* Another context on A's kernel context: its PD and an MR, imported. */
-static void test_import(void)
+static void test_import(struct __test_metadata *_metadata)
 {
 	struct ibv_mr *mr = ibv_reg_mr(A.pd, abuf, LEN, ACC_ALL), *imr = NULL;
 	int fd = dup(A.ctx->cmd_fd), nfd = open("/dev/null", O_RDWR);
@@ -602,12 +543,13 @@ static void test_import(void)
 	struct ibv_qp *q = NULL;
 	int st = -1;
 
-	ok(nfd >= 0 && !ibv_import_device(nfd),
-	   "importing a descriptor that is no verbs device fails");
+	EXPECT_TRUE(nfd >= 0 && !ibv_import_device(nfd))
+		TH_LOG("importing a descriptor that is no verbs device fails");
 	if (nfd >= 0)
 		close(nfd);
 	ctx = mr && fd >= 0 ? ibv_import_device(fd) : NULL;
-	ok(ctx != NULL, "context imported from a duplicate of A's descriptor (%s)",
+	EXPECT_TRUE(ctx != NULL)
+		TH_LOG("context imported from a duplicate of A's descriptor (%s)",
 	   ctx ? "" : strerror(errno));
 	if (!ctx) {
 		if (fd >= 0)
@@ -616,19 +558,19 @@ static void test_import(void)
 	}
 	ipd = ibv_import_pd(ctx, A.pd->handle);
 	imr = ipd ? ibv_import_mr(ipd, mr->handle) : NULL;
-	ok(imr && imr->lkey == mr->lkey && imr->rkey == mr->rkey &&
-	   imr->length == LEN,
-	   "its PD and MR imported: same keys and length");
-	ok(!ipd || !ibv_import_mr(ipd, mr->handle + 1000),
-	   "importing an MR handle that does not exist fails");
+	EXPECT_TRUE(imr && imr->lkey == mr->lkey && imr->rkey == mr->rkey &&
+	   imr->length == LEN)
+		TH_LOG("its PD and MR imported: same keys and length");
+	EXPECT_TRUE(!ipd || !ibv_import_mr(ipd, mr->handle + 1000))
+		TH_LOG("importing an MR handle that does not exist fails");
 	cq = ibv_create_cq(ctx, 16, NULL, NULL, 0);
 	q = ipd && cq ? new_qp(ipd, cq) : NULL;
 	memset(abuf, 0xee, LEN);
 	if (q && !fresh_qb() && !to_rts(&A, q, &B, qb->qp_num) &&
 	    !to_rts(&B, qb, &A, q->qp_num))
 		st = bwrite((uintptr_t)abuf + 256, imr ? imr->rkey : 0);
-	ok(st == IBV_WC_SUCCESS && !memcmp(abuf + 256, bbuf, 64),
-	   "a QP of the imported context in the imported PD carries a WRITE (status %d)",
+	EXPECT_TRUE(st == IBV_WC_SUCCESS && !memcmp(abuf + 256, bbuf, 64))
+		TH_LOG("a QP of the imported context in the imported PD carries a WRITE (status %d)",
 	   st);
 	if (q)
 		ibv_destroy_qp(q);
@@ -638,8 +580,8 @@ static void test_import(void)
 		ibv_unimport_mr(imr);
 	if (ipd)
 		ibv_unimport_pd(ipd);
-	ok(ibv_close_device(ctx) == 0 && ibv_dereg_mr(mr) == 0,
-	   "the imported context closes; the original MR is still there");
+	EXPECT_TRUE(ibv_close_device(ctx) == 0 && ibv_dereg_mr(mr) == 0)
+		TH_LOG("the imported context closes; the original MR is still there");
 	mr = NULL;
 	reconnect();
 out:
@@ -651,7 +593,7 @@ out:
  * Resize a CQ holding 3 completions: too small is EINVAL (and loses
  * nothing), larger keeps them in order, and the new ring takes more.
  */
-static void test_resize_cq(void)
+static void test_resize_cq(struct __test_metadata *_metadata)
 {
 	struct ibv_cq *cq = ibv_create_cq(B.ctx, 4, NULL, NULL, 0);
 	struct ibv_mr *mr = ibv_reg_mr(A.pd, abuf, LEN, ACC_ALL);
@@ -660,12 +602,11 @@ static void test_resize_cq(void)
 	int i, n = 0, ret;
 	double end;
 
-	if (!cq || !mr || !q || fresh_qa() || to_rts(&B, q, &A, qa->qp_num) ||
-	    to_rts(&A, qa, &B, q->qp_num)) {
-		ok(false, "resize CQ: set up");
-		goto out;
-	}
-	ok(cq->cqe >= 4, "CQ of %d entries", cq->cqe);
+	ASSERT_FALSE(!cq || !mr || !q || fresh_qa() || to_rts(&B, q, &A, qa->qp_num) ||
+	    to_rts(&A, qa, &B, q->qp_num))
+		TH_LOG("resize CQ: set up");
+	EXPECT_TRUE(cq->cqe >= 4)
+		TH_LOG("CQ of %d entries", cq->cqe);
 	memset(abuf, 0xee, LEN);
 	for (i = 0; i < 3; i++) {
 		struct ibv_sge sg = { (uintptr_t)bbuf + 64 * i, 64, bmr->lkey };
@@ -679,23 +620,26 @@ static void test_resize_cq(void)
 		ibv_post_send(q, &wr, &bad);
 	}
 	/* the last WRITE landed; its ACK (the CQE) follows within ms */
-	end = now() + 10;
-	while (memcmp(abuf + 128, bbuf + 128, 64) && now() < end)
+	end = tu_now() + 10;
+	while (memcmp(abuf + 128, bbuf + 128, 64) && tu_now() < end)
 		usleep(1000);
 	usleep(500000);
 	ret = ibv_resize_cq(cq, 1);
-	ok(ret == EINVAL, "shrinking it below its 3 completions: EINVAL (%d)",
+	EXPECT_TRUE(ret == EINVAL)
+		TH_LOG("shrinking it below its 3 completions: EINVAL (%d)",
 	   ret);
 	ret = ibv_resize_cq(cq, 0);
-	ok(ret == EINVAL, "resize to 0 entries: EINVAL (%d)", ret);
+	EXPECT_TRUE(ret == EINVAL)
+		TH_LOG("resize to 0 entries: EINVAL (%d)", ret);
 	ret = ibv_resize_cq(cq, 1 << 24);
-	ok(ret == EINVAL, "resize past max_cqe: EINVAL (%d)", ret);
+	EXPECT_TRUE(ret == EINVAL)
+		TH_LOG("resize past max_cqe: EINVAL (%d)", ret);
 	ret = ibv_resize_cq(cq, 16);
 	n = ibv_poll_cq(cq, 8, wc);
-	ok(!ret && cq->cqe >= 16 && n == 3 && wc[0].wr_id == 100 &&
+	EXPECT_TRUE(!ret && cq->cqe >= 16 && n == 3 && wc[0].wr_id == 100 &&
 	   wc[1].wr_id == 101 && wc[2].wr_id == 102 &&
-	   wc[2].status == IBV_WC_SUCCESS,
-	   "grown to %d entries, the 3 completions kept in order (%d, %d polled)",
+	   wc[2].status == IBV_WC_SUCCESS)
+		TH_LOG("grown to %d entries, the 3 completions kept in order (%d, %d polled)",
 	   cq->cqe, ret, n);
 	for (i = 0; i < 6; i++) {
 		struct ibv_sge sg = { (uintptr_t)bbuf, 64, bmr->lkey };
@@ -709,17 +653,17 @@ static void test_resize_cq(void)
 		ibv_post_send(q, &wr, &bad);
 	}
 	n = 0;
-	end = now() + 10;
-	while (n < 6 && now() < end) {
+	end = tu_now() + 10;
+	while (n < 6 && tu_now() < end) {
 		ret = ibv_poll_cq(cq, 8, wc);
 		n += ret > 0 ? ret : 0;
 		usleep(100);
 	}
-	ok(n == 6, "6 more completions through the new ring (%d)", n);
+	EXPECT_TRUE(n == 6)
+		TH_LOG("6 more completions through the new ring (%d)", n);
 	ret = ibv_resize_cq(cq, 2);
-	ok(!ret && cq->cqe >= 2 && cq->cqe < 16,
-	   "an empty CQ shrinks to %d entries (%d)", cq->cqe, ret);
-out:
+	EXPECT_TRUE(!ret && cq->cqe >= 2 && cq->cqe < 16)
+		TH_LOG("an empty CQ shrinks to %d entries (%d)", cq->cqe, ret);
 	if (q)
 		ibv_destroy_qp(q);
 	if (mr)
@@ -744,7 +688,7 @@ static int srq_post(struct ibv_srq *srq, struct ibv_mr *mr, uint64_t id,
  * Resize an SRQ holding 3 receives: below them is EINVAL, larger keeps
  * them first, and the new ring takes more than the old one could.
  */
-static void test_resize_srq(void)
+static void test_resize_srq(struct __test_metadata *_metadata)
 {
 	struct ibv_srq_init_attr sa = { .attr = { .max_wr = 4, .max_sge = 1 } };
 	struct ibv_mr *mr = ibv_reg_mr(A.pd, abuf, LEN, ACC_ALL);
@@ -761,35 +705,36 @@ static void test_resize_srq(void)
 	struct ibv_wc wc;
 	double end;
 
-	if (!mr || !srq || !q || fresh_qb() || to_rts(&A, q, &B, qb->qp_num) ||
-	    to_rts(&B, qb, &A, q->qp_num)) {
-		ok(false, "resize SRQ: set up");
-		goto out;
-	}
+	ASSERT_FALSE(!mr || !srq || !q || fresh_qb() || to_rts(&A, q, &B, qb->qp_num) ||
+	    to_rts(&B, qb, &A, q->qp_num))
+		TH_LOG("resize SRQ: set up");
 	/* what earlier steps left on A's CQ */
 	while (ibv_poll_cq(A.cq, 1, &wc) > 0)
 		;
-	ok(!ibv_query_device(A.ctx, &da) &&
-	   (da.device_cap_flags & IBV_DEVICE_SRQ_RESIZE),
-	   "the device reports SRQ resize");
+	EXPECT_TRUE(!ibv_query_device(A.ctx, &da) &&
+	   (da.device_cap_flags & IBV_DEVICE_SRQ_RESIZE))
+		TH_LOG("the device reports SRQ resize");
 	for (i = 0; i < 3; i++)
 		srq_post(srq, mr, 300 + i, 64 * i);
 	at.max_wr = 2;
 	ret = ibv_modify_srq(srq, &at, IBV_SRQ_MAX_WR);
-	ok(ret == EINVAL, "shrinking it below its 3 receives: EINVAL (%d)", ret);
+	EXPECT_TRUE(ret == EINVAL)
+		TH_LOG("shrinking it below its 3 receives: EINVAL (%d)", ret);
 	at.max_wr = 1 << 20;
 	ret = ibv_modify_srq(srq, &at, IBV_SRQ_MAX_WR);
-	ok(ret == EINVAL, "resize past max_srq_wr: EINVAL (%d)", ret);
+	EXPECT_TRUE(ret == EINVAL)
+		TH_LOG("resize past max_srq_wr: EINVAL (%d)", ret);
 	at.max_wr = 16;
 	ret = ibv_modify_srq(srq, &at, IBV_SRQ_MAX_WR);
 	memset(&at, 0, sizeof(at));
 	if (!ret)
 		ret = ibv_query_srq(srq, &at);
-	ok(!ret && at.max_wr >= 16,
-	   "grown to %u receives (%d)", at.max_wr, ret);
+	EXPECT_TRUE(!ret && at.max_wr >= 16)
+		TH_LOG("grown to %u receives (%d)", at.max_wr, ret);
 	for (i = 3; i < 13; i++)
 		ret |= srq_post(srq, mr, 300 + i, 64 * i);
-	ok(!ret, "13 receives posted, more than the old ring held");
+	EXPECT_TRUE(!ret)
+		TH_LOG("13 receives posted, more than the old ring held");
 	for (i = 0; i < 13; i++) {
 		struct ibv_sge sg = { (uintptr_t)bbuf, 16, bmr->lkey };
 		struct ibv_send_wr wr = { .wr_id = 400 + i, .sg_list = &sg,
@@ -798,8 +743,8 @@ static void test_resize_srq(void)
 
 		ibv_post_send(qb, &wr, &bad);
 	}
-	end = now() + 10;
-	while (n < 13 && now() < end) {
+	end = tu_now() + 10;
+	while (n < 13 && tu_now() < end) {
 		if (ibv_poll_cq(A.cq, 1, &wc) != 1) {
 			usleep(100);
 			continue;
@@ -808,13 +753,13 @@ static void test_resize_srq(void)
 			order = 0;
 		n++;
 	}
-	ok(n == 13 && order,
-	   "13 SENDs take the 3 moved receives first, then the new ones, in order (%d)",
+	EXPECT_TRUE(n == 13 && order)
+		TH_LOG("13 SENDs take the 3 moved receives first, then the new ones, in order (%d)",
 	   n);
 	at.max_wr = 2;
 	ret = ibv_modify_srq(srq, &at, IBV_SRQ_MAX_WR);
-	ok(!ret, "the empty SRQ shrinks (%d)", ret);
-out:
+	EXPECT_TRUE(!ret)
+		TH_LOG("the empty SRQ shrinks (%d)", ret);
 	if (q)
 		ibv_destroy_qp(q);
 	if (srq)
@@ -825,19 +770,13 @@ out:
 }
 
 /* @qp (UC) to RTS towards @dqpn: UC takes no timeouts, retries or READs. */
-static int uc_to_rts(struct side *s, struct ibv_qp *qp, struct side *peer,
+static int uc_to_rts(struct tu_side *s, struct ibv_qp *qp, struct tu_side *peer,
 		     uint32_t dqpn)
 {
-	struct ibv_qp_attr a = {
-		.qp_state = IBV_QPS_INIT, .port_num = 1,
-		.qp_access_flags = IBV_ACCESS_LOCAL_WRITE |
-				   IBV_ACCESS_REMOTE_WRITE,
-	};
+	struct ibv_qp_attr a = {};
 
-	if (ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_PKEY_INDEX |
-			  IBV_QP_PORT | IBV_QP_ACCESS_FLAGS))
+	if (tu_qp_init(qp, IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE))
 		return -1;
-	memset(&a, 0, sizeof(a));
 	a.qp_state = IBV_QPS_RTR;
 	a.path_mtu = IBV_MTU_1024;
 	a.dest_qp_num = dqpn;
@@ -876,7 +815,7 @@ static int uc_send(struct ibv_qp *q, uint32_t len)
  * receive posted are dropped by the responder, touch nothing and leave
  * both QPs working; READs are refused.
  */
-static void test_uc(void)
+static void test_uc(struct __test_metadata *_metadata)
 {
 	struct ibv_mr *mr = ibv_reg_mr(A.pd, abuf, LEN, ACC_ALL);
 	struct ibv_qp_init_attr ia = {
@@ -896,43 +835,43 @@ static void test_uc(void)
 
 	ia.send_cq = ia.recv_cq = B.cq;
 	ub = ibv_create_qp(B.pd, &ia);
-	ok(mr && ua && ub && !ibv_query_qp(ua, &qa_attr, IBV_QP_STATE, &qi) &&
-	   qi.qp_type == IBV_QPT_UC, "UC QPs created");
-	if (!mr || !ua || !ub || uc_to_rts(&A, ua, &B, ub->qp_num) ||
-	    uc_to_rts(&B, ub, &A, ua->qp_num)) {
-		ok(false, "UC QPs to RTS");
-		goto out;
-	}
+	EXPECT_TRUE(mr && ua && ub && !ibv_query_qp(ua, &qa_attr, IBV_QP_STATE, &qi) &&
+	   qi.qp_type == IBV_QPT_UC)
+		TH_LOG("UC QPs created");
+	ASSERT_FALSE(!mr || !ua || !ub || uc_to_rts(&A, ua, &B, ub->qp_num) ||
+	    uc_to_rts(&B, ub, &A, ua->qp_num))
+		TH_LOG("UC QPs to RTS");
 	while (ibv_poll_cq(A.cq, 1, &wc) > 0)
 		;
 	memset(abuf, 0xee, LEN);
 	st = write_via(ub, (uintptr_t)abuf + 64, mr->rkey);
-	ok(st == IBV_WC_SUCCESS && !memcmp(abuf + 64, bbuf, 64),
-	   "a UC WRITE completes and lands (status %d)", st);
+	EXPECT_TRUE(st == IBV_WC_SUCCESS && !memcmp(abuf + 64, bbuf, 64))
+		TH_LOG("a UC WRITE completes and lands (status %d)", st);
 	sg = (struct ibv_sge){ (uintptr_t)abuf + 4096, 4096, mr->lkey };
 	rwr = (struct ibv_recv_wr){ .wr_id = 601, .sg_list = &sg, .num_sge = 1 };
 	ibv_post_recv(ua, &rwr, &rbad);
 	st = uc_send(ub, 3000);
-	ok(st == IBV_WC_SUCCESS && wait_wc(A.cq, &wc) == IBV_WC_SUCCESS &&
+	EXPECT_TRUE(st == IBV_WC_SUCCESS && wait_wc(A.cq, &wc) == IBV_WC_SUCCESS &&
 	   wc.wr_id == 601 && wc.byte_len == 3000 &&
-	   !memcmp(abuf + 4096, bbuf, 3000),
-	   "a UC SEND of 3 packets arrives whole (status %d)", st);
+	   !memcmp(abuf + 4096, bbuf, 3000))
+		TH_LOG("a UC SEND of 3 packets arrives whole (status %d)", st);
 	memset(abuf, 0xee, LEN);
 	st = write_via(ub, (uintptr_t)abuf, mr->rkey ^ 0x80);
-	ok(st == IBV_WC_SUCCESS && untouched(abuf, LEN),
-	   "a UC WRITE with a bad rkey completes at the sender, touches nothing (status %d)",
+	EXPECT_TRUE(st == IBV_WC_SUCCESS && untouched(abuf, LEN))
+		TH_LOG("a UC WRITE with a bad rkey completes at the sender, touches nothing (status %d)",
 	   st);
 	st = uc_send(ub, 32);
 	usleep(200000);
-	ok(st == IBV_WC_SUCCESS && ibv_poll_cq(A.cq, 1, &wc) == 0,
-	   "a UC SEND with no receive posted is dropped");
+	EXPECT_TRUE(st == IBV_WC_SUCCESS && ibv_poll_cq(A.cq, 1, &wc) == 0)
+		TH_LOG("a UC SEND with no receive posted is dropped");
 	ibv_post_recv(ua, &rwr, &rbad);
 	st = write_via(ub, (uintptr_t)abuf + 128, mr->rkey);
-	ok(st == IBV_WC_SUCCESS && !memcmp(abuf + 128, bbuf, 64),
-	   "after the drops the UC pair still carries WRITEs");
+	EXPECT_TRUE(st == IBV_WC_SUCCESS && !memcmp(abuf + 128, bbuf, 64))
+		TH_LOG("after the drops the UC pair still carries WRITEs");
 	st = uc_send(ub, 16);
-	ok(st == IBV_WC_SUCCESS && wait_wc(A.cq, &wc) == IBV_WC_SUCCESS &&
-	   wc.byte_len == 16, "and SENDs");
+	EXPECT_TRUE(st == IBV_WC_SUCCESS && wait_wc(A.cq, &wc) == IBV_WC_SUCCESS &&
+	   wc.byte_len == 16)
+		TH_LOG("and SENDs");
 	sg = (struct ibv_sge){ (uintptr_t)bbuf, 64, bmr->lkey };
 	{
 		struct ibv_send_wr rd = {
@@ -941,10 +880,9 @@ static void test_uc(void)
 			.wr.rdma = { (uintptr_t)abuf, mr->rkey },
 		};
 
-		ok(ibv_post_send(ub, &rd, &sbad) == EINVAL,
-		   "a READ on a UC QP is refused (EINVAL)");
+		EXPECT_TRUE(ibv_post_send(ub, &rd, &sbad) == EINVAL)
+		TH_LOG("a READ on a UC QP is refused (EINVAL)");
 	}
-out:
 	if (ua)
 		ibv_destroy_qp(ua);
 	if (ub)
@@ -958,7 +896,7 @@ out:
  * mlx5 do; rdma-core's rereg tests restart QPs that way), and only its
  * own: two QPs with a flushed receive each, one reset.
  */
-static void test_reset_cq(void)
+static void test_reset_cq(struct __test_metadata *_metadata)
 {
 	struct ibv_mr *mr = ibv_reg_mr(A.pd, abuf, LEN, ACC_ALL);
 	struct ibv_qp *q[2] = { new_qp(A.pd, A.cq), new_qp(A.pd, A.cq) };
@@ -983,9 +921,9 @@ static void test_reset_cq(void)
 	at.qp_state = IBV_QPS_RESET;
 	if (q[0] && !ibv_modify_qp(q[0], &at, IBV_QP_STATE))
 		n = ibv_poll_cq(A.cq, 4, wc);
-	ok(q[1] && n == 1 && wc[0].qp_num == q[1]->qp_num &&
-	   wc[0].status == IBV_WC_WR_FLUSH_ERR,
-	   "RESET drops the QP's own flushed completion from the CQ, not another QP's (%d left)",
+	EXPECT_TRUE(q[1] && n == 1 && wc[0].qp_num == q[1]->qp_num &&
+	   wc[0].status == IBV_WC_WR_FLUSH_ERR)
+		TH_LOG("RESET drops the QP's own flushed completion from the CQ, not another QP's (%d left)",
 	   n);
 	for (i = 0; i < 2; i++)
 		if (q[i])
@@ -1013,7 +951,7 @@ static int flush1(struct ibv_qp_ex *x, uint32_t rkey, uint64_t addr,
  * (no MR can have that access: the device has no persistent memory) and
  * a flush of an MR without flush access are remote access errors.
  */
-static void test_flush(void)
+static void test_flush(struct __test_metadata *_metadata)
 {
 	struct ibv_mr *mr = ibv_reg_mr(A.pd, abuf, LEN,
 				       ACC_ALL | IBV_ACCESS_FLUSH_GLOBAL);
@@ -1036,61 +974,56 @@ static void test_flush(void)
 
 	errno = 0;
 	bad = ibv_reg_mr(A.pd, abuf, LEN, ACC_ALL | IBV_ACCESS_FLUSH_PERSISTENT);
-	ok(!bad, "an MR with persistent flush access is refused (%s)",
+	EXPECT_TRUE(!bad)
+		TH_LOG("an MR with persistent flush access is refused (%s)",
 	   strerror(errno));
 	if (bad)
 		ibv_dereg_mr(bad);
 	q = ibv_create_qp_ex(B.ctx, &ia);
-	if (!mr || !nof || !q || fresh_qa() || to_rts(&B, q, &A, qa->qp_num) ||
-	    to_rts(&A, qa, &B, q->qp_num)) {
-		ok(false, "flush: set up (%s)", strerror(errno));
-		goto out;
-	}
+	ASSERT_FALSE(!mr || !nof || !q || fresh_qa() || to_rts(&B, q, &A, qa->qp_num) ||
+	    to_rts(&A, qa, &B, q->qp_num))
+		TH_LOG("flush: set up (%s)", strerror(errno));
 	x = ibv_qp_to_qp_ex(q);
 	st = write_via(q, (uintptr_t)abuf, mr->rkey);
 	if (st == IBV_WC_SUCCESS)
 		st = flush1(x, mr->rkey, (uintptr_t)abuf, 64,
 			    IBV_FLUSH_GLOBAL, IBV_FLUSH_RANGE, &wc);
-	ok(st == IBV_WC_SUCCESS && wc.opcode == IBV_WC_FLUSH && wc.wr_id == 800,
-	   "WRITE then FLUSH of its range: IBV_WC_FLUSH (status %d)", st);
+	EXPECT_TRUE(st == IBV_WC_SUCCESS && wc.opcode == IBV_WC_FLUSH && wc.wr_id == 800)
+		TH_LOG("WRITE then FLUSH of its range: IBV_WC_FLUSH (status %d)", st);
 	st = flush1(x, mr->rkey, (uintptr_t)abuf, 1 << 30, IBV_FLUSH_GLOBAL,
 		    IBV_FLUSH_MR, &wc);
-	ok(st == IBV_WC_SUCCESS,
-	   "FLUSH of the whole MR (the length is not looked at) (status %d)", st);
+	EXPECT_TRUE(st == IBV_WC_SUCCESS)
+		TH_LOG("FLUSH of the whole MR (the length is not looked at) (status %d)", st);
 	st = flush1(x, mr->rkey, (uintptr_t)abuf, 1 << 30, IBV_FLUSH_GLOBAL,
 		    IBV_FLUSH_RANGE, &wc);
-	ok(st == IBV_WC_REM_ACCESS_ERR,
-	   "FLUSH of a range past the MR: remote access error (status %d)", st);
+	EXPECT_TRUE(st == IBV_WC_REM_ACCESS_ERR)
+		TH_LOG("FLUSH of a range past the MR: remote access error (status %d)", st);
 	/* both ends afresh: the failed FLUSH left them in ERR */
 	if (fresh_qa())
 		goto out;
 	ibv_destroy_qp(q);
 	q = ibv_create_qp_ex(B.ctx, &ia);
-	if (!q || to_rts(&B, q, &A, qa->qp_num) ||
-	    to_rts(&A, qa, &B, q->qp_num)) {
-		ok(false, "flush: reconnect");
-		goto out;
-	}
+	ASSERT_FALSE(!q || to_rts(&B, q, &A, qa->qp_num) ||
+	    to_rts(&A, qa, &B, q->qp_num))
+		TH_LOG("flush: reconnect");
 	x = ibv_qp_to_qp_ex(q);
 	st = flush1(x, mr->rkey, (uintptr_t)abuf, 64, IBV_FLUSH_PERSISTENT,
 		    IBV_FLUSH_RANGE, &wc);
-	ok(st == IBV_WC_REM_ACCESS_ERR,
-	   "a persistent FLUSH: remote access error (status %d)", st);
+	EXPECT_TRUE(st == IBV_WC_REM_ACCESS_ERR)
+		TH_LOG("a persistent FLUSH: remote access error (status %d)", st);
 	/* both ends afresh: the failed FLUSH left them in ERR */
 	if (fresh_qa())
 		goto out;
 	ibv_destroy_qp(q);
 	q = ibv_create_qp_ex(B.ctx, &ia);
-	if (!q || to_rts(&B, q, &A, qa->qp_num) ||
-	    to_rts(&A, qa, &B, q->qp_num)) {
-		ok(false, "flush: reconnect");
-		goto out;
-	}
+	ASSERT_FALSE(!q || to_rts(&B, q, &A, qa->qp_num) ||
+	    to_rts(&A, qa, &B, q->qp_num))
+		TH_LOG("flush: reconnect");
 	x = ibv_qp_to_qp_ex(q);
 	st = flush1(x, nof->rkey, (uintptr_t)abuf, 64, IBV_FLUSH_GLOBAL,
 		    IBV_FLUSH_RANGE, &wc);
-	ok(st == IBV_WC_REM_ACCESS_ERR,
-	   "FLUSH of an MR without flush access: remote access error (status %d)",
+	EXPECT_TRUE(st == IBV_WC_REM_ACCESS_ERR)
+		TH_LOG("FLUSH of an MR without flush access: remote access error (status %d)",
 	   st);
 out:
 	if (q)
@@ -1102,42 +1035,95 @@ out:
 	reconnect();
 }
 
-int main(int argc, char **argv)
+/* from the command line */
+static const char *dev_a, *dev_b;
+static int gid_a, gid_b;
+
+/*
+ * Every test opens both devices anew, in its own process: A with its
+ * buffer, B with its registered, patterned one.
+ */
+FIXTURE(mw) {};
+
+FIXTURE_SETUP(mw)
 {
-	if (argc < 5) {
-		fprintf(stderr, "usage: %s DEV_A GID_A DEV_B GID_B\n", argv[0]);
-		return 2;
-	}
-	printf("TAP version 13\n");
 	abuf = aligned_alloc(4096, LEN);
 	bbuf = aligned_alloc(4096, LEN);
-	if (!abuf || !bbuf || open_side(&A, argv[1], atoi(argv[2])) ||
-	    open_side(&B, argv[3], atoi(argv[4]))) {
-		ok(false, "open %s and %s", argv[1], argv[3]);
-		printf("1..%d\n", tap_n);
-		return 1;
-	}
+	ASSERT_TRUE(abuf && bbuf);
+	ASSERT_EQ(0, tu_open(&A, dev_a, gid_a, 256))
+		TH_LOG("open %s (GID index %d): %s", dev_a, gid_a, strerror(errno));
+	ASSERT_EQ(0, tu_open(&B, dev_b, gid_b, 256))
+		TH_LOG("open %s (GID index %d): %s", dev_b, gid_b, strerror(errno));
 	bmr = ibv_reg_mr(B.pd, bbuf, LEN, ACC_ALL);
+	ASSERT_NE(NULL, bmr) TH_LOG("register B's buffer: %s", strerror(errno));
 	for (int i = 0; i < LEN; i++)
 		bbuf[i] = (uint8_t)(i * 13 + 1);
-	if (!bmr) {
-		ok(false, "register B's buffer");
-		printf("1..%d\n", tap_n);
-		return 1;
-	}
-	test_mw();
-	test_rereg();
-	test_parent_domain();
-	test_import();
-	test_resize_cq();
-	test_resize_srq();
-	test_uc();
-	test_reset_cq();
-	test_flush();
+}
+
+FIXTURE_TEARDOWN(mw)
+{
 	if (qa)
 		ibv_destroy_qp(qa);
 	if (qb)
 		ibv_destroy_qp(qb);
-	printf("1..%d\n", tap_n);
-	return tap_failed ? 1 : 0;
+}
+
+TEST_F_TIMEOUT(mw, memory_windows, 120)
+{
+	test_mw(_metadata);
+}
+
+TEST_F_TIMEOUT(mw, rereg_mr, 120)
+{
+	test_rereg(_metadata);
+}
+
+TEST_F_TIMEOUT(mw, parent_domain, 120)
+{
+	test_parent_domain(_metadata);
+}
+
+TEST_F_TIMEOUT(mw, import, 120)
+{
+	test_import(_metadata);
+}
+
+TEST_F_TIMEOUT(mw, resize_cq, 120)
+{
+	test_resize_cq(_metadata);
+}
+
+TEST_F_TIMEOUT(mw, resize_srq, 120)
+{
+	test_resize_srq(_metadata);
+}
+
+TEST_F_TIMEOUT(mw, uc, 120)
+{
+	test_uc(_metadata);
+}
+
+TEST_F_TIMEOUT(mw, reset_cq, 120)
+{
+	test_reset_cq(_metadata);
+}
+
+TEST_F_TIMEOUT(mw, flush, 120)
+{
+	test_flush(_metadata);
+}
+
+int main(int argc, char **argv)
+{
+	char *run[] = { argv[0], NULL };
+
+	if (argc != 5) {
+		fprintf(stderr, "usage: %s DEV_A GID_A DEV_B GID_B\n", argv[0]);
+		return 2;
+	}
+	dev_a = argv[1];
+	gid_a = atoi(argv[2]);
+	dev_b = argv[3];
+	gid_b = atoi(argv[4]);
+	return test_harness_run(1, run);
 }

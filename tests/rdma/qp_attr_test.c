@@ -34,109 +34,49 @@
 #define GRH		40
 #define BUF		8192
 
-struct side {
-	struct ibv_context *ctx;
-	struct ibv_pd *pd;
-	struct ibv_cq *cq;
-	struct ibv_qp *qp;
-	struct ibv_mr *mr;
-	uint8_t *buf;
-	union ibv_gid gid;
-	int gid_index;
-};
-
-static double now(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec + ts.tv_nsec / 1e9;
-}
-
 /* One completion of @cq within @secs; false if none came. */
 static bool wait_wc(struct ibv_cq *cq, struct ibv_wc *wc, double secs)
 {
-	double end = now() + secs;
-	int n;
-
-	do {
-		n = ibv_poll_cq(cq, 1, wc);
-		if (n)
-			return n == 1;
-	} while (now() < end);
-	return false;
+	return tu_poll(cq, wc, secs) == 1;
 }
 
-static int open_side(struct side *s, const char *dev, int gid_index)
+/* The device, a CQ of 64 and an MR of BUF bytes (s->buf, s->mr). */
+static int open_side(struct tu_side *s, const char *dev, int gid_index)
 {
-	s->ctx = open_device_by_name(dev);
-	if (!s->ctx)
+	if (tu_open(s, dev, gid_index, 64))
 		return -1;
-	s->gid_index = gid_index;
-	if (ibv_query_gid(s->ctx, 1, gid_index, &s->gid))
-		return -1;
-	s->pd = ibv_alloc_pd(s->ctx);
-	s->cq = s->pd ? ibv_create_cq(s->ctx, 64, NULL, NULL, 0) : NULL;
 	s->buf = aligned_alloc(4096, BUF);
-	if (!s->cq || !s->buf)
+	if (!s->buf)
 		return -1;
 	memset(s->buf, 0, BUF);
-	s->mr = ibv_reg_mr(s->pd, s->buf, BUF, IBV_ACCESS_LOCAL_WRITE |
-			   IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ);
+	s->mr = ibv_reg_mr(s->pd, s->buf, BUF, TU_ACC_ALL);
 	return s->mr ? 0 : -1;
 }
 
-static struct ibv_qp *make_qp(struct side *s, enum ibv_qp_type type,
+static struct ibv_qp *make_qp(struct tu_side *s, enum ibv_qp_type type,
 			      uint32_t send_sge, uint32_t inl)
 {
-	struct ibv_qp_init_attr ia = {
-		.send_cq = s->cq, .recv_cq = s->cq,
-		.cap = { .max_send_wr = 16, .max_recv_wr = 16,
-			 .max_send_sge = send_sge, .max_recv_sge = 1,
-			 .max_inline_data = inl },
-		.qp_type = type,
-	};
-
-	return ibv_create_qp(s->pd, &ia);
+	return tu_qp(s->pd, s->cq, type,
+		     &(struct ibv_qp_cap){ .max_send_wr = 16, .max_recv_wr = 16,
+					   .max_send_sge = send_sge,
+					   .max_recv_sge = 1,
+					   .max_inline_data = inl });
 }
 
 /* ------------------------------------------------------------- RC */
 
-static int rc_connect(struct side *s, struct side *peer)
+/* s->qp to RTS towards peer->qp: PSNs 0, no READ resources */
+static int rc_connect(struct tu_side *s, struct tu_side *peer)
 {
-	struct ibv_qp_attr a = {
-		.qp_state = IBV_QPS_INIT, .port_num = 1,
-		.qp_access_flags = IBV_ACCESS_REMOTE_WRITE,
-	};
+	struct tu_path p = TU_PATH_DEFAULT;
 
-	if (ibv_modify_qp(s->qp, &a, IBV_QP_STATE | IBV_QP_PKEY_INDEX |
-			  IBV_QP_PORT | IBV_QP_ACCESS_FLAGS))
-		return -1;
-	memset(&a, 0, sizeof(a));
-	a.qp_state = IBV_QPS_RTR;
-	a.path_mtu = IBV_MTU_1024;
-	a.dest_qp_num = peer->qp->qp_num;
-	a.min_rnr_timer = 1;
-	a.ah_attr.is_global = 1;
-	a.ah_attr.port_num = 1;
-	a.ah_attr.grh.dgid = peer->gid;
-	a.ah_attr.grh.hop_limit = 64;
-	a.ah_attr.grh.sgid_index = s->gid_index;
-	if (ibv_modify_qp(s->qp, &a, IBV_QP_STATE | IBV_QP_AV |
-			  IBV_QP_PATH_MTU | IBV_QP_DEST_QPN | IBV_QP_RQ_PSN |
-			  IBV_QP_MAX_DEST_RD_ATOMIC | IBV_QP_MIN_RNR_TIMER))
-		return -1;
-	memset(&a, 0, sizeof(a));
-	a.qp_state = IBV_QPS_RTS;
-	a.timeout = 14;
-	a.retry_cnt = 7;
-	a.rnr_retry = 7;
-	return ibv_modify_qp(s->qp, &a, IBV_QP_STATE | IBV_QP_TIMEOUT |
-			     IBV_QP_RETRY_CNT | IBV_QP_RNR_RETRY |
-			     IBV_QP_SQ_PSN | IBV_QP_MAX_QP_RD_ATOMIC);
+	p.max_rd_atomic = 0;
+	p.max_dest_rd_atomic = 0;
+	return tu_qp_connect(s->qp, s, peer, peer->qp->qp_num,
+			     IBV_ACCESS_REMOTE_WRITE, &p);
 }
 
-static int post_recv(struct side *s, uint64_t off, uint32_t len)
+static int post_recv(struct tu_side *s, uint64_t off, uint32_t len)
 {
 	struct ibv_sge sg = {
 		.addr = (uintptr_t)s->buf + off, .length = len,
@@ -148,7 +88,7 @@ static int post_recv(struct side *s, uint64_t off, uint32_t len)
 	return ibv_post_recv(s->qp, &wr, &bad);
 }
 
-static void test_rc(struct __test_metadata *_metadata, struct side *a, struct side *b)
+static void test_rc(struct __test_metadata *_metadata, struct tu_side *a, struct tu_side *b)
 {
 	struct ibv_qp_attr qa = {}, got;
 	struct ibv_qp_init_attr gi;
@@ -209,7 +149,7 @@ static void test_rc(struct __test_metadata *_metadata, struct side *a, struct si
 
 /* ------------------------------------------------------------- MR */
 
-static void test_mr(struct __test_metadata *_metadata, struct side *a)
+static void test_mr(struct __test_metadata *_metadata, struct tu_side *a)
 {
 	struct ibv_device_attr da = {};
 	struct ibv_mr *mr;
@@ -226,7 +166,7 @@ static void test_mr(struct __test_metadata *_metadata, struct side *a)
 
 /* ------------------------------------------------------------- UD */
 
-static int ud_up(struct side *s, uint32_t qkey)
+static int ud_up(struct tu_side *s, uint32_t qkey)
 {
 	struct ibv_qp_attr a = {
 		.qp_state = IBV_QPS_INIT, .port_num = 1, .qkey = qkey,
@@ -243,7 +183,7 @@ static int ud_up(struct side *s, uint32_t qkey)
 	return ibv_modify_qp(s->qp, &a, IBV_QP_STATE | IBV_QP_SQ_PSN);
 }
 
-static struct ibv_ah *ah_to(struct side *s, struct side *peer)
+static struct ibv_ah *ah_to(struct tu_side *s, struct tu_side *peer)
 {
 	struct ibv_ah_attr aa = {
 		.is_global = 1, .port_num = 1,
@@ -254,7 +194,7 @@ static struct ibv_ah *ah_to(struct side *s, struct side *peer)
 	return ibv_create_ah(s->pd, &aa);
 }
 
-static int ud_send(struct side *s, struct ibv_ah *ah, uint32_t qpn,
+static int ud_send(struct tu_side *s, struct ibv_ah *ah, uint32_t qpn,
 		   uint32_t qkey, uint32_t len, bool imm, bool inl)
 {
 	struct ibv_sge sg = {
@@ -273,14 +213,14 @@ static int ud_send(struct side *s, struct ibv_ah *ah, uint32_t qpn,
 	return ibv_post_send(s->qp, &wr, &bad);
 }
 
-static uint32_t qkey_viols(struct side *s)
+static uint32_t qkey_viols(struct tu_side *s)
 {
 	struct ibv_port_attr pa;
 
 	return ibv_query_port(s->ctx, 1, &pa) ? ~0U : pa.qkey_viol_cntr;
 }
 
-static void test_ud(struct __test_metadata *_metadata, struct side *a, struct side *b)
+static void test_ud(struct __test_metadata *_metadata, struct tu_side *a, struct tu_side *b)
 {
 	struct ibv_qp_init_attr gi;
 	struct ibv_qp_attr got, qa = {};
@@ -427,7 +367,7 @@ static int gid_a, gid_b;
 
 /* Every test opens both devices anew, in its own process. */
 FIXTURE(qp_attr) {
-	struct side a, b;
+	struct tu_side a, b;
 };
 
 FIXTURE_SETUP(qp_attr)

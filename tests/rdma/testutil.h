@@ -2,19 +2,31 @@
 /*
  * testutil.h - what the RDMA test programs share.  The tests proper are
  * kselftests (kselftest_harness.h, included first): a check is EXPECT_*()
- * or ASSERT_*().  tap_ok() is plain TAP for what runs outside the harness
- * (verbs_test --hold-ah; fault_xfer, which calls it ok()): it prints one
- * numbered point and counts failures; the program prints the plan
- * ("1..tap_n") and exits non-zero when tap_failed is set.  A kselftest has
- * no ok(), so a check written the old way does not build.
+ * or ASSERT_*(); verbs_fuzz, one run rather than a set of tests, reports
+ * through kselftest.h's ksft_test_result_*().  tap_ok() is plain TAP for
+ * what runs outside the harness (verbs_test --hold-ah): it prints one
+ * numbered point and counts failures.  A kselftest has no ok(), so a
+ * check written the old way does not build.
+ *
+ * The tu_*() helpers build what every two-device test starts from: a
+ * device with its PD, CQ and port 1's GID (struct tu_side), QPs, and the
+ * RC state changes RESET -> INIT -> RTR -> RTS towards a peer's QP with
+ * the path a test asks for (struct tu_path).  They return 0 or an errno
+ * (as ibv_modify_qp() does) and do not report: the caller ASSERTs or
+ * EXPECTs.  All static inline, so a program that includes this header
+ * needs no extra source.
  */
 #ifndef GAUDI_RDMA_TESTUTIL_H
 #define GAUDI_RDMA_TESTUTIL_H
 
+#include <errno.h>
 #include <stdarg.h>
 #include <stdbool.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <string.h>
+#include <time.h>
+#include <unistd.h>
 #include <infiniband/verbs.h>
 
 static int tap_n, tap_failed;
@@ -53,6 +65,149 @@ static inline struct ibv_context *open_device_by_name(const char *name)
 			ctx = ibv_open_device(list[i]);
 	ibv_free_device_list(list);
 	return ctx;
+}
+
+#define TU_ACC_ALL	(IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE | \
+			 IBV_ACCESS_REMOTE_READ)
+
+/*
+ * One end of a test's connections.  tu_open() fills ctx, pd, cq, gid and
+ * gid_index; the rest is the test's own (its QP, MR, buffer, a name for
+ * messages).
+ */
+struct tu_side {
+	const char *name;
+	struct ibv_context *ctx;
+	struct ibv_pd *pd;
+	struct ibv_cq *cq;
+	struct ibv_qp *qp;
+	struct ibv_mr *mr;
+	uint8_t *buf;
+	union ibv_gid gid;
+	int gid_index;
+};
+
+/* Open @dev, read GID @gid_index of port 1, make a PD and a CQ of @cqe. */
+static inline int tu_open(struct tu_side *s, const char *dev, int gid_index,
+			  int cqe)
+{
+	s->ctx = open_device_by_name(dev);
+	if (!s->ctx)
+		return errno ?: ENODEV;
+	s->gid_index = gid_index;
+	if (ibv_query_gid(s->ctx, 1, gid_index, &s->gid))
+		return errno ?: EINVAL;
+	s->pd = ibv_alloc_pd(s->ctx);
+	if (!s->pd)
+		return errno ?: ENOMEM;
+	s->cq = ibv_create_cq(s->ctx, cqe, NULL, NULL, 0);
+	return s->cq ? 0 : errno ?: ENOMEM;
+}
+
+/* A QP of @type in @pd, both queues on @cq, with @cap. */
+static inline struct ibv_qp *tu_qp(struct ibv_pd *pd, struct ibv_cq *cq,
+				   enum ibv_qp_type type,
+				   const struct ibv_qp_cap *cap)
+{
+	struct ibv_qp_init_attr ia = {
+		.send_cq = cq, .recv_cq = cq, .cap = *cap, .qp_type = type,
+	};
+
+	return ibv_create_qp(pd, &ia);
+}
+
+/* RESET -> INIT on port 1, P_Key index 0, remote @access. */
+static inline int tu_qp_init(struct ibv_qp *qp, unsigned int access)
+{
+	struct ibv_qp_attr a = {
+		.qp_state = IBV_QPS_INIT, .port_num = 1,
+		.qp_access_flags = access,
+	};
+
+	return ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_PKEY_INDEX |
+			     IBV_QP_PORT | IBV_QP_ACCESS_FLAGS);
+}
+
+/* What an RC connection is given on its way to RTS (both PSNs are psn). */
+struct tu_path {
+	enum ibv_mtu mtu;
+	uint32_t psn;
+	uint8_t timeout, retry_cnt, rnr_retry, min_rnr_timer;
+	uint8_t max_rd_atomic, max_dest_rd_atomic;
+};
+
+/* MTU 1024, ACK timeout 14 (67 ms), 7 retries, 4 READs each way */
+#define TU_PATH_DEFAULT ((struct tu_path){ \
+	.mtu = IBV_MTU_1024, .timeout = 14, .retry_cnt = 7, .rnr_retry = 7, \
+	.min_rnr_timer = 1, .max_rd_atomic = 4, .max_dest_rd_atomic = 4 })
+
+/* INIT -> RTR -> RTS of @qp on @s towards QP @dqpn on @peer, over @p. */
+static inline int tu_qp_rtr_rts(struct ibv_qp *qp, const struct tu_side *s,
+				const struct tu_side *peer, uint32_t dqpn,
+				const struct tu_path *p)
+{
+	struct ibv_qp_attr a = {
+		.qp_state = IBV_QPS_RTR, .path_mtu = p->mtu,
+		.dest_qp_num = dqpn, .rq_psn = p->psn,
+		.max_dest_rd_atomic = p->max_dest_rd_atomic,
+		.min_rnr_timer = p->min_rnr_timer,
+		.ah_attr = { .is_global = 1, .port_num = 1,
+			     .grh = { .dgid = peer->gid, .hop_limit = 64,
+				      .sgid_index = s->gid_index } },
+	};
+	int ret;
+
+	ret = ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_AV |
+			    IBV_QP_PATH_MTU | IBV_QP_DEST_QPN | IBV_QP_RQ_PSN |
+			    IBV_QP_MAX_DEST_RD_ATOMIC | IBV_QP_MIN_RNR_TIMER);
+	if (ret)
+		return ret;
+	memset(&a, 0, sizeof(a));
+	a.qp_state = IBV_QPS_RTS;
+	a.timeout = p->timeout;
+	a.retry_cnt = p->retry_cnt;
+	a.rnr_retry = p->rnr_retry;
+	a.sq_psn = p->psn;
+	a.max_rd_atomic = p->max_rd_atomic;
+	return ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_TIMEOUT |
+			     IBV_QP_RETRY_CNT | IBV_QP_RNR_RETRY |
+			     IBV_QP_SQ_PSN | IBV_QP_MAX_QP_RD_ATOMIC);
+}
+
+/* RESET -> RTS in one go: tu_qp_init(), then tu_qp_rtr_rts(). */
+static inline int tu_qp_connect(struct ibv_qp *qp, const struct tu_side *s,
+				const struct tu_side *peer, uint32_t dqpn,
+				unsigned int access, const struct tu_path *p)
+{
+	return tu_qp_init(qp, access) ?: tu_qp_rtr_rts(qp, s, peer, dqpn, p);
+}
+
+/* CLOCK_MONOTONIC in seconds */
+static inline double tu_now(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+/*
+ * Poll @cq for one completion for up to @secs: 1 with it in @wc, 0 if
+ * none came, negative if polling failed.
+ */
+static inline int tu_poll(struct ibv_cq *cq, struct ibv_wc *wc, double secs)
+{
+	double end = tu_now() + secs;
+	int n;
+
+	for (;;) {
+		n = ibv_poll_cq(cq, 1, wc);
+		if (n)
+			return n;
+		if (tu_now() >= end)
+			return 0;
+		usleep(100);
+	}
 }
 
 #endif

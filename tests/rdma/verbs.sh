@@ -48,7 +48,7 @@ fi
 # memory windows, rereg MR and parent domains (tests/rdma/mw_test.c)
 mwbin=${MW_TEST:-/build/tests-rdma/mw_test}
 if [ -x "$mwbin" ]; then
-	ksft_relay mw_test < <(timeout 120 "$mwbin" "$IB_A" "$GID_A" "$IB_B" "$GID_B" 2>&1)
+	ksft_relay mw_test < <(timeout 300 "$mwbin" "$IB_A" "$GID_A" "$IB_B" "$GID_B" 2>&1)
 else
 	t_fail "mw_test built" "$mwbin missing (make user)"
 fi

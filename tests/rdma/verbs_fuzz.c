@@ -26,7 +26,10 @@
  * the context is closed with everything the raw commands made still
  * alive, and a fresh RC pair writes and reads 64 KiB and checks the bytes.
  * The caller checks the kernel log and that nothing stayed allocated
- * (tests/rdma/hardening.sh).  Output: TAP.
+ * (tests/rdma/hardening.sh).  Output: KTAP, through kselftest.h's helpers
+ * (a fuzzer is one run, not a set of tests: no harness): point 1 is the
+ * fuzzing, point 2 the check; a failure to set up fails point 1 and ends
+ * the run, which then falls short of its plan.
  */
 #define _GNU_SOURCE	/* pipe2 */
 #include <errno.h>
@@ -44,6 +47,8 @@
 #include <infiniband/verbs.h>
 #include <rdma/ib_user_verbs.h>
 #include <rdma/gaudi-abi.h>
+
+#include "kselftest.h"
 
 #define NQP		5	/* 0<->1 and 2<->3: RC pairs; 4: UD */
 #define SQ_DEPTH	64
@@ -85,7 +90,6 @@ static struct {
 	uint32_t own[H_NTYPES][NQP];	/* handles libibverbs owns */
 	int nown[H_NTYPES];
 	uint64_t rng;
-	int phase;		/* the TAP point a failure now belongs to */
 	int pipe[2];		/* fuzz_mmap's window onto its mappings */
 	unsigned long cmds, cmds_ok, wqes, doorbells, states, mmaps, polled, faults;
 } F;
@@ -120,11 +124,12 @@ static uint64_t edgy(uint64_t valid)
 	}
 }
 
+/* The point under way fails, and so does the run (its plan is not done). */
 static void die(const char *what)
 {
-	printf("not ok %d - %s: %s (seed in the first line)\n", F.phase, what,
-	       strerror(errno));
-	exit(1);
+	ksft_test_result_fail("%s: %s (the seed is in the first lines)\n", what,
+			      strerror(errno));
+	ksft_exit_fail();
 }
 
 /* ------------------------------------------------------------ handles */
@@ -595,7 +600,8 @@ static void setup(const char *ibdev)
 	for (int i = 0; list && list[i] && !F.ctx; i++)
 		if (!strcmp(ibv_get_device_name(list[i]), ibdev))
 			F.ctx = ibv_open_device(list[i]);
-	ibv_free_device_list(list);
+	if (list)	/* NULL when there are no verbs devices at all */
+		ibv_free_device_list(list);
 	if (!F.ctx)
 		die("opening the device");
 	if (ibv_query_port(F.ctx, 1, &pa) || ibv_query_gid(F.ctx, 1, F.gidx, &F.gid))
@@ -868,7 +874,6 @@ static bool check_device(const char *ibdev, char *why, size_t whylen)
 	memset(&F, 0, sizeof(F));
 	F.gidx = gidx;
 	F.rng = 1;
-	F.phase = 2;
 	setup(ibdev);
 	src = F.buf;
 	dst = F.buf + BUF_LEN / 2;
@@ -926,10 +931,11 @@ int main(int argc, char **argv)
 	secs = strtoul(argv[3], NULL, 0);
 	seed = argc > 4 ? strtoull(argv[4], NULL, 0) : (uint64_t)time(NULL) ^ getpid();
 	F.rng = seed ? seed : 1;
-	F.phase = 1;
 	setvbuf(stdout, NULL, _IOLBF, 0);
-	printf("TAP version 13\n1..2\n# seed %" PRIu64 " (verbs_fuzz %s %d %lu %" PRIu64
-	       " repeats this run)\n", seed, argv[1], F.gidx, secs, seed);
+	ksft_print_header();
+	ksft_set_plan(2);
+	ksft_print_msg("seed %" PRIu64 " (verbs_fuzz %s %d %lu %" PRIu64
+		       " repeats this run)\n", seed, argv[1], F.gidx, secs, seed);
 	if (pipe2(F.pipe, O_NONBLOCK))
 		die("creating a pipe");
 	setup(argv[1]);
@@ -961,9 +967,9 @@ int main(int argc, char **argv)
 			}
 		}
 	}
-	printf("ok 1 - %lus on %s: %lu raw uverbs commands (%lu succeeded), %lu WQEs in %lu doorbells, %lu completions, %lu QP resets, %lu mmaps (%lu touches refused); no crash\n",
-	       secs, argv[1], F.cmds, F.cmds_ok, F.wqes, F.doorbells, F.polled,
-	       F.states, F.mmaps, F.faults);
+	ksft_test_result_pass("%lus on %s: %lu raw uverbs commands (%lu succeeded), %lu WQEs in %lu doorbells, %lu completions, %lu QP resets, %lu mmaps (%lu touches refused); no crash\n",
+			      secs, argv[1], F.cmds, F.cmds_ok, F.wqes,
+			      F.doorbells, F.polled, F.states, F.mmaps, F.faults);
 	fflush(stdout);
 	/*
 	 * Destroy what libibverbs made (its ring mappings go with it; a PD or
@@ -979,10 +985,10 @@ int main(int argc, char **argv)
 	ibv_close_device(F.ctx);
 	free(F.buf);
 	if (check_device(argv[1], why, sizeof(why)))
-		printf("ok 2 - afterwards a fresh RC pair on %s writes and reads %d KiB, the bytes match\n",
-		       argv[1], CHECK_LEN >> 10);
+		ksft_test_result_pass("afterwards a fresh RC pair on %s writes and reads %d KiB, the bytes match\n",
+				      argv[1], CHECK_LEN >> 10);
 	else
-		printf("not ok 2 - afterwards a fresh RC pair on %s writes and reads %d KiB: %s\n",
-		       argv[1], CHECK_LEN >> 10, why);
-	return 0;
+		ksft_test_result_fail("afterwards a fresh RC pair on %s writes and reads %d KiB: %s\n",
+				      argv[1], CHECK_LEN >> 10, why);
+	ksft_finished();
 }

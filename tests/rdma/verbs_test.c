@@ -40,93 +40,35 @@
 #include "kselftest_harness.h"
 #include "testutil.h"
 
-struct side {
-	struct ibv_context *ctx;
-	struct ibv_pd *pd;
-	struct ibv_cq *cq;
-	struct ibv_qp *qp;
-	union ibv_gid gid;
-	int gid_index;
-};
-
-static struct side A, B;
+static struct tu_side A, B;
 
 /* from the command line */
 static const char *dev_a, *dev_b;
 static int gid_a, gid_b, accel_a = -1, accel_b = -1;
 
-static int open_side(struct side *s, const char *name, int gid_index)
+static struct ibv_qp *new_qp(struct tu_side *s)
 {
-	s->ctx = open_device_by_name(name);
-	if (!s->ctx)
-		return -1;
-	s->gid_index = gid_index;
-	if (ibv_query_gid(s->ctx, 1, gid_index, &s->gid))
-		return -1;
-	s->pd = ibv_alloc_pd(s->ctx);
-	s->cq = ibv_create_cq(s->ctx, 256, NULL, NULL, 0);
-	return s->pd && s->cq ? 0 : -1;
+	return tu_qp(s->pd, s->cq, IBV_QPT_RC,
+		     &(struct ibv_qp_cap){ .max_send_wr = 64, .max_recv_wr = 64,
+					   .max_send_sge = 6, .max_recv_sge = 6,
+					   .max_inline_data = 64 });
 }
 
-static struct ibv_qp *new_qp(struct side *s)
+/* INIT -> RTS towards @peer's QP @dqpn: PSNs 7, RNR retries @rnr_retry */
+static int to_rtr_rts(struct tu_side *s, struct ibv_qp *qp,
+		      struct tu_side *peer, uint32_t dqpn, int rnr_retry)
 {
-	struct ibv_qp_init_attr ia = {
-		.send_cq = s->cq, .recv_cq = s->cq,
-		.cap = { .max_send_wr = 64, .max_recv_wr = 64,
-			 .max_send_sge = 6, .max_recv_sge = 6,
-			 .max_inline_data = 64 },
-		.qp_type = IBV_QPT_RC,
-	};
+	struct tu_path p = TU_PATH_DEFAULT;
 
-	return ibv_create_qp(s->pd, &ia);
+	p.psn = 7;
+	p.rnr_retry = rnr_retry;
+	return tu_qp_rtr_rts(qp, s, peer, dqpn, &p);
 }
 
-static int to_init(struct ibv_qp *qp, int access)
-{
-	struct ibv_qp_attr a = {
-		.qp_state = IBV_QPS_INIT, .port_num = 1,
-		.qp_access_flags = access,
-	};
-
-	return ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_PKEY_INDEX |
-			     IBV_QP_PORT | IBV_QP_ACCESS_FLAGS);
-}
-
-static int to_rtr_rts(struct side *s, struct ibv_qp *qp, struct side *peer,
-		      uint32_t dqpn, int rnr_retry)
-{
-	struct ibv_qp_attr a = {
-		.qp_state = IBV_QPS_RTR, .path_mtu = IBV_MTU_1024,
-		.dest_qp_num = dqpn, .rq_psn = 7, .max_dest_rd_atomic = 4,
-		.min_rnr_timer = 1,
-		.ah_attr = { .is_global = 1, .port_num = 1,
-			     .grh = { .dgid = peer->gid, .hop_limit = 64,
-				      .sgid_index = s->gid_index } },
-	};
-	int ret;
-
-	ret = ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_AV |
-			    IBV_QP_PATH_MTU | IBV_QP_DEST_QPN | IBV_QP_RQ_PSN |
-			    IBV_QP_MAX_DEST_RD_ATOMIC | IBV_QP_MIN_RNR_TIMER);
-	if (ret)
-		return ret;
-	memset(&a, 0, sizeof(a));
-	a.qp_state = IBV_QPS_RTS;
-	a.timeout = 14;
-	a.retry_cnt = 7;
-	a.rnr_retry = rnr_retry;
-	a.sq_psn = 7;
-	a.max_rd_atomic = 4;
-	return ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_TIMEOUT |
-			     IBV_QP_RETRY_CNT | IBV_QP_RNR_RETRY |
-			     IBV_QP_SQ_PSN | IBV_QP_MAX_QP_RD_ATOMIC);
-}
-
-#define ACC_ALL (IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE | \
-		 IBV_ACCESS_REMOTE_READ)
+#define ACC_ALL TU_ACC_ALL
 
 /* A fresh connected pair A.qp <-> B.qp, made by @mk. */
-static int connect_pair_of(struct ibv_qp *(*mk)(struct side *), int rnr_retry)
+static int connect_pair_of(struct ibv_qp *(*mk)(struct tu_side *), int rnr_retry)
 {
 	if (A.qp)
 		ibv_destroy_qp(A.qp);
@@ -136,7 +78,7 @@ static int connect_pair_of(struct ibv_qp *(*mk)(struct side *), int rnr_retry)
 	B.qp = mk(&B);
 	if (!A.qp || !B.qp)
 		return -1;
-	if (to_init(A.qp, ACC_ALL) || to_init(B.qp, ACC_ALL))
+	if (tu_qp_init(A.qp, ACC_ALL) || tu_qp_init(B.qp, ACC_ALL))
 		return -1;
 	if (to_rtr_rts(&A, A.qp, &B, B.qp->qp_num, rnr_retry) ||
 	    to_rtr_rts(&B, B.qp, &A, A.qp->qp_num, rnr_retry))
@@ -149,27 +91,10 @@ static int connect_pair(int rnr_retry)
 	return connect_pair_of(new_qp, rnr_retry);
 }
 
-static double now(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec + ts.tv_nsec / 1e9;
-}
-
-/* Wait for one completion on @cq (10 s). */
+/* Wait for one completion on @cq (10 s): 0, or -1 if none came. */
 static int wait_wc(struct ibv_cq *cq, struct ibv_wc *wc)
 {
-	double end = now() + 10;
-	int n;
-
-	do {
-		n = ibv_poll_cq(cq, 1, wc);
-		if (n)
-			return n < 0 ? -1 : 0;
-		usleep(100);
-	} while (now() < end);
-	return -1;
+	return tu_poll(cq, wc, 10) == 1 ? 0 : -1;
 }
 
 static int post_write(struct ibv_qp *qp, enum ibv_wr_opcode op,
@@ -207,9 +132,9 @@ FIXTURE(verbs) {};
 
 FIXTURE_SETUP(verbs)
 {
-	ASSERT_EQ(0, open_side(&A, dev_a, gid_a))
+	ASSERT_EQ(0, tu_open(&A, dev_a, gid_a, 256))
 		TH_LOG("open %s (GID index %d): %s", dev_a, gid_a, strerror(errno));
-	ASSERT_EQ(0, open_side(&B, dev_b, gid_b))
+	ASSERT_EQ(0, tu_open(&B, dev_b, gid_b, 256))
 		TH_LOG("open %s (GID index %d): %s", dev_b, gid_b, strerror(errno));
 }
 
@@ -246,7 +171,7 @@ TEST_F_TIMEOUT(verbs, state_machine, 120)
 	EXPECT_TRUE(ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_PKEY_INDEX |
 			 IBV_QP_PORT | IBV_QP_ACCESS_FLAGS) == EINVAL)
 	   TH_LOG("INIT with pkey index 3 is refused (EINVAL)");
-	EXPECT_TRUE(to_init(qp, ACC_ALL) == 0) TH_LOG("RESET -> INIT");
+	EXPECT_TRUE(tu_qp_init(qp, ACC_ALL) == 0) TH_LOG("RESET -> INIT");
 	memset(&a, 0, sizeof(a));
 	a.qp_state = IBV_QPS_RTR;
 	a.path_mtu = IBV_MTU_1024;
@@ -273,14 +198,11 @@ TEST_F_TIMEOUT(verbs, data_path, 120)
 	struct ibv_wc wc;
 	int i, n;
 
-	EXPECT_TRUE(ma && mb) TH_LOG("register 256 KiB MRs");
-	if (!ma || !mb || connect_pair(7)) {
-		EXPECT_TRUE(false) TH_LOG("connect QPs");
-		return;
-	}
-	EXPECT_TRUE(true) TH_LOG("connect QP %u (%s) <-> QP %u (%s)", A.qp->qp_num,
-	   ibv_get_device_name(A.ctx->device), B.qp->qp_num,
-	   ibv_get_device_name(B.ctx->device));
+	ASSERT_TRUE(ma && mb) TH_LOG("register 256 KiB MRs: %s", strerror(errno));
+	ASSERT_EQ(0, connect_pair(7)) TH_LOG("connect QPs: %s", strerror(errno));
+	TH_LOG("connected QP %u (%s) <-> QP %u (%s)", A.qp->qp_num,
+	       ibv_get_device_name(A.ctx->device), B.qp->qp_num,
+	       ibv_get_device_name(B.ctx->device));
 
 	/* WRITE 100000 bytes gathered from 3 SGEs */
 	fill(a, BUF, 1);
@@ -721,8 +643,8 @@ TEST_F_TIMEOUT(verbs, cq_full, 120)
 	for (i = 0; i < 4; i++)
 		post_write(A.qp, IBV_WR_RDMA_WRITE, &sg, 1, (uintptr_t)b + 8 * i,
 			   mb->rkey, IBV_SEND_SIGNALED, 0);
-	end = now() + 10;
-	while (n < 4 && now() < end) {
+	end = tu_now() + 10;
+	while (n < 4 && tu_now() < end) {
 		r = ibv_poll_cq(cq, 8 - n, wc + n);
 		if (r < 0)
 			break;
@@ -1013,14 +935,14 @@ TEST_F_TIMEOUT(verbs, ah, 120)
  */
 static int hold_ah(const char *dev, int gid_index, const char *peer)
 {
-	struct side s = {};
+	struct tu_side s = {};
 	union ibv_gid g;
 	struct ibv_ah *ah;
 	char buf[64];
 	int r1, r2;
 
 	printf("TAP version 13\n");
-	if (open_side(&s, dev, gid_index)) {
+	if (tu_open(&s, dev, gid_index, 256)) {
 		tap_ok(false, "open %s", dev);
 		printf("1..%d\n", tap_n);
 		return 1;
@@ -1056,7 +978,7 @@ static int hold_ah(const char *dev, int gid_index, const char *peer)
 		    IBV_QP_EX_WITH_RDMA_WRITE_WITH_IMM | \
 		    IBV_QP_EX_WITH_RDMA_READ)
 
-static struct ibv_qp *mk_qpx(struct side *s, enum ibv_qp_type type,
+static struct ibv_qp *mk_qpx(struct tu_side *s, enum ibv_qp_type type,
 			     uint64_t ops)
 {
 	struct ibv_qp_init_attr_ex ia = {
@@ -1074,7 +996,7 @@ static struct ibv_qp *mk_qpx(struct side *s, enum ibv_qp_type type,
 	return ibv_create_qp_ex(s->ctx, &ia);
 }
 
-static struct ibv_qp *new_qpx(struct side *s)
+static struct ibv_qp *new_qpx(struct tu_side *s)
 {
 	return mk_qpx(s, IBV_QPT_RC, QPX_RC_OPS);
 }
@@ -1082,14 +1004,14 @@ static struct ibv_qp *new_qpx(struct side *s)
 /* No completion on @cq for 300 ms. */
 static bool cq_quiet(struct ibv_cq *cq)
 {
-	double end = now() + 0.3;
+	double end = tu_now() + 0.3;
 	struct ibv_wc wc;
 
 	do {
 		if (ibv_poll_cq(cq, 1, &wc))
 			return false;
 		usleep(1000);
-	} while (now() < end);
+	} while (tu_now() < end);
 	return true;
 }
 
@@ -1187,14 +1109,14 @@ TEST_F_TIMEOUT(verbs, qpex, 120)
 	if (q)
 		ibv_destroy_qp(q);
 
-	if (!ma || !mb || connect_pair_of(new_qpx, 7) ||
-	    !(x = ibv_qp_to_qp_ex(A.qp))) {
-		EXPECT_TRUE(false) TH_LOG("qpex: connect RC QPs with send_ops_flags (%s)",
-		   strerror(errno));
-		goto out;
-	}
-	EXPECT_TRUE(true) TH_LOG("qpex: connect RC QP %u <-> %u created with send_ops_flags",
-	   A.qp->qp_num, B.qp->qp_num);
+	ASSERT_TRUE(ma && mb) TH_LOG("qpex: register MRs: %s", strerror(errno));
+	ASSERT_EQ(0, connect_pair_of(new_qpx, 7))
+		TH_LOG("qpex: connect RC QPs with send_ops_flags (%s)",
+		       strerror(errno));
+	x = ibv_qp_to_qp_ex(A.qp);
+	ASSERT_NE(NULL, x) TH_LOG("qpex: the QP made with send_ops_flags has an ibv_qp_ex");
+	TH_LOG("qpex: connected RC QP %u <-> %u, created with send_ops_flags",
+	       A.qp->qp_num, B.qp->qp_num);
 
 	/* WRITE from 3 SGEs */
 	fill(a, BUF, 11);
@@ -1381,7 +1303,6 @@ TEST_F_TIMEOUT(verbs, qpex, 120)
 	   cq_quiet(B.cq))
 	   TH_LOG("qpex: after the refused batches the QP posts and nothing else completes (%s)",
 	   strerror(ret));
-out:
 	pair_release(ma, mb, a, b);
 }
 
