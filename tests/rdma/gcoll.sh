@@ -49,8 +49,8 @@ perf2() {
 	wait "$pid"
 	rc0=$?
 	printf -v "$__out" '%s' "$(cat "$o0")"
-	PERF_ERR="rank 0 (rc $rc0): $(tail -n 8 "$o0.err")
-rank 1 (rc $rc1): $(tail -n 8 "$o1.err")"
+	PERF_ERR="rank 0 (rc $rc0): $(tail -n 60 "$o0.err")
+rank 1 (rc $rc1): $(tail -n 60 "$o1.err")"
 	rm -f "$o0" "$o1" "$o0.err" "$o1.err"
 	[ "$rc0" = 0 ] && [ "$rc1" = 0 ]
 }
