@@ -75,11 +75,12 @@ gcoll() {
 #    (2 ranks, 2 CPUs): it makes Open MPI yield when idle, which cost it up
 #    to 8 ms per all-reduce on the host.
 mpi() {
-	local i bin=$work/mpi_allreduce
+	local i s tx0 tx1 want=0 bin=$work/mpi_allreduce
 	if ! mpicc -O2 -o "$bin" /src/collectives/bench/mpi_allreduce.c 2>"$work/mpicc.err"; then
 		t_fail "Open MPI: mpicc" "$(cat "$work/mpicc.err")"
 		return
 	fi
+	tx0=$(ns_a cat "/sys/class/net/$IF_A/statistics/tx_bytes")
 	for ((i = 0; i < RUNS; i++)); do
 		ns_a env MPI_NETNS_0= MPI_NETNS_1="$NS_B" timeout 900 \
 			mpirun --allow-run-as-root --bind-to none -np 2 \
@@ -92,6 +93,16 @@ mpi() {
 		awk -v lo="$MINB" '!/^#/ && $1 >= lo && NF >= 4 { print $1, $4 }' \
 			"$work/mpi.out" >>"$work/mpi"
 	done
+	tx1=$(ns_a cat "/sys/class/net/$IF_A/statistics/tx_bytes")
+	# 1 warm-up + 5 timed all-reduces per size and run; rank 0 sends at
+	# least half of every buffer, whatever the algorithm
+	for s in $(sizes); do want=$((want + s / 2 * 6 * RUNS)); done
+	if [ $((tx1 - tx0)) -ge "$want" ]; then
+		t_ok "Open MPI's traffic crossed the cable: $IF_A sent $((tx1 - tx0)) bytes (at least $want)"
+	else
+		t_fail "Open MPI's traffic crossed the cable: $IF_A sent at least $want bytes" \
+			"tx_bytes $tx0 -> $tx1"
+	fi
 	if [ -s "$work/mpi" ] && ! grep -q 'wrong sum' "$work/mpi.err"; then
 		t_ok "Open MPI $(mpirun --allow-run-as-root --version 2>/dev/null | head -1 | grep -o '[0-9.]*$') (pml ob1, btl tcp,self on ${IP_A%.*}.0/24; rank 0 in $NS_A, rank 1 in $NS_B)"
 	else
