@@ -33,5 +33,6 @@ mkdir -p "$out/net"
 gcc -O2 -Wall -isystem /usr/include -I"$work/tools/testing/selftests" \
 	-o "$out/net/toeplitz" "$work/tools/testing/selftests/net/toeplitz.c"
 cp "$work/tools/testing/selftests/net/toeplitz.sh" \
+	"$work/tools/testing/selftests/net/netdevice.sh" \
 	"$work/tools/testing/selftests/net/lib.sh" "$out/net/"
 echo "$stamp" > "$out/.stamp"

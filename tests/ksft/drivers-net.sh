@@ -45,7 +45,6 @@ NOT_RUN=(
 	"net/gro.sh=its device mode (-i DEV) needs NIC loopback (setup_loopback.sh: ethtool -K DEV loopback on); the MAC has no loopback mode ('loopback: off [fixed]', as drivers/net/hw/loopback.sh reports)"
 	"net/forwarding/local_termination.sh=needs msend/mreceive (troglobit's mtools), which Debian does not package"
 	"net/forwarding/router.sh=needs smcrouted (Debian package smcroute), which the test root does not have"
-	"net/netdevice.sh=driver gap, reported: setting the MAC address of an interface that is up fails with EBUSY (eth_mac_addr without IFF_LIVE_ADDR_CHANGE); its other checks pass (49: up, every feature off/on/restore, ethtool -S, down; ethtool -d XFAIL: no register dump)"
 )
 RUN=(
 	drivers/net:ping.py
@@ -90,6 +89,9 @@ setup() {
 	ip link set "$NETIF" up
 	ip -n "$RNS" link set "$RIF" up
 	for i in 2 3 4 5; do ip link set "gn${DEV}p$i" up; done
+	# net/netdevice.sh exercises every eth* or enp* interface it finds:
+	# the spare port, alone under that name (the guest has no other)
+	ip link set "gn${DEV}p6" name eth0 || return 1
 	wait_carrier init "$NETIF" 1 && wait_carrier "$RNS" "$RIF" 1
 }
 
@@ -158,6 +160,9 @@ else
 	NOT_RUN+=("net/forwarding/bridge_vlan_aware.sh=runs in make ksft only: 73 s under TCG (11 cases: a VLAN-aware bridge over two cabled pairs, other-TPID reception), beyond make check's time budget")
 	NOT_RUN+=("drivers/net/hw/ethtool_rmon.sh=runs in make ksft only: its 840000 frames take about 200 s under TCG, beyond make check's time budget; tests/net/tools.sh checks every RMON bucket in both directions with 100 frames")
 fi
+# net/netdevice.sh on eth0 (the spare port): up, MAC address while up,
+# every feature off and on, ethtool -S, down
+run net netdevice.sh >>"$raw" 2>&1
 # ethtool_extended_state.sh: only its no_cable case applies (NOT_RUN)
 TESTS=no_cable run drivers/net/hw ethtool_extended_state.sh >>"$raw" 2>&1
 # last: the forwarding library leaves its ports down and in no VRF

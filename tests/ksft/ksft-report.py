@@ -4,8 +4,9 @@
 
 Reads the output of run_kselftest.sh (stdin or files): top-level KTAP
 lines ("ok 3 selftests: drivers/net: stats.py"), each test's own output
-prefixed with "# " (nested KTAP "ok 1 stats.check_pause # SKIP why", or
-the forwarding library's "TEST: name  [ OK ]").
+prefixed with "# " (nested KTAP "ok 1 stats.check_pause # SKIP why",
+the forwarding library's "TEST: name  [ OK ]", or net/netdevice.sh's
+"PASS: eth0: set MAC address").
 
 Prints the runner's output unchanged as diagnostics ("# ..."), then one
 TAP line per subtest ("ok N drivers/net/stats.py: check_pause"), skips and
@@ -24,6 +25,10 @@ TOP = re.compile(r'^(not )?ok \d+ selftests: (\S+): (\S+)(?:\s*#\s*(.*))?$')
 HDR = re.compile(r'^# selftests: (\S+): (\S+)$')
 SUB = re.compile(r'^# (?:# )*(not )?ok \d+ (.*?)(?:\s+#\s*(SKIP|XFAIL|TODO)\b\s*(.*))?$', re.I)
 FWD = re.compile(r'^# TEST: (.*?)\s+\[\s*(OK|FAIL|SKIP|XFAIL)\s*\]$')
+# net/netdevice.sh's own verdicts ("PASS: eth0: set MAC address"); it exits
+# 0 whatever they say, so they are its results
+KCI = re.compile(r'^# (PASS|FAIL|SKIP|XFAIL): (.*)$')
+KCI_TESTS = ('net/netdevice.sh',)
 # KTAP plan / totals lines of a nested test are not results
 TOTALS = re.compile(r'^# (?:# )*(Totals:|1\.\.\d+|TAP version)')
 # nor lines that say nothing about why a test skipped
@@ -122,6 +127,13 @@ def parse(lines):
             # loopback.sh logs its skip as a passing "TEST: SKIP: why"
             if st == 'pass' and desc.startswith('SKIP:'):
                 st, why, desc = 'skip', desc[5:].strip(), 'skip'
+            cur.subs.append((st, desc, why))
+            continue
+        m = KCI.match(line) if cur.name in KCI_TESTS else None
+        if m:
+            v, desc = m.group(1), m.group(2).strip()
+            st = {'PASS': 'pass', 'FAIL': 'fail', 'SKIP': 'skip', 'XFAIL': 'skip'}[v]
+            why = {'SKIP': desc, 'XFAIL': 'expected failure: ' + desc}.get(v, '')
             cur.subs.append((st, desc, why))
             continue
         m = SUB.match(line)

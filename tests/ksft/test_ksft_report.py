@@ -102,4 +102,14 @@ not ok 1 selftests: drivers/net/hw: csum.py # exit=1
 '''))[0]
 check('csum: a receiver that gave up before the sender began is a timing skip',
       [x[0] for x in t.results()] == ['skip', 'fail'])
+t = kr.parse(io.StringIO("""# selftests: net: netdevice.sh
+# PASS: eth0: set interface up
+# FAIL: eth0: Cannot set MAC address
+# SKIP: eth0: set IP address
+# XFAIL: eth0: ethtool -d not supported
+ok 1 selftests: net: netdevice.sh
+"""))[0]
+check("netdevice.sh: its PASS/FAIL/SKIP/XFAIL lines are its results, though it exits 0",
+      [x[0] for x in t.results()] == ['pass', 'fail', 'skip', 'skip'] and
+      t.results()[1][1] == 'eth0: Cannot set MAC address')
 print(f'1..{n}')

@@ -35,6 +35,21 @@ if [[ $mac =~ ^02:..:..:..:..:00$ ]] && [ "$(rmt cat "/sys/class/net/$REMOTE_IFN
 else
 	t_fail "MAC addresses" "$mac"
 fi
+# a new address while the port is up (IFF_LIVE_ADDR_CHANGE: the MAC filters
+# no unicast address): the peer reaches the new one, then the old is back
+newmac=${mac%:00}:42
+if lcl ip link set dev "$NETIF" address "$newmac" 2>/dev/null &&
+   [ "$(lcl cat "/sys/class/net/$NETIF/address")" = "$newmac" ]; then
+	rmt ip neigh flush dev "$REMOTE_IFNAME"
+	t_check "MAC address $newmac set while up; the peer pings it" \
+		rmt ping -c 2 -W 5 -q "$LOCAL_V4"
+	t_expect "the peer resolved the new address" "$newmac" \
+		"$(rmt ip neigh show "$LOCAL_V4" dev "$REMOTE_IFNAME" | awk '{ print $3 }')"
+else
+	t_fail "MAC address set while up" "$(lcl ip link set dev "$NETIF" address "$newmac" 2>&1)"
+fi
+lcl ip link set dev "$NETIF" address "$mac"
+rmt ip neigh flush dev "$REMOTE_IFNAME"
 t_expect "phys_port_name from the devlink port" p0 "$(lcl cat "/sys/class/net/$NETIF/phys_port_name" 2>&1)"
 
 # --- offloads: what the emulated MAC does, and the paths without them

@@ -889,6 +889,11 @@ static struct gn_eth_port *gn_eth_port_create(struct gaudi_nic_adev *gadev,
 	ndev->features = ndev->hw_features | NETIF_F_HIGHDMA;
 	/* descriptor lengths are 16 bits */
 	netif_set_tso_max_size(ndev, U16_MAX);
+	/*
+	 * The MAC filters no unicast address, so a new one takes effect at
+	 * once, up or down; gaudi_ib follows it (NETDEV_CHANGEADDR).
+	 */
+	ndev->priv_flags |= IFF_LIVE_ADDR_CHANGE;
 	gn_eth_port_mac_addr(gdev, idx, addr);
 	eth_hw_addr_set(ndev, addr);
 	ret = netif_set_real_num_queues(ndev, port->params.num_channels,
