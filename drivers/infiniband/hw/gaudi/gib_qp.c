@@ -99,8 +99,13 @@ static int gib_check_qp_init(struct gib_dev *dev,
 		/* XRC, raw packet, SMI (no QP0 on RoCE), driver QPs */
 		return -EOPNOTSUPP;
 	}
-	/* only RC QPs take their receives from an SRQ */
-	if ((init->srq && init->qp_type != IB_QPT_RC) || init->create_flags)
+	/*
+	 * RC and UD QPs take their receives from an SRQ if given one (the
+	 * engine's receive paths share gn_resp_take_rwqe()); not UC, and not
+	 * QP1, whose receives are the MAD layer's
+	 */
+	if ((init->srq && init->qp_type != IB_QPT_RC &&
+	     init->qp_type != IB_QPT_UD) || init->create_flags)
 		return -EOPNOTSUPP;
 	/* with an SRQ, the receive queue's capabilities are ignored */
 	if (!cap->max_send_wr || (!init->srq && !cap->max_recv_wr) ||

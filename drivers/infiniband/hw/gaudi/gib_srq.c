@@ -3,8 +3,8 @@
  * gaudi_ib shared receive queues.
  *
  * An SRQ is a ring of receive WQEs (the RQ format) that the engine hands
- * out, in ring order, to the RC QPs created on it (GN_ROCE_QPF_SRQ: those
- * have no RQ of their own).  User SRQs are mapped into the process, which
+ * out, in ring order, to the RC and UD QPs created on it
+ * (GN_ROCE_QPF_SRQ: those have no RQ of their own).  User SRQs are mapped into the process, which
  * posts by writing the ring and publishing the producer index; no
  * doorbell is needed, so the kernel is not involved in posting.  Kernel
  * SRQs are posted to by gib_post_srq_recv() under @lock.
