@@ -5,7 +5,9 @@
  * QPs of device A, in SRQ order, with the data intact; a SEND longer than
  * the posted SRQ buffer completes with IBV_WC_LOC_LEN_ERR; the limit event
  * (armed by ibv_modify_srq(IBV_SRQ_LIMIT), raised once fewer WQEs than the
- * limit are posted, disarmed afterwards); ring full and too many SGEs.
+ * limit are posted, disarmed afterwards); ring full and too many SGEs;
+ * UD QPs on an SRQ (datagrams with their GRH area, in SRQ order, a
+ * datagram longer than the SRQ buffer: IBV_WC_LOC_LEN_ERR).
  * Bad input: max_wr, max_sge and srq_limit beyond the device's or the
  * SRQ's, resizing (EOPNOTSUPP), SRQ types the device lacks (EOPNOTSUPP),
  * ibv_post_recv on a QP that has no RQ, destroying an SRQ a QP uses
@@ -643,6 +645,178 @@ out:
 	destroy_qps(qb, 1);
 	if (srq)
 		ibv_destroy_srq(srq);
+}
+
+#define UD_QKEY		0x11111111U
+#define GRH		40
+
+/* A UD QP of @d in RTS (Q_Key UD_QKEY), on @srq if not NULL. */
+static struct ibv_qp *mk_ud_qp(struct dev *d, struct ibv_srq *srq)
+{
+	struct ibv_qp_init_attr ia = {
+		.send_cq = d->cq, .recv_cq = d->cq, .srq = srq,
+		.cap = { .max_send_wr = 16, .max_recv_wr = srq ? 0 : 16,
+			 .max_send_sge = 1, .max_recv_sge = srq ? 0 : 1 },
+		.qp_type = IBV_QPT_UD,
+	};
+	struct ibv_qp_attr a = {
+		.qp_state = IBV_QPS_INIT, .port_num = 1, .qkey = UD_QKEY,
+	};
+	struct ibv_qp *qp;
+
+	errno = 0;
+	qp = ibv_create_qp(d->pd, &ia);
+	if (!qp)
+		return NULL;
+	errno = ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_PKEY_INDEX |
+			      IBV_QP_PORT | IBV_QP_QKEY);
+	if (!errno) {
+		memset(&a, 0, sizeof(a));
+		a.qp_state = IBV_QPS_RTR;
+		errno = ibv_modify_qp(qp, &a, IBV_QP_STATE);
+	}
+	if (!errno) {
+		a.qp_state = IBV_QPS_RTS;
+		errno = ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_SQ_PSN);
+	}
+	if (errno) {
+		ibv_destroy_qp(qp);
+		return NULL;
+	}
+	return qp;
+}
+
+/* A datagram of @len bytes at A.buf + @off from @qp through @ah to @dqpn. */
+static int send_ud(struct ibv_qp *qp, struct ibv_ah *ah, uint32_t dqpn,
+		   uint64_t id, uint32_t off, uint32_t len)
+{
+	struct ibv_sge sg = {
+		.addr = (uintptr_t)A.buf + off, .length = len,
+		.lkey = A.mr->lkey,
+	};
+	struct ibv_send_wr wr = {
+		.wr_id = id, .sg_list = &sg, .num_sge = 1,
+		.opcode = IBV_WR_SEND, .send_flags = IBV_SEND_SIGNALED,
+		.wr.ud = { .ah = ah, .remote_qpn = dqpn,
+			   .remote_qkey = UD_QKEY },
+	};
+	struct ibv_send_wr *bad;
+
+	return ibv_post_send(qp, &wr, &bad);
+}
+
+/*
+ * UD QPs on an SRQ: two UD QPs of B share it, A's UD QP sends two
+ * datagrams to each.  Each takes the next SRQ WQE (ring order), gets the
+ * GRH area then the payload, and completes on the QP it was sent to with
+ * IBV_WC_GRH and A's QP number; the data is intact.  A datagram longer
+ * than the SRQ buffer completes with IBV_WC_LOC_LEN_ERR and the QP goes
+ * on: the next datagram is received.  ibv_post_recv on such a QP is
+ * EINVAL (no RQ).
+ */
+TEST_F_TIMEOUT(srq, ud, 120)
+{
+	struct ibv_ah_attr aa = {
+		.is_global = 1, .port_num = 1,
+		.grh = { .dgid = B.gid, .sgid_index = A.gid_index,
+			 .hop_limit = 64 },
+	};
+	struct ibv_qp *qa = NULL, *qb[2] = {};
+	struct ibv_recv_wr rwr = {}, *rbad;
+	struct ibv_ah *ah = NULL;
+	struct ibv_srq *srq;
+	struct ibv_wc wc;
+	int i, ret, got = 0;
+	bool ok = true;
+
+	srq = mk_srq(&B, 16, 1, 0);
+	if (!srq) {
+		EXPECT_TRUE(false) TH_LOG("SRQ of 16 WRs: %s", strerror(errno));
+		return;
+	}
+	qb[0] = mk_ud_qp(&B, srq);
+	qb[1] = qb[0] ? mk_ud_qp(&B, srq) : NULL;
+	EXPECT_TRUE(qb[0] && qb[1]) TH_LOG("two UD QPs of %s on one SRQ, in RTS: %s",
+	   B.name, strerror(errno));
+	qa = mk_ud_qp(&A, NULL);
+	ah = ibv_create_ah(A.pd, &aa);
+	if (!qb[0] || !qb[1] || !qa || !ah) {
+		EXPECT_TRUE(false) TH_LOG("a UD QP of %s and an AH to %s: %s", A.name,
+		   B.name, strerror(errno));
+		goto out;
+	}
+	ret = ibv_post_recv(qb[0], &rwr, &rbad);
+	EXPECT_TRUE(ret == EINVAL) TH_LOG("ibv_post_recv on a UD QP on an SRQ: EINVAL (%s)",
+	   strerror(ret));
+
+	for (i = 0; i < 4; i++)
+		if (srq_post(srq, i, RX_OFF + i * (GRH + MSG), GRH + MSG))
+			break;
+	EXPECT_TRUE(i == 4) TH_LOG("post 4 receives of %d bytes to the SRQ", GRH + MSG);
+	for (i = 0; i < 4; i++) {
+		memset(A.buf + i * MSG, 0x60 + i, MSG);
+		if (send_ud(qa, ah, qb[i % 2]->qp_num, 200 + i, i * MSG, MSG) ||
+		    wait_wc(A.cq, &wc) || wc.status != IBV_WC_SUCCESS)
+			break;
+		/* one at a time: the n-th datagram takes SRQ WQE n */
+		if (wait_wc(B.cq, &wc)) {
+			ok = false;
+			TH_LOG("datagram %d: no receive completion", i);
+			break;
+		}
+		got++;
+		if (wc.status != IBV_WC_SUCCESS || wc.opcode != IBV_WC_RECV ||
+		    wc.byte_len != GRH + MSG || !(wc.wc_flags & IBV_WC_GRH) ||
+		    wc.wr_id != (uint64_t)i || wc.qp_num != qb[i % 2]->qp_num ||
+		    wc.src_qp != qa->qp_num) {
+			ok = false;
+			TH_LOG("datagram %d: %s, opcode %d, %u bytes, flags %#x, wr_id %lu, qp %#x (want %#x), src_qp %#x",
+			       i, ibv_wc_status_str(wc.status), wc.opcode,
+			       wc.byte_len, wc.wc_flags, (unsigned long)wc.wr_id,
+			       wc.qp_num, qb[i % 2]->qp_num, wc.src_qp);
+		} else {
+			uint8_t *p = B.buf + RX_OFF + i * (GRH + MSG) + GRH;
+			int k;
+
+			for (k = 0; k < MSG; k++)
+				if (p[k] != 0x60 + i)
+					break;
+			if (k < MSG) {
+				ok = false;
+				TH_LOG("datagram %d: byte %d is %#x, not %#x", i, k,
+				       p[k], 0x60 + i);
+			}
+		}
+	}
+	EXPECT_TRUE(ok && got == 4)
+	   TH_LOG("4 datagrams to 2 UD QPs on one SRQ: received in SRQ order, with the GRH, on the right QP, intact (%d)",
+	   got);
+
+	/* a datagram longer than the SRQ buffer, then one that fits */
+	ret = srq_post(srq, 10, RX_OFF, GRH + 64);
+	if (!ret)
+		ret = srq_post(srq, 11, RX_OFF + 4096, GRH + MSG);
+	if (!ret)
+		ret = send_ud(qa, ah, qb[0]->qp_num, 210, 0, MSG);
+	memset(&wc, 0, sizeof(wc));
+	EXPECT_TRUE(!ret && !wait_wc(B.cq, &wc) && wc.wr_id == 10 &&
+	   wc.status == IBV_WC_LOC_LEN_ERR)
+	   TH_LOG("a %d-byte datagram into a %d-byte SRQ buffer: IBV_WC_LOC_LEN_ERR (%s)",
+	   MSG, GRH + 64, ret ? strerror(ret) : ibv_wc_status_str(wc.status));
+	ret = send_ud(qa, ah, qb[0]->qp_num, 211, 0, MSG);
+	memset(&wc, 0, sizeof(wc));
+	EXPECT_TRUE(!ret && !wait_wc(B.cq, &wc) && wc.wr_id == 11 &&
+	   wc.status == IBV_WC_SUCCESS && wc.byte_len == GRH + MSG)
+	   TH_LOG("and the UD QP goes on: the next datagram is received (%s)",
+	   ret ? strerror(ret) : ibv_wc_status_str(wc.status));
+out:
+	if (ah)
+		ibv_destroy_ah(ah);
+	destroy_qps(&qa, 1);
+	destroy_qps(qb, 2);
+	EXPECT_TRUE(ibv_destroy_srq(srq) == 0) TH_LOG("destroy the SRQ once its QPs are gone");
+	while (ibv_poll_cq(A.cq, 1, &wc) > 0 || ibv_poll_cq(B.cq, 1, &wc) > 0)
+		;
 }
 
 /* A context closed with an SRQ and a QP on it open, destroyed after. */

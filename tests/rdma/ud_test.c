@@ -1331,7 +1331,7 @@ TEST_F_TIMEOUT(ud, av_reserved, 120)
 	UD_PAIR_UP();
 	dqpn = self->b.qp->qp_num;
 	ah = mk_ah(&A, &B.gid4, A.gid4_index);
-	ASSERT_TRUE(ah) TH_LOG("AH %s -> %s: %s", A.name, B.name, strerror(errno));
+	ASSERT_TRUE(ah != NULL) TH_LOG("AH %s -> %s: %s", A.name, B.name, strerror(errno));
 	fill(A.buf + TX_OFF, 64, 5);
 	ret = post_rx(&self->b, GRH + 256, 0x70);
 	if (!ret)

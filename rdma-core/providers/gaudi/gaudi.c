@@ -686,10 +686,10 @@ static struct ibv_qp *gaudi_create_qp(struct ibv_pd *pd,
 	bool ud;
 	int ret;
 
-	/* RC, UC and UD only; only RC QPs take receives from an SRQ */
+	/* RC, UC and UD only; RC and UD QPs may take receives from an SRQ */
 	if ((attr->qp_type != IBV_QPT_RC && attr->qp_type != IBV_QPT_UC &&
 	     attr->qp_type != IBV_QPT_UD) ||
-	    (attr->srq && attr->qp_type != IBV_QPT_RC)) {
+	    (attr->srq && attr->qp_type == IBV_QPT_UC)) {
 		errno = EOPNOTSUPP;
 		return NULL;
 	}

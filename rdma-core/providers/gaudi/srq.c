@@ -5,8 +5,8 @@
  * An SRQ is a ring of receive WQEs (struct gaudi_wqe, GAUDI_WQE_RECV)
  * mapped from the kernel (struct gaudi_create_srq_resp).  Posting writes
  * the entries and publishes the producer index (release); the engine
- * takes WQEs from it for every RC QP created on the SRQ, so no doorbell
- * is needed.  Those QPs have no receive queue of their own.
+ * takes WQEs from it for every RC or UD QP created on the SRQ, so no
+ * doorbell is needed.  Those QPs have no receive queue of their own.
  */
 #include <config.h>
 

@@ -257,6 +257,27 @@ int gib_pbl_alloc(struct gib_dev *dev, struct gib_pbl *p, u32 n,
 void gib_pbl_free(struct gib_dev *dev, struct gib_pbl *p);
 int gib_ring_pbl(struct gib_dev *dev, struct gib_ring *r, struct gib_pbl *p,
 		 struct gn_roce_pbl *hw);
+int gib_ring_offer(struct gib_dev *dev, struct gib_ucontext *uc,
+		   struct gib_ring *r, u32 log_size, u32 stride,
+		   struct gib_pbl *pbl, struct gn_roce_pbl *hw, u64 *key,
+		   u64 *len);
+int gib_ring_replace(struct gib_dev *dev, struct gib_ucontext *uc,
+		     enum gib_res res, struct gib_ring *cur, u32 log_size,
+		     u32 cmd, u32 num, void *ctx, size_t ctx_len,
+		     struct gn_roce_pbl *hw, u64 *key, u64 *len);
+
+/*
+ * A kind of work request list for gib_kring_post(): @build turns work
+ * request @wr into WQE @w (0 or -errno), @next gives the one after @wr.
+ */
+struct gib_wr_ops {
+	int (*build)(void *priv, const void *wr, struct gn_roce_wqe *w);
+	const void *(*next)(const void *wr);
+};
+
+int gib_kring_post(struct gib_ring *r, spinlock_t *lock, u32 *prod,
+		   const struct gib_wr_ops *ops, void *priv, const void *wr,
+		   const void **bad, u32 *posted);
 
 /* gib_cq.c */
 int gib_create_cq(struct ib_cq *ibcq, const struct ib_cq_init_attr *attr,
@@ -267,6 +288,7 @@ int gib_poll_cq(struct ib_cq *ibcq, int n, struct ib_wc *wc);
 int gib_req_notify_cq(struct ib_cq *ibcq, enum ib_cq_notify_flags f);
 
 /* gib_qp.c */
+extern const struct gib_wr_ops gib_recv_wr_ops;	/* *priv: max SGEs */
 int gib_av_from_attr(struct gib_dev *dev, const struct rdma_ah_attr *ah,
 		     struct gn_roce_av *av);
 int gib_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init,

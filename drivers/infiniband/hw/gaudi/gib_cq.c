@@ -61,12 +61,10 @@ int gib_create_cq(struct ib_cq *ibcq, const struct ib_cq_init_attr *attr,
 	if (ret < 0)
 		goto err_uncharge;
 	cq->cqn = ret;
-	ret = gib_ring_alloc(dev, &cq->ring, log, GN_ROCE_CQE_SIZE, !!udata);
+	ret = gib_ring_offer(dev, guc, &cq->ring, log, GN_ROCE_CQE_SIZE, &pbl,
+			     &ctx.ring, &resp.cq_mmap_key, &resp.cq_mmap_len);
 	if (ret)
 		goto err_ida;
-	ret = gib_ring_pbl(dev, &cq->ring, &pbl, &ctx.ring);
-	if (ret)
-		goto err_ring;
 	ctx.log_size = log;
 	ret = gaudi_nic_roce_cmd(dev->hw, GN_ROCE_CMD_CREATE_CQ, cq->cqn, &ctx,
 				 sizeof(ctx), NULL, 0);
@@ -79,10 +77,6 @@ int gib_create_cq(struct ib_cq *ibcq, const struct ib_cq_init_attr *attr,
 	ibcq->cqe = 1 << log;
 	if (!udata)
 		return 0;
-	ret = gib_ring_mmap(&guc->ibuc, &cq->ring, &resp.cq_mmap_key,
-			    &resp.cq_mmap_len);
-	if (ret)
-		goto err_erase;
 	resp.cqn = cq->cqn;
 	resp.log_size = log;
 	ret = gib_respond(udata, &resp, sizeof(resp));
@@ -107,10 +101,9 @@ err_uncharge:
 /*
  * ibv_resize_cq(): a new ring, to which the engine moves the CQEs not yet
  * consumed (RESIZE_CQ; -EINVAL if they do not fit), offered for mmap like
- * the first.  The provider polls the old ring up to the call, under its
- * CQ lock, and then maps the new one.  The new ring is charged before the
- * old one is given back, so a context at its limit cannot grow a CQ.
- * Kernel CQs are not resized (EOPNOTSUPP).
+ * the first (gib_ring_replace()).  The provider polls the old ring up to
+ * the call, under its CQ lock, and then maps the new one.  Kernel CQs are
+ * not resized (EOPNOTSUPP).
  */
 int gib_resize_cq(struct ib_cq *ibcq, int cqe, struct ib_udata *udata)
 {
@@ -118,8 +111,6 @@ int gib_resize_cq(struct ib_cq *ibcq, int cqe, struct ib_udata *udata)
 	struct gib_cq *cq = to_gcq(ibcq);
 	struct gaudi_resize_cq_resp resp = {};
 	struct gn_roce_cq_ctx ctx = {};
-	struct gib_pbl pbl = {};
-	struct gib_ring ring = {};
 	u32 log;
 	int ret;
 
@@ -133,43 +124,17 @@ int gib_resize_cq(struct ib_cq *ibcq, int cqe, struct ib_udata *udata)
 	log = max_t(u32, order_base_2(cqe), 1);
 	/* the core lets resizes of one CQ run at once */
 	mutex_lock(&cq->resize);
-	ret = gib_charge(cq->uc, GIB_RES_CQ,
-			 gib_ring_bytes(log, GN_ROCE_CQE_SIZE));
-	if (ret)
-		goto out;
-	ret = gib_ring_alloc(dev, &ring, log, GN_ROCE_CQE_SIZE, true);
-	if (ret)
-		goto err_uncharge;
-	/* offered before the move: after it, nothing may fail */
-	ret = gib_ring_mmap(&cq->uc->ibuc, &ring, &resp.cq_mmap_key,
-			    &resp.cq_mmap_len);
-	if (ret)
-		goto err_ring;
-	ret = gib_ring_pbl(dev, &ring, &pbl, &ctx.ring);
-	if (ret)
-		goto err_ring;
 	ctx.log_size = log;
-	ret = gaudi_nic_roce_cmd(dev->hw, GN_ROCE_CMD_RESIZE_CQ, cq->cqn, &ctx,
-				 sizeof(ctx), NULL, 0);
-	gib_pbl_free(dev, &pbl);
-	if (ret)
-		goto err_ring;
-	/* the engine writes the new ring only: the old one can go */
-	gib_uncharge(cq->uc, GIB_RES_CQ,
-		     gib_ring_bytes(cq->ring.log_size, GN_ROCE_CQE_SIZE));
-	gib_ring_free(dev, &cq->ring);
-	cq->ring = ring;
-	ibcq->cqe = 1 << log;
-	resp.log_size = log;
-	/* a response lost here leaves the provider on the old ring */
-	ret = gib_respond(udata, &resp, sizeof(resp));
-	goto out;
-
-err_ring:
-	gib_ring_free(dev, &ring);
-err_uncharge:
-	gib_uncharge(cq->uc, GIB_RES_CQ, gib_ring_bytes(log, GN_ROCE_CQE_SIZE));
-out:
+	ret = gib_ring_replace(dev, cq->uc, GIB_RES_CQ, &cq->ring, log,
+			       GN_ROCE_CMD_RESIZE_CQ, cq->cqn, &ctx,
+			       sizeof(ctx), &ctx.ring, &resp.cq_mmap_key,
+			       &resp.cq_mmap_len);
+	if (!ret) {
+		ibcq->cqe = 1 << log;
+		resp.log_size = log;
+		/* a response lost here leaves the provider on the old ring */
+		ret = gib_respond(udata, &resp, sizeof(resp));
+	}
 	mutex_unlock(&cq->resize);
 	return ret;
 }

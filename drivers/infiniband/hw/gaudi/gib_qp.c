@@ -99,8 +99,13 @@ static int gib_check_qp_init(struct gib_dev *dev,
 		/* XRC, raw packet, SMI (no QP0 on RoCE), driver QPs */
 		return -EOPNOTSUPP;
 	}
-	/* only RC QPs take their receives from an SRQ */
-	if ((init->srq && init->qp_type != IB_QPT_RC) || init->create_flags)
+	/*
+	 * RC and UD QPs take their receives from an SRQ if given one (the
+	 * engine's receive paths share gn_resp_take_rwqe()); not UC, and not
+	 * QP1, whose receives are the MAD layer's
+	 */
+	if ((init->srq && init->qp_type != IB_QPT_RC &&
+	     init->qp_type != IB_QPT_UD) || init->create_flags)
 		return -EOPNOTSUPP;
 	/* with an SRQ, the receive queue's capabilities are ignored */
 	if (!cap->max_send_wr || (!init->srq && !cap->max_recv_wr) ||
@@ -179,23 +184,19 @@ int gib_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init,
 		goto err_uncharge;
 	qp->qpn = ret;
 	ibqp->qp_num = init->qp_type == IB_QPT_GSI ? GN_ROCE_GSI_QPN : qp->qpn;
-	ret = gib_ring_alloc(dev, &qp->sq, sq_log, GN_ROCE_WQE_SIZE, !!udata);
+	ret = gib_ring_offer(dev, uc, &qp->sq, sq_log, GN_ROCE_WQE_SIZE,
+			     &sq_pbl, &ctx.sq, &resp.sq_mmap_key,
+			     &resp.sq_mmap_len);
 	if (ret)
 		goto err_ida;
-	if (!init->srq) {
-		ret = gib_ring_alloc(dev, &qp->rq, rq_log, GN_ROCE_WQE_SIZE,
-				     !!udata);
-		if (ret)
-			goto err_sq;
-	}
-	ret = gib_ring_pbl(dev, &qp->sq, &sq_pbl, &ctx.sq);
-	if (ret)
-		goto err_rq;
 	if (init->srq) {
+		/* no RQ on an SRQ: rq_mmap_len 0 */
 		ctx.flags |= GN_ROCE_QPF_SRQ;
 		ctx.srqn = cpu_to_le32(to_gsrq(init->srq)->srqn);
 	} else {
-		ret = gib_ring_pbl(dev, &qp->rq, &rq_pbl, &ctx.rq);
+		ret = gib_ring_offer(dev, uc, &qp->rq, rq_log,
+				     GN_ROCE_WQE_SIZE, &rq_pbl, &ctx.rq,
+				     &resp.rq_mmap_key, &resp.rq_mmap_len);
 		if (ret)
 			goto err_pbl;
 	}
@@ -224,17 +225,6 @@ int gib_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init,
 	if (ret)
 		goto err_destroy;
 	if (udata) {
-		ret = gib_ring_mmap(&uc->ibuc, &qp->sq, &resp.sq_mmap_key,
-				    &resp.sq_mmap_len);
-		if (ret)
-			goto err_erase;
-		/* no RQ on an SRQ: rq_mmap_len 0 */
-		if (!init->srq)
-			ret = gib_ring_mmap(&uc->ibuc, &qp->rq,
-					    &resp.rq_mmap_key,
-					    &resp.rq_mmap_len);
-		if (ret)
-			goto err_erase;
 		resp.qpn = qp->qpn;
 		resp.sq_log_size = sq_log;
 		resp.rq_log_size = rq_log;
@@ -260,7 +250,6 @@ err_pbl:
 	gib_pbl_free(dev, &sq_pbl);
 err_rq:
 	gib_ring_free(dev, &qp->rq);
-err_sq:
 	gib_ring_free(dev, &qp->sq);
 err_ida:
 	ida_free(&dev->qp_ida, qp->qpn);
@@ -604,30 +593,6 @@ int gib_destroy_qp(struct ib_qp *ibqp, struct ib_udata *udata)
 	return 0;
 }
 
-static void *gib_wq_slot(struct gib_ring *r, u32 idx)
-{
-	return r->buf + GN_ROCE_RING_HDR_SIZE +
-	       (size_t)(idx & ((1U << r->log_size) - 1)) * r->stride;
-}
-
-static struct gn_roce_ring_hdr *gib_wq_hdr(struct gib_ring *r)
-{
-	return r->buf;
-}
-
-/* Free slots of a kernel work queue whose producer index is @prod. */
-static u32 gib_wq_room(struct gib_ring *r, u32 prod)
-{
-	u32 cons, used;
-
-	/* the engine is done reading the slots before cons */
-	cons = le32_to_cpu(smp_load_acquire(&gib_wq_hdr(r)->cons));
-	used = prod - cons;
-
-	/* an engine reporting more than it could have taken: full */
-	return used >= (1U << r->log_size) ? 0 : (1U << r->log_size) - used;
-}
-
 /*
  * Inline data of a kernel UD send: the SGE addresses are kernel virtual
  * addresses (as in every kernel driver that offers IB_SEND_INLINE).
@@ -651,11 +616,12 @@ static int gib_fill_ud_inline(struct gn_roce_wqe *w, const struct ib_send_wr *wr
 	return 0;
 }
 
-/* One kernel UD/GSI send work request as a WQE. */
-static int gib_build_ud_send(struct gib_qp *qp, const struct ib_send_wr *wr,
-			     struct gn_roce_wqe *w)
+/* One kernel UD/GSI send work request @v of QP @priv as a WQE. */
+static int gib_build_ud_send(void *priv, const void *v, struct gn_roce_wqe *w)
 {
+	const struct ib_send_wr *wr = v;
 	const struct ib_ud_wr *ud = ud_wr(wr);
+	struct gib_qp *qp = priv;
 	int i;
 
 	memset(w, 0, sizeof(*w));
@@ -694,23 +660,65 @@ static int gib_build_ud_send(struct gib_qp *qp, const struct ib_send_wr *wr,
 	return 0;
 }
 
+static const void *gib_send_wr_next(const void *wr)
+{
+	return ((const struct ib_send_wr *)wr)->next;
+}
+
+static const struct gib_wr_ops gib_send_wr_ops = {
+	.build = gib_build_ud_send,
+	.next = gib_send_wr_next,
+};
+
+/*
+ * One receive work request @v as a WQE of a kernel RQ or SRQ whose WQEs
+ * take at most *@priv SGEs.
+ */
+static int gib_build_recv(void *priv, const void *v, struct gn_roce_wqe *w)
+{
+	const struct ib_recv_wr *wr = v;
+	u32 max_sge = *(const u32 *)priv;
+	int i;
+
+	if (wr->num_sge < 0 || wr->num_sge > max_sge)
+		return -EINVAL;
+	memset(w, 0, sizeof(*w));
+	w->wr_id = cpu_to_le64(wr->wr_id);
+	w->opcode = GN_ROCE_WQE_RECV;
+	w->num_sge = wr->num_sge;
+	for (i = 0; i < wr->num_sge; i++) {
+		w->sge[i].addr = cpu_to_le64(wr->sg_list[i].addr);
+		w->sge[i].length = cpu_to_le32(wr->sg_list[i].length);
+		w->sge[i].lkey = cpu_to_le32(wr->sg_list[i].lkey);
+	}
+	return 0;
+}
+
+static const void *gib_recv_wr_next(const void *wr)
+{
+	return ((const struct ib_recv_wr *)wr)->next;
+}
+
+const struct gib_wr_ops gib_recv_wr_ops = {
+	.build = gib_build_recv,
+	.next = gib_recv_wr_next,
+};
+
 /*
  * User QPs post into their mapped rings; the (empty) post_send command is
- * the doorbell.  Kernel QPs (UD, GSI) are posted to here: each WQE is
- * written whole into its slot, the producer index is published (release)
- * after all of them, and one doorbell tells the engine.  A send needs
- * RTS (or a later state: SQE and ERR flush), as in rxe.
+ * the doorbell.  Kernel QPs (UD, GSI) are posted to here
+ * (gib_kring_post()), and one doorbell tells the engine about the whole
+ * list.  A send needs RTS (or a later state: SQE and ERR flush), as in
+ * rxe.
  */
 int gib_post_send(struct ib_qp *ibqp, const struct ib_send_wr *wr,
 		  const struct ib_send_wr **bad)
 {
 	struct gib_dev *dev = to_gdev(ibqp->device);
 	struct gib_qp *qp = to_gqp(ibqp);
-	struct gn_roce_wqe w;
-	unsigned long flags;
-	u32 start, room;
-	bool posted;
-	int ret = 0;
+	const void *b;
+	u32 posted;
+	int ret;
 
 	if (ibqp->uobject) {
 		gaudi_nic_roce_doorbell(dev->hw,
@@ -721,30 +729,11 @@ int gib_post_send(struct ib_qp *ibqp, const struct ib_send_wr *wr,
 		*bad = wr;
 		return -EINVAL;
 	}
-	spin_lock_irqsave(&qp->sq_lock, flags);
-	start = qp->sq_prod;
-	room = gib_wq_room(&qp->sq, qp->sq_prod);
-	for (; wr; wr = wr->next) {
-		if (!room) {
-			ret = -ENOMEM;
-			break;
-		}
-		ret = gib_build_ud_send(qp, wr, &w);
-		if (ret)
-			break;
-		memcpy(gib_wq_slot(&qp->sq, qp->sq_prod), &w, sizeof(w));
-		qp->sq_prod++;
-		room--;
-	}
+	ret = gib_kring_post(&qp->sq, &qp->sq_lock, &qp->sq_prod,
+			     &gib_send_wr_ops, qp, wr, &b, &posted);
 	if (ret)
-		*bad = wr;
-	posted = qp->sq_prod != start;
-	if (posted)
-		/* the WQEs before the index */
-		smp_store_release(&gib_wq_hdr(&qp->sq)->prod,
-				  cpu_to_le32(qp->sq_prod));
-	spin_unlock_irqrestore(&qp->sq_lock, flags);
-	/* one doorbell for the whole list, outside our lock */
+		*bad = b;
+	/* outside the lock */
 	if (posted)
 		gib_qp_doorbell(dev, qp, GN_ROCE_DB_SQ);
 	return ret;
@@ -760,11 +749,9 @@ int gib_post_recv(struct ib_qp *ibqp, const struct ib_recv_wr *wr,
 {
 	struct gib_dev *dev = to_gdev(ibqp->device);
 	struct gib_qp *qp = to_gqp(ibqp);
-	struct gn_roce_wqe w;
-	unsigned long flags;
-	u32 start, room;
-	bool posted;
-	int ret = 0, i;
+	u32 max_sge = GN_ROCE_MAX_SGE, posted;
+	const void *b;
+	int ret;
 
 	if (ibqp->uobject) {
 		gaudi_nic_roce_doorbell(dev->hw,
@@ -776,40 +763,10 @@ int gib_post_recv(struct ib_qp *ibqp, const struct ib_recv_wr *wr,
 		*bad = wr;
 		return -EINVAL;
 	}
-	spin_lock_irqsave(&qp->rq_lock, flags);
-	start = qp->rq_prod;
-	room = gib_wq_room(&qp->rq, qp->rq_prod);
-	for (; wr; wr = wr->next) {
-		if (!room) {
-			ret = -ENOMEM;
-			break;
-		}
-		if (wr->num_sge < 0 || wr->num_sge > GN_ROCE_MAX_SGE) {
-			ret = -EINVAL;
-			break;
-		}
-		memset(&w, 0, sizeof(w));
-		w.wr_id = cpu_to_le64(wr->wr_id);
-		w.opcode = GN_ROCE_WQE_RECV;
-		w.num_sge = wr->num_sge;
-		for (i = 0; i < wr->num_sge; i++) {
-			w.sge[i].addr = cpu_to_le64(wr->sg_list[i].addr);
-			w.sge[i].length = cpu_to_le32(wr->sg_list[i].length);
-			w.sge[i].lkey = cpu_to_le32(wr->sg_list[i].lkey);
-		}
-		memcpy(gib_wq_slot(&qp->rq, qp->rq_prod), &w, sizeof(w));
-		qp->rq_prod++;
-		room--;
-	}
+	ret = gib_kring_post(&qp->rq, &qp->rq_lock, &qp->rq_prod,
+			     &gib_recv_wr_ops, &max_sge, wr, &b, &posted);
 	if (ret)
-		*bad = wr;
-	posted = qp->rq_prod != start;
-	if (posted)
-		/* the WQEs before the index */
-		smp_store_release(&gib_wq_hdr(&qp->rq)->prod,
-				  cpu_to_le32(qp->rq_prod));
-	spin_unlock_irqrestore(&qp->rq_lock, flags);
-	/* one doorbell for the whole list, outside our lock */
+		*bad = b;
 	if (posted)
 		gib_qp_doorbell(dev, qp, GN_ROCE_DB_RQ);
 	return ret;

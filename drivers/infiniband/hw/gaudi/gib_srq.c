@@ -3,8 +3,8 @@
  * gaudi_ib shared receive queues.
  *
  * An SRQ is a ring of receive WQEs (the RQ format) that the engine hands
- * out, in ring order, to the RC QPs created on it (GN_ROCE_QPF_SRQ: those
- * have no RQ of their own).  User SRQs are mapped into the process, which
+ * out, in ring order, to the RC and UD QPs created on it
+ * (GN_ROCE_QPF_SRQ: those have no RQ of their own).  User SRQs are mapped into the process, which
  * posts by writing the ring and publishing the producer index; no
  * doorbell is needed, so the kernel is not involved in posting.  Kernel
  * SRQs are posted to by gib_post_srq_recv() under @lock.
@@ -79,12 +79,10 @@ int gib_create_srq(struct ib_srq *ibsrq, struct ib_srq_init_attr *init,
 		goto err_uncharge;
 	}
 	srq->srqn = ret;
-	ret = gib_ring_alloc(dev, &srq->ring, log, GN_ROCE_WQE_SIZE, !!udata);
+	ret = gib_ring_offer(dev, uc, &srq->ring, log, GN_ROCE_WQE_SIZE, &pbl,
+			     &ctx.ring, &resp.srq_mmap_key, &resp.srq_mmap_len);
 	if (ret)
 		goto err_ida;
-	ret = gib_ring_pbl(dev, &srq->ring, &pbl, &ctx.ring);
-	if (ret)
-		goto err_ring;
 	ctx.pdn = cpu_to_le32(to_gpd(ibsrq->pd)->pdn);
 	ctx.limit = cpu_to_le32(init->attr.srq_limit);
 	ctx.log_size = log;
@@ -97,10 +95,6 @@ int gib_create_srq(struct ib_srq *ibsrq, struct ib_srq_init_attr *init,
 	if (ret)
 		goto err_destroy;
 	if (udata) {
-		ret = gib_ring_mmap(&uc->ibuc, &srq->ring, &resp.srq_mmap_key,
-				    &resp.srq_mmap_len);
-		if (ret)
-			goto err_erase;
 		resp.srqn = srq->srqn;
 		resp.log_size = log;
 		ret = gib_respond(udata, &resp, sizeof(resp));
@@ -137,47 +131,22 @@ static int gib_resize_srq(struct gib_dev *dev, struct gib_srq *srq, u32 log,
 {
 	struct gaudi_resize_srq_resp resp = {};
 	struct gn_roce_srq_ctx ctx = {};
-	struct gib_ring ring = {};
-	struct gib_pbl pbl = {};
 	int ret;
 
 	lockdep_assert_held(&srq->resize);
-	ret = gib_charge(srq->uc, GIB_RES_SRQ,
-			 gib_ring_bytes(log, GN_ROCE_WQE_SIZE));
+	ctx.log_size = log;
+	ret = gib_ring_replace(dev, srq->uc, GIB_RES_SRQ, &srq->ring, log,
+			       GN_ROCE_CMD_RESIZE_SRQ, srq->srqn, &ctx,
+			       sizeof(ctx), &ctx.ring, &resp.srq_mmap_key,
+			       &resp.srq_mmap_len);
 	if (ret)
 		return ret;
-	ret = gib_ring_alloc(dev, &ring, log, GN_ROCE_WQE_SIZE, true);
-	if (ret)
-		goto err_uncharge;
-	ret = gib_ring_mmap(&srq->uc->ibuc, &ring, &resp.srq_mmap_key,
-			    &resp.srq_mmap_len);
-	if (ret)
-		goto err_ring;
-	ret = gib_ring_pbl(dev, &ring, &pbl, &ctx.ring);
-	if (ret)
-		goto err_ring;
-	ctx.log_size = log;
-	ret = gaudi_nic_roce_cmd(dev->hw, GN_ROCE_CMD_RESIZE_SRQ, srq->srqn,
-				 &ctx, sizeof(ctx), NULL, 0);
-	gib_pbl_free(dev, &pbl);
-	if (ret)
-		goto err_ring;
-	gib_uncharge(srq->uc, GIB_RES_SRQ,
-		     gib_ring_bytes(srq->ring.log_size, GN_ROCE_WQE_SIZE));
-	gib_ring_free(dev, &srq->ring);
-	srq->ring = ring;
 	resp.log_size = log;
 	/* the engine set it: the WQEs it moved */
-	resp.prod = le32_to_cpu(((struct gn_roce_ring_hdr *)ring.buf)->prod);
+	resp.prod = le32_to_cpu(((struct gn_roce_ring_hdr *)srq->ring.buf)->prod);
 	if (copy_to_user(u64_to_user_ptr(resp_addr), &resp, sizeof(resp)))
 		return -EFAULT;
 	return 0;
-
-err_ring:
-	gib_ring_free(dev, &ring);
-err_uncharge:
-	gib_uncharge(srq->uc, GIB_RES_SRQ, gib_ring_bytes(log, GN_ROCE_WQE_SIZE));
-	return ret;
 }
 
 /*
@@ -273,9 +242,9 @@ int gib_destroy_srq(struct ib_srq *ibsrq, struct ib_udata *udata)
 }
 
 /*
- * Kernel SRQs: each WQE is written whole into its slot, then the producer
- * index is published (release); the engine looks at it when a message
- * arrives, so no doorbell is rung.  User SRQs post through their mapped
+ * Kernel SRQs: gib_kring_post() writes each WQE whole into its slot, then
+ * publishes the producer index (release); the engine looks at it when a
+ * message arrives, so no doorbell is rung.  User SRQs post through their mapped
  * ring and never get here (the core does not offer the post_srq_recv
  * write command to user space).
  */
@@ -283,50 +252,17 @@ int gib_post_srq_recv(struct ib_srq *ibsrq, const struct ib_recv_wr *wr,
 		      const struct ib_recv_wr **bad)
 {
 	struct gib_srq *srq = to_gsrq(ibsrq);
-	struct gn_roce_ring_hdr *hdr = srq->ring.buf;
-	u32 size = 1U << srq->ring.log_size;
-	struct gn_roce_wqe w;
-	unsigned long flags;
-	u32 start, used;
-	int ret = 0, i;
+	const void *b;
+	u32 posted;
+	int ret;
 
 	if (ibsrq->uobject) {
 		*bad = wr;
 		return -EOPNOTSUPP;
 	}
-	spin_lock_irqsave(&srq->lock, flags);
-	start = srq->prod;
-	/* the engine is done reading the slots before cons */
-	used = srq->prod - le32_to_cpu(smp_load_acquire(&hdr->cons));
-	for (; wr; wr = wr->next) {
-		if (used >= size) {
-			ret = -ENOMEM;
-			break;
-		}
-		if (wr->num_sge < 0 || wr->num_sge > srq->max_sge) {
-			ret = -EINVAL;
-			break;
-		}
-		memset(&w, 0, sizeof(w));
-		w.wr_id = cpu_to_le64(wr->wr_id);
-		w.opcode = GN_ROCE_WQE_RECV;
-		w.num_sge = wr->num_sge;
-		for (i = 0; i < wr->num_sge; i++) {
-			w.sge[i].addr = cpu_to_le64(wr->sg_list[i].addr);
-			w.sge[i].length = cpu_to_le32(wr->sg_list[i].length);
-			w.sge[i].lkey = cpu_to_le32(wr->sg_list[i].lkey);
-		}
-		memcpy(srq->ring.buf + GN_ROCE_RING_HDR_SIZE +
-		       (size_t)(srq->prod & (size - 1)) * GN_ROCE_WQE_SIZE,
-		       &w, sizeof(w));
-		srq->prod++;
-		used++;
-	}
+	ret = gib_kring_post(&srq->ring, &srq->lock, &srq->prod,
+			     &gib_recv_wr_ops, &srq->max_sge, wr, &b, &posted);
 	if (ret)
-		*bad = wr;
-	if (srq->prod != start)
-		/* the WQEs before the index */
-		smp_store_release(&hdr->prod, cpu_to_le32(srq->prod));
-	spin_unlock_irqrestore(&srq->lock, flags);
+		*bad = b;
 	return ret;
 }

@@ -539,6 +539,141 @@ int gib_ring_pbl(struct gib_dev *dev, struct gib_ring *r, struct gib_pbl *p,
 	return 0;
 }
 
+/*
+ * A new ring @r of 2^@log_size entries of @stride bytes for an object of
+ * user context @uc (NULL: a kernel object), ready for the mailbox command
+ * that hands it to the engine: its page list in @pbl, described at @hw
+ * (the caller frees @pbl after the command).  A user ring is offered for
+ * mmap at once, its key and length in *@key and *@len: the object's
+ * creation or resize then cannot fail after the engine took the ring.  On
+ * error nothing is left allocated.
+ */
+int gib_ring_offer(struct gib_dev *dev, struct gib_ucontext *uc,
+		   struct gib_ring *r, u32 log_size, u32 stride,
+		   struct gib_pbl *pbl, struct gn_roce_pbl *hw, u64 *key,
+		   u64 *len)
+{
+	int ret;
+
+	ret = gib_ring_alloc(dev, r, log_size, stride, !!uc);
+	if (ret)
+		return ret;
+	if (uc) {
+		ret = gib_ring_mmap(&uc->ibuc, r, key, len);
+		if (ret)
+			goto err;
+	}
+	ret = gib_ring_pbl(dev, r, pbl, hw);
+	if (ret)
+		goto err;
+	return 0;
+err:
+	gib_ring_free(dev, r);
+	return ret;
+}
+
+/*
+ * Replace the ring @cur of user object @num (charged to @uc as one @res)
+ * by one of 2^@log_size entries: the new ring is charged before the old
+ * one is given back (a context at its limit cannot grow an object),
+ * offered for mmap (*@key, *@len) and handed to the engine by mailbox
+ * command @cmd with @ctx (@ctx_len bytes, the ring's page list at @hw),
+ * which moves the entries there.  Nothing fails after the move; on error
+ * the object keeps its ring.
+ */
+int gib_ring_replace(struct gib_dev *dev, struct gib_ucontext *uc,
+		     enum gib_res res, struct gib_ring *cur, u32 log_size,
+		     u32 cmd, u32 num, void *ctx, size_t ctx_len,
+		     struct gn_roce_pbl *hw, u64 *key, u64 *len)
+{
+	u64 bytes = gib_ring_bytes(log_size, cur->stride);
+	struct gib_ring ring = {};
+	struct gib_pbl pbl = {};
+	int ret;
+
+	ret = gib_charge(uc, res, bytes);
+	if (ret)
+		return ret;
+	ret = gib_ring_offer(dev, uc, &ring, log_size, cur->stride, &pbl, hw,
+			     key, len);
+	if (ret)
+		goto err_uncharge;
+	ret = gaudi_nic_roce_cmd(dev->hw, cmd, num, ctx, ctx_len, NULL, 0);
+	gib_pbl_free(dev, &pbl);
+	if (ret)
+		goto err_ring;
+	/* the engine uses the new ring only: the old one can go */
+	gib_uncharge(uc, res, gib_ring_bytes(cur->log_size, cur->stride));
+	gib_ring_free(dev, cur);
+	*cur = ring;
+	return 0;
+
+err_ring:
+	gib_ring_free(dev, &ring);
+err_uncharge:
+	gib_uncharge(uc, res, bytes);
+	return ret;
+}
+
+/* Free slots of a kernel work queue or SRQ whose producer index is @prod. */
+static u32 gib_kring_room(struct gib_ring *r, u32 prod)
+{
+	struct gn_roce_ring_hdr *hdr = r->buf;
+	u32 cons, used;
+
+	/* the engine is done reading the slots before cons */
+	cons = le32_to_cpu(smp_load_acquire(&hdr->cons));
+	used = prod - cons;
+
+	/* an engine reporting more than it could have taken: full */
+	return used >= (1U << r->log_size) ? 0 : (1U << r->log_size) - used;
+}
+
+/*
+ * Post the list of work requests @wr (struct ib_send_wr or ib_recv_wr, as
+ * @ops knows) to the kernel work queue or SRQ @r, whose producer index
+ * *@prod @lock guards: each WQE, built by @ops->build (with @priv), is
+ * written whole into its slot, and the producer index is published
+ * (release) after all of them.  Returns 0, or the error of the first
+ * work request not posted (*@bad); *@posted: how many were.
+ */
+int gib_kring_post(struct gib_ring *r, spinlock_t *lock, u32 *prod,
+		   const struct gib_wr_ops *ops, void *priv, const void *wr,
+		   const void **bad, u32 *posted)
+{
+	struct gn_roce_ring_hdr *hdr = r->buf;
+	struct gn_roce_wqe w;
+	unsigned long flags;
+	u32 start, room;
+	int ret = 0;
+
+	spin_lock_irqsave(lock, flags);
+	start = *prod;
+	room = gib_kring_room(r, *prod);
+	for (; wr; wr = ops->next(wr)) {
+		if (!room) {
+			ret = -ENOMEM;
+			break;
+		}
+		ret = ops->build(priv, wr, &w);
+		if (ret)
+			break;
+		memcpy(r->buf + GN_ROCE_RING_HDR_SIZE +
+		       (size_t)(*prod & ((1U << r->log_size) - 1)) * r->stride,
+		       &w, sizeof(w));
+		(*prod)++;
+		room--;
+	}
+	if (ret)
+		*bad = wr;
+	*posted = *prod - start;
+	if (*posted)
+		/* the WQEs before the index */
+		smp_store_release(&hdr->prod, cpu_to_le32(*prod));
+	spin_unlock_irqrestore(lock, flags);
+	return ret;
+}
+
 /* ------------------------------------------------------------------ AH */
 
 /*
