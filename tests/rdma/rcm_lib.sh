@@ -82,10 +82,11 @@ log_clean() {
 
 # ---- rdma_cm
 # cm_wait_listen PORT: until an rdma_cm id listens on PORT (rdma resource
-# lists cm_ids of every namespace); at most 10 s
+# lists cm_ids of every namespace); at most 60 s (a perftest server took
+# over 10 s to start under TCG on a loaded host)
 cm_wait_listen() {
 	local i
-	for ((i = 0; i < 100; i++)); do
+	for ((i = 0; i < 600; i++)); do
 		rdma resource show cm_id 2>/dev/null | grep 'state LISTEN' | grep -q ":$1 " && return 0
 		sleep 0.1
 	done
@@ -107,12 +108,16 @@ cm_pair() {
 	spid=$!
 	if [[ $port == tcp:* ]]; then
 		wait_listen "$ns_s" "${port#tcp:}"
-	else
-		cm_wait_listen "$port"
+	elif ! cm_wait_listen "$port"; then
+		echo "cm_pair: the server did not listen on $port within 60 s" >"$out.c"
 	fi
 	t0=$(date +%s.%N)
-	in_ns "$ns_c" timeout "$tmo" "${cli[@]}" >"$out.c" 2>&1
-	rc_c=$?
+	if [ -s "$out.c" ]; then
+		rc_c=1	# no client without a server: it would only be rejected
+	else
+		in_ns "$ns_c" timeout "$tmo" "${cli[@]}" >"$out.c" 2>&1
+		rc_c=$?
+	fi
 	CM_SECS=$(awk -v a="$t0" -v b="$(date +%s.%N)" 'BEGIN { printf "%.2f", b - a }')
 	# a server that is still up once its client is done has missed
 	# something: give it 30 s (5 s if the client failed), then end it
@@ -122,6 +127,9 @@ cm_pair() {
 		kill -0 "$spid" 2>/dev/null || break
 		sleep 0.1
 	done
+	# $spid is the shell around `timeout SERVER`: end the server too, or
+	# it keeps its port and the next pair's server cannot bind
+	pkill -TERM -P "$spid" 2>/dev/null
 	kill "$spid" 2>/dev/null
 	wait "$spid"
 	rc_s=$?
