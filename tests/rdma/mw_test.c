@@ -1117,13 +1117,7 @@ int main(int argc, char **argv)
 {
 	char *run[] = { argv[0], NULL };
 
-	if (argc != 5) {
-		fprintf(stderr, "usage: %s DEV_A GID_A DEV_B GID_B\n", argv[0]);
+	if (tu_two_dev_args(argc, argv, &dev_a, &gid_a, &dev_b, &gid_b))
 		return 2;
-	}
-	dev_a = argv[1];
-	gid_a = atoi(argv[2]);
-	dev_b = argv[3];
-	gid_b = atoi(argv[4]);
 	return test_harness_run(1, run);
 }

@@ -24,6 +24,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
@@ -183,6 +184,24 @@ static inline int tu_qp_connect(struct ibv_qp *qp, const struct tu_side *s,
 }
 
 /* CLOCK_MONOTONIC in seconds */
+/*
+ * The command line of a two-device harness test: DEV_A GID_A DEV_B GID_B.
+ * Returns 0, or 2 (the exit status) after printing the usage.
+ */
+static inline int tu_two_dev_args(int argc, char **argv, const char **dev_a,
+				  int *gid_a, const char **dev_b, int *gid_b)
+{
+	if (argc != 5) {
+		fprintf(stderr, "usage: %s DEV_A GID_A DEV_B GID_B\n", argv[0]);
+		return 2;
+	}
+	*dev_a = argv[1];
+	*gid_a = atoi(argv[2]);
+	*dev_b = argv[3];
+	*gid_b = atoi(argv[4]);
+	return 0;
+}
+
 static inline double tu_now(void)
 {
 	struct timespec ts;
