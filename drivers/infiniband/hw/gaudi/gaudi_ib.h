@@ -20,6 +20,16 @@
 #define GIB_MAX_AH	65536
 
 /*
+ * An MR is one single-level page list of PAGE_SIZE entries, and that list
+ * is one physically contiguous buffer: 2^19 entries (4 MiB of __le64, the
+ * largest page-allocator block without CMA) cover 2 GiB.  One entry is
+ * kept for a start that is not page aligned, so any buffer of up to
+ * GIB_MAX_MR_SIZE bytes fits, whatever its alignment: that is the
+ * max_mr_size query_device reports.
+ */
+#define GIB_MAX_MR_SIZE	(((u64)GN_ROCE_MAX_PBL_PAGES - 1) << PAGE_SHIFT)
+
+/*
  * One ib_device per gaudi_nic device.  Lifetime: allocated in the aux
  * driver's probe, freed by ib_dealloc_device() in remove, after
  * ib_unregister_device() destroyed every user object.
@@ -278,6 +288,20 @@ struct gib_wr_ops {
 int gib_kring_post(struct gib_ring *r, spinlock_t *lock, u32 *prod,
 		   const struct gib_wr_ops *ops, void *priv, const void *wr,
 		   const void **bad, u32 *posted);
+
+/* gib_mr.c */
+struct ib_mr *gib_get_dma_mr(struct ib_pd *pd, int access);
+struct ib_mr *gib_reg_user_mr(struct ib_pd *pd, u64 start, u64 len,
+			      u64 iova, int access, struct ib_udata *udata);
+struct ib_mr *gib_reg_user_mr_dmabuf(struct ib_pd *pd, u64 offset, u64 len,
+				     u64 iova, int fd, int access,
+				     struct uverbs_attr_bundle *attrs);
+struct ib_mr *gib_rereg_user_mr(struct ib_mr *ibmr, int flags, u64 start,
+				u64 len, u64 iova, int access,
+				struct ib_pd *pd, struct ib_udata *udata);
+int gib_dereg_mr(struct ib_mr *ibmr, struct ib_udata *udata);
+int gib_alloc_mw(struct ib_mw *ibmw, struct ib_udata *udata);
+int gib_dealloc_mw(struct ib_mw *ibmw);
 
 /* gib_cq.c */
 int gib_create_cq(struct ib_cq *ibcq, const struct ib_cq_init_attr *attr,

@@ -1,14 +1,13 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * gaudi_ib verbs: device/port queries, ucontext, PD, rings, AH, MR,
- * counters and the ops table.  CQs are in gib_cq.c, QPs in gib_qp.c.
+ * gaudi_ib verbs: device/port queries, ucontext, PD, AH, counters and
+ * the ops table.  Rings are in gib_ring.c, MRs and MWs in gib_mr.c, CQs
+ * in gib_cq.c, QPs in gib_qp.c, SRQs in gib_srq.c.
  *
  * User space (the gaudi provider) posts and polls through rings mapped
  * into the process; the kernel only creates contexts in the engine, rings
  * the send doorbell (an empty post_send) and arms CQs.
  */
-#include <linux/dma-mapping.h>
-#include <linux/log2.h>
 #include <linux/mm.h>
 #include <linux/vmalloc.h>
 #include <net/addrconf.h>
@@ -16,7 +15,6 @@
 #include <rdma/ib_addr.h>
 #include <rdma/ib_cache.h>
 #include <rdma/ib_mad.h>
-#include <rdma/iter.h>
 #include <rdma/uverbs_ioctl.h>
 #include <rdma/gaudi-abi.h>
 #include <linux/gaudi_nic/core.h>
@@ -26,16 +24,6 @@
 #define GIB_VENDOR_ID		0x1da3	/* Habana Labs */
 #define GIB_VENDOR_PART		0x1060
 #define GIB_FW_VER		0x0001000000000000ULL
-
-/*
- * An MR is one single-level page list of PAGE_SIZE entries, and that list
- * is one physically contiguous buffer: 2^19 entries (4 MiB of __le64, the
- * largest page-allocator block without CMA) cover 2 GiB.  One entry is
- * kept for a start that is not page aligned, so any buffer of up to
- * GIB_MAX_MR_SIZE bytes fits, whatever its alignment: that is the
- * max_mr_size query_device reports.
- */
-#define GIB_MAX_MR_SIZE	(((u64)GN_ROCE_MAX_PBL_PAGES - 1) << PAGE_SHIFT)
 
 /* The uABI ring formats are the hardware ones. */
 static_assert(sizeof(struct gaudi_wqe) == sizeof(struct gn_roce_wqe));
@@ -57,6 +45,56 @@ static_assert(offsetof(struct gaudi_wqe, data.ud.sge) ==
 	      offsetof(struct gn_roce_wqe, ud.sge));
 static_assert(offsetof(struct gaudi_cqe, src_qp) ==
 	      offsetof(struct gn_roce_cqe, src_qp));
+
+/*
+ * The provider writes WQEs and reads CQEs in the engine's format, so the
+ * uABI opcodes, flags and access bits are the hardware's values, and a
+ * CQE's status is an ib_wc_status (gib_poll_cq() and the provider pass it
+ * through).  A hardware change that moves one fails the build here.
+ */
+#define GIB_SAME(a, b)	static_assert((int)(a) == (int)(b))
+GIB_SAME(GAUDI_WQE_SEND, GN_ROCE_WQE_SEND);
+GIB_SAME(GAUDI_WQE_SEND_IMM, GN_ROCE_WQE_SEND_IMM);
+GIB_SAME(GAUDI_WQE_WRITE, GN_ROCE_WQE_WRITE);
+GIB_SAME(GAUDI_WQE_WRITE_IMM, GN_ROCE_WQE_WRITE_IMM);
+GIB_SAME(GAUDI_WQE_READ, GN_ROCE_WQE_READ);
+GIB_SAME(GAUDI_WQE_SEND_INV, GN_ROCE_WQE_SEND_INV);
+GIB_SAME(GAUDI_WQE_BIND_MW, GN_ROCE_WQE_BIND_MW);
+GIB_SAME(GAUDI_WQE_LOCAL_INV, GN_ROCE_WQE_LOCAL_INV);
+GIB_SAME(GAUDI_WQE_FLUSH, GN_ROCE_WQE_FLUSH);
+GIB_SAME(GAUDI_WQE_RECV, GN_ROCE_WQE_RECV);
+GIB_SAME(GAUDI_WQE_F_SIGNALED, GN_ROCE_WQE_F_SIGNALED);
+GIB_SAME(GAUDI_WQE_F_INLINE, GN_ROCE_WQE_F_INLINE);
+GIB_SAME(GAUDI_WQE_F_SOLICITED, GN_ROCE_WQE_F_SOLICITED);
+GIB_SAME(GAUDI_WQE_F_FENCE, GN_ROCE_WQE_F_FENCE);
+GIB_SAME(GAUDI_MW_REMOTE_WRITE, GN_ROCE_MR_REMOTE_WRITE);
+GIB_SAME(GAUDI_MW_REMOTE_READ, GN_ROCE_MR_REMOTE_READ);
+GIB_SAME(GAUDI_CQE_SEND, GN_ROCE_CQE_SEND);
+GIB_SAME(GAUDI_CQE_WRITE, GN_ROCE_CQE_WRITE);
+GIB_SAME(GAUDI_CQE_READ, GN_ROCE_CQE_READ);
+GIB_SAME(GAUDI_CQE_BIND_MW, GN_ROCE_CQE_BIND_MW);
+GIB_SAME(GAUDI_CQE_LOCAL_INV, GN_ROCE_CQE_LOCAL_INV);
+GIB_SAME(GAUDI_CQE_FLUSH, GN_ROCE_CQE_FLUSH);
+GIB_SAME(GAUDI_CQE_RECV, GN_ROCE_CQE_RECV);
+GIB_SAME(GAUDI_CQE_RECV_WRITE_IMM, GN_ROCE_CQE_RECV_WRITE_IMM);
+GIB_SAME(GAUDI_CQE_F_IMM, GN_ROCE_CQE_F_IMM);
+GIB_SAME(GAUDI_CQE_F_GRH, GN_ROCE_CQE_F_GRH);
+GIB_SAME(GAUDI_CQE_F_IPV6, GN_ROCE_CQE_F_IPV6);
+GIB_SAME(GAUDI_CQE_F_INV, GN_ROCE_CQE_F_INV);
+GIB_SAME(GN_ROCE_CQE_OK, IB_WC_SUCCESS);
+GIB_SAME(GN_ROCE_CQE_LOC_LEN_ERR, IB_WC_LOC_LEN_ERR);
+GIB_SAME(GN_ROCE_CQE_LOC_QP_OP_ERR, IB_WC_LOC_QP_OP_ERR);
+GIB_SAME(GN_ROCE_CQE_LOC_PROT_ERR, IB_WC_LOC_PROT_ERR);
+GIB_SAME(GN_ROCE_CQE_WR_FLUSH_ERR, IB_WC_WR_FLUSH_ERR);
+GIB_SAME(GN_ROCE_CQE_MW_BIND_ERR, IB_WC_MW_BIND_ERR);
+GIB_SAME(GN_ROCE_CQE_BAD_RESP_ERR, IB_WC_BAD_RESP_ERR);
+GIB_SAME(GN_ROCE_CQE_LOC_ACCESS_ERR, IB_WC_LOC_ACCESS_ERR);
+GIB_SAME(GN_ROCE_CQE_REM_INV_REQ_ERR, IB_WC_REM_INV_REQ_ERR);
+GIB_SAME(GN_ROCE_CQE_REM_ACCESS_ERR, IB_WC_REM_ACCESS_ERR);
+GIB_SAME(GN_ROCE_CQE_REM_OP_ERR, IB_WC_REM_OP_ERR);
+GIB_SAME(GN_ROCE_CQE_RETRY_EXC_ERR, IB_WC_RETRY_EXC_ERR);
+GIB_SAME(GN_ROCE_CQE_RNR_RETRY_EXC_ERR, IB_WC_RNR_RETRY_EXC_ERR);
+GIB_SAME(GN_ROCE_CQE_GENERAL_ERR, IB_WC_GENERAL_ERR);
 
 /* No input udata is defined yet: all of it must be zero. */
 int gib_check_udata_in(struct ib_udata *udata)
@@ -413,267 +451,6 @@ static int gib_dealloc_pd(struct ib_pd *ibpd, struct ib_udata *udata)
 	return 0;
 }
 
-/* --------------------------------------------------------------- rings */
-
-/*
- * The engine is done with the ring.  A ring offered to user space belongs
- * to its mmap entry from then on: an mmap() that looked the entry up
- * before the removal may still be mapping the buffer, so the buffer is
- * freed only when the entry's last reference goes (gib_mmap_free()).
- */
-void gib_ring_free(struct gib_dev *dev, struct gib_ring *r)
-{
-	u32 i;
-
-	for (i = 0; r->dma && i < r->npages; i++)
-		if (r->dma[i])
-			dma_unmap_page(dev->dma_dev, r->dma[i], PAGE_SIZE,
-				       DMA_BIDIRECTIONAL);
-	kfree(r->dma);
-	r->dma = NULL;
-	if (r->mmap)
-		rdma_user_mmap_entry_remove(r->mmap);
-	else
-		vfree(r->buf);
-	r->mmap = NULL;
-	r->buf = NULL;
-}
-
-/* The bytes a ring of 2^@log_size entries of @stride bytes takes. */
-size_t gib_ring_bytes(u32 log_size, u32 stride)
-{
-	return PAGE_ALIGN(GN_ROCE_RING_HDR_SIZE + ((size_t)stride << log_size));
-}
-
-/*
- * A zeroed ring.  A @user ring (up to several MiB, sized by the process)
- * is charged to the memory cgroup of the process creating it; a kernel
- * object's is not (it would be charged to whichever task happens to run).
- */
-int gib_ring_alloc(struct gib_dev *dev, struct gib_ring *r, u32 log_size,
-		   u32 stride, bool user)
-{
-	gfp_t gfp = user ? GFP_KERNEL_ACCOUNT : GFP_KERNEL;
-	u32 i;
-
-	r->log_size = log_size;
-	r->stride = stride;
-	r->size = gib_ring_bytes(log_size, stride);
-	r->npages = r->size >> PAGE_SHIFT;
-	r->buf = __vmalloc(r->size, gfp | __GFP_ZERO);
-	r->dma = kcalloc(r->npages, sizeof(*r->dma), gfp);
-	if (!r->buf || !r->dma)
-		goto err;
-	for (i = 0; i < r->npages; i++) {
-		struct page *pg = vmalloc_to_page(r->buf + i * PAGE_SIZE);
-		dma_addr_t a;
-
-		a = dma_map_page(dev->dma_dev, pg, 0, PAGE_SIZE,
-				 DMA_BIDIRECTIONAL);
-		if (dma_mapping_error(dev->dma_dev, a))
-			goto err;
-		r->dma[i] = a;
-	}
-	return 0;
-err:
-	gib_ring_free(dev, r);
-	return -ENOMEM;
-}
-
-/* Offer a ring to user space; returns the mmap key in *key. */
-int gib_ring_mmap(struct ib_ucontext *uc, struct gib_ring *r, u64 *key,
-		  u64 *len)
-{
-	struct gib_mmap_entry *me;
-	int ret;
-
-	me = kzalloc(sizeof(*me), GFP_KERNEL_ACCOUNT);
-	if (!me)
-		return -ENOMEM;
-	me->buf = r->buf;
-	ret = rdma_user_mmap_entry_insert(uc, &me->rdma, r->size);
-	if (ret) {
-		kfree(me);
-		return ret;
-	}
-	r->mmap = &me->rdma;
-	*key = rdma_user_mmap_get_offset(&me->rdma);
-	*len = r->size;
-	return 0;
-}
-
-int gib_pbl_alloc(struct gib_dev *dev, struct gib_pbl *p, u32 n,
-		  struct gn_roce_pbl *hw)
-{
-	if (!n || n > GN_ROCE_MAX_PBL_PAGES)
-		return -EINVAL;
-	p->size = (size_t)n * sizeof(__le64);
-	p->cpu = dma_alloc_coherent(dev->dma_dev, p->size, &p->dma,
-				    GFP_KERNEL);
-	if (!p->cpu)
-		return -ENOMEM;
-	hw->pbl = cpu_to_le64(p->dma);
-	hw->npages = cpu_to_le32(n);
-	hw->rsvd = 0;
-	return 0;
-}
-
-void gib_pbl_free(struct gib_dev *dev, struct gib_pbl *p)
-{
-	if (p->cpu)
-		dma_free_coherent(dev->dma_dev, p->size, p->cpu, p->dma);
-	p->cpu = NULL;
-}
-
-int gib_ring_pbl(struct gib_dev *dev, struct gib_ring *r, struct gib_pbl *p,
-		 struct gn_roce_pbl *hw)
-{
-	u32 i;
-	int ret;
-
-	ret = gib_pbl_alloc(dev, p, r->npages, hw);
-	if (ret)
-		return ret;
-	for (i = 0; i < r->npages; i++)
-		p->cpu[i] = cpu_to_le64(r->dma[i]);
-	return 0;
-}
-
-/*
- * A new ring @r of 2^@log_size entries of @stride bytes for an object of
- * user context @uc (NULL: a kernel object), ready for the mailbox command
- * that hands it to the engine: its page list in @pbl, described at @hw
- * (the caller frees @pbl after the command).  A user ring is offered for
- * mmap at once, its key and length in *@key and *@len: the object's
- * creation or resize then cannot fail after the engine took the ring.  On
- * error nothing is left allocated.
- */
-int gib_ring_offer(struct gib_dev *dev, struct gib_ucontext *uc,
-		   struct gib_ring *r, u32 log_size, u32 stride,
-		   struct gib_pbl *pbl, struct gn_roce_pbl *hw, u64 *key,
-		   u64 *len)
-{
-	int ret;
-
-	ret = gib_ring_alloc(dev, r, log_size, stride, !!uc);
-	if (ret)
-		return ret;
-	if (uc) {
-		ret = gib_ring_mmap(&uc->ibuc, r, key, len);
-		if (ret)
-			goto err;
-	}
-	ret = gib_ring_pbl(dev, r, pbl, hw);
-	if (ret)
-		goto err;
-	return 0;
-err:
-	gib_ring_free(dev, r);
-	return ret;
-}
-
-/*
- * Replace the ring @cur of user object @num (charged to @uc as one @res)
- * by one of 2^@log_size entries: the new ring is charged before the old
- * one is given back (a context at its limit cannot grow an object),
- * offered for mmap (*@key, *@len) and handed to the engine by mailbox
- * command @cmd with @ctx (@ctx_len bytes, the ring's page list at @hw),
- * which moves the entries there.  Nothing fails after the move; on error
- * the object keeps its ring.
- */
-int gib_ring_replace(struct gib_dev *dev, struct gib_ucontext *uc,
-		     enum gib_res res, struct gib_ring *cur, u32 log_size,
-		     u32 cmd, u32 num, void *ctx, size_t ctx_len,
-		     struct gn_roce_pbl *hw, u64 *key, u64 *len)
-{
-	u64 bytes = gib_ring_bytes(log_size, cur->stride);
-	struct gib_ring ring = {};
-	struct gib_pbl pbl = {};
-	int ret;
-
-	ret = gib_charge(uc, res, bytes);
-	if (ret)
-		return ret;
-	ret = gib_ring_offer(dev, uc, &ring, log_size, cur->stride, &pbl, hw,
-			     key, len);
-	if (ret)
-		goto err_uncharge;
-	ret = gaudi_nic_roce_cmd(dev->hw, cmd, num, ctx, ctx_len, NULL, 0);
-	gib_pbl_free(dev, &pbl);
-	if (ret)
-		goto err_ring;
-	/* the engine uses the new ring only: the old one can go */
-	gib_uncharge(uc, res, gib_ring_bytes(cur->log_size, cur->stride));
-	gib_ring_free(dev, cur);
-	*cur = ring;
-	return 0;
-
-err_ring:
-	gib_ring_free(dev, &ring);
-err_uncharge:
-	gib_uncharge(uc, res, bytes);
-	return ret;
-}
-
-/* Free slots of a kernel work queue or SRQ whose producer index is @prod. */
-static u32 gib_kring_room(struct gib_ring *r, u32 prod)
-{
-	struct gn_roce_ring_hdr *hdr = r->buf;
-	u32 cons, used;
-
-	/* the engine is done reading the slots before cons */
-	cons = le32_to_cpu(smp_load_acquire(&hdr->cons));
-	used = prod - cons;
-
-	/* an engine reporting more than it could have taken: full */
-	return used >= (1U << r->log_size) ? 0 : (1U << r->log_size) - used;
-}
-
-/*
- * Post the list of work requests @wr (struct ib_send_wr or ib_recv_wr, as
- * @ops knows) to the kernel work queue or SRQ @r, whose producer index
- * *@prod @lock guards: each WQE, built by @ops->build (with @priv), is
- * written whole into its slot, and the producer index is published
- * (release) after all of them.  Returns 0, or the error of the first
- * work request not posted (*@bad); *@posted: how many were.
- */
-int gib_kring_post(struct gib_ring *r, spinlock_t *lock, u32 *prod,
-		   const struct gib_wr_ops *ops, void *priv, const void *wr,
-		   const void **bad, u32 *posted)
-{
-	struct gn_roce_ring_hdr *hdr = r->buf;
-	struct gn_roce_wqe w;
-	unsigned long flags;
-	u32 start, room;
-	int ret = 0;
-
-	spin_lock_irqsave(lock, flags);
-	start = *prod;
-	room = gib_kring_room(r, *prod);
-	for (; wr; wr = ops->next(wr)) {
-		if (!room) {
-			ret = -ENOMEM;
-			break;
-		}
-		ret = ops->build(priv, wr, &w);
-		if (ret)
-			break;
-		memcpy(r->buf + GN_ROCE_RING_HDR_SIZE +
-		       (size_t)(*prod & ((1U << r->log_size) - 1)) * r->stride,
-		       &w, sizeof(w));
-		(*prod)++;
-		room--;
-	}
-	if (ret)
-		*bad = wr;
-	*posted = *prod - start;
-	if (*posted)
-		/* the WQEs before the index */
-		smp_store_release(&hdr->prod, cpu_to_le32(*prod));
-	spin_unlock_irqrestore(lock, flags);
-	return ret;
-}
-
 /* ------------------------------------------------------------------ AH */
 
 /*
@@ -741,348 +518,6 @@ static int gib_destroy_ah(struct ib_ah *ibah, u32 flags)
 	 */
 	ida_free(&to_gdev(ibah->device)->ah_ida, ah->ahn);
 	gib_uncharge(ah->uc, GIB_RES_AH, 0);
-	return 0;
-}
-
-/* ------------------------------------------------------------------ MR */
-
-/*
- * No MR maps all of memory: kernel PDs get the local DMA lkey instead
- * (IBK_LOCAL_DMA_LKEY), and nothing here registers remote-access DMA MRs.
- */
-static struct ib_mr *gib_get_dma_mr(struct ib_pd *pd, int access)
-{
-	return ERR_PTR(-EOPNOTSUPP);
-}
-
-static u32 gib_mr_access(int acc)
-{
-	u32 a = 0;
-
-	if (acc & IB_ACCESS_LOCAL_WRITE)
-		a |= GN_ROCE_MR_LOCAL_WRITE;
-	if (acc & IB_ACCESS_REMOTE_WRITE)
-		a |= GN_ROCE_MR_REMOTE_WRITE;
-	if (acc & IB_ACCESS_REMOTE_READ)
-		a |= GN_ROCE_MR_REMOTE_READ;
-	if (acc & IB_ACCESS_MW_BIND)
-		a |= GN_ROCE_MR_MW_BIND;
-	if (acc & IB_ACCESS_FLUSH_GLOBAL)
-		a |= GN_ROCE_MR_FLUSH_GLOBAL;
-	return a;
-}
-
-/*
- * The engine context of an MR of @umem at @iova with @key in @pdn: @ctx,
- * whose page list @pbl the caller frees (gib_pbl_free()) after the
- * command.
- */
-static int gib_mr_ctx(struct gib_dev *dev, struct ib_umem *umem, u64 iova,
-		      u32 key, u32 pdn, int access, struct gib_pbl *pbl,
-		      struct gn_roce_mr_ctx *ctx)
-{
-	struct ib_block_iter biter;
-	u64 first, last;
-	u32 n, i = 0;
-	int ret;
-
-	first = ALIGN_DOWN(umem->address, PAGE_SIZE);
-	last = ALIGN(umem->address + umem->length, PAGE_SIZE);
-	if ((last - first) >> PAGE_SHIFT > GN_ROCE_MAX_PBL_PAGES)
-		return -EINVAL;
-	n = (last - first) >> PAGE_SHIFT;
-	memset(ctx, 0, sizeof(*ctx));
-	ret = gib_pbl_alloc(dev, pbl, n, &ctx->pages);
-	if (ret)
-		return ret;
-	rdma_umem_for_each_dma_block(umem, &biter, PAGE_SIZE) {
-		if (i == n)
-			break;
-		pbl->cpu[i++] = cpu_to_le64(rdma_block_iter_dma_address(&biter));
-	}
-	if (i != n) {
-		gib_pbl_free(dev, pbl);
-		return -EFAULT;
-	}
-	ctx->iova = cpu_to_le64(iova);
-	ctx->length = cpu_to_le64(umem->length);
-	ctx->key = cpu_to_le32(key);
-	ctx->pdn = cpu_to_le32(pdn);
-	ctx->access = cpu_to_le32(gib_mr_access(access));
-	ctx->offset = cpu_to_le32(umem->address & ~PAGE_MASK);
-	return 0;
-}
-
-/* An MR of @umem, charged to the user context @uc (NULL: none). */
-static struct ib_mr *gib_mr_create(struct ib_pd *ibpd, struct ib_umem *umem,
-				   u64 iova, int access,
-				   struct gib_ucontext *uc)
-{
-	struct gib_dev *dev = to_gdev(ibpd->device);
-	struct gn_roce_mr_ctx ctx;
-	struct gib_pbl pbl = {};
-	struct gib_mr *mr;
-	int ret;
-
-	ret = gib_charge(uc, GIB_RES_MR, 0);
-	if (ret)
-		goto err_umem;
-	/* user MRs only: gib_get_dma_mr() makes none */
-	mr = kzalloc(sizeof(*mr), GFP_KERNEL_ACCOUNT);
-	if (!mr) {
-		ret = -ENOMEM;
-		goto err_uncharge;
-	}
-	mr->uc = uc;
-	ret = ida_alloc_range(&dev->mr_ida, 1, GN_ROCE_MAX_MR - 1, GFP_KERNEL);
-	if (ret < 0)
-		goto err_free;
-	mr->index = ret;
-	mr->umem = umem;
-	mr->access = access;
-	mr->ibmr.lkey = mr->index << 8 | (get_random_u32() & 0xff);
-	mr->ibmr.rkey = mr->ibmr.lkey;
-	mr->ibmr.length = umem->length;
-	mr->ibmr.iova = iova;
-	mr->ibmr.page_size = PAGE_SIZE;
-	ret = gib_mr_ctx(dev, umem, iova, mr->ibmr.lkey, to_gpd(ibpd)->pdn,
-			 access, &pbl, &ctx);
-	if (ret)
-		goto err_ida;
-	ret = gaudi_nic_roce_cmd(dev->hw, GN_ROCE_CMD_CREATE_MR, mr->index,
-				 &ctx, sizeof(ctx), NULL, 0);
-	gib_pbl_free(dev, &pbl);
-	if (ret)
-		goto err_ida;
-	return &mr->ibmr;
-
-err_ida:
-	ida_free(&dev->mr_ida, mr->index);
-err_free:
-	kfree(mr);
-err_uncharge:
-	gib_uncharge(uc, GIB_RES_MR, 0);
-err_umem:
-	ib_umem_release(umem);
-	return ERR_PTR(ret);
-}
-
-static int gib_check_mr_len(struct gib_dev *dev, u64 len)
-{
-	if (!len)
-		return -EINVAL;
-	if (len > GIB_MAX_MR_SIZE) {
-		ibdev_warn_ratelimited(&dev->ibdev,
-				       "MR of %llu bytes refused: max_mr_size is %llu; register it in several MRs\n",
-				       len, GIB_MAX_MR_SIZE);
-		return -EINVAL;
-	}
-	return 0;
-}
-
-/*
- * IB_ACCESS_REMOTE_ATOMIC is accepted and ignored: atomic_cap is NONE, so
- * no atomic request ever reaches an MR, and libfabric's verbs provider
- * asks for it on every registration with remote write.
- */
-#define GIB_MR_ACCESS	(IB_ACCESS_LOCAL_WRITE | IB_ACCESS_REMOTE_WRITE | \
-			 IB_ACCESS_REMOTE_READ | IB_ACCESS_REMOTE_ATOMIC | \
-			 IB_ACCESS_MW_BIND | IB_ACCESS_FLUSH_GLOBAL | \
-			 IB_ACCESS_RELAXED_ORDERING)
-
-static struct ib_mr *gib_reg_user_mr(struct ib_pd *pd, u64 start, u64 len,
-				     u64 iova, int access,
-				     struct ib_udata *udata)
-{
-	struct ib_umem *umem;
-	int ret;
-
-	ret = gib_check_udata_in(udata);
-	if (ret)
-		return ERR_PTR(ret);
-	if (access & ~GIB_MR_ACCESS)
-		return ERR_PTR(-EOPNOTSUPP);
-	ret = gib_check_mr_len(to_gdev(pd->device), len);
-	if (ret)
-		return ERR_PTR(ret);
-	umem = ib_umem_get(pd->device, start, len, access);
-	if (IS_ERR(umem))
-		return ERR_CAST(umem);
-	return gib_mr_create(pd, umem, iova, access,
-			     rdma_udata_to_drv_context(udata,
-						       struct gib_ucontext,
-						       ibuc));
-}
-
-static struct ib_mr *gib_reg_user_mr_dmabuf(struct ib_pd *pd, u64 offset,
-					    u64 len, u64 iova, int fd,
-					    int access,
-					    struct uverbs_attr_bundle *attrs)
-{
-	struct ib_umem_dmabuf *ud;
-	int ret;
-
-	ret = gib_check_udata_in(&attrs->driver_udata);
-	if (ret)
-		return ERR_PTR(ret);
-	if (access & ~GIB_MR_ACCESS)
-		return ERR_PTR(-EOPNOTSUPP);
-	ret = gib_check_mr_len(to_gdev(pd->device), len);
-	if (ret)
-		return ERR_PTR(ret);
-	ud = ib_umem_dmabuf_get_pinned(pd->device, offset, len, fd, access);
-	if (IS_ERR(ud))
-		return ERR_CAST(ud);
-	return gib_mr_create(pd, &ud->umem, iova, access,
-			     to_guc(attrs->context));
-}
-
-/*
- * Re-registration in place (ibv_rereg_mr()): a new translation
- * (IB_MR_REREG_TRANS), PD or access for the same MR, whose keys stay, so
- * that peers holding the rkey keep using it.  The engine swaps the whole
- * context at once (REREG_MR); on failure the MR is left as it was.
- * Memory is pinned anew for a new translation, or when the new access
- * needs the pages writable and they were pinned read-only.  A dma-buf MR
- * keeps its buffer: a new translation for it is EOPNOTSUPP.  Changing
- * IB_ACCESS_REMOTE_ATOMIC is EOPNOTSUPP too: the device has no atomics
- * (atomic_cap NONE), registration accepts the flag only because
- * libfabric always asks for it, and a change of it could only be
- * observed through atomic operations.
- */
-static struct ib_mr *gib_rereg_user_mr(struct ib_mr *ibmr, int flags,
-				       u64 start, u64 len, u64 iova,
-				       int access, struct ib_pd *pd,
-				       struct ib_udata *udata)
-{
-	struct gib_dev *dev = to_gdev(ibmr->device);
-	struct gib_mr *mr = to_gmr(ibmr);
-	struct ib_umem *umem = mr->umem;
-	struct gn_roce_mr_ctx ctx;
-	struct gib_pbl pbl = {};
-	int ret;
-
-	ret = gib_check_udata_in(udata);
-	if (ret)
-		return ERR_PTR(ret);
-	if (flags & ~(IB_MR_REREG_TRANS | IB_MR_REREG_PD | IB_MR_REREG_ACCESS))
-		return ERR_PTR(-EOPNOTSUPP);
-	if (!(flags & IB_MR_REREG_ACCESS))
-		access = mr->access;
-	if (!(flags & IB_MR_REREG_PD))
-		pd = ibmr->pd;
-	if (access & ~GIB_MR_ACCESS ||
-	    (access ^ mr->access) & IB_ACCESS_REMOTE_ATOMIC)
-		return ERR_PTR(-EOPNOTSUPP);
-	if (flags & IB_MR_REREG_TRANS) {
-		if (umem->is_dmabuf)
-			return ERR_PTR(-EOPNOTSUPP);
-		ret = gib_check_mr_len(dev, len);
-		if (ret)
-			return ERR_PTR(ret);
-	} else {
-		start = umem->address;
-		len = umem->length;
-		iova = ibmr->iova;
-	}
-	if (flags & IB_MR_REREG_TRANS ||
-	    (!umem->is_dmabuf && !umem->writable && ib_access_writable(access))) {
-		umem = ib_umem_get(ibmr->device, start, len, access);
-		if (IS_ERR(umem))
-			return ERR_CAST(umem);
-	}
-	ret = gib_mr_ctx(dev, umem, iova, ibmr->lkey, to_gpd(pd)->pdn, access,
-			 &pbl, &ctx);
-	if (ret)
-		goto err;
-	ret = gaudi_nic_roce_cmd(dev->hw, GN_ROCE_CMD_REREG_MR, mr->index,
-				 &ctx, sizeof(ctx), NULL, 0);
-	gib_pbl_free(dev, &pbl);
-	if (ret)
-		goto err;
-	if (umem != mr->umem) {
-		ib_umem_release(mr->umem);
-		mr->umem = umem;
-	}
-	mr->access = access;
-	ibmr->length = umem->length;
-	ibmr->iova = iova;
-	/* the core moves ibmr->pd and its use counts */
-	return NULL;
-err:
-	if (umem != mr->umem)
-		ib_umem_release(umem);
-	return ERR_PTR(ret);
-}
-
-static int gib_dereg_mr(struct ib_mr *ibmr, struct ib_udata *udata)
-{
-	struct gib_dev *dev = to_gdev(ibmr->device);
-	struct gib_mr *mr = to_gmr(ibmr);
-
-	/* After this the engine holds no translation of the pages. */
-	gaudi_nic_roce_cmd(dev->hw, GN_ROCE_CMD_DESTROY_MR, mr->index, NULL, 0,
-			   NULL, 0);
-	ib_umem_release(mr->umem);
-	ida_free(&dev->mr_ida, mr->index);
-	gib_uncharge(mr->uc, GIB_RES_MR, 0);
-	kfree(mr);
-	return 0;
-}
-
-/* ------------------------------------------------------------------ MW */
-
-static int gib_alloc_mw(struct ib_mw *ibmw, struct ib_udata *udata)
-{
-	struct gib_dev *dev = to_gdev(ibmw->device);
-	struct gib_mw *mw = container_of(ibmw, struct gib_mw, ibmw);
-	struct gib_ucontext *uc = rdma_udata_to_drv_context(udata,
-							    struct gib_ucontext,
-							    ibuc);
-	struct gn_roce_mw_ctx ctx = {};
-	int ret;
-
-	ret = gib_check_udata_in(udata);
-	if (ret)
-		return ret;
-	if (ibmw->type != IB_MW_TYPE_1 && ibmw->type != IB_MW_TYPE_2)
-		return -EINVAL;
-	ret = gib_charge(uc, GIB_RES_MW, 0);
-	if (ret)
-		return ret;
-	ret = ida_alloc_max(&dev->mw_ida, GN_ROCE_MAX_MW - 1, GFP_KERNEL);
-	if (ret < 0)
-		goto err_uncharge;
-	mw->index = ret;
-	mw->uc = uc;
-	ibmw->rkey = (GN_ROCE_MAX_MR + mw->index) << 8 |
-		     (get_random_u32() & 0xff);
-	ctx.key = cpu_to_le32(ibmw->rkey);
-	ctx.pdn = cpu_to_le32(to_gpd(ibmw->pd)->pdn);
-	ctx.type = ibmw->type == IB_MW_TYPE_1 ? 1 : 2;
-	ret = gaudi_nic_roce_cmd(dev->hw, GN_ROCE_CMD_CREATE_MW, mw->index,
-				 &ctx, sizeof(ctx), NULL, 0);
-	if (ret)
-		goto err_ida;
-	return 0;
-
-err_ida:
-	ida_free(&dev->mw_ida, mw->index);
-err_uncharge:
-	gib_uncharge(uc, GIB_RES_MW, 0);
-	return ret;
-}
-
-/* After DESTROY_MW no request can use the window's key. */
-static int gib_dealloc_mw(struct ib_mw *ibmw)
-{
-	struct gib_dev *dev = to_gdev(ibmw->device);
-	struct gib_mw *mw = container_of(ibmw, struct gib_mw, ibmw);
-
-	gaudi_nic_roce_cmd(dev->hw, GN_ROCE_CMD_DESTROY_MW, mw->index, NULL, 0,
-			   NULL, 0);
-	ida_free(&dev->mw_ida, mw->index);
-	gib_uncharge(mw->uc, GIB_RES_MW, 0);
 	return 0;
 }
 

@@ -1,0 +1,355 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * gaudi_ib memory regions and memory windows.  An MR is a context in the
+ * engine's MR table plus the page list (struct gib_pbl) it copies; user
+ * MRs pin pages with ib_umem, dma-buf MRs attach through
+ * ib_umem_dmabuf_get_pinned().  MWs share the key space (their indices
+ * follow the MR ones) and are bound by work requests, not here.
+ */
+#include <linux/dma-mapping.h>
+#include <linux/mm.h>
+#include <rdma/ib_umem.h>
+#include <rdma/iter.h>
+#include <rdma/uverbs_ioctl.h>
+#include <rdma/gaudi-abi.h>
+
+#include "gaudi_ib.h"
+
+/* ------------------------------------------------------------------ MR */
+
+/*
+ * No MR maps all of memory: kernel PDs get the local DMA lkey instead
+ * (IBK_LOCAL_DMA_LKEY), and nothing here registers remote-access DMA MRs.
+ */
+struct ib_mr *gib_get_dma_mr(struct ib_pd *pd, int access)
+{
+	return ERR_PTR(-EOPNOTSUPP);
+}
+
+static u32 gib_mr_access(int acc)
+{
+	u32 a = 0;
+
+	if (acc & IB_ACCESS_LOCAL_WRITE)
+		a |= GN_ROCE_MR_LOCAL_WRITE;
+	if (acc & IB_ACCESS_REMOTE_WRITE)
+		a |= GN_ROCE_MR_REMOTE_WRITE;
+	if (acc & IB_ACCESS_REMOTE_READ)
+		a |= GN_ROCE_MR_REMOTE_READ;
+	if (acc & IB_ACCESS_MW_BIND)
+		a |= GN_ROCE_MR_MW_BIND;
+	if (acc & IB_ACCESS_FLUSH_GLOBAL)
+		a |= GN_ROCE_MR_FLUSH_GLOBAL;
+	return a;
+}
+
+/*
+ * The engine context of an MR of @umem at @iova with @key in @pdn: @ctx,
+ * whose page list @pbl the caller frees (gib_pbl_free()) after the
+ * command.
+ */
+static int gib_mr_ctx(struct gib_dev *dev, struct ib_umem *umem, u64 iova,
+		      u32 key, u32 pdn, int access, struct gib_pbl *pbl,
+		      struct gn_roce_mr_ctx *ctx)
+{
+	struct ib_block_iter biter;
+	u64 first, last;
+	u32 n, i = 0;
+	int ret;
+
+	first = ALIGN_DOWN(umem->address, PAGE_SIZE);
+	last = ALIGN(umem->address + umem->length, PAGE_SIZE);
+	if ((last - first) >> PAGE_SHIFT > GN_ROCE_MAX_PBL_PAGES)
+		return -EINVAL;
+	n = (last - first) >> PAGE_SHIFT;
+	memset(ctx, 0, sizeof(*ctx));
+	ret = gib_pbl_alloc(dev, pbl, n, &ctx->pages);
+	if (ret)
+		return ret;
+	rdma_umem_for_each_dma_block(umem, &biter, PAGE_SIZE) {
+		if (i == n)
+			break;
+		pbl->cpu[i++] = cpu_to_le64(rdma_block_iter_dma_address(&biter));
+	}
+	if (i != n) {
+		gib_pbl_free(dev, pbl);
+		return -EFAULT;
+	}
+	ctx->iova = cpu_to_le64(iova);
+	ctx->length = cpu_to_le64(umem->length);
+	ctx->key = cpu_to_le32(key);
+	ctx->pdn = cpu_to_le32(pdn);
+	ctx->access = cpu_to_le32(gib_mr_access(access));
+	ctx->offset = cpu_to_le32(umem->address & ~PAGE_MASK);
+	return 0;
+}
+
+/* An MR of @umem, charged to the user context @uc (NULL: none). */
+static struct ib_mr *gib_mr_create(struct ib_pd *ibpd, struct ib_umem *umem,
+				   u64 iova, int access,
+				   struct gib_ucontext *uc)
+{
+	struct gib_dev *dev = to_gdev(ibpd->device);
+	struct gn_roce_mr_ctx ctx;
+	struct gib_pbl pbl = {};
+	struct gib_mr *mr;
+	int ret;
+
+	ret = gib_charge(uc, GIB_RES_MR, 0);
+	if (ret)
+		goto err_umem;
+	/* user MRs only: gib_get_dma_mr() makes none */
+	mr = kzalloc(sizeof(*mr), GFP_KERNEL_ACCOUNT);
+	if (!mr) {
+		ret = -ENOMEM;
+		goto err_uncharge;
+	}
+	mr->uc = uc;
+	ret = ida_alloc_range(&dev->mr_ida, 1, GN_ROCE_MAX_MR - 1, GFP_KERNEL);
+	if (ret < 0)
+		goto err_free;
+	mr->index = ret;
+	mr->umem = umem;
+	mr->access = access;
+	mr->ibmr.lkey = mr->index << 8 | (get_random_u32() & 0xff);
+	mr->ibmr.rkey = mr->ibmr.lkey;
+	mr->ibmr.length = umem->length;
+	mr->ibmr.iova = iova;
+	mr->ibmr.page_size = PAGE_SIZE;
+	ret = gib_mr_ctx(dev, umem, iova, mr->ibmr.lkey, to_gpd(ibpd)->pdn,
+			 access, &pbl, &ctx);
+	if (ret)
+		goto err_ida;
+	ret = gaudi_nic_roce_cmd(dev->hw, GN_ROCE_CMD_CREATE_MR, mr->index,
+				 &ctx, sizeof(ctx), NULL, 0);
+	gib_pbl_free(dev, &pbl);
+	if (ret)
+		goto err_ida;
+	return &mr->ibmr;
+
+err_ida:
+	ida_free(&dev->mr_ida, mr->index);
+err_free:
+	kfree(mr);
+err_uncharge:
+	gib_uncharge(uc, GIB_RES_MR, 0);
+err_umem:
+	ib_umem_release(umem);
+	return ERR_PTR(ret);
+}
+
+static int gib_check_mr_len(struct gib_dev *dev, u64 len)
+{
+	if (!len)
+		return -EINVAL;
+	if (len > GIB_MAX_MR_SIZE) {
+		ibdev_warn_ratelimited(&dev->ibdev,
+				       "MR of %llu bytes refused: max_mr_size is %llu; register it in several MRs\n",
+				       len, GIB_MAX_MR_SIZE);
+		return -EINVAL;
+	}
+	return 0;
+}
+
+/*
+ * IB_ACCESS_REMOTE_ATOMIC is accepted and ignored: atomic_cap is NONE, so
+ * no atomic request ever reaches an MR, and libfabric's verbs provider
+ * asks for it on every registration with remote write.
+ */
+#define GIB_MR_ACCESS	(IB_ACCESS_LOCAL_WRITE | IB_ACCESS_REMOTE_WRITE | \
+			 IB_ACCESS_REMOTE_READ | IB_ACCESS_REMOTE_ATOMIC | \
+			 IB_ACCESS_MW_BIND | IB_ACCESS_FLUSH_GLOBAL | \
+			 IB_ACCESS_RELAXED_ORDERING)
+
+struct ib_mr *gib_reg_user_mr(struct ib_pd *pd, u64 start, u64 len,
+			      u64 iova, int access, struct ib_udata *udata)
+{
+	struct ib_umem *umem;
+	int ret;
+
+	ret = gib_check_udata_in(udata);
+	if (ret)
+		return ERR_PTR(ret);
+	if (access & ~GIB_MR_ACCESS)
+		return ERR_PTR(-EOPNOTSUPP);
+	ret = gib_check_mr_len(to_gdev(pd->device), len);
+	if (ret)
+		return ERR_PTR(ret);
+	umem = ib_umem_get(pd->device, start, len, access);
+	if (IS_ERR(umem))
+		return ERR_CAST(umem);
+	return gib_mr_create(pd, umem, iova, access,
+			     rdma_udata_to_drv_context(udata,
+						       struct gib_ucontext,
+						       ibuc));
+}
+
+struct ib_mr *gib_reg_user_mr_dmabuf(struct ib_pd *pd, u64 offset, u64 len,
+				     u64 iova, int fd, int access,
+				     struct uverbs_attr_bundle *attrs)
+{
+	struct ib_umem_dmabuf *ud;
+	int ret;
+
+	ret = gib_check_udata_in(&attrs->driver_udata);
+	if (ret)
+		return ERR_PTR(ret);
+	if (access & ~GIB_MR_ACCESS)
+		return ERR_PTR(-EOPNOTSUPP);
+	ret = gib_check_mr_len(to_gdev(pd->device), len);
+	if (ret)
+		return ERR_PTR(ret);
+	ud = ib_umem_dmabuf_get_pinned(pd->device, offset, len, fd, access);
+	if (IS_ERR(ud))
+		return ERR_CAST(ud);
+	return gib_mr_create(pd, &ud->umem, iova, access,
+			     to_guc(attrs->context));
+}
+
+/*
+ * Re-registration in place (ibv_rereg_mr()): a new translation
+ * (IB_MR_REREG_TRANS), PD or access for the same MR, whose keys stay, so
+ * that peers holding the rkey keep using it.  The engine swaps the whole
+ * context at once (REREG_MR); on failure the MR is left as it was.
+ * Memory is pinned anew for a new translation, or when the new access
+ * needs the pages writable and they were pinned read-only.  A dma-buf MR
+ * keeps its buffer: a new translation for it is EOPNOTSUPP.  Changing
+ * IB_ACCESS_REMOTE_ATOMIC is EOPNOTSUPP too: the device has no atomics
+ * (atomic_cap NONE), registration accepts the flag only because
+ * libfabric always asks for it, and a change of it could only be
+ * observed through atomic operations.
+ */
+struct ib_mr *gib_rereg_user_mr(struct ib_mr *ibmr, int flags, u64 start,
+				u64 len, u64 iova, int access,
+				struct ib_pd *pd, struct ib_udata *udata)
+{
+	struct gib_dev *dev = to_gdev(ibmr->device);
+	struct gib_mr *mr = to_gmr(ibmr);
+	struct ib_umem *umem = mr->umem;
+	struct gn_roce_mr_ctx ctx;
+	struct gib_pbl pbl = {};
+	int ret;
+
+	ret = gib_check_udata_in(udata);
+	if (ret)
+		return ERR_PTR(ret);
+	if (flags & ~(IB_MR_REREG_TRANS | IB_MR_REREG_PD | IB_MR_REREG_ACCESS))
+		return ERR_PTR(-EOPNOTSUPP);
+	if (!(flags & IB_MR_REREG_ACCESS))
+		access = mr->access;
+	if (!(flags & IB_MR_REREG_PD))
+		pd = ibmr->pd;
+	if (access & ~GIB_MR_ACCESS ||
+	    (access ^ mr->access) & IB_ACCESS_REMOTE_ATOMIC)
+		return ERR_PTR(-EOPNOTSUPP);
+	if (flags & IB_MR_REREG_TRANS) {
+		if (umem->is_dmabuf)
+			return ERR_PTR(-EOPNOTSUPP);
+		ret = gib_check_mr_len(dev, len);
+		if (ret)
+			return ERR_PTR(ret);
+	} else {
+		start = umem->address;
+		len = umem->length;
+		iova = ibmr->iova;
+	}
+	if (flags & IB_MR_REREG_TRANS ||
+	    (!umem->is_dmabuf && !umem->writable && ib_access_writable(access))) {
+		umem = ib_umem_get(ibmr->device, start, len, access);
+		if (IS_ERR(umem))
+			return ERR_CAST(umem);
+	}
+	ret = gib_mr_ctx(dev, umem, iova, ibmr->lkey, to_gpd(pd)->pdn, access,
+			 &pbl, &ctx);
+	if (ret)
+		goto err;
+	ret = gaudi_nic_roce_cmd(dev->hw, GN_ROCE_CMD_REREG_MR, mr->index,
+				 &ctx, sizeof(ctx), NULL, 0);
+	gib_pbl_free(dev, &pbl);
+	if (ret)
+		goto err;
+	if (umem != mr->umem) {
+		ib_umem_release(mr->umem);
+		mr->umem = umem;
+	}
+	mr->access = access;
+	ibmr->length = umem->length;
+	ibmr->iova = iova;
+	/* the core moves ibmr->pd and its use counts */
+	return NULL;
+err:
+	if (umem != mr->umem)
+		ib_umem_release(umem);
+	return ERR_PTR(ret);
+}
+
+int gib_dereg_mr(struct ib_mr *ibmr, struct ib_udata *udata)
+{
+	struct gib_dev *dev = to_gdev(ibmr->device);
+	struct gib_mr *mr = to_gmr(ibmr);
+
+	/* After this the engine holds no translation of the pages. */
+	gaudi_nic_roce_cmd(dev->hw, GN_ROCE_CMD_DESTROY_MR, mr->index, NULL, 0,
+			   NULL, 0);
+	ib_umem_release(mr->umem);
+	ida_free(&dev->mr_ida, mr->index);
+	gib_uncharge(mr->uc, GIB_RES_MR, 0);
+	kfree(mr);
+	return 0;
+}
+
+/* ------------------------------------------------------------------ MW */
+
+int gib_alloc_mw(struct ib_mw *ibmw, struct ib_udata *udata)
+{
+	struct gib_dev *dev = to_gdev(ibmw->device);
+	struct gib_mw *mw = container_of(ibmw, struct gib_mw, ibmw);
+	struct gib_ucontext *uc = rdma_udata_to_drv_context(udata,
+							    struct gib_ucontext,
+							    ibuc);
+	struct gn_roce_mw_ctx ctx = {};
+	int ret;
+
+	ret = gib_check_udata_in(udata);
+	if (ret)
+		return ret;
+	if (ibmw->type != IB_MW_TYPE_1 && ibmw->type != IB_MW_TYPE_2)
+		return -EINVAL;
+	ret = gib_charge(uc, GIB_RES_MW, 0);
+	if (ret)
+		return ret;
+	ret = ida_alloc_max(&dev->mw_ida, GN_ROCE_MAX_MW - 1, GFP_KERNEL);
+	if (ret < 0)
+		goto err_uncharge;
+	mw->index = ret;
+	mw->uc = uc;
+	ibmw->rkey = (GN_ROCE_MAX_MR + mw->index) << 8 |
+		     (get_random_u32() & 0xff);
+	ctx.key = cpu_to_le32(ibmw->rkey);
+	ctx.pdn = cpu_to_le32(to_gpd(ibmw->pd)->pdn);
+	ctx.type = ibmw->type == IB_MW_TYPE_1 ? 1 : 2;
+	ret = gaudi_nic_roce_cmd(dev->hw, GN_ROCE_CMD_CREATE_MW, mw->index,
+				 &ctx, sizeof(ctx), NULL, 0);
+	if (ret)
+		goto err_ida;
+	return 0;
+
+err_ida:
+	ida_free(&dev->mw_ida, mw->index);
+err_uncharge:
+	gib_uncharge(uc, GIB_RES_MW, 0);
+	return ret;
+}
+
+/* After DESTROY_MW no request can use the window's key. */
+int gib_dealloc_mw(struct ib_mw *ibmw)
+{
+	struct gib_dev *dev = to_gdev(ibmw->device);
+	struct gib_mw *mw = container_of(ibmw, struct gib_mw, ibmw);
+
+	gaudi_nic_roce_cmd(dev->hw, GN_ROCE_CMD_DESTROY_MW, mw->index, NULL, 0,
+			   NULL, 0);
+	ida_free(&dev->mw_ida, mw->index);
+	gib_uncharge(mw->uc, GIB_RES_MW, 0);
+	return 0;
+}
