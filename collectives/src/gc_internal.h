@@ -254,6 +254,12 @@ void gc_mr_free(struct gc_transport *tp, struct gc_mr *m);
 void gc_mr_unpin(struct gc_transport *tp, struct gc_mr *m);
 void gc_mr_pin(struct gc_transport *tp, struct gc_mr *m);
 gcoll_result_t gc_fi_err(int ret, const char *what);
+/* A rail's pool of remote-CQ-data receives (transport.c): put a consumed
+ * entry back, and retry those that could not be. */
+void gc_rail_repost(struct gc_transport *tp, struct gc_rxbuf *b);
+void gc_rail_retry(struct gc_transport *tp, struct gc_rail *r);
+/* Unlink a zombie transfer from the transport and free it. */
+void gc_tp_free_zombie(struct gc_transport *tp, struct gc_xfer *x);
 /* Tests only: the next n pool reposts fail with -FI_EIO. */
 extern int gc_test_fail_pool_posts;
 

@@ -1,7 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * libfabric transport: RDM endpoints (one per rail), registration cache,
- * eager tagged messages and receiver-driven rendezvous writes.
+ * libfabric transport: RDM endpoints (one per rail), their pools of
+ * receives, the dma-buf probe, peer addresses and the connection
+ * handshake.  The registration cache is in mr.c; eager tagged messages,
+ * receiver-driven rendezvous writes and completions in xfer.c.
  *
  * Rendezvous: the receiver registers its destination, takes a slot and
  * injects a control entry (address, key, length, sequence, slot, segment
@@ -29,8 +31,6 @@
 #include <rdma/fi_tagged.h>
 
 #include "gc_internal.h"
-
-#define GC_WRITE_WINDOW 16   /* outstanding writes per transfer */
 
 gcoll_result_t gc_fi_err(int ret, const char *what)
 {
@@ -132,10 +132,10 @@ static int post_pool(struct gc_rail *r, struct gc_rxbuf *b)
 /* Put a consumed pool entry back.  Every entry must stay posted: in
  * FI_RX_CQ_DATA mode each remote-CQ-data write consumes one, and with the
  * pool empty rendezvous writes stall.  -FI_EAGAIN is retried from
- * gc_tp_progress(); any other failure breaks the transport for good, and
+ * gc_tp_progress() (xfer.c); any other failure breaks the transport for good, and
  * every communicator on it fails with GCOLL_ERR_FABRIC (see gc_progress_all()
  * in sched.c) instead of waiting for writes that cannot complete. */
-static void pool_repost(struct gc_transport *tp, struct gc_rxbuf *b)
+void gc_rail_repost(struct gc_transport *tp, struct gc_rxbuf *b)
 {
 	struct gc_rail *r = &tp->rails[b->rail];
 	int ret;
@@ -157,11 +157,11 @@ static void pool_repost(struct gc_transport *tp, struct gc_rxbuf *b)
 		tp->fatal = gc_fi_err(ret, "transport: reposting a remote CQ data receive");
 }
 
-static void pool_retry(struct gc_transport *tp, struct gc_rail *r)
+void gc_rail_retry(struct gc_transport *tp, struct gc_rail *r)
 {
 	for (int k = 0; k < GC_RXPOOL && r->pool_retry && !tp->fatal; k++)
 		if (r->pool_retry & (1ull << k))
-			pool_repost(tp, &r->pool[k]);
+			gc_rail_repost(tp, &r->pool[k]);
 }
 
 /* Open an RDM endpoint with its own CQ and AV, enabled, and return its
@@ -402,6 +402,48 @@ out:
 	return ok;
 }
 
+/* Open up to nrails endpoints (at least one; fewer if the provider runs
+ * out) with their pools of remote-CQ-data receives posted.  tp->nrails
+ * counts the rails to close, also on failure. */
+static gcoll_result_t rails_open(struct gc_transport *tp, int nrails)
+{
+	int ret;
+
+	if (nrails < 1)
+		nrails = 1;
+	if (nrails > GC_MAX_RAILS)
+		nrails = GC_MAX_RAILS;
+	for (int i = 0; i < nrails; i++) {
+		struct gc_rail *r = &tp->rails[i];
+		size_t alen = GC_ADDR_MAX;
+
+		ret = ep_open(tp, i, r, tp->addr[i], &alen);
+		if (ret && !r->ep && i > 0)
+			break;   /* fewer rails than asked for */
+		if (ret) {
+			tp->nrails = i + 1;
+			return gc_fi_err(ret, r->ep ? "endpoint setup" : "fi_endpoint");
+		}
+		if (i == 0)
+			tp->addrlen = alen;
+		else if (alen != tp->addrlen) {
+			tp->nrails = i + 1;
+			return gc_err(GCOLL_ERR_FABRIC, "transport: rails have different address sizes");
+		}
+		tp->nrails = i + 1;
+		if (tp->rx_cq_data) {
+			for (int k = 0; k < GC_RXPOOL; k++) {
+				r->pool[k].type = GC_CTX_RXPOOL;
+				r->pool[k].rail = i;
+				ret = post_pool(r, &r->pool[k]);
+				if (ret)
+					return gc_fi_err(ret, "fi_recv (remote CQ data pool)");
+			}
+		}
+	}
+	return GCOLL_SUCCESS;
+}
+
 gcoll_result_t gc_tp_open(int nrails, const char *prov, struct gc_transport **out)
 {
 	struct fi_info *hints, *info = NULL, *pick;
@@ -477,42 +519,9 @@ gcoll_result_t gc_tp_open(int nrails, const char *prov, struct gc_transport **ou
 		rc = gc_fi_err(ret, "fi_domain");
 		goto fail;
 	}
-	if (nrails < 1)
-		nrails = 1;
-	if (nrails > GC_MAX_RAILS)
-		nrails = GC_MAX_RAILS;
-	for (int i = 0; i < nrails; i++) {
-		struct gc_rail *r = &tp->rails[i];
-		size_t alen = GC_ADDR_MAX;
-
-		ret = ep_open(tp, i, r, tp->addr[i], &alen);
-		if (ret && !r->ep && i > 0)
-			break;   /* fewer rails than asked for */
-		if (ret) {
-			tp->nrails = i + 1;
-			rc = gc_fi_err(ret, r->ep ? "endpoint setup" : "fi_endpoint");
-			goto fail;
-		}
-		if (i == 0)
-			tp->addrlen = alen;
-		else if (alen != tp->addrlen) {
-			tp->nrails = i + 1;
-			rc = gc_err(GCOLL_ERR_FABRIC, "transport: rails have different address sizes");
-			goto fail;
-		}
-		tp->nrails = i + 1;
-		if (tp->rx_cq_data) {
-			for (int k = 0; k < GC_RXPOOL; k++) {
-				r->pool[k].type = GC_CTX_RXPOOL;
-				r->pool[k].rail = i;
-				ret = post_pool(r, &r->pool[k]);
-				if (ret) {
-					rc = gc_fi_err(ret, "fi_recv (remote CQ data pool)");
-					goto fail;
-				}
-			}
-		}
-	}
+	rc = rails_open(tp, nrails);
+	if (rc != GCOLL_SUCCESS)
+		goto fail;
 	/* verbs hands FI_MR_DMABUF to the kernel (ibv_reg_dmabuf_mr), which
 	 * imports the dma-buf or refuses it; a refusal falls back per
 	 * registration (gcoll_mem_register_dmabuf).  Other providers may
@@ -623,7 +632,7 @@ gcoll_result_t gc_tp_connect_all(struct gc_transport *tp, uint64_t timeout_ms)
 	return GCOLL_SUCCESS;
 }
 
-static void free_zombie(struct gc_transport *tp, struct gc_xfer *x)
+void gc_tp_free_zombie(struct gc_transport *tp, struct gc_xfer *x)
 {
 	struct gc_xfer **pp;
 
@@ -646,7 +655,7 @@ void gc_tp_put(struct gc_transport *tp)
 		free(tp->rails[i].peers);
 	}
 	while (tp->zombies)
-		free_zombie(tp, tp->zombies);
+		gc_tp_free_zombie(tp, tp->zombies);
 	while (tp->cache) {
 		struct gc_mr *m = tp->cache;
 
@@ -665,607 +674,4 @@ void gc_tp_put(struct gc_transport *tp)
 	free(tp->slot_gen);
 	free(tp->slot_chk);
 	free(tp);
-}
-
-/* ------------------------------------------------------------ MR cache */
-
-gcoll_result_t gc_mr_reg(struct gc_transport *tp, void *buf, size_t len, int dmabuf_fd,
-			 uint64_t dmabuf_off, struct gc_mr **out)
-{
-	return gc_mr_reg_access(tp, buf, len, dmabuf_fd, dmabuf_off, GC_ACC_BOTH, out);
-}
-
-gcoll_result_t gc_mr_reg_access(struct gc_transport *tp, void *buf, size_t len, int dmabuf_fd,
-				uint64_t dmabuf_off, uint64_t access, struct gc_mr **out)
-{
-	struct iovec iov = { .iov_base = buf, .iov_len = len };
-	struct fi_mr_dmabuf db = { 0 };
-	struct fi_mr_attr attr = { 0 };
-	uint64_t flags = 0;
-	struct gc_mr *m;
-	int ret;
-
-	m = calloc(1, sizeof(*m));
-	if (!m)
-		return GCOLL_ERR_NOMEM;
-	attr.access = access;
-	attr.requested_key = tp->next_key++;
-	attr.iface = FI_HMEM_SYSTEM;
-	attr.iov_count = 1;
-	if (dmabuf_fd >= 0) {
-		db.fd = dmabuf_fd;
-		db.offset = dmabuf_off;
-		db.len = len;
-		db.base_addr = (char *)buf - dmabuf_off;
-		attr.dmabuf = &db;
-		flags = FI_MR_DMABUF;
-	} else {
-		attr.mr_iov = &iov;
-	}
-	ret = fi_mr_regattr(tp->domain, &attr, flags, &m->mr);
-	if (ret) {
-		free(m);
-		return gc_fi_err(ret, dmabuf_fd >= 0 ? "fi_mr_regattr(FI_MR_DMABUF)" : "fi_mr_regattr");
-	}
-	m->base = (uintptr_t)buf;
-	m->len = len;
-	m->access = access;
-	m->desc = fi_mr_desc(m->mr);
-	m->key = fi_mr_key(m->mr);
-	*out = m;
-	return GCOLL_SUCCESS;
-}
-
-void gc_mr_free(struct gc_transport *tp, struct gc_mr *m)
-{
-	(void)tp;
-	if (!m)
-		return;
-	if (m->mr)
-		fi_close(&m->mr->fid);
-	free(m);
-}
-
-static void cache_insert(struct gc_transport *tp, struct gc_mr *m)
-{
-	m->next = tp->cache;
-	tp->cache = m;
-	tp->cache_n++;
-	/* evict least recently used idle entries beyond the limit */
-	while (tp->cache_n > tp->cache_max) {
-		struct gc_mr **pp, **victim = NULL;
-
-		for (pp = &tp->cache; *pp; pp = &(*pp)->next)
-			if (!(*pp)->pinned && !(*pp)->users && *pp != m &&
-			    (!victim || (*pp)->last_use < (*victim)->last_use))
-				victim = pp;
-		if (!victim)
-			break;
-		struct gc_mr *v = *victim;
-
-		*victim = v->next;
-		tp->cache_n--;
-		gc_mr_free(tp, v);
-	}
-}
-
-/* Find (or create) a registration covering [buf, buf+len) with access.
- * The cache is keyed by access too: a send buffer never borrows a receive
- * target's registration (and its remote write), only a pinned one serves
- * every role it was registered for. */
-gcoll_result_t gc_mr_lookup(struct gc_transport *tp, const void *buf, size_t len,
-			    uint64_t access, struct gc_mr **out)
-{
-	static uint64_t tick;
-	uintptr_t a = (uintptr_t)buf, pg = 4096, lo, hi;
-	struct gc_mr *m;
-	gcoll_result_t rc;
-
-	for (m = tp->cache; m; m = m->next)
-		if (a >= m->base && a + len <= m->base + m->len &&
-		    (m->access == access || (m->pinned && (m->access & access) == access))) {
-			m->users++;
-			m->last_use = ++tick;
-			*out = m;
-			return GCOLL_SUCCESS;
-		}
-	lo = a & ~(pg - 1);
-	hi = (a + len + pg - 1) & ~(pg - 1);
-	rc = gc_mr_reg_access(tp, (void *)lo, hi - lo, -1, 0, access, &m);
-	if (rc)
-		return rc;
-	m->users = 1;
-	m->last_use = ++tick;
-	cache_insert(tp, m);
-	*out = m;
-	return GCOLL_SUCCESS;
-}
-
-/* A pinned registration made by the user or the arena. */
-void gc_mr_unpin(struct gc_transport *tp, struct gc_mr *m)
-{
-	struct gc_mr **pp;
-
-	for (pp = &tp->cache; *pp; pp = &(*pp)->next)
-		if (*pp == m) {
-			*pp = m->next;
-			tp->cache_n--;
-			break;
-		}
-	gc_mr_free(tp, m);
-}
-
-static void mr_put(struct gc_xfer *x)
-{
-	if (x->mr) {
-		x->mr->users--;
-		x->mr = NULL;
-	}
-}
-
-static gcoll_result_t xfer_mr(struct gcoll_comm *c, struct gc_xfer *x, bool need)
-{
-	if (x->mr || !need)
-		return GCOLL_SUCCESS;
-	if (x->own_mr) {
-		x->mr = x->own_mr;
-		x->mr->users++;
-		return GCOLL_SUCCESS;
-	}
-	return gc_mr_lookup(c->tp, x->buf, x->len, gc_xfer_access(x), &x->mr);
-}
-
-uint64_t gc_xfer_access(const struct gc_xfer *x)
-{
-	return x->kind == 0 ? GC_ACC_SRC : GC_ACC_DST;
-}
-
-/* ----------------------------------------------------------- transfers */
-
-static fi_addr_t peer_addr(struct gcoll_comm *c, int rail, int peer)
-{
-	return c->tp->rails[rail].peers[c->tpeer[peer]];
-}
-
-/* Source a tagged receive from peer accepts: only that peer when the
- * provider filters by source (FI_DIRECTED_RECV).  The tag names the sender's
- * rank in the communicator, but nothing stops another process - a faulty
- * rank, or one of another communicator with the same id - from sending
- * the same tag. */
-static fi_addr_t recv_src(struct gcoll_comm *c, int rail, int peer)
-{
-	if (!(c->tp->info->caps & FI_DIRECTED_RECV))
-		return FI_ADDR_UNSPEC;
-	return peer_addr(c, rail, peer);
-}
-
-static void xfer_done(struct gc_xfer *x)
-{
-	if (x->state == GX_ACTIVE)
-		x->state = GX_DONE;
-}
-
-static void xfer_fail(struct gc_xfer *x, gcoll_result_t e)
-{
-	if (x->state == GX_ACTIVE || x->state == GX_IDLE) {
-		x->state = GX_FAILED;
-		x->err = e;
-	}
-}
-
-static void slot_free(struct gc_transport *tp, struct gc_xfer *x)
-{
-	if (x->has_slot) {
-		tp->slots[x->slot] = NULL;
-		tp->slots_used--;
-		x->has_slot = false;
-	}
-}
-
-/* The check byte of a slot's new owner: a hash of everything that
- * identifies the transfer (whole communicator id, peer, sequence) and of the
- * slot's generation, never equal to the previous owner's.  A write meant for
- * that previous owner - a late one after an abort, or one for another
- * communicator whose id has the same low bits - therefore never counts for
- * the new one. */
-static uint8_t slot_check(struct gc_transport *tp, uint32_t s, uint16_t ctx, int peer,
-			  uint32_t seq)
-{
-	uint8_t chk;
-
-	do {
-		uint64_t h = ((uint64_t)ctx << 48) ^ ((uint64_t)(uint32_t)peer << 32) ^ seq;
-
-		h ^= (uint64_t)++tp->slot_gen[s] << 56;
-		h *= 0x9e3779b97f4a7c15ull;
-		h ^= h >> 29;
-		h *= 0xbf58476d1ce4e5b9ull;
-		chk = (uint8_t)(h >> 56);
-	} while (chk == tp->slot_chk[s]);
-	tp->slot_chk[s] = chk;
-	return chk;
-}
-
-static gcoll_result_t slot_alloc(struct gc_transport *tp, struct gcoll_comm *c,
-				 struct gc_xfer *x)
-{
-	if (tp->slots_used >= GC_NSLOTS - 1)
-		return gc_err(GCOLL_ERR_NOMEM, "transport: out of rendezvous slots");
-	if (!tp->slot_gen) {
-		tp->slot_gen = calloc(GC_NSLOTS, 1);
-		tp->slot_chk = calloc(GC_NSLOTS, 1);
-		if (!tp->slot_gen || !tp->slot_chk)
-			return GCOLL_ERR_NOMEM;
-	}
-	for (;;) {
-		uint32_t s = tp->slot_hint++ & (GC_NSLOTS - 1);
-
-		if (!tp->slots[s]) {
-			tp->slots[s] = x;
-			tp->slots_used++;
-			x->slot = s;
-			x->chk = slot_check(tp, s, c->ctx, c->tpeer[x->peer], x->seq);
-			x->has_slot = true;
-			return GCOLL_SUCCESS;
-		}
-	}
-}
-
-/* The descriptor for x->ctrl with access (NULL without FI_MR_LOCAL): a
- * cached registration of its heap page, not held (the xfer lives there). */
-static gcoll_result_t ctrl_desc(struct gc_transport *tp, struct gc_xfer *x, uint64_t access,
-				void **desc)
-{
-	struct gc_mr *cm;
-	gcoll_result_t rc;
-
-	*desc = NULL;
-	if (!tp->mr_local)
-		return GCOLL_SUCCESS;
-	rc = gc_mr_lookup(tp, &x->ctrl, sizeof(x->ctrl), access, &cm);
-	if (rc)
-		return rc;
-	cm->users--;
-	*desc = cm->desc;
-	return GCOLL_SUCCESS;
-}
-
-/* The receiver's control entry as a tagged send from x->ctrl, for
- * providers whose inject size is smaller than an entry; x stays alive
- * until the send completes (inflight). */
-static ssize_t ctrl_send(struct gcoll_comm *c, struct gc_xfer *x)
-{
-	struct gc_transport *tp = c->tp;
-	void *desc;
-	ssize_t ret;
-
-	if (ctrl_desc(tp, x, GC_ACC_SRC, &desc))
-		return -FI_ENOMEM;
-	x->c_main.type = GC_CTX_CTRL_SEND;
-	ret = fi_tsend(tp->rails[x->rail].ep, &x->ctrl, sizeof(x->ctrl), desc,
-		       peer_addr(c, x->rail, x->peer), gc_tag(GC_TAG_CTRL, c->ctx, c->rank, x->seq),
-		       &x->c_main);
-	if (!ret)
-		x->inflight++;
-	return ret;
-}
-
-/* Post what is pending for x.  -FI_EAGAIN leaves it for the next call. */
-gcoll_result_t gc_xfer_advance(struct gcoll_comm *c, struct gc_xfer *x)
-{
-	struct gc_transport *tp = c->tp;
-	struct gc_rail *r = &tp->rails[x->rail];
-	gcoll_result_t rc;
-	ssize_t ret;
-
-	if (x->state != GX_ACTIVE)
-		return GCOLL_SUCCESS;
-	if (!x->rndv) {
-		if (x->posted)
-			return GCOLL_SUCCESS;
-		rc = xfer_mr(c, x, tp->mr_local);
-		if (rc)
-			return rc;
-		if (x->kind == 0) {
-			x->c_main.type = GC_CTX_EAGER_SEND;
-			ret = fi_tsend(r->ep, x->buf, x->len, x->mr ? x->mr->desc : NULL,
-				       peer_addr(c, x->rail, x->peer),
-				       gc_tag(GC_TAG_DATA, c->ctx, c->rank, x->seq), &x->c_main);
-		} else {
-			x->c_main.type = GC_CTX_EAGER_RECV;
-			ret = fi_trecv(r->ep, x->buf, x->len, x->mr ? x->mr->desc : NULL,
-				       recv_src(c, x->rail, x->peer),
-				       gc_tag(GC_TAG_DATA, c->ctx, x->peer, x->seq), 0, &x->c_main);
-		}
-		if (ret == -FI_EAGAIN)
-			return GCOLL_SUCCESS;
-		if (ret)
-			return gc_fi_err((int)ret, x->kind == 0 ? "fi_tsend" : "fi_trecv");
-		x->posted = true;
-		x->inflight++;
-		return GCOLL_SUCCESS;
-	}
-	if (x->kind == 1) {
-		/* receiver: register, take a slot, inject the control entry */
-		if (x->posted)
-			return GCOLL_SUCCESS;
-		if (!x->has_slot) {
-			rc = xfer_mr(c, x, true);
-			if (rc)
-				return rc;
-			rc = slot_alloc(tp, c, x);
-			if (rc)
-				return rc;
-			x->ctrl.addr = tp->mr_virt ? (uint64_t)(uintptr_t)x->buf
-						   : (uint64_t)((uintptr_t)x->buf - x->mr->base);
-			x->ctrl.key = x->mr->key;
-			x->ctrl.len = x->len;
-			x->ctrl.seq = x->seq;
-			x->ctrl.slot = x->slot;
-			x->ctrl.wsize = (uint32_t)c->wsize;
-			x->ctrl.chk = x->chk;
-			x->nseg = (x->len + c->wsize - 1) / c->wsize;
-		}
-		if (tp->ctrl_inject)
-			ret = fi_tinject(r->ep, &x->ctrl, sizeof(x->ctrl),
-					 peer_addr(c, x->rail, x->peer),
-					 gc_tag(GC_TAG_CTRL, c->ctx, c->rank, x->seq));
-		else
-			ret = ctrl_send(c, x);
-		if (ret == -FI_EAGAIN)
-			return GCOLL_SUCCESS;
-		if (ret)
-			return gc_fi_err((int)ret, tp->ctrl_inject ? "fi_tinject (rendezvous control)"
-								    : "fi_tsend (rendezvous control)");
-		x->posted = true;
-		return GCOLL_SUCCESS;
-	}
-	/* sender: wait for the control entry, then write segments */
-	if (!x->posted) {
-		void *desc;
-
-		rc = ctrl_desc(tp, x, GC_ACC_MAILBOX, &desc);
-		if (rc)
-			return rc;
-		x->c_main.type = GC_CTX_CTRL_RECV;
-		ret = fi_trecv(r->ep, &x->ctrl, sizeof(x->ctrl), desc,
-			       recv_src(c, x->rail, x->peer),
-			       gc_tag(GC_TAG_CTRL, c->ctx, x->peer, x->seq), 0,
-			       &x->c_main);
-		if (ret == -FI_EAGAIN)
-			return GCOLL_SUCCESS;
-		if (ret)
-			return gc_fi_err((int)ret, "fi_trecv (rendezvous mailbox)");
-		x->posted = true;
-		x->inflight++;
-		return GCOLL_SUCCESS;
-	}
-	if (!x->ctrl_ready)
-		return GCOLL_SUCCESS;
-	if (!x->nseg) {
-		if (x->ctrl.len != x->len || x->ctrl.seq != x->seq || !x->ctrl.wsize)
-			return gc_err(GCOLL_ERR_INVALID_USAGE,
-				      "send to rank %d: receiver expects %llu bytes, sender has %zu (seq %u)",
-				      x->peer, (unsigned long long)x->ctrl.len, x->len, x->seq);
-		x->nseg = (x->len + x->ctrl.wsize - 1) / x->ctrl.wsize;
-		rc = xfer_mr(c, x, tp->mr_local);
-		if (rc)
-			return rc;
-	}
-	x->c_write.type = GC_CTX_WRITE;
-	while (x->seg_posted < x->nseg &&
-	       x->seg_posted - x->seg_done < GC_WRITE_WINDOW) {
-		size_t off = x->seg_posted * x->ctrl.wsize;
-		size_t n = x->len - off < x->ctrl.wsize ? x->len - off : x->ctrl.wsize;
-		int rail = (int)((x->seg_posted + x->seq) % (size_t)tp->nrails);
-
-		ret = fi_writedata(tp->rails[rail].ep, (char *)x->buf + off, n,
-				   x->mr ? x->mr->desc : NULL,
-				   gc_imm(x->ctrl.chk, x->ctrl.slot, x->seg_posted),
-				   peer_addr(c, rail, x->peer), x->ctrl.addr + off, x->ctrl.key,
-				   &x->c_write);
-		if (ret == -FI_EAGAIN)
-			break;
-		if (ret)
-			return gc_fi_err((int)ret, "fi_writedata");
-		x->seg_posted++;
-		x->inflight++;
-	}
-	return GCOLL_SUCCESS;
-}
-
-gcoll_result_t gc_xfer_start(struct gcoll_comm *c, struct gc_xfer *x)
-{
-	x->state = GX_ACTIVE;
-	x->rail = (int)(x->seq % (uint32_t)c->tp->nrails);
-	x->rndv = x->len > c->eager_max;
-	x->c_main.x = x;
-	x->c_write.x = x;
-	x->comm = c;
-	return gc_xfer_advance(c, x);
-}
-
-void gc_xfer_cancel(struct gcoll_comm *c, struct gc_xfer *x)
-{
-	struct gc_transport *tp = c->tp;
-
-	slot_free(tp, x);
-	if (x->inflight && x->posted &&
-	    (x->c_main.type == GC_CTX_EAGER_RECV || x->c_main.type == GC_CTX_CTRL_RECV))
-		fi_cancel(&tp->rails[x->rail].ep->fid, &x->c_main);
-	xfer_fail(x, GCOLL_ERR_ABORTED);
-}
-
-bool gc_xfer_release(struct gc_transport *tp, struct gc_xfer *x)
-{
-	slot_free(tp, x);
-	mr_put(x);
-	return x->inflight == 0;
-}
-
-void gc_tp_adopt_zombie(struct gc_transport *tp, struct gc_xfer *x)
-{
-	x->comm = NULL;
-	x->znext = tp->zombies;
-	tp->zombies = x;
-}
-
-/* ------------------------------------------------------------ progress */
-
-static void ctx_finish(struct gc_transport *tp, struct gc_xfer *x)
-{
-	x->inflight--;
-	if (!x->comm && x->inflight == 0)
-		free_zombie(tp, x);
-}
-
-static void handle_cq_data(struct gc_transport *tp, uint64_t data)
-{
-	uint32_t imm = (uint32_t)data, slot = (imm >> 8) & 0xffff;
-	struct gc_xfer *x = tp->slots[slot];
-
-	/* the slot's owner must be live and the check byte its own: a write
-	 * for an aborted transfer, for a slot since reused, or for another
-	 * communicator is counted and dropped */
-	if (!x || !x->comm || x->chk != imm >> 24) {
-		tp->stray_writes++;
-		GC_TRACE("stray rendezvous write imm 0x%08x dropped", imm);
-		return;
-	}
-	x->seg_done++;
-	if (x->seg_done >= x->nseg) {
-		slot_free(tp, x);
-		xfer_done(x);
-	}
-}
-
-static void handle_entry(struct gc_transport *tp, struct fi_cq_data_entry *e)
-{
-	struct gc_ctx *ctx = e->op_context;
-	struct gc_xfer *x;
-
-	if (e->flags & FI_REMOTE_CQ_DATA) {
-		handle_cq_data(tp, e->data);
-		if (tp->rx_cq_data && ctx && ctx->type == GC_CTX_RXPOOL) {
-			struct gc_rxbuf *b = (struct gc_rxbuf *)ctx;
-
-			tp->rails[b->rail].pool_posted--;
-			pool_repost(tp, b);
-		}
-		return;
-	}
-	if (!ctx)
-		return;
-	if (ctx->type == GC_CTX_RXPOOL) {   /* an unexpected untagged message */
-		struct gc_rxbuf *b = (struct gc_rxbuf *)ctx;
-
-		tp->rails[b->rail].pool_posted--;
-		pool_repost(tp, b);
-		return;
-	}
-	x = ctx->x;
-	switch (ctx->type) {
-	case GC_CTX_EAGER_SEND:
-		xfer_done(x);
-		break;
-	case GC_CTX_EAGER_RECV:
-		if (e->len != x->len)
-			xfer_fail(x, GCOLL_ERR_INVALID_USAGE);
-		else
-			xfer_done(x);
-		break;
-	case GC_CTX_CTRL_RECV:
-		x->ctrl_ready = true;
-		break;
-	case GC_CTX_CTRL_SEND:
-		break;
-	case GC_CTX_WRITE:
-		x->seg_done++;
-		if (x->seg_done >= x->nseg)
-			xfer_done(x);
-		break;
-	default:
-		return;
-	}
-	ctx_finish(tp, x);
-}
-
-static void handle_error(struct gc_transport *tp, struct fid_cq *cq)
-{
-	struct fi_cq_err_entry err = { 0 };
-	struct gc_ctx *ctx;
-
-	if (fi_cq_readerr(cq, &err, 0) != 1)
-		return;
-	ctx = err.op_context;
-	if (ctx && ctx->type == GC_CTX_RXPOOL) {
-		struct gc_rxbuf *b = (struct gc_rxbuf *)ctx;
-
-		/* a pool entry ends in error when an unexpected untagged
-		 * message lands in it (truncated to 0 bytes): it is as
-		 * consumed as by a write and must go back, or a peer sending
-		 * GC_RXPOOL such messages drains the pool.  Cancelled means
-		 * the endpoint is closing. */
-		tp->rails[b->rail].pool_posted--;
-		if (err.err != FI_ECANCELED) {
-			GC_INFO("transport: rail %d: pool receive ended with %s; reposted",
-				b->rail, fi_strerror(err.err));
-			pool_repost(tp, b);
-		}
-		return;
-	}
-	if (!ctx) {
-		if (err.err != FI_ECANCELED)
-			gc_log(GC_LOG_ERR, "transport: completion error without owner: %s",
-			       fi_strerror(err.err));
-		return;
-	}
-	if (err.err == FI_ECANCELED) {
-		xfer_fail(ctx->x, GCOLL_ERR_ABORTED);
-	} else if (err.err == FI_ETRUNC) {
-		xfer_fail(ctx->x, GCOLL_ERR_INVALID_USAGE);
-		gc_log(GC_LOG_ERR, "transport: message from rank %d truncated (sizes differ)",
-		       ctx->x->peer);
-	} else {
-		gc_log(GC_LOG_ERR, "transport: operation with rank %d failed: %s (prov %d)",
-		       ctx->x->peer, fi_strerror(err.err), err.prov_errno);
-		xfer_fail(ctx->x, GCOLL_ERR_REMOTE);
-	}
-	ctx_finish(tp, ctx->x);
-}
-
-int gc_tp_progress(struct gc_transport *tp)
-{
-	struct fi_cq_data_entry e[16];
-	int total = 0;
-
-	for (int i = 0; i < tp->nrails; i++) {
-		if (tp->rails[i].pool_retry)
-			pool_retry(tp, &tp->rails[i]);
-		for (;;) {
-			ssize_t n = fi_cq_read(tp->rails[i].cq, e, 16);
-
-			if (n == -FI_EAVAIL) {
-				handle_error(tp, tp->rails[i].cq);
-				total++;
-				continue;
-			}
-			if (n <= 0)
-				break;
-			for (ssize_t k = 0; k < n; k++)
-				handle_entry(tp, &e[k]);
-			total += (int)n;
-			if (n < 16)
-				break;
-		}
-	}
-	return total;
-}
-
-void gc_mr_pin(struct gc_transport *tp, struct gc_mr *m)
-{
-	m->pinned = 1;
-	m->next = tp->cache;
-	tp->cache = m;
-	tp->cache_n++;
 }

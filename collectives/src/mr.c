@@ -1,0 +1,146 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Registration cache of the libfabric transport: registrations with only
+ * the access a buffer's role needs (GC_ACC_*), cached by address range;
+ * user, scratch and dma-buf registrations are pinned in it.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <rdma/fi_domain.h>
+
+#include "gc_internal.h"
+
+gcoll_result_t gc_mr_reg(struct gc_transport *tp, void *buf, size_t len, int dmabuf_fd,
+			 uint64_t dmabuf_off, struct gc_mr **out)
+{
+	return gc_mr_reg_access(tp, buf, len, dmabuf_fd, dmabuf_off, GC_ACC_BOTH, out);
+}
+
+gcoll_result_t gc_mr_reg_access(struct gc_transport *tp, void *buf, size_t len, int dmabuf_fd,
+				uint64_t dmabuf_off, uint64_t access, struct gc_mr **out)
+{
+	struct iovec iov = { .iov_base = buf, .iov_len = len };
+	struct fi_mr_dmabuf db = { 0 };
+	struct fi_mr_attr attr = { 0 };
+	uint64_t flags = 0;
+	struct gc_mr *m;
+	int ret;
+
+	m = calloc(1, sizeof(*m));
+	if (!m)
+		return GCOLL_ERR_NOMEM;
+	attr.access = access;
+	attr.requested_key = tp->next_key++;
+	attr.iface = FI_HMEM_SYSTEM;
+	attr.iov_count = 1;
+	if (dmabuf_fd >= 0) {
+		db.fd = dmabuf_fd;
+		db.offset = dmabuf_off;
+		db.len = len;
+		db.base_addr = (char *)buf - dmabuf_off;
+		attr.dmabuf = &db;
+		flags = FI_MR_DMABUF;
+	} else {
+		attr.mr_iov = &iov;
+	}
+	ret = fi_mr_regattr(tp->domain, &attr, flags, &m->mr);
+	if (ret) {
+		free(m);
+		return gc_fi_err(ret, dmabuf_fd >= 0 ? "fi_mr_regattr(FI_MR_DMABUF)" : "fi_mr_regattr");
+	}
+	m->base = (uintptr_t)buf;
+	m->len = len;
+	m->access = access;
+	m->desc = fi_mr_desc(m->mr);
+	m->key = fi_mr_key(m->mr);
+	*out = m;
+	return GCOLL_SUCCESS;
+}
+
+void gc_mr_free(struct gc_transport *tp, struct gc_mr *m)
+{
+	(void)tp;
+	if (!m)
+		return;
+	if (m->mr)
+		fi_close(&m->mr->fid);
+	free(m);
+}
+
+static void cache_insert(struct gc_transport *tp, struct gc_mr *m)
+{
+	m->next = tp->cache;
+	tp->cache = m;
+	tp->cache_n++;
+	/* evict least recently used idle entries beyond the limit */
+	while (tp->cache_n > tp->cache_max) {
+		struct gc_mr **pp, **victim = NULL;
+
+		for (pp = &tp->cache; *pp; pp = &(*pp)->next)
+			if (!(*pp)->pinned && !(*pp)->users && *pp != m &&
+			    (!victim || (*pp)->last_use < (*victim)->last_use))
+				victim = pp;
+		if (!victim)
+			break;
+		struct gc_mr *v = *victim;
+
+		*victim = v->next;
+		tp->cache_n--;
+		gc_mr_free(tp, v);
+	}
+}
+
+/* Find (or create) a registration covering [buf, buf+len) with access.
+ * The cache is keyed by access too: a send buffer never borrows a receive
+ * target's registration (and its remote write), only a pinned one serves
+ * every role it was registered for. */
+gcoll_result_t gc_mr_lookup(struct gc_transport *tp, const void *buf, size_t len,
+			    uint64_t access, struct gc_mr **out)
+{
+	static uint64_t tick;
+	uintptr_t a = (uintptr_t)buf, pg = 4096, lo, hi;
+	struct gc_mr *m;
+	gcoll_result_t rc;
+
+	for (m = tp->cache; m; m = m->next)
+		if (a >= m->base && a + len <= m->base + m->len &&
+		    (m->access == access || (m->pinned && (m->access & access) == access))) {
+			m->users++;
+			m->last_use = ++tick;
+			*out = m;
+			return GCOLL_SUCCESS;
+		}
+	lo = a & ~(pg - 1);
+	hi = (a + len + pg - 1) & ~(pg - 1);
+	rc = gc_mr_reg_access(tp, (void *)lo, hi - lo, -1, 0, access, &m);
+	if (rc)
+		return rc;
+	m->users = 1;
+	m->last_use = ++tick;
+	cache_insert(tp, m);
+	*out = m;
+	return GCOLL_SUCCESS;
+}
+
+/* A pinned registration made by the user or the arena. */
+void gc_mr_unpin(struct gc_transport *tp, struct gc_mr *m)
+{
+	struct gc_mr **pp;
+
+	for (pp = &tp->cache; *pp; pp = &(*pp)->next)
+		if (*pp == m) {
+			*pp = m->next;
+			tp->cache_n--;
+			break;
+		}
+	gc_mr_free(tp, m);
+}
+
+void gc_mr_pin(struct gc_transport *tp, struct gc_mr *m)
+{
+	m->pinned = 1;
+	m->next = tp->cache;
+	tp->cache = m;
+	tp->cache_n++;
+}
