@@ -118,6 +118,55 @@ static int gib_check_qp_init(struct gib_dev *dev,
 	return 0;
 }
 
+/* The QP's software state, before the engine knows it. */
+static void gib_qp_init_sw(struct gib_qp *qp,
+			   const struct ib_qp_init_attr *init,
+			   struct gib_ucontext *uc)
+{
+	mutex_init(&qp->mutex);
+	spin_lock_init(&qp->sq_lock);
+	spin_lock_init(&qp->rq_lock);
+	INIT_WORK(&qp->db_work, gib_qp_db_work);
+	qp->sq_prod = 0;
+	qp->rq_prod = 0;
+	qp->state = IB_QPS_RESET;
+	qp->sig_all = init->sq_sig_type == IB_SIGNAL_ALL_WR;
+	if (gib_qp_is_ud(qp)) {
+		qp->max_send_sge = GN_ROCE_UD_MAX_SGE;
+		qp->max_inline = GN_ROCE_UD_MAX_INLINE;
+	} else {
+		qp->max_send_sge = GN_ROCE_MAX_SGE;
+		qp->max_inline = GN_ROCE_MAX_INLINE;
+	}
+	qp->port = init->qp_type == IB_QPT_GSI ? init->port_num : 0;
+	qp->uc = uc;
+}
+
+/*
+ * The engine context of a new QP, in RESET; the ring page lists (and,
+ * on an SRQ, the SRQ number) are already in @ctx.  Kernel QPs are
+ * privileged: their SGEs may use the local DMA lkey.
+ */
+static void gib_qp_ctx_init(struct gib_qp *qp,
+			    const struct ib_qp_init_attr *init, bool kernel,
+			    u32 sq_log, u32 rq_log, struct gn_roce_qp_ctx *ctx)
+{
+	ctx->qpn = cpu_to_le32(qp->qpn);
+	ctx->state = GN_ROCE_QPS_RESET;
+	ctx->type = gib_hw_qp_type(init->qp_type);
+	ctx->port = qp->port ? qp->port - 1 : 0;
+	ctx->flags |= kernel ? GN_ROCE_QPF_PRIV : 0;
+	ctx->sq_sig_all = qp->sig_all;
+	ctx->pdn = cpu_to_le32(to_gpd(qp->ibqp.pd)->pdn);
+	ctx->sq_cqn = cpu_to_le32(to_gcq(init->send_cq)->cqn);
+	ctx->rq_cqn = cpu_to_le32(to_gcq(init->recv_cq)->cqn);
+	ctx->sq_log_size = sq_log;
+	ctx->rq_log_size = rq_log;
+	ctx->path_mtu = IB_MTU_1024;
+	if (init->qp_type == IB_QPT_GSI)
+		ctx->qkey = cpu_to_le32(GN_ROCE_GSI_QKEY);
+}
+
 /*
  * Create a QP.  User QPs get their rings offered for mmap; kernel QPs
  * (udata NULL) keep them and are privileged in the engine
@@ -154,23 +203,7 @@ int gib_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init,
 	sq_log = order_base_2(cap->max_send_wr);
 	/* a QP on an SRQ has no RQ: qp->rq stays empty (log_size 0, no buf) */
 	rq_log = init->srq ? 0 : order_base_2(cap->max_recv_wr);
-	mutex_init(&qp->mutex);
-	spin_lock_init(&qp->sq_lock);
-	spin_lock_init(&qp->rq_lock);
-	INIT_WORK(&qp->db_work, gib_qp_db_work);
-	qp->sq_prod = 0;
-	qp->rq_prod = 0;
-	qp->state = IB_QPS_RESET;
-	qp->sig_all = init->sq_sig_type == IB_SIGNAL_ALL_WR;
-	if (gib_qp_is_ud(qp)) {
-		qp->max_send_sge = GN_ROCE_UD_MAX_SGE;
-		qp->max_inline = GN_ROCE_UD_MAX_INLINE;
-	} else {
-		qp->max_send_sge = GN_ROCE_MAX_SGE;
-		qp->max_inline = GN_ROCE_MAX_INLINE;
-	}
-	qp->port = init->qp_type == IB_QPT_GSI ? init->port_num : 0;
-	qp->uc = uc;
+	gib_qp_init_sw(qp, init, uc);
 	qp->ring_bytes = gib_ring_bytes(sq_log, GN_ROCE_WQE_SIZE) +
 			 (init->srq ? 0 : gib_ring_bytes(rq_log,
 							 GN_ROCE_WQE_SIZE));
@@ -201,20 +234,7 @@ int gib_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init,
 			goto err_pbl;
 	}
 
-	ctx.qpn = cpu_to_le32(qp->qpn);
-	ctx.state = GN_ROCE_QPS_RESET;
-	ctx.type = gib_hw_qp_type(init->qp_type);
-	ctx.port = qp->port ? qp->port - 1 : 0;
-	ctx.flags |= udata ? 0 : GN_ROCE_QPF_PRIV;
-	ctx.sq_sig_all = qp->sig_all;
-	ctx.pdn = cpu_to_le32(to_gpd(ibqp->pd)->pdn);
-	ctx.sq_cqn = cpu_to_le32(to_gcq(init->send_cq)->cqn);
-	ctx.rq_cqn = cpu_to_le32(to_gcq(init->recv_cq)->cqn);
-	ctx.sq_log_size = sq_log;
-	ctx.rq_log_size = rq_log;
-	ctx.path_mtu = IB_MTU_1024;
-	if (init->qp_type == IB_QPT_GSI)
-		ctx.qkey = cpu_to_le32(GN_ROCE_GSI_QKEY);
+	gib_qp_ctx_init(qp, init, !udata, sq_log, rq_log, &ctx);
 	ret = gaudi_nic_roce_cmd(dev->hw, GN_ROCE_CMD_CREATE_QP, qp->qpn, &ctx,
 				 sizeof(ctx), NULL, 0);
 	gib_pbl_free(dev, &rq_pbl);
@@ -340,16 +360,230 @@ static int gib_qp_sync_state(struct gib_dev *dev, struct gib_qp *qp,
  * QP stays where it is, e.g. RTS -> RTS with just IB_QP_MIN_RNR_TIMER, as
  * libfabric does once connected.
  */
+/*
+ * The states a modify goes from and to (@cur, @next), checked against
+ * the QP's actual state and the IBTA table.  *@same_state: the engine
+ * already is where the caller asks to go (below), so no state is sent.
+ */
+static int gib_qp_transition(struct gib_dev *dev, struct gib_qp *qp,
+			     const struct ib_qp_attr *attr, int mask,
+			     enum ib_qp_state *cur, enum ib_qp_state *next,
+			     bool *same_state)
+{
+	struct gn_roce_qp_ctx now;
+	int ret;
+
+	lockdep_assert_held(&qp->mutex);
+	*same_state = false;
+	*cur = (mask & IB_QP_CUR_STATE) ? attr->cur_qp_state : qp->state;
+	*next = (mask & IB_QP_STATE) ? attr->qp_state : *cur;
+	if (*cur > IB_QPS_ERR || *next > IB_QPS_ERR)
+		return -EINVAL;
+	if ((mask & IB_QP_CUR_STATE) && *cur != qp->state) {
+		ret = gib_qp_sync_state(dev, qp, &now);
+		if (ret)
+			return ret;
+	}
+	if ((mask & IB_QP_CUR_STATE) && *cur != qp->state) {
+		/*
+		 * The MAD layer answers a failed send with SQE -> RTS; the
+		 * engine may have kept a UD QP in RTS: nothing to change.
+		 */
+		if (gib_qp_is_ud(qp) && *cur == IB_QPS_SQE &&
+		    qp->state == IB_QPS_RTS && *next == IB_QPS_RTS)
+			*same_state = true;
+		else if (!(qp->state == IB_QPS_SQE && *cur == IB_QPS_RTS))
+			return -EINVAL;
+	}
+	if (!ib_modify_qp_is_ok(*cur, *next, qp->ibqp.qp_type, mask))
+		return -EINVAL;
+	/* SQ drain (SQD) is not implemented by the engine. */
+	if (*next == IB_QPS_SQD)
+		return -EOPNOTSUPP;
+	return 0;
+}
+
+/*
+ * Remote atomics and persistent flushes are accepted and inert: the
+ * engine parses no atomic opcode, and no MR has persistent flush access,
+ * so such a request fails whatever the QP allows.  (pyverbs' extended RC
+ * QPs ask for them all.)  Global flushes are served (GN_ROCE_ACC_FLUSH).
+ */
+static int gib_qp_access_to_hw(int flags, __le32 *access)
+{
+	u32 a = 0;
+
+	if (flags & ~(GIB_QP_ACCESS | IB_ACCESS_REMOTE_ATOMIC |
+		      IB_ACCESS_FLUSH_GLOBAL | IB_ACCESS_FLUSH_PERSISTENT))
+		return -EINVAL;
+	if (flags & IB_ACCESS_REMOTE_WRITE)
+		a |= GN_ROCE_ACC_REMOTE_WRITE;
+	if (flags & IB_ACCESS_REMOTE_READ)
+		a |= GN_ROCE_ACC_REMOTE_READ;
+	if (flags & IB_ACCESS_FLUSH_GLOBAL)
+		a |= GN_ROCE_ACC_FLUSH;
+	*access = cpu_to_le32(a);
+	return 0;
+}
+
+/* Retry, timer and read-atomic attributes, for gib_qp_attr_to_hw(). */
+static int gib_qp_timers_to_hw(const struct ib_qp_attr *attr, int mask,
+			       struct gn_roce_qp_ctx *c, u32 *hw)
+{
+	if (mask & IB_QP_TIMEOUT) {
+		if (attr->timeout > 31)
+			return -EINVAL;
+		c->timeout = attr->timeout;
+		*hw |= GN_ROCE_QPC_TIMEOUT;
+	}
+	if (mask & IB_QP_RETRY_CNT) {
+		if (attr->retry_cnt > 7)
+			return -EINVAL;
+		c->retry_cnt = attr->retry_cnt;
+		*hw |= GN_ROCE_QPC_RETRY;
+	}
+	if (mask & IB_QP_RNR_RETRY) {
+		if (attr->rnr_retry > 7)
+			return -EINVAL;
+		c->rnr_retry = attr->rnr_retry;
+		*hw |= GN_ROCE_QPC_RNR_RETRY;
+	}
+	if (mask & IB_QP_MIN_RNR_TIMER) {
+		if (attr->min_rnr_timer > 31)
+			return -EINVAL;
+		c->min_rnr_timer = attr->min_rnr_timer;
+		*hw |= GN_ROCE_QPC_MIN_RNR;
+	}
+	if (mask & IB_QP_MAX_QP_RD_ATOMIC) {
+		if (attr->max_rd_atomic > GN_ROCE_MAX_RD_ATOM)
+			return -EINVAL;
+		c->max_rd_atomic = attr->max_rd_atomic;
+		*hw |= GN_ROCE_QPC_RD_ATOMIC;
+	}
+	if (mask & IB_QP_MAX_DEST_RD_ATOMIC) {
+		if (attr->max_dest_rd_atomic > GN_ROCE_MAX_RD_ATOM)
+			return -EINVAL;
+		c->max_dest_rd_atomic = attr->max_dest_rd_atomic;
+		*hw |= GN_ROCE_QPC_DEST_RD_AT;
+	}
+	return 0;
+}
+
+/*
+ * The path and transport attributes of a modify, checked and encoded
+ * into the engine's context @c; returns the GN_ROCE_QPC_* mask of what
+ * is set in *@hw.
+ */
+static int gib_qp_attr_to_hw(struct gib_dev *dev, struct gib_qp *qp,
+			     struct ib_qp_attr *attr, int mask,
+			     struct gn_roce_qp_ctx *c, u32 *hw)
+{
+	int ret;
+
+	if (mask & IB_QP_PORT) {
+		if (!attr->port_num || attr->port_num > dev->num_ports)
+			return -EINVAL;
+		c->port = attr->port_num - 1;
+		*hw |= GN_ROCE_QPC_PORT;
+	}
+	if ((mask & IB_QP_PKEY_INDEX) && attr->pkey_index)
+		return -EINVAL;
+	if (mask & IB_QP_QKEY) {
+		c->qkey = cpu_to_le32(qp->ibqp.qp_type == IB_QPT_GSI ?
+				      GN_ROCE_GSI_QKEY : attr->qkey);
+		*hw |= GN_ROCE_QPC_QKEY;
+	}
+	if (mask & IB_QP_ACCESS_FLAGS) {
+		ret = gib_qp_access_to_hw(attr->qp_access_flags, &c->access);
+		if (ret)
+			return ret;
+		*hw |= GN_ROCE_QPC_ACCESS;
+	}
+	if (mask & IB_QP_PATH_MTU) {
+		if (attr->path_mtu < IB_MTU_256 || attr->path_mtu > IB_MTU_4096)
+			return -EINVAL;
+		c->path_mtu = attr->path_mtu;
+		*hw |= GN_ROCE_QPC_PATH_MTU;
+	}
+	if (mask & IB_QP_AV) {
+		ret = gib_fill_av(dev, qp, &attr->ah_attr, c);
+		if (ret)
+			return ret;
+		*hw |= GN_ROCE_QPC_AV;
+	}
+	if (mask & IB_QP_DEST_QPN) {
+		if (attr->dest_qp_num > 0xffffff)
+			return -EINVAL;
+		c->dest_qpn = cpu_to_le32(attr->dest_qp_num);
+		*hw |= GN_ROCE_QPC_DEST_QPN;
+	}
+	if (mask & IB_QP_RQ_PSN) {
+		c->rq_psn = cpu_to_le32(attr->rq_psn & 0xffffff);
+		*hw |= GN_ROCE_QPC_RQ_PSN;
+	}
+	if (mask & IB_QP_SQ_PSN) {
+		c->sq_psn = cpu_to_le32(attr->sq_psn & 0xffffff);
+		*hw |= GN_ROCE_QPC_SQ_PSN;
+	}
+	return gib_qp_timers_to_hw(attr, mask, c, hw);
+}
+
+/* Remember what a successful modify set, for query_qp. */
+static void gib_qp_remember(struct gib_qp *qp, const struct ib_qp_attr *attr,
+			    int mask, const struct gn_roce_qp_ctx *c,
+			    enum ib_qp_state next)
+{
+	struct ib_qp_attr *a = &qp->attr;
+
+	lockdep_assert_held(&qp->mutex);
+	if (mask & IB_QP_AV) {
+		rdma_destroy_ah_attr(&a->ah_attr);
+		rdma_copy_ah_attr(&a->ah_attr, &attr->ah_attr);
+	}
+	if (mask & IB_QP_PORT)
+		qp->port = attr->port_num;
+	if (mask & IB_QP_QKEY)
+		a->qkey = le32_to_cpu(c->qkey);
+	if (mask & IB_QP_ACCESS_FLAGS)
+		a->qp_access_flags = attr->qp_access_flags;
+	if (mask & IB_QP_PATH_MTU)
+		a->path_mtu = attr->path_mtu;
+	if (mask & IB_QP_DEST_QPN)
+		a->dest_qp_num = attr->dest_qp_num;
+	if (mask & IB_QP_TIMEOUT)
+		a->timeout = attr->timeout;
+	if (mask & IB_QP_RETRY_CNT)
+		a->retry_cnt = attr->retry_cnt;
+	if (mask & IB_QP_RNR_RETRY)
+		a->rnr_retry = attr->rnr_retry;
+	if (mask & IB_QP_MIN_RNR_TIMER)
+		a->min_rnr_timer = attr->min_rnr_timer;
+	if (mask & IB_QP_MAX_QP_RD_ATOMIC)
+		a->max_rd_atomic = attr->max_rd_atomic;
+	if (mask & IB_QP_MAX_DEST_RD_ATOMIC)
+		a->max_dest_rd_atomic = attr->max_dest_rd_atomic;
+	if (next == IB_QPS_RESET) {
+		rdma_destroy_ah_attr(&a->ah_attr);
+		memset(a, 0, sizeof(*a));
+	}
+	WRITE_ONCE(qp->state, next);
+}
+
+/*
+ * The state table is the IBTA one for the QP's real type: for UD and GSI
+ * it admits no path attributes (AV, MTU, timeouts...) and requires the
+ * Q_Key (GSI QPs always keep GN_ROCE_GSI_QKEY).  Without IB_QP_STATE the
+ * QP stays where it is, e.g. RTS -> RTS with just IB_QP_MIN_RNR_TIMER, as
+ * libfabric does once connected.
+ */
 int gib_modify_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr, int mask,
 		  struct ib_udata *udata)
 {
 	struct gib_dev *dev = to_gdev(ibqp->device);
 	struct gib_qp *qp = to_gqp(ibqp);
 	struct gn_roce_modify_qp m = {};
-	struct gn_roce_qp_ctx *c = &m.ctx;
 	enum ib_qp_state cur, next;
-	struct gn_roce_qp_ctx now;
-	bool same_state = false;
+	bool same_state;
 	u32 hw = 0;
 	int ret;
 
@@ -360,177 +594,21 @@ int gib_modify_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr, int mask,
 		return ret;
 
 	mutex_lock(&qp->mutex);
-	cur = (mask & IB_QP_CUR_STATE) ? attr->cur_qp_state : qp->state;
-	next = (mask & IB_QP_STATE) ? attr->qp_state : cur;
-	ret = -EINVAL;
-	if (cur > IB_QPS_ERR || next > IB_QPS_ERR)
+	ret = gib_qp_transition(dev, qp, attr, mask, &cur, &next, &same_state);
+	if (ret)
 		goto out;
-	if ((mask & IB_QP_CUR_STATE) && cur != qp->state) {
-		ret = gib_qp_sync_state(dev, qp, &now);
-		if (ret)
-			goto out;
-		ret = -EINVAL;
-	}
-	if ((mask & IB_QP_CUR_STATE) && cur != qp->state) {
-		/*
-		 * The MAD layer answers a failed send with SQE -> RTS; the
-		 * engine may have kept a UD QP in RTS: nothing to change.
-		 */
-		if (gib_qp_is_ud(qp) && cur == IB_QPS_SQE &&
-		    qp->state == IB_QPS_RTS && next == IB_QPS_RTS)
-			same_state = true;
-		else if (!(qp->state == IB_QPS_SQE && cur == IB_QPS_RTS))
-			goto out;
-	}
-	if (!ib_modify_qp_is_ok(cur, next, ibqp->qp_type, mask))
+	ret = gib_qp_attr_to_hw(dev, qp, attr, mask, &m.ctx, &hw);
+	if (ret)
 		goto out;
-	/* SQ drain (SQD) is not implemented by the engine. */
-	if (next == IB_QPS_SQD)
-		goto out_unsup;
-
-	if (mask & IB_QP_PORT) {
-		if (!attr->port_num || attr->port_num > dev->num_ports)
-			goto out;
-		c->port = attr->port_num - 1;
-		hw |= GN_ROCE_QPC_PORT;
-	}
-	if ((mask & IB_QP_PKEY_INDEX) && attr->pkey_index)
-		goto out;
-	if (mask & IB_QP_QKEY) {
-		c->qkey = cpu_to_le32(ibqp->qp_type == IB_QPT_GSI ?
-				      GN_ROCE_GSI_QKEY : attr->qkey);
-		hw |= GN_ROCE_QPC_QKEY;
-	}
-	if (mask & IB_QP_ACCESS_FLAGS) {
-		/*
-		 * Remote atomics and persistent flushes are accepted and
-		 * inert: the engine parses no atomic opcode, and no MR has
-		 * persistent flush access, so such a request fails whatever
-		 * the QP allows.  (pyverbs' extended RC QPs ask for them
-		 * all.)  Global flushes are served (GN_ROCE_ACC_FLUSH).
-		 */
-		if (attr->qp_access_flags & ~(GIB_QP_ACCESS |
-					      IB_ACCESS_REMOTE_ATOMIC |
-					      IB_ACCESS_FLUSH_GLOBAL |
-					      IB_ACCESS_FLUSH_PERSISTENT))
-			goto out;
-		if (attr->qp_access_flags & IB_ACCESS_REMOTE_WRITE)
-			c->access |= cpu_to_le32(GN_ROCE_ACC_REMOTE_WRITE);
-		if (attr->qp_access_flags & IB_ACCESS_REMOTE_READ)
-			c->access |= cpu_to_le32(GN_ROCE_ACC_REMOTE_READ);
-		if (attr->qp_access_flags & IB_ACCESS_FLUSH_GLOBAL)
-			c->access |= cpu_to_le32(GN_ROCE_ACC_FLUSH);
-		hw |= GN_ROCE_QPC_ACCESS;
-	}
-	if (mask & IB_QP_PATH_MTU) {
-		if (attr->path_mtu < IB_MTU_256 || attr->path_mtu > IB_MTU_4096)
-			goto out;
-		c->path_mtu = attr->path_mtu;
-		hw |= GN_ROCE_QPC_PATH_MTU;
-	}
-	if (mask & IB_QP_AV) {
-		ret = gib_fill_av(dev, qp, &attr->ah_attr, c);
-		if (ret)
-			goto out;
-		ret = -EINVAL;
-		hw |= GN_ROCE_QPC_AV;
-	}
-	if (mask & IB_QP_DEST_QPN) {
-		if (attr->dest_qp_num > 0xffffff)
-			goto out;
-		c->dest_qpn = cpu_to_le32(attr->dest_qp_num);
-		hw |= GN_ROCE_QPC_DEST_QPN;
-	}
-	if (mask & IB_QP_RQ_PSN) {
-		c->rq_psn = cpu_to_le32(attr->rq_psn & 0xffffff);
-		hw |= GN_ROCE_QPC_RQ_PSN;
-	}
-	if (mask & IB_QP_SQ_PSN) {
-		c->sq_psn = cpu_to_le32(attr->sq_psn & 0xffffff);
-		hw |= GN_ROCE_QPC_SQ_PSN;
-	}
-	if (mask & IB_QP_TIMEOUT) {
-		if (attr->timeout > 31)
-			goto out;
-		c->timeout = attr->timeout;
-		hw |= GN_ROCE_QPC_TIMEOUT;
-	}
-	if (mask & IB_QP_RETRY_CNT) {
-		if (attr->retry_cnt > 7)
-			goto out;
-		c->retry_cnt = attr->retry_cnt;
-		hw |= GN_ROCE_QPC_RETRY;
-	}
-	if (mask & IB_QP_RNR_RETRY) {
-		if (attr->rnr_retry > 7)
-			goto out;
-		c->rnr_retry = attr->rnr_retry;
-		hw |= GN_ROCE_QPC_RNR_RETRY;
-	}
-	if (mask & IB_QP_MIN_RNR_TIMER) {
-		if (attr->min_rnr_timer > 31)
-			goto out;
-		c->min_rnr_timer = attr->min_rnr_timer;
-		hw |= GN_ROCE_QPC_MIN_RNR;
-	}
-	if (mask & IB_QP_MAX_QP_RD_ATOMIC) {
-		if (attr->max_rd_atomic > GN_ROCE_MAX_RD_ATOM)
-			goto out;
-		c->max_rd_atomic = attr->max_rd_atomic;
-		hw |= GN_ROCE_QPC_RD_ATOMIC;
-	}
-	if (mask & IB_QP_MAX_DEST_RD_ATOMIC) {
-		if (attr->max_dest_rd_atomic > GN_ROCE_MAX_RD_ATOM)
-			goto out;
-		c->max_dest_rd_atomic = attr->max_dest_rd_atomic;
-		hw |= GN_ROCE_QPC_DEST_RD_AT;
-	}
 	if ((mask & IB_QP_STATE) && !same_state) {
-		c->state = next;
+		m.ctx.state = next;
 		hw |= GN_ROCE_QPC_STATE;
 	}
 	m.mask = cpu_to_le32(hw);
 	ret = gaudi_nic_roce_cmd(dev->hw, GN_ROCE_CMD_MODIFY_QP, qp->qpn, &m,
 				 sizeof(m), NULL, 0);
-	if (ret)
-		goto out;
-
-	/* Remember what was set, for query_qp. */
-	if (mask & IB_QP_AV) {
-		rdma_destroy_ah_attr(&qp->attr.ah_attr);
-		rdma_copy_ah_attr(&qp->attr.ah_attr, &attr->ah_attr);
-	}
-	if (mask & IB_QP_PORT)
-		qp->port = attr->port_num;
-	if (mask & IB_QP_QKEY)
-		qp->attr.qkey = le32_to_cpu(c->qkey);
-	if (mask & IB_QP_ACCESS_FLAGS)
-		qp->attr.qp_access_flags = attr->qp_access_flags;
-	if (mask & IB_QP_PATH_MTU)
-		qp->attr.path_mtu = attr->path_mtu;
-	if (mask & IB_QP_DEST_QPN)
-		qp->attr.dest_qp_num = attr->dest_qp_num;
-	if (mask & IB_QP_TIMEOUT)
-		qp->attr.timeout = attr->timeout;
-	if (mask & IB_QP_RETRY_CNT)
-		qp->attr.retry_cnt = attr->retry_cnt;
-	if (mask & IB_QP_RNR_RETRY)
-		qp->attr.rnr_retry = attr->rnr_retry;
-	if (mask & IB_QP_MIN_RNR_TIMER)
-		qp->attr.min_rnr_timer = attr->min_rnr_timer;
-	if (mask & IB_QP_MAX_QP_RD_ATOMIC)
-		qp->attr.max_rd_atomic = attr->max_rd_atomic;
-	if (mask & IB_QP_MAX_DEST_RD_ATOMIC)
-		qp->attr.max_dest_rd_atomic = attr->max_dest_rd_atomic;
-	if (next == IB_QPS_RESET) {
-		rdma_destroy_ah_attr(&qp->attr.ah_attr);
-		memset(&qp->attr, 0, sizeof(qp->attr));
-	}
-	WRITE_ONCE(qp->state, next);
-	ret = 0;
-	goto out;
-out_unsup:
-	ret = -EOPNOTSUPP;
+	if (!ret)
+		gib_qp_remember(qp, attr, mask, &m.ctx, next);
 out:
 	mutex_unlock(&qp->mutex);
 	return ret;
