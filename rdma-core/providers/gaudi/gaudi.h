@@ -164,6 +164,23 @@ int gaudi_ring_map(struct ibv_context *context, struct gaudi_ring *r,
 		   uint64_t key, uint64_t len, uint32_t log, uint32_t stride);
 void gaudi_ring_unmap(struct gaudi_ring *r);
 
+/* cq.c */
+struct ibv_cq *gaudi_create_cq(struct ibv_context *context, int cqe,
+			       struct ibv_comp_channel *channel,
+			       int comp_vector);
+struct ibv_cq_ex *gaudi_create_cq_ex(struct ibv_context *context,
+				     struct ibv_cq_init_attr_ex *attr);
+int gaudi_resize_cq(struct ibv_cq *ibcq, int cqe);
+int gaudi_destroy_cq(struct ibv_cq *ibcq);
+int gaudi_poll_cq(struct ibv_cq *ibcq, int ne, struct ibv_wc *wc);
+int gaudi_req_notify_cq(struct ibv_cq *ibcq, int solicited_only);
+void gaudi_cq_clean(struct ibv_cq *ibcq, uint32_t qpn);
+
+/* post.c */
+int gaudi_post_send(struct ibv_qp *ibqp, struct ibv_send_wr *wr,
+		    struct ibv_send_wr **bad_wr);
+int gaudi_post_recv(struct ibv_qp *ibqp, struct ibv_recv_wr *wr,
+		    struct ibv_recv_wr **bad_wr);
 int gaudi_build_send(struct gaudi_qp *qp, struct gaudi_wqe *w,
 		     const struct ibv_send_wr *wr);
 bool gaudi_sq_ready(struct gaudi_qp *qp);

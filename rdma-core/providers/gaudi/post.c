@@ -1,0 +1,343 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * libgaudi posting: work requests turned into WQEs in the engine's format
+ * (SGEs, inline data, UD address vectors, MW binds), written to the
+ * mapped send and receive rings, and the send doorbell.  The extended
+ * post API (qpex.c) builds its WQEs with the same functions.
+ */
+#include <config.h>
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "gaudi.h"
+
+static void gaudi_copy_sge(struct gaudi_sge *dst, const struct ibv_sge *sg,
+			   int num_sge)
+{
+	int i;
+
+	for (i = 0; i < num_sge; i++) {
+		dst[i].addr = sg[i].addr;
+		dst[i].length = sg[i].length;
+		dst[i].lkey = sg[i].lkey;
+	}
+}
+
+static int gaudi_fill_sge(struct gaudi_wqe *w, const struct ibv_sge *sg,
+			  int num_sge)
+{
+	if (num_sge < 0 || num_sge > GAUDI_MAX_SGE)
+		return EINVAL;
+	gaudi_copy_sge(w->data.sge, sg, num_sge);
+	w->num_sge = num_sge;
+	return 0;
+}
+
+/* Gather @sg into @dst (at most @max bytes); the length into *len. */
+static int gaudi_gather_inline(uint8_t *dst, uint32_t max, uint32_t *len,
+			       const struct ibv_sge *sg, int num_sge)
+{
+	uint32_t n = 0;
+	int i;
+
+	if (num_sge < 0 || num_sge > GAUDI_MAX_SGE)
+		return EINVAL;
+	for (i = 0; i < num_sge; i++) {
+		if (sg[i].length > max - n)
+			return EINVAL;
+		memcpy(dst + n, (void *)(uintptr_t)sg[i].addr, sg[i].length);
+		n += sg[i].length;
+	}
+	*len = n;
+	return 0;
+}
+
+static int gaudi_fill_inline(struct gaudi_wqe *w, const struct ibv_sge *sg,
+			     int num_sge)
+{
+	int ret;
+
+	ret = gaudi_gather_inline(w->data.inline_data, GAUDI_MAX_INLINE,
+				  &w->inline_len, sg, num_sge);
+	if (!ret)
+		w->flags |= GAUDI_WQE_F_INLINE;
+	return ret;
+}
+
+static void gaudi_send_flags(struct gaudi_wqe *w, const struct ibv_send_wr *wr)
+{
+	if (wr->send_flags & IBV_SEND_SIGNALED)
+		w->flags |= GAUDI_WQE_F_SIGNALED;
+	if (wr->send_flags & IBV_SEND_SOLICITED)
+		w->flags |= GAUDI_WQE_F_SOLICITED;
+	if (wr->send_flags & IBV_SEND_FENCE)
+		w->flags |= GAUDI_WQE_F_FENCE;
+}
+
+/*
+ * A UD send: SEND or SEND with immediate to the AH's address vector;
+ * the destination QPN goes in the low 32 bits of remote_addr, the Q_Key
+ * in rkey (GAUDI_QKEY_USE_QP: the QP's own).  A message longer than the
+ * path MTU is the engine's to refuse (IBV_WC_LOC_LEN_ERR).
+ */
+static int gaudi_build_ud_send(struct gaudi_qp *qp, struct gaudi_wqe *w,
+			       const struct ibv_send_wr *wr)
+{
+	const struct gaudi_ah *ah;
+	int ret;
+
+	switch (wr->opcode) {
+	case IBV_WR_SEND:
+		w->opcode = GAUDI_WQE_SEND;
+		break;
+	case IBV_WR_SEND_WITH_IMM:
+		w->opcode = GAUDI_WQE_SEND_IMM;
+		w->imm_data = wr->imm_data;
+		break;
+	default:
+		return EOPNOTSUPP;
+	}
+	if (!wr->wr.ud.ah || wr->wr.ud.ah->context != qp->vqp.qp.context)
+		return EINVAL;
+	ah = container_of(wr->wr.ud.ah, struct gaudi_ah, ibv_ah);
+	if (!ah->av.network)	/* the kernel gave no address vector */
+		return EOPNOTSUPP;
+	w->data.ud.av = ah->av;
+	w->remote_addr = wr->wr.ud.remote_qpn;
+	w->rkey = wr->wr.ud.remote_qkey;
+	gaudi_send_flags(w, wr);
+	if (wr->send_flags & IBV_SEND_INLINE) {
+		ret = gaudi_gather_inline(w->data.ud.inline_data,
+					  qp->max_inline, &w->inline_len,
+					  wr->sg_list, wr->num_sge);
+		if (!ret)
+			w->flags |= GAUDI_WQE_F_INLINE;
+		return ret;
+	}
+	if (wr->num_sge < 0 || (uint32_t)wr->num_sge > qp->max_send_sge)
+		return EINVAL;
+	gaudi_copy_sge(w->data.ud.sge, wr->sg_list, wr->num_sge);
+	w->num_sge = wr->num_sge;
+	return 0;
+}
+
+/*
+ * A send WQE for @wr into @w (a private copy: nothing reaches the ring
+ * unless this succeeds).  Opcodes the engine does not have (atomics,
+ * memory windows, invalidation, ...) give EOPNOTSUPP.
+ */
+/*
+ * A memory window bind (RC): the engine checks the MW, the MR and the
+ * range.  The window's access is remote read and write only (local
+ * access is the MR's business and ignored); zero-based windows and
+ * remote atomics (atomic_cap NONE) are not supported.
+ */
+static int gaudi_build_bind(struct gaudi_wqe *w, const struct ibv_send_wr *wr)
+{
+	const struct ibv_mw_bind_info *bi = &wr->bind_mw.bind_info;
+
+	if (!wr->bind_mw.mw || (bi->mw_access_flags & IBV_ACCESS_REMOTE_ATOMIC))
+		return EINVAL;
+	if (bi->mw_access_flags & IBV_ACCESS_ZERO_BASED)
+		return EOPNOTSUPP;
+	if (bi->length && !bi->mr)
+		return EINVAL;
+	w->opcode = GAUDI_WQE_BIND_MW;
+	w->rkey = wr->bind_mw.rkey;
+	w->data.bind.addr = bi->addr;
+	w->data.bind.length = bi->length;
+	w->data.bind.mr_lkey = bi->mr ? bi->mr->lkey : 0;
+	if (bi->mw_access_flags & IBV_ACCESS_REMOTE_WRITE)
+		w->data.bind.access |= GAUDI_MW_REMOTE_WRITE;
+	if (bi->mw_access_flags & IBV_ACCESS_REMOTE_READ)
+		w->data.bind.access |= GAUDI_MW_REMOTE_READ;
+	gaudi_send_flags(w, wr);
+	return 0;
+}
+
+int gaudi_build_send(struct gaudi_qp *qp, struct gaudi_wqe *w,
+		     const struct ibv_send_wr *wr)
+{
+	memset(w, 0, sizeof(*w));
+	w->wr_id = wr->wr_id;
+	if (qp->ud)
+		return gaudi_build_ud_send(qp, w, wr);
+	switch (wr->opcode) {
+	case IBV_WR_SEND:
+		w->opcode = GAUDI_WQE_SEND;
+		break;
+	case IBV_WR_SEND_WITH_IMM:
+		w->opcode = GAUDI_WQE_SEND_IMM;
+		w->imm_data = wr->imm_data;
+		break;
+	case IBV_WR_RDMA_WRITE:
+		w->opcode = GAUDI_WQE_WRITE;
+		break;
+	case IBV_WR_RDMA_WRITE_WITH_IMM:
+		w->opcode = GAUDI_WQE_WRITE_IMM;
+		w->imm_data = wr->imm_data;
+		break;
+	case IBV_WR_RDMA_READ:
+		/* UC: SEND and WRITE only */
+		if (qp->vqp.qp.qp_type == IBV_QPT_UC)
+			return EINVAL;
+		w->opcode = GAUDI_WQE_READ;
+		break;
+	case IBV_WR_SEND_WITH_INV:
+		if (qp->vqp.qp.qp_type == IBV_QPT_UC)
+			return EINVAL;
+		w->opcode = GAUDI_WQE_SEND_INV;
+		w->rkey = wr->invalidate_rkey;
+		break;
+	case IBV_WR_LOCAL_INV:
+		w->opcode = GAUDI_WQE_LOCAL_INV;
+		w->rkey = wr->invalidate_rkey;
+		gaudi_send_flags(w, wr);
+		return 0;
+	case IBV_WR_BIND_MW:
+		return gaudi_build_bind(w, wr);
+	default:
+		return EOPNOTSUPP;
+	}
+	if (w->opcode >= GAUDI_WQE_WRITE && w->opcode <= GAUDI_WQE_READ) {
+		w->remote_addr = wr->wr.rdma.remote_addr;
+		w->rkey = wr->wr.rdma.rkey;
+	}
+	gaudi_send_flags(w, wr);
+	if ((wr->send_flags & IBV_SEND_INLINE) &&
+	    w->opcode != GAUDI_WQE_READ)
+		return gaudi_fill_inline(w, wr->sg_list, wr->num_sge);
+	return gaudi_fill_sge(w, wr->sg_list, wr->num_sge);
+}
+
+/*
+ * Sends need RTS or a later state (SQD, SQE; ERR flushes them), as the
+ * kernel requires of its own QPs.  ibv_modify_qp() keeps the state.
+ */
+bool gaudi_sq_ready(struct gaudi_qp *qp)
+{
+	return qp->vqp.qp.state >= IBV_QPS_RTS;
+}
+
+/* Append @w to the SQ, unpublished (under sq_lock); ENOMEM when full. */
+int gaudi_sq_put(struct gaudi_qp *qp, const struct gaudi_wqe *w)
+{
+	uint32_t cons = gaudi_load_acquire(&qp->sq.hdr->cons);
+
+	if (qp->sq_prod - cons >= qp->sq.size)
+		return ENOMEM;
+	memcpy(gaudi_ring_entry(&qp->sq, qp->sq_prod), w, sizeof(*w));
+	qp->sq_prod++;
+	return 0;
+}
+
+/*
+ * Publish the WQEs put since the producer index was @start and ring the
+ * doorbell once for them (under sq_lock): an empty post_send command.
+ * For a UD QP the core looks up the WR's AH, so @ah names one just put.
+ */
+int gaudi_sq_doorbell(struct gaudi_qp *qp, uint32_t start, struct ibv_ah *ah)
+{
+	struct ibv_send_wr db = { .opcode = IBV_WR_SEND };
+	struct ibv_send_wr *bad;
+
+	if (qp->sq_prod == start)
+		return 0;
+	gaudi_store_release(&qp->sq.hdr->prod, qp->sq_prod);
+	db.wr.ud.ah = ah;
+	return ibv_cmd_post_send(&qp->vqp.qp, &db, &bad) ? EIO : 0;
+}
+
+int gaudi_post_send(struct ibv_qp *ibqp, struct ibv_send_wr *wr,
+			   struct ibv_send_wr **bad_wr)
+{
+	struct gaudi_qp *qp = container_of(ibqp, struct gaudi_qp, vqp.qp);
+	struct ibv_ah *db_ah = NULL;
+	uint32_t start;
+	int ret = 0, db;
+
+	pthread_spin_lock(&qp->sq_lock);
+	start = qp->sq_prod;
+	for (; wr; wr = wr->next) {
+		struct gaudi_wqe w;
+
+		/* an opcode the engine lacks is EOPNOTSUPP in any state */
+		ret = gaudi_build_send(qp, &w, wr);
+		if (!ret && !gaudi_sq_ready(qp))
+			ret = EINVAL;
+		if (!ret)
+			ret = gaudi_sq_put(qp, &w);
+		if (ret)
+			break;
+		if (qp->ud)
+			db_ah = wr->wr.ud.ah;
+	}
+	if (ret) {
+		*bad_wr = wr;
+		if (getenv("GAUDI_DEBUG"))
+			fprintf(stderr,
+				"gaudi: post_send: opcode %d: %s (prod %u cons %u size %u)\n",
+				wr->opcode, strerror(ret), qp->sq_prod,
+				gaudi_load_acquire(&qp->sq.hdr->cons),
+				qp->sq.size);
+	}
+	db = gaudi_sq_doorbell(qp, start, db_ah);
+	if (db && !ret)
+		ret = db;
+	pthread_spin_unlock(&qp->sq_lock);
+	return ret;
+}
+
+int gaudi_post_recv(struct ibv_qp *ibqp, struct ibv_recv_wr *wr,
+			   struct ibv_recv_wr **bad_wr)
+{
+	struct gaudi_qp *qp = container_of(ibqp, struct gaudi_qp, vqp.qp);
+	uint32_t start;
+	int ret = 0;
+
+	/*
+	 * a QP on an SRQ: its receives are posted to the SRQ.  None in
+	 * RESET (the engine empties the rings on the way out of it), as for
+	 * kernel QPs.
+	 */
+	if (!qp->rq.map || ibqp->state == IBV_QPS_RESET) {
+		*bad_wr = wr;
+		return EINVAL;
+	}
+	pthread_spin_lock(&qp->rq_lock);
+	start = qp->rq_prod;
+	for (; wr; wr = wr->next) {
+		uint32_t cons = gaudi_load_acquire(&qp->rq.hdr->cons);
+		struct gaudi_wqe w;
+
+		if (qp->rq_prod - cons >= qp->rq.size) {
+			ret = ENOMEM;
+			break;
+		}
+		memset(&w, 0, sizeof(w));
+		w.wr_id = wr->wr_id;
+		w.opcode = GAUDI_WQE_RECV;
+		ret = gaudi_fill_sge(&w, wr->sg_list, wr->num_sge);
+		if (ret)
+			break;
+		memcpy(gaudi_ring_entry(&qp->rq, qp->rq_prod), &w, sizeof(w));
+		qp->rq_prod++;
+	}
+	if (ret)
+		*bad_wr = wr;
+	if (qp->rq_prod != start) {
+		gaudi_store_release(&qp->rq.hdr->prod, qp->rq_prod);
+		if (qp->in_error) {
+			struct ibv_recv_wr db = {};
+			struct ibv_recv_wr *bad;
+
+			/* flush: the engine completes them in error */
+			ibv_cmd_post_recv(ibqp, &db, &bad);
+		}
+	}
+	pthread_spin_unlock(&qp->rq_lock);
+	return ret;
+}
