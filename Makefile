@@ -35,8 +35,9 @@ KVER ?= $(GAUDI_NIC_KVER)
 KDIR ?= /lib/modules/$(KVER)/build
 B := /build
 KMOD := $(B)/kmod
-# In build order: tests/rdma links against the hl-thunk installed in $(B)/prefix.
-MESON_COMPONENTS := hl-thunk collectives tests/rdma
+# In build order: tests/rdma and tests/accel link against the hl-thunk
+# installed in $(B)/prefix.
+MESON_COMPONENTS := hl-thunk collectives tests/rdma tests/accel
 # Kernel sources copied into the build directory: Kbuild writes its objects
 # next to the sources, and the checkout must stay clean.
 KSRC := Kbuild drivers include tests/kmod
