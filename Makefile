@@ -85,6 +85,7 @@ user:
 	done
 	@echo "  PROVIDER libgaudi-rdmav34.so (inside the rdma-core source in /opt/src)"
 	@rdma-core/providers/gaudi/build.sh
+	@install -D -m 0644 rdma-core/providers/gaudi/man/gaudi.7 $(B)/prefix/share/man/man7/gaudi.7
 	@$(MAKE) --no-print-directory torch
 
 # The PyTorch backend (package torch_gcoll), a C++17 extension against the
