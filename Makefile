@@ -35,8 +35,9 @@ KVER ?= $(GAUDI_NIC_KVER)
 KDIR ?= /lib/modules/$(KVER)/build
 B := /build
 KMOD := $(B)/kmod
-# In build order: tests/rdma links against the hl-thunk installed in $(B)/prefix.
-MESON_COMPONENTS := hl-thunk collectives tests/rdma
+# In build order: tests/rdma and tests/accel link against the hl-thunk
+# installed in $(B)/prefix.
+MESON_COMPONENTS := hl-thunk collectives tests/rdma tests/accel
 # Kernel sources copied into the build directory: Kbuild writes its objects
 # next to the sources, and the checkout must stay clean.
 KSRC := Kbuild drivers include tests/kmod
@@ -84,6 +85,7 @@ user:
 	done
 	@echo "  PROVIDER libgaudi-rdmav34.so (inside the rdma-core source in /opt/src)"
 	@rdma-core/providers/gaudi/build.sh
+	@install -D -m 0644 rdma-core/providers/gaudi/man/gaudi.7 $(B)/prefix/share/man/man7/gaudi.7
 	@$(MAKE) --no-print-directory torch
 
 # The PyTorch backend (package torch_gcoll), a C++17 extension against the

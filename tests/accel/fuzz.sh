@@ -13,7 +13,7 @@ fi
 used=/sys/bus/platform/devices/gaudi_nic.1/gaudi_nic/hbm_used
 before=$(cat "$used")
 mark=$(dmesg | wc -l)
-out=$(timeout $((secs + 120)) "$BIN/gn-accel-fuzz" 1 "$secs" ${FUZZ_SEED:-} 2>&1)
+out=$(timeout $((secs + 120)) "$TEST_BIN/gn-accel-fuzz" 1 "$secs" ${FUZZ_SEED:-} 2>&1)
 rc=$?
 # its TAP lines, then ours, numbered on from them (lib.sh's ok)
 grep -v '^1\.\.' <<<"$out"

@@ -2,7 +2,10 @@
 # Helpers for the accel VM tests (sourced).
 KO=/build/kmod/drivers/accel/gaudi_nic/gaudi_nic.ko
 IMP_KO=/build/kmod/tests/kmod/gaudi_nic_test_importer.ko
+# hl-thunk's example and benchmark (hl-thunk/meson.build, release build)
 BIN=/build/hl-thunk-rel
+# gn-accel-test and gn-accel-fuzz (tests/accel/meson.build, release build)
+TEST_BIN=/build/tests-accel-rel
 MARK=/tmp/gaudi_nic_dmesg_mark
 
 # KTAP through the kselftest library's helpers; "$n" is the number of

@@ -6,4 +6,4 @@ if ! ensure_loaded; then
 	echo "not ok 1 - loading gaudi_nic.ko and the test importer"
 	exit 1
 fi
-exec $BIN/gn-accel-test "$@"
+exec $TEST_BIN/gn-accel-test "$@"

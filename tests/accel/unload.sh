@@ -6,7 +6,7 @@
 . "$(dirname "$0")/lib.sh"
 ensure_loaded
 ok "rmmod gaudi_nic_test_importer" "rmmod gaudi_nic_test_importer"
-coproc HOLD { exec $BIN/gn-accel-test hold 30; }
+coproc HOLD { exec $TEST_BIN/gn-accel-test hold 30; }
 read -r -t 60 line <&"${HOLD[0]}"
 ok "a process holds a dma-buf after closing its accel fd" "[ \"$line\" = ready ]"
 ok "rmmod gaudi_nic is refused while the dma-buf lives" "! rmmod gaudi_nic 2>/dev/null"

@@ -16,7 +16,11 @@
  * documents; anything else, a crash or a signal ends the run with the call
  * that did it.  Afterwards a fresh allocation is mapped, exported, written
  * and read back through the CPU mapping.  The kernel log is checked by the
- * caller (tests/accel/fuzz.sh).  Output: TAP.
+ * caller (tests/accel/fuzz.sh).  Output: KTAP, through kselftest.h's
+ * helpers (a fuzzer is one run, not a set of tests: no harness): point 1
+ * is the fuzzing, point 2 the check; a failure to set up or an unexpected
+ * result fails point 1 and ends the run, which then falls short of its
+ * plan.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -37,6 +41,7 @@
 #include <drm/gaudi_nic_accel.h>
 
 #include "hlthunk.h"
+#include "kselftest.h"
 
 #define NFD 3
 #define NOBJ 32
@@ -84,12 +89,12 @@ static uint64_t edgy(uint64_t valid)
 	}
 }
 
-static void fail(const char *what, long rc, int err)
+/* The point under way fails, and so does the run (its plan is not done). */
+static __noreturn void fail(const char *what, long rc, int err)
 {
-	printf("not ok 1 - %s returned %ld (%s) after %lu calls (seed in the first line)\n",
-	       what, rc, strerror(err), F.calls);
-	printf("1..1\n");
-	exit(1);
+	ksft_test_result_fail("%s returned %ld (%s) after %lu calls (the seed is in the first lines)\n",
+			      what, rc, strerror(err), F.calls);
+	ksft_exit_fail();
 }
 
 /* errnos the driver may return for bad or unlucky input */
@@ -288,10 +293,9 @@ static void do_mmap(int f)
 	sig = sigsetjmp(fault_jmp, 1);
 	if (sig) {
 		munmap((void *)p, len);
-		printf("not ok 1 - mmap at offset 0x%" PRIx64 ", %zu bytes: signal %d on access\n",
-		       off, len, sig);
-		printf("1..1\n");
-		exit(1);
+		ksft_test_result_fail("mmap at offset 0x%" PRIx64 ", %zu bytes: signal %d on access\n",
+				      off, len, sig);
+		ksft_exit_fail();
 	}
 	p[0] = 1;
 	p[len - 1] = p[0];
@@ -348,7 +352,6 @@ int main(int argc, char **argv)
 	struct sigaction sa = { .sa_handler = on_fault };
 	time_t end;
 	int secs;
-	bool works;
 
 	if (argc < 3) {
 		fprintf(stderr, "usage: %s DEVICE_INDEX SECONDS [SEED]\n", argv[0]);
@@ -359,18 +362,18 @@ int main(int argc, char **argv)
 	F.rng = argc > 3 ? strtoull(argv[3], NULL, 0) : (uint64_t)time(NULL) * 0x9e3779b97f4a7c15ULL;
 	if (!F.rng)
 		F.rng = 1;
-	printf("TAP version 13\n# seed 0x%" PRIx64 " (gn-accel-fuzz %d %d 0x%" PRIx64 " repeats it)\n",
-	       F.rng, F.dev, secs, F.rng);
+	ksft_print_header();
+	ksft_set_plan(2);
+	ksft_print_msg("seed 0x%" PRIx64 " (gn-accel-fuzz %d %d 0x%" PRIx64 " repeats this run)\n",
+		       F.rng, F.dev, secs, F.rng);
 	sigaction(SIGSEGV, &sa, NULL);
 	sigaction(SIGBUS, &sa, NULL);
 	for (int i = 0; i < 16; i++)
 		F.dmabufs[i] = -1;
 	for (int f = 0; f < NFD; f++) {
 		F.fd[f] = hlthunk_open_by_index((uint32_t)F.dev);
-		if (F.fd[f] < 0) {
-			printf("not ok 1 - open gaudi_nic.%d: %s\n1..1\n", F.dev, strerror(-F.fd[f]));
-			return 1;
-		}
+		if (F.fd[f] < 0)
+			fail("opening the device", F.fd[f], -F.fd[f]);
 	}
 	end = time(NULL) + secs;
 	while (time(NULL) < end) {
@@ -387,12 +390,13 @@ int main(int argc, char **argv)
 			close(F.dmabufs[i]);
 	for (int f = 0; f < NFD; f++)
 		close(F.fd[f]);
-	printf("ok 1 - %lu calls in %d s (%lu succeeded; %lu mmaps, %lu dma-buf exports, %lu reopens), "
-	       "every failure a documented errno\n", F.calls, secs, F.ok_calls, F.mmaps, F.exports,
-	       F.reopens);
-	works = still_works();
-	printf("%s 2 - gaudi_nic.%d still allocates, maps, exports and holds data\n",
-	       works ? "ok" : "not ok", F.dev);
-	printf("1..2\n");
-	return works ? 0 : 1;
+	ksft_test_result_pass("%lu calls in %d s (%lu succeeded; %lu mmaps, %lu dma-buf exports, %lu reopens), every failure a documented errno\n",
+			      F.calls, secs, F.ok_calls, F.mmaps, F.exports, F.reopens);
+	if (still_works())
+		ksft_test_result_pass("gaudi_nic.%d still allocates, maps, exports and holds data\n",
+				      F.dev);
+	else
+		ksft_test_result_fail("gaudi_nic.%d still allocates, maps, exports and holds data\n",
+				      F.dev);
+	ksft_finished();
 }
