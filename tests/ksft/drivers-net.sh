@@ -5,7 +5,7 @@
 # net/gro.sh -i, net/netdevice.sh).
 #
 # The selftests are installed by tests/ksft/build.sh into /build/ksft,
-# unmodified but for the backports in tests/ksft/patches.  The setup is
+# unmodified but for the patches in tests/ksft/patches.  The setup is
 # the "HW" mode of tools/testing/selftests/drivers/net/README.rst:
 #   NETIF     gn30p0 in the initial namespace, 203.0.113.1, 2001:db8:100::1
 #   remote    its cabled peer gn30p1 in netns ksft-rmt (REMOTE_TYPE=netns)
