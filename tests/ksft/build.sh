@@ -4,7 +4,7 @@
 #
 # The sources are Linux 6.12's, unmodified, from the root's
 # linux-source-6.12 (/opt/linux-src, see root-setup.sh), plus the
-# backports in tests/ksft/patches (each says why).  The install is what
+# patches in tests/ksft/patches (each says why).  The install is what
 # 'make -C tools/testing/selftests install' gives: run_kselftest.sh,
 # kselftest-list.txt and one directory per target.  Only redone when the
 # patches or this script change.
@@ -12,7 +12,7 @@ set -euo pipefail
 src=/opt/linux-src
 out=/build/ksft
 work=/build/ksft-src
-# net/forwarding: shell only (bridge_vlan_aware.sh, in make ksft)
+# net/forwarding: shell only (router.sh; bridge_vlan_aware.sh, in make ksft)
 targets="drivers/net drivers/net/hw net/lib net/forwarding"
 stamp=$( (cat "$0" /src/tests/ksft/patches/*.patch; echo "$targets") | sha256sum | cut -c1-16)
 if [ -f "$out/.stamp" ] && [ "$(cat "$out/.stamp")" = "$stamp" ]; then

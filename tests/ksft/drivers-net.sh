@@ -5,17 +5,18 @@
 # net/gro.sh -i, net/netdevice.sh).
 #
 # The selftests are installed by tests/ksft/build.sh into /build/ksft,
-# unmodified but for the backports in tests/ksft/patches.  The setup is
+# unmodified but for the patches in tests/ksft/patches.  The setup is
 # the "HW" mode of tools/testing/selftests/drivers/net/README.rst:
-#   NETIF     gn30p0 in the initial namespace, 198.51.100.1, 2001:db8:100::1
+#   NETIF     gn30p0 in the initial namespace, 203.0.113.1, 2001:db8:100::1
 #   remote    its cabled peer gn30p1 in netns ksft-rmt (REMOTE_TYPE=netns)
 #   NETIFS    gn30p2-gn30p3 and gn30p4-gn30p5 cabled in pairs, for the
 #             forwarding-library tests (hw/*.sh, KSELFTEST_<TEST>_ARGS)
 #   NETIF_NO_CABLE  gn30p6, a port without a cable
-# NETIF's addresses stay out of 192.0.2.0/24, which the forwarding tests
-# use in the same namespace.  Output: TAP from tests/ksft/ksft-report.py,
-# one line per subtest, every skip with its reason; the tests that cannot
-# apply to this device are listed, with why, as skips (NOT_RUN below).
+# NETIF's addresses stay out of 192.0.2.0/24 and 198.51.100.0/24, which
+# the forwarding tests (router.sh: both) use in the same namespace.
+# Output: TAP from tests/ksft/ksft-report.py, one line per subtest, every
+# skip with its reason; the tests that cannot apply to this device are
+# listed, with why, as skips (NOT_RUN below).
 set -u
 here=$(cd "$(dirname "$0")" && pwd)
 KSFT=${KSFT:-/build/ksft}
@@ -24,7 +25,7 @@ SPLIT_DEV=32
 RNS=ksft-rmt
 export NETIF=gn${DEV}p0
 RIF=gn${DEV}p1
-export LOCAL_V4=198.51.100.1 REMOTE_V4=198.51.100.2
+export LOCAL_V4=203.0.113.1 REMOTE_V4=203.0.113.2
 export LOCAL_V6=2001:db8:100::1 REMOTE_V6=2001:db8:100::2
 export REMOTE_TYPE=netns REMOTE_ARGS=$RNS
 export NETIF_NO_CABLE=gn${DEV}p6
@@ -44,7 +45,6 @@ NOT_RUN=(
 	# ports on 2026-11-24 (Documentation/testing.md)
 	"net/gro.sh=its device mode (-i DEV) needs NIC loopback (setup_loopback.sh: ethtool -K DEV loopback on); the MAC has no loopback mode ('loopback: off [fixed]', as drivers/net/hw/loopback.sh reports)"
 	"net/forwarding/local_termination.sh=needs msend/mreceive (troglobit's mtools), which Debian does not package"
-	"net/forwarding/router.sh=needs smcrouted (Debian package smcroute), which the test root does not have"
 )
 RUN=(
 	drivers/net:ping.py
@@ -108,6 +108,8 @@ export KSELFTEST_ETHTOOL_EXTENDED_STATE_SH_ARGS="gn${DEV}p2 gn${DEV}p3"
 export KSELFTEST_DEVLINK_PORT_SPLIT_PY_ARGS="--dev platform/gaudi_nic.$SPLIT_DEV"
 # h1 swp1 swp2 h2: h1-swp1 and swp2-h2 are the two cabled pairs
 export KSELFTEST_BRIDGE_VLAN_AWARE_SH_ARGS="gn${DEV}p2 gn${DEV}p3 gn${DEV}p4 gn${DEV}p5"
+# h1 rp1 rp2 h2: the same pairs, the router between them
+export KSELFTEST_ROUTER_SH_ARGS="gn${DEV}p2 gn${DEV}p3 gn${DEV}p4 gn${DEV}p5"
 # results as they come, so a test the runner times out still shows them
 export PYTHONUNBUFFERED=1
 
@@ -169,6 +171,10 @@ else
 fi
 ip link set eth0 down 2>/dev/null && ip link set eth0 name "$NETIF_NO_CABLE"
 # last: the forwarding library leaves its ports down and in no VRF
+# router.sh: IPv4 and IPv6 forwarding between two cabled pairs, and what a
+# router must forward (class E source, multicast to a mismatched MAC
+# through smcrouted, source = destination, link-local destination)
+run net/forwarding router.sh >>"$raw" 2>&1
 [ "${KSFT_FULL:-0}" = 1 ] && run net/forwarding bridge_vlan_aware.sh >>"$raw" 2>&1
 nr=()
 for x in "${NOT_RUN[@]}"; do nr+=(--not-run "$x"); done

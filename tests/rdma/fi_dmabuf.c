@@ -8,9 +8,14 @@
  * or from host memory), with 4 bytes of remote CQ data.  The server waits
  * for the remote-CQ-data completion, checks the data word, and checks every
  * byte through the accelerator's CPU mapping of the HBM (and that the bytes
- * around the written range are untouched).
+ * around the written range are untouched).  Its verdict goes back to the
+ * client over the out-of-band connection.
  *
- *   fi_dmabuf server [options]            (prints its TCP port use)
+ * A kselftest (kselftest_harness.h): each side is one test of the fixture
+ * fi_dmabuf, run alone (the harness's -t filter), the server's checks in
+ * fi_dmabuf.server, the client's in fi_dmabuf.client.  Output: KTAP.
+ *
+ *   fi_dmabuf server [options]            (prints its TCP port)
  *   fi_dmabuf client [options] SERVER_IP
  * options:
  *   -p PROV   provider (default "verbs;ofi_rxm"); -e rdm only
@@ -21,13 +26,11 @@
  *             which cannot import dma-bufs)
  *   -P PORT   TCP port of the out-of-band exchange (default 47600)
  *   -n BYTES  bytes written (default 1 MiB)
- * Output: "ok - ..." / "not ok - ..." lines; exit status 0 when all passed.
  */
 #define _GNU_SOURCE
 #include <arpa/inet.h>
 #include <errno.h>
 #include <inttypes.h>
-#include <stdarg.h>
 #include <netdb.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -44,6 +47,8 @@
 #include <rdma/fi_rma.h>
 #include <hlthunk.h>
 
+#include "kselftest_harness.h"
+
 #define CQ_DATA 0x5eed1234u
 #define GUARD 4096
 
@@ -53,28 +58,7 @@ static const char *src_addr;
 static int acc = -1;
 static const char *port = "47600";
 static size_t nbytes = 1 << 20;
-static int failures;
-
-static void ok(bool cond, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static void ok(bool cond, const char *fmt, ...)
-{
-	va_list ap;
-
-	printf("%s - ", cond ? "ok" : "not ok");
-	va_start(ap, fmt);
-	vprintf(fmt, ap);
-	va_end(ap);
-	printf("\n");
-	fflush(stdout);
-	if (!cond)
-		failures++;
-}
-
-static void die(const char *what, int ret)
-{
-	ok(false, "%s: %s (%d)", what, fi_strerror(ret < 0 ? -ret : ret), ret);
-	exit(1);
-}
+static const char *server_host;
 
 static uint8_t pattern(size_t i, uint32_t seed)
 {
@@ -158,13 +142,15 @@ struct fab {
 	struct fid_ep *ep;
 };
 
-static void fab_open(struct fab *f, bool server)
+/* fi_fabric, fi_domain, a CQ, an AV and an enabled RDM endpoint */
+static void fab_open(struct __test_metadata *_metadata, struct fab *f, bool server)
 {
 	struct fi_cq_attr cqa = { .format = FI_CQ_FORMAT_DATA, .size = 256 };
 	struct fi_av_attr ava = { .type = FI_AV_TABLE };
 	struct fi_info *h = fi_allocinfo();
 	int ret;
 
+	ASSERT_NE(NULL, h);
 	h->ep_attr->type = FI_EP_RDM;
 	h->caps = FI_MSG | FI_RMA | FI_WRITE | FI_REMOTE_WRITE | FI_SEND | FI_RECV;
 	h->mode = FI_RX_CQ_DATA | FI_CONTEXT;
@@ -177,40 +163,47 @@ static void fab_open(struct fab *f, bool server)
 			 server ? src_addr : NULL, NULL, server && src_addr ? FI_SOURCE : 0,
 			 h, &f->info);
 	fi_freeinfo(h);
-	if (ret)
-		die("fi_getinfo", ret);
-	printf("# provider %s, domain %s, inject_size %zu, cq_data_size %zu, mode 0x%" PRIx64
-	       ", mr_mode 0x%x\n", f->info->fabric_attr->prov_name, f->info->domain_attr->name,
-	       f->info->tx_attr->inject_size, f->info->domain_attr->cq_data_size,
-	       f->info->mode, f->info->domain_attr->mr_mode);
+	ASSERT_EQ(0, ret)
+		TH_LOG("fi_getinfo of provider %s, domain %s: %s", prov,
+		       domain_name ?: "any", fi_strerror(-ret));
+	ksft_print_msg("provider %s, domain %s, inject_size %zu, cq_data_size %zu, mode 0x%" PRIx64
+		       ", mr_mode 0x%x\n", f->info->fabric_attr->prov_name,
+		       f->info->domain_attr->name, f->info->tx_attr->inject_size,
+		       f->info->domain_attr->cq_data_size, f->info->mode,
+		       f->info->domain_attr->mr_mode);
 	ret = fi_fabric(f->info->fabric_attr, &f->fabric, NULL);
-	if (!ret)
-		ret = fi_domain(f->fabric, f->info, &f->domain, NULL);
-	if (ret)
-		die("fi_fabric/fi_domain", ret);
+	ASSERT_EQ(0, ret) TH_LOG("fi_fabric: %s", fi_strerror(-ret));
+	ret = fi_domain(f->fabric, f->info, &f->domain, NULL);
+	ASSERT_EQ(0, ret) TH_LOG("fi_domain: %s", fi_strerror(-ret));
 	ret = fi_cq_open(f->domain, &cqa, &f->cq, NULL);
-	if (!ret)
-		ret = fi_av_open(f->domain, &ava, &f->av, NULL);
-	if (!ret)
-		ret = fi_endpoint(f->domain, f->info, &f->ep, NULL);
-	if (!ret)
-		ret = fi_ep_bind(f->ep, &f->cq->fid, FI_TRANSMIT | FI_RECV);
-	if (!ret)
-		ret = fi_ep_bind(f->ep, &f->av->fid, 0);
-	if (!ret)
-		ret = fi_enable(f->ep);
-	if (ret)
-		die("endpoint setup", ret);
+	ASSERT_EQ(0, ret) TH_LOG("fi_cq_open: %s", fi_strerror(-ret));
+	ret = fi_av_open(f->domain, &ava, &f->av, NULL);
+	ASSERT_EQ(0, ret) TH_LOG("fi_av_open: %s", fi_strerror(-ret));
+	ret = fi_endpoint(f->domain, f->info, &f->ep, NULL);
+	ASSERT_EQ(0, ret) TH_LOG("fi_endpoint: %s", fi_strerror(-ret));
+	ret = fi_ep_bind(f->ep, &f->cq->fid, FI_TRANSMIT | FI_RECV);
+	ASSERT_EQ(0, ret) TH_LOG("fi_ep_bind of the CQ: %s", fi_strerror(-ret));
+	ret = fi_ep_bind(f->ep, &f->av->fid, 0);
+	ASSERT_EQ(0, ret) TH_LOG("fi_ep_bind of the AV: %s", fi_strerror(-ret));
+	ret = fi_enable(f->ep);
+	ASSERT_EQ(0, ret) TH_LOG("fi_enable: %s", fi_strerror(-ret));
 }
 
+/* what fab_open() opened, in reverse */
 static void fab_close(struct fab *f)
 {
-	fi_close(&f->ep->fid);
-	fi_close(&f->av->fid);
-	fi_close(&f->cq->fid);
-	fi_close(&f->domain->fid);
-	fi_close(&f->fabric->fid);
-	fi_freeinfo(f->info);
+	if (f->ep)
+		fi_close(&f->ep->fid);
+	if (f->av)
+		fi_close(&f->av->fid);
+	if (f->cq)
+		fi_close(&f->cq->fid);
+	if (f->domain)
+		fi_close(&f->domain->fid);
+	if (f->fabric)
+		fi_close(&f->fabric->fid);
+	if (f->info)
+		fi_freeinfo(f->info);
 }
 
 static double now(void)
@@ -235,9 +228,10 @@ static int wait_cq(struct fab *f, struct fi_cq_data_entry *e)
 			struct fi_cq_err_entry err = { 0 };
 
 			fi_cq_readerr(f->cq, &err, 0);
-			fprintf(stderr, "completion error: %s (prov %d: %s)\n",
-				fi_strerror(err.err), err.prov_errno,
-				fi_cq_strerror(f->cq, err.prov_errno, err.err_data, NULL, 0));
+			ksft_print_msg("completion error: %s (prov %d: %s)\n",
+				       fi_strerror(err.err), err.prov_errno,
+				       fi_cq_strerror(f->cq, err.prov_errno, err.err_data,
+						      NULL, 0));
 			return err.err ? err.err : EIO;
 		}
 		if (n != -FI_EAGAIN)
@@ -255,37 +249,39 @@ struct buf {
 	struct fid_mr *mr;
 };
 
-static void buf_alloc(struct buf *b, size_t len)
+static void buf_alloc(struct __test_metadata *_metadata, struct buf *b, size_t len)
 {
 	/* whole pages: HBM exports and mappings are made of pages */
 	len = (len + 4095) & ~(size_t)4095;
 	b->len = len;
-	b->dmabuf = -1;
-	b->acc_fd = -1;
 	if (acc < 0) {
 		b->cpu = aligned_alloc(4096, len);
-		ok(b->cpu != NULL, "%zu bytes of host memory", len);
-		if (!b->cpu)
-			exit(1);
+		ASSERT_NE(NULL, b->cpu)
+			TH_LOG("%zu bytes of host memory", len);
 		return;
 	}
 	b->acc_fd = hlthunk_open_by_index(acc);
-	if (b->acc_fd >= 0)
-		b->handle = hlthunk_device_memory_alloc(b->acc_fd, len, 0, true, false);
-	if (b->handle)
-		b->va = hlthunk_device_memory_map(b->acc_fd, b->handle, 0);
-	if (b->va)
-		b->dmabuf = hlthunk_device_mapped_memory_export_dmabuf_fd(b->acc_fd, b->va,
-									  len, 0, 0);
-	if (b->handle)
-		b->cpu = hlthunk_device_memory_mmap(b->acc_fd, b->handle, len);
-	ok(b->dmabuf >= 0 && b->cpu, "%zu bytes of HBM on accel %d, exported as dma-buf fd %d, CPU-mapped (%s)",
-	   len, acc, b->dmabuf, b->dmabuf >= 0 && b->cpu ? "ok" : strerror(errno));
-	if (b->dmabuf < 0 || !b->cpu)
-		exit(1);
+	ASSERT_LE(0, b->acc_fd)
+		TH_LOG("open accel %d: %s", acc, strerror(errno));
+	b->handle = hlthunk_device_memory_alloc(b->acc_fd, len, 0, true, false);
+	ASSERT_NE(0, b->handle)
+		TH_LOG("%zu bytes of HBM on accel %d: %s", len, acc, strerror(errno));
+	b->va = hlthunk_device_memory_map(b->acc_fd, b->handle, 0);
+	ASSERT_NE(0, b->va)
+		TH_LOG("map the HBM on accel %d: %s", acc, strerror(errno));
+	b->dmabuf = hlthunk_device_mapped_memory_export_dmabuf_fd(b->acc_fd, b->va,
+								  len, 0, 0);
+	ASSERT_LE(0, b->dmabuf)
+		TH_LOG("export %zu bytes of HBM as a dma-buf: %s", len, strerror(errno));
+	b->cpu = hlthunk_device_memory_mmap(b->acc_fd, b->handle, len);
+	ASSERT_NE(NULL, b->cpu)
+		TH_LOG("CPU mapping of the HBM: %s", strerror(errno));
+	ksft_print_msg("%zu bytes of HBM on accel %d, exported as dma-buf fd %d, CPU-mapped\n",
+		       len, acc, b->dmabuf);
 }
 
-static void buf_reg(struct fab *f, struct buf *b, uint64_t access)
+static void buf_reg(struct __test_metadata *_metadata, struct fab *f, struct buf *b,
+		    uint64_t access)
 {
 	struct iovec iov = { .iov_base = b->cpu, .iov_len = b->len };
 	struct fi_mr_dmabuf db = { 0 };
@@ -310,11 +306,10 @@ static void buf_reg(struct fab *f, struct buf *b, uint64_t access)
 		attr.mr_iov = &iov;
 	}
 	ret = fi_mr_regattr(f->domain, &attr, flags, &b->mr);
-	ok(!ret, "fi_mr_regattr(%s) of the %s buffer: %s",
-	   flags ? "FI_MR_DMABUF" : "host iov", access & FI_REMOTE_WRITE ? "target" : "source",
-	   ret ? fi_strerror(-ret) : "ok");
-	if (ret)
-		exit(1);
+	ASSERT_EQ(0, ret)
+		TH_LOG("fi_mr_regattr(%s) of the %s buffer: %s",
+		       flags ? "FI_MR_DMABUF" : "host iov",
+		       access & FI_REMOTE_WRITE ? "target" : "source", fi_strerror(-ret));
 }
 
 static void buf_free(struct buf *b)
@@ -325,129 +320,173 @@ static void buf_free(struct buf *b)
 		free(b->cpu);
 		return;
 	}
-	close(b->dmabuf);
-	hlthunk_device_memory_munmap(b->cpu, b->len);
-	hlthunk_memory_unmap(b->acc_fd, b->va);
-	hlthunk_device_memory_free(b->acc_fd, b->handle);
+	if (b->dmabuf >= 0)
+		close(b->dmabuf);
+	if (b->cpu)
+		hlthunk_device_memory_munmap(b->cpu, b->len);
+	if (b->va)
+		hlthunk_memory_unmap(b->acc_fd, b->va);
+	if (b->handle)
+		hlthunk_device_memory_free(b->acc_fd, b->handle);
 	hlthunk_close(b->acc_fd);
 }
 
-static int server(void)
+/* one side: its fabric, its buffer, the out-of-band connection */
+FIXTURE(fi_dmabuf) {
+	struct fab f;
+	struct buf b;
+	int oob;
+};
+
+FIXTURE_SETUP(fi_dmabuf)
+{
+	memset(&self->f, 0, sizeof(self->f));
+	memset(&self->b, 0, sizeof(self->b));
+	self->b.acc_fd = -1;
+	self->b.dmabuf = -1;
+	self->oob = -1;
+}
+
+FIXTURE_TEARDOWN(fi_dmabuf)
+{
+	if (self->oob >= 0)
+		close(self->oob);
+	buf_free(&self->b);
+	fab_close(&self->f);
+}
+
+/*
+ * The target: HBM (or host memory) registered for remote writes; the
+ * client's write arrives with its CQ data, every byte right, the guard
+ * bytes around it untouched.  The verdict goes back to the client.
+ */
+TEST_F_TIMEOUT(fi_dmabuf, server, 170)
 {
 	struct fi_cq_data_entry e = { 0 };
 	struct oob_msg m = { 0 };
 	size_t name_len = sizeof(m.name), i, bad = 0, first_bad = 0;
-	struct fab f = { 0 };
-	struct buf b = { 0 };
+	struct fab *f = &self->f;
+	struct buf *b = &self->b;
 	uint8_t verdict;
-	int c, ret;
+	int ret;
 
-	fab_open(&f, true);
-	buf_alloc(&b, nbytes + 2 * GUARD);
-	memset(b.cpu, 0xa5, b.len);
-	buf_reg(&f, &b, FI_REMOTE_WRITE);
-	ret = fi_getname(&f.ep->fid, m.name, &name_len);
-	if (ret)
-		die("fi_getname", ret);
+	fab_open(_metadata, f, true);
+	buf_alloc(_metadata, b, nbytes + 2 * GUARD);
+	memset(b->cpu, 0xa5, b->len);
+	buf_reg(_metadata, f, b, FI_REMOTE_WRITE);
+	ret = fi_getname(&f->ep->fid, m.name, &name_len);
+	ASSERT_EQ(0, ret) TH_LOG("fi_getname: %s", fi_strerror(-ret));
 	/* FI_RX_CQ_DATA: a write with remote CQ data consumes a receive */
-	if (f.info->mode & FI_RX_CQ_DATA) {
-		ret = (int)fi_recv(f.ep, NULL, 0, NULL, FI_ADDR_UNSPEC, &m);
-		ok(!ret, "FI_RX_CQ_DATA mode: a zero-length receive posted (%s)",
-		   ret ? fi_strerror(-ret) : "ok");
+	if (f->info->mode & FI_RX_CQ_DATA) {
+		ret = (int)fi_recv(f->ep, NULL, 0, NULL, FI_ADDR_UNSPEC, &m);
+		ASSERT_EQ(0, ret)
+			TH_LOG("FI_RX_CQ_DATA mode: a zero-length receive: %s",
+			       fi_strerror(-ret));
 	}
 	m.name_len = (uint32_t)name_len;
-	m.addr = (f.info->domain_attr->mr_mode & FI_MR_VIRT_ADDR ? (uintptr_t)b.cpu : 0) + GUARD;
-	m.key = fi_mr_key(b.mr);
+	m.addr = (f->info->domain_attr->mr_mode & FI_MR_VIRT_ADDR ? (uintptr_t)b->cpu : 0) +
+		 GUARD;
+	m.key = fi_mr_key(b->mr);
 	m.len = nbytes;
 	m.seed = (uint32_t)getpid();
-	printf("# listening on TCP port %s\n", port);
-	fflush(stdout);
-	c = oob_listen();
-	if (c < 0 || xfer(c, &m, sizeof(m), true))
-		die("out-of-band exchange", -FI_EIO);
+	ksft_print_msg("listening on TCP port %s\n", port);
+	self->oob = oob_listen();
+	ASSERT_LE(0, self->oob) TH_LOG("listen on TCP port %s", port);
+	ASSERT_EQ(0, xfer(self->oob, &m, sizeof(m), true))
+		TH_LOG("out-of-band exchange with the client");
 	/* the completion carrying the client's data word */
 	do {
-		ret = wait_cq(&f, &e);
+		ret = wait_cq(f, &e);
 	} while (!ret && !(e.flags & FI_REMOTE_CQ_DATA));
-	ok(!ret, "remote-CQ-data completion of the write (%s)", ret ? strerror(ret) : "ok");
-	ok(!ret && e.data == CQ_DATA, "CQ data 0x%" PRIx64 " (expected 0x%x), flags 0x%" PRIx64,
-	   (uint64_t)e.data, CQ_DATA, (uint64_t)e.flags);
+	EXPECT_EQ(0, ret)
+		TH_LOG("remote-CQ-data completion of the write: %s", strerror(ret));
+	EXPECT_EQ(CQ_DATA, e.data)
+		TH_LOG("CQ data of the write, flags 0x%" PRIx64, (uint64_t)e.flags);
 	/* every byte, through the CPU mapping of the HBM */
 	for (i = 0; i < nbytes; i++) {
-		if (b.cpu[GUARD + i] != pattern(i, m.seed) && !bad++)
+		if (b->cpu[GUARD + i] != pattern(i, m.seed) && !bad++)
 			first_bad = i;
 	}
-	ok(!bad, "%zu bytes landed in the %s, checked through its CPU mapping (%zu wrong, first at %zu)",
-	   nbytes, acc >= 0 ? "HBM" : "host buffer", bad, first_bad);
+	EXPECT_EQ(0, bad)
+		TH_LOG("%zu bytes written into the %s, checked through its CPU mapping: %zu wrong, the first at %zu",
+		       nbytes, acc >= 0 ? "HBM" : "host buffer", bad, first_bad);
 	for (i = 0, bad = 0; i < GUARD; i++)
-		bad += (b.cpu[i] != 0xa5) + (b.cpu[GUARD + nbytes + i] != 0xa5);
-	ok(!bad, "the %d bytes on each side of the written range are untouched (%zu changed)",
-	   GUARD, bad);
-	verdict = failures ? 1 : 0;
-	xfer(c, &verdict, 1, true);
-	close(c);
-	buf_free(&b);
-	fab_close(&f);
-	return failures ? 1 : 0;
+		bad += (b->cpu[i] != 0xa5) + (b->cpu[GUARD + nbytes + i] != 0xa5);
+	EXPECT_EQ(0, bad)
+		TH_LOG("the %d bytes on each side of the written range: %zu changed",
+		       GUARD, bad);
+	ksft_print_msg("%zu bytes with CQ data 0x%" PRIx64 " landed in the %s\n",
+		       nbytes, (uint64_t)e.data, acc >= 0 ? "HBM" : "host buffer");
+	verdict = _metadata->exit_code == KSFT_PASS ? 0 : 1;
+	EXPECT_EQ(0, xfer(self->oob, &verdict, 1, true))
+		TH_LOG("the verdict sent to the client");
 }
 
-static int client(const char *host)
+/*
+ * The source: an fi_writedata() larger than the inject size, with 4 bytes
+ * of CQ data, completes; the server finds it right.
+ */
+TEST_F_TIMEOUT(fi_dmabuf, client, 170)
 {
 	struct fi_cq_data_entry e = { 0 };
 	struct oob_msg m = { 0 };
 	fi_addr_t peer = FI_ADDR_UNSPEC;
+	struct fab *f = &self->f;
+	struct buf *b = &self->b;
 	uint8_t verdict = 1;
-	struct fab f = { 0 };
-	struct buf b = { 0 };
 	double t0;
 	size_t i;
-	int c, ret;
+	int ret;
 
-	c = oob_connect(host);
-	if (c < 0 || xfer(c, &m, sizeof(m), false))
-		die("out-of-band exchange with the server", -FI_EIO);
-	if (m.len != nbytes || m.name_len > sizeof(m.name))
-		die("the server's parameters", -FI_EINVAL);
-	fab_open(&f, false);
-	ok(nbytes > f.info->tx_attr->inject_size,
-	   "the write (%zu bytes) is larger than the inject size (%zu)", nbytes,
-	   f.info->tx_attr->inject_size);
-	ok(f.info->domain_attr->cq_data_size >= 4, "4 bytes of remote CQ data (cq_data_size %zu)",
-	   f.info->domain_attr->cq_data_size);
-	ret = fi_av_insert(f.av, m.name, 1, &peer, 0, NULL);
-	if (ret != 1)
-		die("fi_av_insert of the server's address", ret < 0 ? ret : -FI_EINVAL);
-	buf_alloc(&b, nbytes);
+	self->oob = oob_connect(server_host);
+	ASSERT_LE(0, self->oob)
+		TH_LOG("TCP connection to %s port %s", server_host, port);
+	ASSERT_EQ(0, xfer(self->oob, &m, sizeof(m), false))
+		TH_LOG("out-of-band exchange with the server");
+	ASSERT_EQ(nbytes, m.len) TH_LOG("the server's length");
+	ASSERT_GE(sizeof(m.name), m.name_len) TH_LOG("the server's name length");
+	fab_open(_metadata, f, false);
+	EXPECT_LT(f->info->tx_attr->inject_size, nbytes)
+		TH_LOG("the write must be larger than the inject size");
+	EXPECT_LE(4, f->info->domain_attr->cq_data_size)
+		TH_LOG("4 bytes of remote CQ data");
+	ret = fi_av_insert(f->av, m.name, 1, &peer, 0, NULL);
+	ASSERT_EQ(1, ret)
+		TH_LOG("fi_av_insert of the server's address: %s",
+		       ret < 0 ? fi_strerror(-ret) : "not inserted");
+	buf_alloc(_metadata, b, nbytes);
 	for (i = 0; i < nbytes; i++)
-		b.cpu[i] = pattern(i, m.seed);
-	buf_reg(&f, &b, FI_WRITE);
+		b->cpu[i] = pattern(i, m.seed);
+	buf_reg(_metadata, f, b, FI_WRITE);
 	t0 = now();
 	do {
-		ret = (int)fi_writedata(f.ep, b.cpu, nbytes, fi_mr_desc(b.mr), CQ_DATA, peer,
-					m.addr, m.key, &m);
+		ret = (int)fi_writedata(f->ep, b->cpu, nbytes, fi_mr_desc(b->mr), CQ_DATA,
+					peer, m.addr, m.key, &m);
 		if (ret == -FI_EAGAIN)
-			fi_cq_read(f.cq, &e, 0);	/* progress (rxm connects) */
+			fi_cq_read(f->cq, &e, 0);	/* progress (rxm connects) */
 	} while (ret == -FI_EAGAIN && now() - t0 < 60);
-	ok(!ret, "fi_writedata of %zu bytes with CQ data 0x%x posted (%s)", nbytes, CQ_DATA,
-	   ret ? fi_strerror(-ret) : "ok");
+	EXPECT_EQ(0, ret)
+		TH_LOG("fi_writedata of %zu bytes with CQ data 0x%x: %s", nbytes, CQ_DATA,
+		       fi_strerror(-ret));
 	if (!ret) {
-		ret = wait_cq(&f, &e);
-		ok(!ret, "the write completed at the client (%s, %.3f s)",
-		   ret ? strerror(ret) : "ok", now() - t0);
+		ret = wait_cq(f, &e);
+		EXPECT_EQ(0, ret)
+			TH_LOG("the write's completion at the client: %s", strerror(ret));
+		ksft_print_msg("fi_writedata of %zu bytes completed in %.3f s\n",
+			       nbytes, now() - t0);
 	}
-	/* the server's verdict; keep progressing meanwhile (rxm) */
-	if (xfer(c, &verdict, 1, false))
+	/* the server's verdict; a server that ended early sent none */
+	if (xfer(self->oob, &verdict, 1, false))
 		verdict = 1;
-	ok(!verdict, "the server found the data and the CQ data right");
-	close(c);
-	buf_free(&b);
-	fab_close(&f);
-	return failures ? 1 : 0;
+	EXPECT_EQ(0, verdict)
+		TH_LOG("the server's verdict on the data and the CQ data (its output says more)");
 }
 
 int main(int argc, char **argv)
 {
 	const char *role = argc > 1 ? argv[1] : "";
+	/* the harness's arguments: -t ROLE, the one test to run */
+	char *hargv[] = { argv[0], "-t", NULL, NULL };
 	int opt;
 
 	optind = 2;
@@ -470,11 +509,19 @@ int main(int argc, char **argv)
 			goto usage;
 		}
 	}
-	setvbuf(stdout, NULL, _IOLBF, 0);
-	if (!strcmp(role, "server") && optind == argc)
-		return server();
-	if (!strcmp(role, "client") && optind == argc - 1)
-		return client(argv[optind]);
+	if (!nbytes)
+		goto usage;
+	if (!strcmp(role, "server") && optind == argc) {
+		hargv[2] = "server";
+	} else if (!strcmp(role, "client") && optind == argc - 1) {
+		server_host = argv[optind];
+		hargv[2] = "client";
+	} else {
+		goto usage;
+	}
+	/* the harness parses its own arguments with getopt() from the start */
+	optind = 0;
+	return test_harness_run(3, hargv);
 usage:
 	fprintf(stderr, "usage: %s server|client [-p PROV] [-d DOMAIN] [-s SRC_ADDR] [-a ACC|-H] "
 		"[-P PORT] [-n BYTES] [SERVER_IP]\n", argv[0]);

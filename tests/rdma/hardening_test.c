@@ -210,24 +210,19 @@ static void test_rewrite(struct __test_metadata *_metadata, enum rewrite how)
 	struct ibv_wc wc = {};
 	int ret;
 
-	if (!a || !b || !ma || !mb || !qa || !qb || to_init(qa) ||
-	    to_init(qb) || to_rts(&A, qa, &B, qb->qp_num)) {
-		EXPECT_TRUE(false) TH_LOG("%s: set up (%s)", rewrite_name[how], strerror(errno));
-		goto out;
-	}
+	ASSERT_TRUE(a && b && ma && mb && qa && qb)
+		TH_LOG("%s: buffers, MRs and QPs (%s)", rewrite_name[how], strerror(errno));
+	ASSERT_EQ(0, to_init(qa)) TH_LOG("%s: A's QP to INIT", rewrite_name[how]);
+	ASSERT_EQ(0, to_init(qb)) TH_LOG("%s: B's QP to INIT", rewrite_name[how]);
+	ASSERT_EQ(0, to_rts(&A, qa, &B, qb->qp_num))
+		TH_LOG("%s: A's QP to RTS", rewrite_name[how]);
 	fill(a, 8192, read ? 3 : 1);
 	fill(b, 8192, read ? 1 : 3);
-	if (ibv_post_send(qa, &wr, &bad)) {
-		EXPECT_TRUE(false) TH_LOG("%s: post", rewrite_name[how]);
-		goto out;
-	}
+	ASSERT_EQ(0, ibv_post_send(qa, &wr, &bad)) TH_LOG("%s: post", rewrite_name[how]);
 	/* the first transmission reaches a QP in INIT and is dropped */
 	usleep(20000);
 	w = find_wqe(wr.wr_id, read ? 4 : 2);
-	if (!w) {
-		EXPECT_TRUE(false) TH_LOG("%s: the WQE is in the mmap'd ring", rewrite_name[how]);
-		goto out;
-	}
+	ASSERT_NE(NULL, w) TH_LOG("%s: the WQE is in the mmap'd ring", rewrite_name[how]);
 	switch (how) {
 	case SET_INLINE:
 		__atomic_store_n(&w->flags, w->flags | WQE_F_INLINE,
@@ -242,10 +237,8 @@ static void test_rewrite(struct __test_metadata *_metadata, enum rewrite how)
 				 __ATOMIC_RELEASE);
 		break;
 	}
-	if (to_rts(&B, qb, &A, qa->qp_num)) {
-		EXPECT_TRUE(false) TH_LOG("%s: peer to RTS", rewrite_name[how]);
-		goto out;
-	}
+	ASSERT_EQ(0, to_rts(&B, qb, &A, qa->qp_num))
+		TH_LOG("%s: B's QP to RTS", rewrite_name[how]);
 	ret = wait_wc(A.cq, &wc, 20);
 	if (read) {
 		uint8_t want[LEN];
@@ -266,7 +259,6 @@ static void test_rewrite(struct __test_metadata *_metadata, enum rewrite how)
 		EXPECT_TRUE(b[LEN] == (uint8_t)(LEN * 13 + 3))
 		   TH_LOG("%s: nothing written past the message", rewrite_name[how]);
 	}
-out:
 	release((struct ibv_qp *[]){ qa, qb }, 2, ma, mb, a, b);
 }
 
@@ -322,11 +314,10 @@ static void test_rd_limit(struct __test_metadata *_metadata, int dest, int nread
 
 	dest_rd_atomic = dest;
 	path_mtu = IBV_MTU_256;
-	if (!a || !b || !ma || !mb || !connect_pair(&qa, &qb)) {
-		EXPECT_TRUE(false) TH_LOG("max_dest_rd_atomic %d: set up (%s)", dest,
-		   strerror(errno));
-		goto out;
-	}
+	ASSERT_TRUE(a && b && ma && mb)
+		TH_LOG("max_dest_rd_atomic %d: buffers and MRs (%s)", dest, strerror(errno));
+	ASSERT_TRUE(connect_pair(&qa, &qb))
+		TH_LOG("max_dest_rd_atomic %d: a connected QP pair (%s)", dest, strerror(errno));
 	/*
 	 * One post, one doorbell: the requests leave back to back, so the
 	 * second reaches the responder while the first one's 2048
@@ -346,10 +337,8 @@ static void test_rd_limit(struct __test_metadata *_metadata, int dest, int nread
 			.next = i + 1 < nreads ? &wr[i + 1] : NULL,
 		};
 	}
-	if (ibv_post_send(qa, wr, &bad)) {
-		EXPECT_TRUE(false) TH_LOG("max_dest_rd_atomic %d: post", dest);
-		goto out;
-	}
+	ASSERT_EQ(0, ibv_post_send(qa, wr, &bad))
+		TH_LOG("max_dest_rd_atomic %d: post %d READs", dest, nreads);
 	for (done = 0; done < nreads; done++) {
 		if (wait_wc(A.cq, &wc, 60))
 			break;
@@ -359,7 +348,6 @@ static void test_rd_limit(struct __test_metadata *_metadata, int dest, int nread
 	EXPECT_TRUE(done == nreads && inv >= 1)
 	   TH_LOG("max_dest_rd_atomic %d, %d READs posted at once: refused with a remote invalid request error (%d refused, %d served, %d completions)",
 	   dest, nreads, inv, good, done);
-out:
 	dest_rd_atomic = 4;
 	path_mtu = IBV_MTU_1024;
 	release((struct ibv_qp *[]){ qa, qb }, 2, ma, mb, a, b);
@@ -425,12 +413,11 @@ TEST_F_TIMEOUT(hardening, big_read, 120)
 	bool read_ok = false, write_ok = false;
 
 	path_mtu = IBV_MTU_256;
-	if (!a || !b || !ma || !mb || !connect_pair(&qa, &qb) ||
-	    !connect_pair(&qa2, &qb2)) {
-		EXPECT_TRUE(false) TH_LOG("16 MiB READ at MTU 256: set up (%s)",
-		   strerror(errno));
-		goto out;
-	}
+	ASSERT_TRUE(a && b && ma && mb)
+		TH_LOG("16 MiB READ at MTU 256: buffers and MRs (%s)", strerror(errno));
+	ASSERT_TRUE(connect_pair(&qa, &qb) && connect_pair(&qa2, &qb2))
+		TH_LOG("16 MiB READ at MTU 256: two connected QP pairs (%s)",
+		       strerror(errno));
 	memset(a, 0, len);
 	fill(b, len, 7);
 	tx0 = hw_counter(&B, "tx_packets");
@@ -453,11 +440,10 @@ TEST_F_TIMEOUT(hardening, big_read, 120)
 		}, *bad;
 
 		t0 = tu_now();
-		if (ibv_post_send(qa, &rd, &bad) ||
-		    ibv_post_send(qa2, &wr, &bad)) {
-			EXPECT_TRUE(false) TH_LOG("16 MiB READ at MTU 256: post");
-			goto out;
-		}
+		ASSERT_EQ(0, ibv_post_send(qa, &rd, &bad))
+			TH_LOG("16 MiB READ at MTU 256: post the READ");
+		ASSERT_EQ(0, ibv_post_send(qa2, &wr, &bad))
+			TH_LOG("16 MiB READ at MTU 256: post the WRITE beside it");
 	}
 	while ((t_read < 0 || t_write < 0) && !wait_wc(A.cq, &wc, 120)) {
 		if (wc.wr_id == 1) {
@@ -489,7 +475,6 @@ TEST_F_TIMEOUT(hardening, big_read, 120)
 	   tx1 - tx0, npkts);
 	EXPECT_TRUE(drop0 >= 0 && drop1 == drop0)
 	   TH_LOG("the requester dropped nothing (rx_dropped +%lld)", drop1 - drop0);
-out:
 	path_mtu = IBV_MTU_1024;
 	release((struct ibv_qp *[]){ qa, qb, qa2, qb2 }, 4, ma, mb, a, b);
 }
@@ -556,7 +541,9 @@ TEST_F_TIMEOUT(hardening, mmap_race, 120)
 	pthread_t th;
 	int n0, n1, i, j, fired;
 	uint64_t *ring = NULL;
+	bool armed;
 	FILE *arm;
+	int err;
 
 	if (access(DELAY_ARM, W_OK))
 		SKIP(return, "mmap of a ring during its QP's destroy: %s is not there: the test module gaudi_nic_test_delay is not loaded (tests/rdma/hardening.sh loads it)",
@@ -573,27 +560,25 @@ TEST_F_TIMEOUT(hardening, mmap_race, 120)
 			m.off = off1[i];
 		}
 	}
-	if (!ring) {
-		EXPECT_TRUE(false) TH_LOG("mmap race: a QP and its ring mapping (%s)",
-		   strerror(errno));
-		goto out;
-	}
+	ASSERT_NE(NULL, ring)
+		TH_LOG("mmap race: a QP and its ring mapping (%s)", strerror(errno));
 	/* the last 8 bytes of the ring: no WQE was posted there */
 	ring[m.len / 8 - 1] = marker;
-	if (pthread_create(&th, NULL, mmap_race_thread, &m)) {
-		EXPECT_TRUE(false) TH_LOG("mmap race: thread");
-		goto out;
-	}
+	ASSERT_EQ(0, pthread_create(&th, NULL, mmap_race_thread, &m))
+		TH_LOG("mmap race: thread");
 	while (!__atomic_load_n(&m.tid, __ATOMIC_ACQUIRE))
 		usleep(1000);
 	arm = fopen(DELAY_ARM, "w");
-	if (!arm || fprintf(arm, "vm_insert_page %d 500\n", m.tid) < 0 ||
-	    fclose(arm)) {
-		EXPECT_TRUE(false) TH_LOG("mmap race: arm the delay (%s)", strerror(errno));
+	armed = arm && fprintf(arm, "vm_insert_page %d 500\n", m.tid) >= 0;
+	if (arm && fclose(arm))
+		armed = false;
+	err = errno;
+	if (!armed) {
+		/* the thread first: it waits for go */
 		__atomic_store_n(&m.go, 1, __ATOMIC_RELEASE);
 		pthread_join(th, NULL);
-		goto out;
 	}
+	ASSERT_TRUE(armed) TH_LOG("mmap race: arm the delay (%s)", strerror(err));
 	__atomic_store_n(&m.go, 1, __ATOMIC_RELEASE);
 	usleep(150000);		/* the thread is held inside mmap() */
 	ibv_destroy_qp(qp);
@@ -616,7 +601,6 @@ TEST_F_TIMEOUT(hardening, mmap_race, 120)
 		fputs("off\n", arm);
 		fclose(arm);
 	}
-out:
 	if (qp)
 		ibv_destroy_qp(qp);
 }
@@ -690,11 +674,11 @@ TEST_F_TIMEOUT(hardening, wire, 120)
 
 	if (!getenv("INJECT") || !foreign || !peer || !secs)
 		SKIP(goto out, "frames from the wire: INJECT, INJECT_FOREIGN, INJECT_PEER and FUZZ_SECS are not set (tests/rdma/hardening.sh sets them)");
-	if (!a || !b || !ma || !mb || !connect_pair(&qa, &qb) ||
-	    post_recv8(qa, ma, a, 500)) {
-		EXPECT_TRUE(false) TH_LOG("wire: set up (%s)", strerror(errno));
-		goto out;
-	}
+	ASSERT_TRUE(a && b && ma && mb)
+		TH_LOG("wire: buffers and MRs (%s)", strerror(errno));
+	ASSERT_TRUE(connect_pair(&qa, &qb))
+		TH_LOG("wire: a connected QP pair (%s)", strerror(errno));
+	ASSERT_EQ(0, post_recv8(qa, ma, a, 500)) TH_LOG("wire: post a receive");
 	memset(a, 0, 64);
 	/* "send" DQPN PSN: A's QP expects PSN 100 (to_rts()) */
 	snprintf(args, sizeof(args), "send %s %u 100 >/dev/null", foreign,
@@ -963,22 +947,17 @@ static void test_limit_kind(struct __test_metadata *_metadata, enum lim_kind kin
 	bool again;
 	pid_t pid;
 
-	if (param_get(param, saved, sizeof(saved))) {
-		EXPECT_TRUE(false) TH_LOG("%s: read %s%s (%s)", param, LIM_PARAMS, param,
-		   strerror(errno));
-		return;
-	}
+	ASSERT_EQ(0, param_get(param, saved, sizeof(saved)))
+		TH_LOG("%s: read %s%s (%s)", param, LIM_PARAMS, param, strerror(errno));
 	snprintf(val, sizeof(val), "%d", LIM_N);
 	err = param_set(param, val);
-	if (err) {
-		EXPECT_TRUE(false) TH_LOG("%s: set it to %d (%s)", param, LIM_N, strerror(err));
-		return;
-	}
-	if (lim_open(&c)) {
-		EXPECT_TRUE(false) TH_LOG("%s: open a context on %s (%s)", param, dev_a_name,
-		   strerror(errno));
+	ASSERT_EQ(0, err) TH_LOG("%s: set it to %d (%s)", param, LIM_N, strerror(err));
+	/* from here on the parameter is restored before any return */
+	err = lim_open(&c) ? (errno ?: EIO) : 0;
+	EXPECT_EQ(0, err)
+		TH_LOG("%s: open a context on %s (%s)", param, dev_a_name, strerror(err));
+	if (err)
 		goto out;
-	}
 	n = lim_fill(&c, kind, o, want + 1, &err);
 	EXPECT_TRUE(n == want && err == EDQUOT)
 	   TH_LOG("%s=%d: a context creates %d more and the next fails with EDQUOT (%d, %s)",
@@ -1009,9 +988,7 @@ static void test_limit_kind(struct __test_metadata *_metadata, enum lim_kind kin
 out:
 	lim_close(&c);
 	err = param_set(param, saved);
-	if (err) {
-		EXPECT_TRUE(false) TH_LOG("%s: restore %s (%s)", param, saved, strerror(err));
-	}
+	EXPECT_EQ(0, err) TH_LOG("%s: restore %s (%s)", param, saved, strerror(err));
 }
 
 TEST_F_TIMEOUT(hardening, limits, 120)
@@ -1031,19 +1008,15 @@ TEST_F_TIMEOUT(hardening, limit_rings, 120)
 	struct lim_ctx c;
 	int err, err2;
 
-	if (param_get(param, saved, sizeof(saved))) {
-		EXPECT_TRUE(false) TH_LOG("%s: read it (%s)", param, strerror(errno));
-		return;
-	}
+	ASSERT_EQ(0, param_get(param, saved, sizeof(saved)))
+		TH_LOG("%s: read it (%s)", param, strerror(errno));
 	err = param_set(param, "8");
-	if (err) {
-		EXPECT_TRUE(false) TH_LOG("%s: set it to 8 (%s)", param, strerror(err));
-		return;
-	}
-	if (lim_open(&c)) {
-		EXPECT_TRUE(false) TH_LOG("%s: open a context (%s)", param, strerror(errno));
+	ASSERT_EQ(0, err) TH_LOG("%s: set it to 8 (%s)", param, strerror(err));
+	/* from here on the parameter is restored before any return */
+	err = lim_open(&c) ? (errno ?: EIO) : 0;
+	EXPECT_EQ(0, err) TH_LOG("%s: open a context (%s)", param, strerror(err));
+	if (err)
 		goto out;
-	}
 	/* 2^18 CQEs of 32 bytes and the ring's header page: 8 MiB + 4 KiB */
 	big = ibv_create_cq(c.ctx, 1 << 18, NULL, NULL, 0);
 	err = errno;
@@ -1068,9 +1041,7 @@ TEST_F_TIMEOUT(hardening, limit_rings, 120)
 out:
 	lim_close(&c);
 	err = param_set(param, saved);
-	if (err) {
-		EXPECT_TRUE(false) TH_LOG("%s: restore %s (%s)", param, saved, strerror(err));
-	}
+	EXPECT_EQ(0, err) TH_LOG("%s: restore %s (%s)", param, saved, strerror(err));
 }
 
 /* Values that are not a count are refused and change nothing. */
@@ -1080,10 +1051,8 @@ TEST_F_TIMEOUT(hardening, limit_bad_values, 120)
 	char before[32], after[32];
 	unsigned int i, refused = 0;
 
-	if (param_get("max_qp_per_ctx", before, sizeof(before))) {
-		EXPECT_TRUE(false) TH_LOG("max_qp_per_ctx: read it (%s)", strerror(errno));
-		return;
-	}
+	ASSERT_EQ(0, param_get("max_qp_per_ctx", before, sizeof(before)))
+		TH_LOG("max_qp_per_ctx: read it (%s)", strerror(errno));
 	for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
 		refused += param_set("max_qp_per_ctx", bad[i]) != 0;
 	EXPECT_TRUE(refused == i && !param_get("max_qp_per_ctx", after, sizeof(after)) &&

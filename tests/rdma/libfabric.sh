@@ -96,8 +96,9 @@ fi_pp "fi_pingpong -p verbs -e msg -S 65536 -c, IPv6" verbs msg 65536 6
 
 # fi_dmabuf: HBM dma-buf export as the target of an fi_writedata
 need_test_bin fi_dmabuf "$bin"
-# fi_dm DESC ARGS...: server on the A side, client on the B side; their
-# "ok"/"not ok" lines become ours
+# fi_dm DESC ARGS...: server on the A side, client on the B side; each
+# side is a kselftest of one test (fi_dmabuf.server, fi_dmabuf.client),
+# whose KTAP becomes our points
 fi_dm() {
 	local desc=$1 sargs=() cargs=()
 	shift
@@ -109,17 +110,8 @@ fi_dm() {
 	cm_pair "fi_dmabuf $desc" 180 tcp:47600 "$SNS" "$CNS" \
 		env FI_VERBS_IFACE="$SIF" "$bin" server -d "$SIB" -s "$IP_A" "${sargs[@]}" "$@" -- \
 		env FI_VERBS_IFACE="$CIF" "$bin" client -d "$CIB" "${cargs[@]}" "$@" "$IP_A"
-	local side line
-	for side in server client; do
-		while IFS= read -r line; do
-			case "$line" in
-			"ok - "*) t_ok "fi_dmabuf $desc, $side: ${line#ok - }" ;;
-			"not ok - "*) t_fail "fi_dmabuf $desc, $side: ${line#not ok - }" ;;
-			"# "*) diag "$side: ${line#\# }" ;;
-			esac
-		done <<<"$([ $side = server ] && echo "$CM_OUT_S" || echo "$CM_OUT_C")"
-	done
-	grep -v '^ok - \|^not ok - \|^# ' <<<"$CM_OUT_S$CM_OUT_C" | head -n 20 | sed 's/^/# /'
+	ksft_relay "fi_dmabuf server" ", $desc" <<<"$CM_OUT_S"
+	ksft_relay "fi_dmabuf client" ", $desc" <<<"$CM_OUT_C"
 }
 if [ "$RCM_DEV" = rxe ]; then
 	diag "rxe cannot import dma-bufs: fi_dmabuf runs on host memory here"

@@ -41,65 +41,35 @@
 #define MSG		512
 #define RX_OFF		(32 * 1024)
 
-struct dev {
-	const char *name;
-	struct ibv_context *ctx;
-	struct ibv_pd *pd;
-	struct ibv_cq *cq;
-	struct ibv_mr *mr;
-	uint8_t *buf;
-	union ibv_gid gid;
-	int gid_index;
-};
-
-static struct dev A, B;
+/* each side's buffer (buf, mr) is BUF_SIZE, registered for local writes */
+static struct tu_side A, B;
 
 /* from the command line */
 static const char *dev_a, *dev_b;
 static int gid_a, gid_b;
 
-static double now(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec + ts.tv_nsec / 1e9;
-}
-
-/* One completion of @cq within 10 s: 0, or -1 (none). */
+/* One completion of @cq within 10 s: 0, or -1 (none, or polling failed). */
 static int wait_wc(struct ibv_cq *cq, struct ibv_wc *wc)
 {
-	double end = now() + 10;
-	int n;
-
-	do {
-		n = ibv_poll_cq(cq, 1, wc);
-		if (n)
-			return n < 0 ? -1 : 0;
-		usleep(100);
-	} while (now() < end);
-	return -1;
+	return tu_poll(cq, wc, 10) == 1 ? 0 : -1;
 }
 
-static int open_dev(struct dev *d, const char *name, int gid_index)
+/* tu_open() with a CQ of 256, and the side's buffer: 0 or an errno */
+static int open_dev(struct tu_side *d, const char *name, int gid_index)
 {
+	int ret = tu_open(d, name, gid_index, 256);
+
+	if (ret)
+		return ret;
 	d->name = name;
-	d->ctx = open_device_by_name(name);
-	if (!d->ctx)
-		return -1;
-	d->gid_index = gid_index;
-	if (ibv_query_gid(d->ctx, 1, gid_index, &d->gid))
-		return -1;
-	d->pd = ibv_alloc_pd(d->ctx);
-	d->cq = ibv_create_cq(d->ctx, 256, NULL, NULL, 0);
 	d->buf = aligned_alloc(4096, BUF_SIZE);
-	if (!d->pd || !d->cq || !d->buf)
-		return -1;
+	if (!d->buf)
+		return ENOMEM;
 	d->mr = ibv_reg_mr(d->pd, d->buf, BUF_SIZE, IBV_ACCESS_LOCAL_WRITE);
-	return d->mr ? 0 : -1;
+	return d->mr ? 0 : errno ?: ENOMEM;
 }
 
-static struct ibv_srq *mk_srq(struct dev *d, uint32_t max_wr,
+static struct ibv_srq *mk_srq(struct tu_side *d, uint32_t max_wr,
 			      uint32_t max_sge, uint32_t limit)
 {
 	struct ibv_srq_init_attr sa = {
@@ -112,7 +82,7 @@ static struct ibv_srq *mk_srq(struct dev *d, uint32_t max_wr,
 }
 
 /* An RC QP of @d; on @srq if not NULL. */
-static struct ibv_qp *mk_qp(struct dev *d, struct ibv_srq *srq)
+static struct ibv_qp *mk_qp(struct tu_side *d, struct ibv_srq *srq)
 {
 	struct ibv_qp_init_attr ia = {
 		.send_cq = d->cq, .recv_cq = d->cq, .srq = srq,
@@ -125,46 +95,16 @@ static struct ibv_qp *mk_qp(struct dev *d, struct ibv_srq *srq)
 	return ibv_create_qp(d->pd, &ia);
 }
 
-static int to_rts(struct dev *d, struct ibv_qp *qp, struct dev *peer,
+/* RESET -> RTS towards QP @dqpn of @peer: PSNs 7, one READ each way */
+static int to_rts(struct tu_side *d, struct ibv_qp *qp, struct tu_side *peer,
 		  uint32_t dqpn)
 {
-	struct ibv_qp_attr a = {
-		.qp_state = IBV_QPS_INIT, .port_num = 1,
-		.qp_access_flags = IBV_ACCESS_LOCAL_WRITE,
-	};
-	int ret;
+	struct tu_path p = TU_PATH_DEFAULT;
 
-	ret = ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_PKEY_INDEX |
-			    IBV_QP_PORT | IBV_QP_ACCESS_FLAGS);
-	if (ret)
-		return ret;
-	memset(&a, 0, sizeof(a));
-	a.qp_state = IBV_QPS_RTR;
-	a.path_mtu = IBV_MTU_1024;
-	a.dest_qp_num = dqpn;
-	a.rq_psn = 7;
-	a.max_dest_rd_atomic = 1;
-	a.min_rnr_timer = 1;
-	a.ah_attr.is_global = 1;
-	a.ah_attr.port_num = 1;
-	a.ah_attr.grh.dgid = peer->gid;
-	a.ah_attr.grh.hop_limit = 64;
-	a.ah_attr.grh.sgid_index = d->gid_index;
-	ret = ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_AV |
-			    IBV_QP_PATH_MTU | IBV_QP_DEST_QPN | IBV_QP_RQ_PSN |
-			    IBV_QP_MAX_DEST_RD_ATOMIC | IBV_QP_MIN_RNR_TIMER);
-	if (ret)
-		return ret;
-	memset(&a, 0, sizeof(a));
-	a.qp_state = IBV_QPS_RTS;
-	a.timeout = 14;
-	a.retry_cnt = 7;
-	a.rnr_retry = 7;
-	a.sq_psn = 7;
-	a.max_rd_atomic = 1;
-	return ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_TIMEOUT |
-			     IBV_QP_RETRY_CNT | IBV_QP_RNR_RETRY |
-			     IBV_QP_SQ_PSN | IBV_QP_MAX_QP_RD_ATOMIC);
+	p.psn = 7;
+	p.max_rd_atomic = 1;
+	p.max_dest_rd_atomic = 1;
+	return tu_qp_connect(qp, d, peer, dqpn, IBV_ACCESS_LOCAL_WRITE, &p);
 }
 
 /* @n connected pairs: qa[i] on A (own RQ) <-> qb[i] on B's @srq. */
@@ -233,10 +173,10 @@ static int async_event(struct ibv_context *ctx, int ms,
 {
 	struct pollfd p = { .fd = ctx->async_fd, .events = POLLIN };
 	struct ibv_async_event ev;
-	double end = now() + ms / 1e3;
+	double end = tu_now() + ms / 1e3;
 	int left;
 
-	while ((left = (int)((end - now()) * 1e3)) >= 0) {
+	while ((left = (int)((end - tu_now()) * 1e3)) >= 0) {
 		if (poll(&p, 1, left) != 1 || ibv_get_async_event(ctx, &ev))
 			return -1;
 		*type = ev.event_type;
@@ -650,7 +590,7 @@ out:
 #define GRH		40
 
 /* A UD QP of @d in RTS (Q_Key UD_QKEY), on @srq if not NULL. */
-static struct ibv_qp *mk_ud_qp(struct dev *d, struct ibv_srq *srq)
+static struct ibv_qp *mk_ud_qp(struct tu_side *d, struct ibv_srq *srq)
 {
 	struct ibv_qp_init_attr ia = {
 		.send_cq = d->cq, .recv_cq = d->cq, .srq = srq,

@@ -183,7 +183,6 @@ static inline int tu_qp_connect(struct ibv_qp *qp, const struct tu_side *s,
 	return tu_qp_init(qp, access) ?: tu_qp_rtr_rts(qp, s, peer, dqpn, p);
 }
 
-/* CLOCK_MONOTONIC in seconds */
 /*
  * The command line of a two-device harness test: DEV_A GID_A DEV_B GID_B.
  * Returns 0, or 2 (the exit status) after printing the usage.
@@ -202,6 +201,7 @@ static inline int tu_two_dev_args(int argc, char **argv, const char **dev_a,
 	return 0;
 }
 
+/* CLOCK_MONOTONIC in seconds */
 static inline double tu_now(void)
 {
 	struct timespec ts;
@@ -227,6 +227,49 @@ static inline int tu_poll(struct ibv_cq *cq, struct ibv_wc *wc, double secs)
 			return 0;
 		usleep(100);
 	}
+}
+
+/* Whether @g is an IPv4-mapped GID (::ffff:a.b.c.d). */
+static inline bool tu_gid_is_v4(const union ibv_gid *g)
+{
+	static const uint8_t pfx[12] = { [10] = 0xff, [11] = 0xff };
+
+	return !memcmp(g->raw, pfx, sizeof(pfx));
+}
+
+/* Index of the first RoCE v2 global IPv6 GID of port 1 (in @gid), or -1. */
+static inline int tu_find_v6_gid(struct ibv_context *ctx, union ibv_gid *gid)
+{
+	struct ibv_port_attr pa;
+	struct ibv_gid_entry e;
+	int i;
+
+	if (ibv_query_port(ctx, 1, &pa))
+		return -1;
+	for (i = 0; i < pa.gid_tbl_len; i++) {
+		if (ibv_query_gid_ex(ctx, 1, i, &e, 0) ||
+		    e.gid_type != IBV_GID_TYPE_ROCE_V2 || tu_gid_is_v4(&e.gid) ||
+		    (e.gid.raw[0] == 0xfe && (e.gid.raw[1] & 0xc0) == 0x80))
+			continue;
+		*gid = e.gid;
+		return i;
+	}
+	return -1;
+}
+
+/* Index of an unused GID table entry of port 1, or -1. */
+static inline int tu_find_empty_gid(struct ibv_context *ctx)
+{
+	struct ibv_port_attr pa;
+	struct ibv_gid_entry e;
+	int i;
+
+	if (ibv_query_port(ctx, 1, &pa))
+		return -1;
+	for (i = pa.gid_tbl_len - 1; i >= 0; i--)
+		if (ibv_query_gid_ex(ctx, 1, i, &e, 0))
+			return i;
+	return -1;
 }
 
 #endif

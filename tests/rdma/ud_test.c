@@ -77,69 +77,10 @@ static struct dev A, B;
 static const char *dev_a, *dev_b;
 static int gid_a, gid_b;
 
-static double now(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec + ts.tv_nsec / 1e9;
-}
-
-/* One completion of @cq within @secs seconds: 0, or -1 (none). */
+/* One completion of @cq within @secs seconds: 0, or -1 (none, or an error). */
 static int wait_wc(struct ibv_cq *cq, struct ibv_wc *wc, double secs)
 {
-	double end = now() + secs;
-	int n;
-
-	do {
-		n = ibv_poll_cq(cq, 1, wc);
-		if (n)
-			return n < 0 ? -1 : 0;
-		usleep(100);
-	} while (now() < end);
-	return -1;
-}
-
-static bool gid_is_v4(const union ibv_gid *g)
-{
-	static const uint8_t pfx[12] = { [10] = 0xff, [11] = 0xff };
-
-	return !memcmp(g->raw, pfx, sizeof(pfx));
-}
-
-/* Index of the first RoCE v2 global IPv6 GID of port 1, or -1. */
-static int find_v6_gid(struct ibv_context *ctx, union ibv_gid *gid)
-{
-	struct ibv_port_attr pa;
-	struct ibv_gid_entry e;
-	int i;
-
-	if (ibv_query_port(ctx, 1, &pa))
-		return -1;
-	for (i = 0; i < pa.gid_tbl_len; i++) {
-		if (ibv_query_gid_ex(ctx, 1, i, &e, 0) ||
-		    e.gid_type != IBV_GID_TYPE_ROCE_V2 || gid_is_v4(&e.gid) ||
-		    (e.gid.raw[0] == 0xfe && (e.gid.raw[1] & 0xc0) == 0x80))
-			continue;
-		*gid = e.gid;
-		return i;
-	}
-	return -1;
-}
-
-/* Index of an unused GID table entry of port 1, or -1. */
-static int find_empty_gid(struct ibv_context *ctx)
-{
-	struct ibv_port_attr pa;
-	struct ibv_gid_entry e;
-	int i;
-
-	if (ibv_query_port(ctx, 1, &pa))
-		return -1;
-	for (i = pa.gid_tbl_len - 1; i >= 0; i--)
-		if (ibv_query_gid_ex(ctx, 1, i, &e, 0))
-			return i;
-	return -1;
+	return tu_poll(cq, wc, secs) == 1 ? 0 : -1;
 }
 
 static int open_dev(struct dev *d, const char *name, int gid4_index)
@@ -155,7 +96,7 @@ static int open_dev(struct dev *d, const char *name, int gid4_index)
 	    ibv_query_port(d->ctx, 1, &pa))
 		return -1;
 	d->mtu = 128U << pa.active_mtu;
-	d->gid6_index = find_v6_gid(d->ctx, &d->gid6);
+	d->gid6_index = tu_find_v6_gid(d->ctx, &d->gid6);
 	d->pd = ibv_alloc_pd(d->ctx);
 	d->buf = aligned_alloc(4096, BUF_SIZE);
 	if (!d->pd || !d->buf)
@@ -351,7 +292,7 @@ static const char *grh_wrong(const uint8_t *g, const union ibv_gid *sgid,
 {
 	static const uint8_t zero[20];
 
-	if (gid_is_v4(sgid)) {
+	if (tu_gid_is_v4(sgid)) {
 		const uint8_t *ip = g + 20;
 
 		if (memcmp(g, zero, sizeof(zero)))
@@ -678,7 +619,7 @@ static void test_bad_input(struct __test_metadata *_metadata, struct uqp *s, str
 	ibv_destroy_ah(ah);
 
 	/* an AH on a GID index that does not exist */
-	empty = find_empty_gid(s->d->ctx);
+	empty = tu_find_empty_gid(s->d->ctx);
 	ah = empty < 0 ? NULL : mk_ah(s->d, &r->d->gid4, empty);
 	EXPECT_TRUE(empty >= 0 && !ah) TH_LOG("AH on sgid index %d (no such GID) refused: %s",
 	   empty, ah ? "created" : strerror(errno));

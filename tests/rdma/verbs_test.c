@@ -350,10 +350,11 @@ TEST_F_TIMEOUT(verbs, data_path, 120)
 		uint32_t rkey = bad[i].key == 1 ? mb->rkey ^ 0x55 :
 				bad[i].key == 2 ? mro->rkey : mb->rkey;
 
-		if (connect_pair(7)) {
-			EXPECT_TRUE(false) TH_LOG("%s: reconnect", bad[i].what);
+		/* the last case left the pair in error: a new pair */
+		n = connect_pair(7);
+		EXPECT_EQ(0, n) TH_LOG("%s: reconnect", bad[i].what);
+		if (n)
 			continue;
-		}
 		fill(a, BUF, 5);
 		memset(b, 0xee, BUF);
 		sg[0] = (struct ibv_sge){ (uintptr_t)a, bad[i].len, ma->lkey };
@@ -424,10 +425,8 @@ TEST_F_TIMEOUT(verbs, hbm, 120)
 		SKIP(return, "no accel devices given (ACCEL_A ACCEL_B)");
 	fa = hlthunk_open_by_index(acc_a);
 	fb = hlthunk_open_by_index(acc_b);
-	if (fa < 0 || fb < 0) {
-		EXPECT_TRUE(false) TH_LOG("open accel devices %d and %d", acc_a, acc_b);
-		return;
-	}
+	ASSERT_LE(0, fa) TH_LOG("open accel device %d: %s", acc_a, strerror(errno));
+	ASSERT_LE(0, fb) TH_LOG("open accel device %d: %s", acc_b, strerror(errno));
 	ha = hlthunk_device_memory_alloc(fa, size, 0, true, false);
 	hb = hlthunk_device_memory_alloc(fb, size, 0, true, false);
 	va = ha ? hlthunk_device_memory_map(fa, ha, 0) : 0;
@@ -553,10 +552,7 @@ TEST_F_TIMEOUT(verbs, limits, 120)
 	struct ibv_cq *cq;
 	struct ibv_qp *qp;
 
-	if (ibv_query_device_ex(A.ctx, NULL, &dx)) {
-		EXPECT_TRUE(false) TH_LOG("ibv_query_device_ex");
-		return;
-	}
+	ASSERT_EQ(0, ibv_query_device_ex(A.ctx, NULL, &dx)) TH_LOG("ibv_query_device_ex");
 	EXPECT_TRUE(d->max_ah > 0 && d->max_mr_size > 0 && d->max_qp_wr > 0 &&
 	   d->max_sge > 0 && d->max_cqe > 0 && (d->page_size_cap & 4096) &&
 	   d->atomic_cap == IBV_ATOMIC_NONE &&
@@ -635,10 +631,8 @@ TEST_F_TIMEOUT(verbs, cq_full, 120)
 	A.cq = cq;
 	ma = ibv_reg_mr(A.pd, a, 4096, ACC_ALL);
 	mb = ibv_reg_mr(B.pd, b, 4096, ACC_ALL);
-	if (!ma || !mb || connect_pair(7)) {
-		EXPECT_TRUE(false) TH_LOG("connect QPs on the 4-entry CQ");
-		goto out;
-	}
+	ASSERT_TRUE(ma && mb) TH_LOG("MRs: %s", strerror(errno));
+	ASSERT_EQ(0, connect_pair(7)) TH_LOG("connect QPs on the 4-entry CQ");
 	sg = (struct ibv_sge){ (uintptr_t)a, 8, ma->lkey };
 	for (i = 0; i < 4; i++)
 		post_write(A.qp, IBV_WR_RDMA_WRITE, &sg, 1, (uintptr_t)b + 8 * i,
@@ -704,10 +698,9 @@ TEST_F_TIMEOUT(verbs, rxm_cq, 120)
 	B.cq = cq_b;
 	ma = ibv_reg_mr(A.pd, a, 4096, ACC_ALL);
 	mb = ibv_reg_mr(B.pd, b, 4096, ACC_ALL);
-	if (!ma || !mb || connect_pair(7)) {
-		EXPECT_TRUE(false) TH_LOG("connect QPs on the %d-entry CQs", RXM_DEF_CQ_SIZE);
-		goto out;
-	}
+	ASSERT_TRUE(ma && mb) TH_LOG("MRs: %s", strerror(errno));
+	ASSERT_EQ(0, connect_pair(7))
+		TH_LOG("connect QPs on the %d-entry CQs", RXM_DEF_CQ_SIZE);
 	fill(a, 4096, 3);
 	memset(b, 0, 4096);
 	sg = (struct ibv_sge){ (uintptr_t)a, 64, ma->lkey };
@@ -754,18 +747,12 @@ TEST_F_TIMEOUT(verbs, mr_limit, 120)
 	void *p;
 	struct ibv_mr *mr;
 
-	if (ibv_query_device(A.ctx, &d)) {
-		EXPECT_TRUE(false) TH_LOG("ibv_query_device");
-		return;
-	}
+	ASSERT_EQ(0, ibv_query_device(A.ctx, &d)) TH_LOG("ibv_query_device");
 	len = d.max_mr_size + 4096;
 	p = mmap(NULL, len + 4096, PROT_READ | PROT_WRITE,
 		 MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
-	if (p == MAP_FAILED) {
-		EXPECT_TRUE(false) TH_LOG("reserve %zu bytes of address space (%s)", len,
-		   strerror(errno));
-		return;
-	}
+	ASSERT_NE(MAP_FAILED, p)
+		TH_LOG("reserve %zu bytes of address space (%s)", len, strerror(errno));
 	errno = 0;
 	mr = ibv_reg_mr(A.pd, p, len, IBV_ACCESS_LOCAL_WRITE);
 	EXPECT_TRUE(!mr && errno == EINVAL)
@@ -777,48 +764,6 @@ TEST_F_TIMEOUT(verbs, mr_limit, 120)
 }
 
 /* ---------------------------------------------------- address handles */
-
-static bool gid_is_v4(const union ibv_gid *g)
-{
-	static const uint8_t pfx[12] = { [10] = 0xff, [11] = 0xff };
-
-	return !memcmp(g->raw, pfx, sizeof(pfx));
-}
-
-/* Index of the first RoCE v2 global IPv6 GID of port 1, or -1. */
-static int find_v6_gid(struct ibv_context *ctx, union ibv_gid *gid)
-{
-	struct ibv_port_attr pa;
-	struct ibv_gid_entry e;
-	int i;
-
-	if (ibv_query_port(ctx, 1, &pa))
-		return -1;
-	for (i = 0; i < pa.gid_tbl_len; i++) {
-		if (ibv_query_gid_ex(ctx, 1, i, &e, 0) ||
-		    e.gid_type != IBV_GID_TYPE_ROCE_V2 || gid_is_v4(&e.gid) ||
-		    (e.gid.raw[0] == 0xfe && (e.gid.raw[1] & 0xc0) == 0x80))
-			continue;
-		*gid = e.gid;
-		return i;
-	}
-	return -1;
-}
-
-/* Index of an unused GID table entry of port 1, or -1. */
-static int find_empty_gid(struct ibv_context *ctx)
-{
-	struct ibv_port_attr pa;
-	struct ibv_gid_entry e;
-	int i;
-
-	if (ibv_query_port(ctx, 1, &pa))
-		return -1;
-	for (i = pa.gid_tbl_len - 1; i >= 0; i--)
-		if (ibv_query_gid_ex(ctx, 1, i, &e, 0))
-			return i;
-	return -1;
-}
 
 static struct ibv_ah *mk_ah(struct ibv_pd *pd, const union ibv_gid *dgid,
 			    int sgid_index, int port, int global)
@@ -857,12 +802,11 @@ TEST_F_TIMEOUT(verbs, ah, 120)
 	   A.gid_index, ah_res(ah));
 	EXPECT_TRUE(!ah || ibv_destroy_ah(ah) == 0) TH_LOG("destroy the IPv4 AH");
 
-	i6a = find_v6_gid(A.ctx, &v6a);
-	i6b = find_v6_gid(B.ctx, &v6b);
-	if (i6a < 0 || i6b < 0) {
-		EXPECT_TRUE(false) TH_LOG("both devices have a global IPv6 GID (%d, %d)", i6a,
-		   i6b);
-	} else {
+	i6a = tu_find_v6_gid(A.ctx, &v6a);
+	i6b = tu_find_v6_gid(B.ctx, &v6b);
+	EXPECT_LE(0, i6a) TH_LOG("%s has a global IPv6 GID", dev_a);
+	EXPECT_LE(0, i6b) TH_LOG("%s has a global IPv6 GID", dev_b);
+	if (i6a >= 0 && i6b >= 0) {
 		ah = mk_ah(A.pd, &v6b, i6a, 1, 1);
 		EXPECT_TRUE(ah != NULL) TH_LOG("AH to the peer's IPv6 GID (sgid index %d): %s",
 		   i6a, ah_res(ah));
@@ -880,7 +824,7 @@ TEST_F_TIMEOUT(verbs, ah, 120)
 	   ah_res(ah));
 	if (ah)
 		ibv_destroy_ah(ah);
-	empty = find_empty_gid(A.ctx);
+	empty = tu_find_empty_gid(A.ctx);
 	ah = empty < 0 ? NULL : mk_ah(A.pd, &B.gid, empty, 1, 1);
 	EXPECT_TRUE(empty >= 0 && ah == NULL && errno == ENODATA)
 	   TH_LOG("AH with sgid index %d (no such GID) gives ENODATA (%s)", empty,
