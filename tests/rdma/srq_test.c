@@ -210,10 +210,7 @@ TEST_F_TIMEOUT(srq, caps, 120)
 {
 	struct ibv_device_attr da;
 
-	if (ibv_query_device(B.ctx, &da)) {
-		EXPECT_TRUE(false) TH_LOG("query_device");
-		return;
-	}
+	ASSERT_EQ(0, ibv_query_device(B.ctx, &da)) TH_LOG("query_device of %s", B.name);
 	EXPECT_TRUE(da.max_srq == 1024 && da.max_srq_wr == 16384 && da.max_srq_sge == 6)
 	   TH_LOG("device: max_srq %d, max_srq_wr %d, max_srq_sge %d (1024, 16384, 6)",
 	   da.max_srq, da.max_srq_wr, da.max_srq_sge);
@@ -269,10 +266,7 @@ TEST_F_TIMEOUT(srq, bad_input, 120)
 		ibv_destroy_srq(srq);
 
 	srq = mk_srq(&B, 5, 2, 0);
-	if (!srq) {
-		EXPECT_TRUE(false) TH_LOG("SRQ of 5 WRs, 2 SGEs: %s", strerror(errno));
-		return;
-	}
+	ASSERT_NE(NULL, srq) TH_LOG("SRQ of 5 WRs, 2 SGEs: %s", strerror(errno));
 	ret = ibv_query_srq(srq, &at);
 	EXPECT_TRUE(!ret && at.max_wr == 8 && at.max_sge == 2 && at.srq_limit == 0)
 	   TH_LOG("query: max_wr %u (asked 5, the ring has 8), max_sge %u, srq_limit %u (%s)",
@@ -406,15 +400,10 @@ TEST_F_TIMEOUT(srq, data_path, 120)
 	uint64_t next = 0;
 
 	srq = mk_srq(&B, 64, 1, 0);
-	if (!srq) {
-		EXPECT_TRUE(false) TH_LOG("SRQ of 64 WRs: %s", strerror(errno));
-		return;
-	}
-	if (connect_qps(qa, qb, NQP, srq)) {
-		EXPECT_TRUE(false) TH_LOG("%d RC QPs of %s on one SRQ, connected to %s: %s",
-		   NQP, B.name, A.name, strerror(errno));
-		goto out;
-	}
+	ASSERT_NE(NULL, srq) TH_LOG("SRQ of 64 WRs: %s", strerror(errno));
+	ASSERT_EQ(0, connect_qps(qa, qb, NQP, srq))
+		TH_LOG("%d RC QPs of %s on one SRQ, connected to %s: %s",
+		       NQP, B.name, A.name, strerror(errno));
 	TH_LOG("%d RC QPs of %s on one SRQ, connected to %s", NQP, B.name, A.name);
 	ret = ibv_post_recv(qb[0], &rwr, &rbad);
 	EXPECT_TRUE(ret == EINVAL) TH_LOG("ibv_post_recv on a QP on an SRQ: EINVAL (%s)",
@@ -448,13 +437,11 @@ TEST_F_TIMEOUT(srq, data_path, 120)
 		int q;
 
 		got++;
-		if (wc.status != IBV_WC_SUCCESS || wc.opcode != IBV_WC_RECV ||
-		    wc.byte_len != MSG || wc.wr_id >= 2 * NQP) {
-			EXPECT_TRUE(false) TH_LOG("receive %d: status %s, opcode %d, %u bytes, wr_id %lu",
-			   got, ibv_wc_status_str(wc.status), wc.opcode,
-			   wc.byte_len, (unsigned long)wc.wr_id);
-			goto out;
-		}
+		ASSERT_TRUE(wc.status == IBV_WC_SUCCESS && wc.opcode == IBV_WC_RECV &&
+			    wc.byte_len == MSG && wc.wr_id < 2 * NQP)
+			TH_LOG("receive %d: status %s, opcode %d, %u bytes, wr_id %lu",
+			       got, ibv_wc_status_str(wc.status), wc.opcode,
+			       wc.byte_len, (unsigned long)wc.wr_id);
 		/* ring order: the n-th message received took WQE n */
 		if (wc.wr_id != next++)
 			order = false;
@@ -500,14 +487,11 @@ TEST_F_TIMEOUT(srq, len_err, 120)
 	int r, s;
 
 	srq = mk_srq(&B, 16, 1, 0);
-	if (!srq || connect_qps(qa, qb, 1, srq)) {
-		EXPECT_TRUE(false) TH_LOG("SRQ and a connected QP: %s", strerror(errno));
-		goto out;
-	}
-	if (srq_post(srq, 77, RX_OFF, 64) || send_msg(qa[0], 78, 0, 256)) {
-		EXPECT_TRUE(false) TH_LOG("post a 64-byte SRQ receive and a 256-byte SEND");
-		goto out;
-	}
+	ASSERT_NE(NULL, srq) TH_LOG("SRQ of 16 WRs: %s", strerror(errno));
+	ASSERT_EQ(0, connect_qps(qa, qb, 1, srq))
+		TH_LOG("a QP on the SRQ, connected: %s", strerror(errno));
+	ASSERT_EQ(0, srq_post(srq, 77, RX_OFF, 64)) TH_LOG("post a 64-byte SRQ receive");
+	ASSERT_EQ(0, send_msg(qa[0], 78, 0, 256)) TH_LOG("post a 256-byte SEND");
 	r = wait_wc(B.cq, &wc);
 	EXPECT_TRUE(!r && wc.status == IBV_WC_LOC_LEN_ERR && wc.wr_id == 77 &&
 	   wc.qp_num == qb[0]->qp_num)
@@ -518,7 +502,6 @@ TEST_F_TIMEOUT(srq, len_err, 120)
 	EXPECT_TRUE(!s && swc.status != IBV_WC_SUCCESS)
 	   TH_LOG("and the sender's SEND fails (%s)",
 	   s ? "no completion" : ibv_wc_status_str(swc.status));
-out:
 	destroy_qps(qa, 1);
 	destroy_qps(qb, 1);
 	if (srq)
@@ -544,10 +527,9 @@ TEST_F_TIMEOUT(srq, limit, 120)
 	int i, n = 0, ret;
 
 	srq = mk_srq(&B, 16, 1, 0);
-	if (!srq || connect_qps(qa, qb, 1, srq)) {
-		EXPECT_TRUE(false) TH_LOG("SRQ and a connected QP: %s", strerror(errno));
-		goto out;
-	}
+	ASSERT_NE(NULL, srq) TH_LOG("SRQ of 16 WRs: %s", strerror(errno));
+	ASSERT_EQ(0, connect_qps(qa, qb, 1, srq))
+		TH_LOG("a QP on the SRQ, connected: %s", strerror(errno));
 	for (i = 0; i < 8; i++)
 		srq_post(srq, i, RX_OFF + i * MSG, MSG);
 	at.srq_limit = 4;
@@ -579,7 +561,6 @@ TEST_F_TIMEOUT(srq, limit, 120)
 	   TH_LOG("no second event with 2 posted");
 	while (ibv_poll_cq(A.cq, 1, &wc) > 0)
 		;
-out:
 	destroy_qps(qa, 1);
 	destroy_qps(qb, 1);
 	if (srq)
@@ -669,21 +650,15 @@ TEST_F_TIMEOUT(srq, ud, 120)
 	bool ok = true;
 
 	srq = mk_srq(&B, 16, 1, 0);
-	if (!srq) {
-		EXPECT_TRUE(false) TH_LOG("SRQ of 16 WRs: %s", strerror(errno));
-		return;
-	}
+	ASSERT_NE(NULL, srq) TH_LOG("SRQ of 16 WRs: %s", strerror(errno));
 	qb[0] = mk_ud_qp(&B, srq);
 	qb[1] = qb[0] ? mk_ud_qp(&B, srq) : NULL;
-	EXPECT_TRUE(qb[0] && qb[1]) TH_LOG("two UD QPs of %s on one SRQ, in RTS: %s",
-	   B.name, strerror(errno));
+	ASSERT_TRUE(qb[0] && qb[1]) TH_LOG("two UD QPs of %s on one SRQ, in RTS: %s",
+					   B.name, strerror(errno));
 	qa = mk_ud_qp(&A, NULL);
+	ASSERT_NE(NULL, qa) TH_LOG("a UD QP of %s in RTS: %s", A.name, strerror(errno));
 	ah = ibv_create_ah(A.pd, &aa);
-	if (!qb[0] || !qb[1] || !qa || !ah) {
-		EXPECT_TRUE(false) TH_LOG("a UD QP of %s and an AH to %s: %s", A.name,
-		   B.name, strerror(errno));
-		goto out;
-	}
+	ASSERT_NE(NULL, ah) TH_LOG("an AH on %s to %s: %s", A.name, B.name, strerror(errno));
 	ret = ibv_post_recv(qb[0], &rwr, &rbad);
 	EXPECT_TRUE(ret == EINVAL) TH_LOG("ibv_post_recv on a UD QP on an SRQ: EINVAL (%s)",
 	   strerror(ret));
@@ -748,7 +723,6 @@ TEST_F_TIMEOUT(srq, ud, 120)
 	   wc.status == IBV_WC_SUCCESS && wc.byte_len == GRH + MSG)
 	   TH_LOG("and the UD QP goes on: the next datagram is received (%s)",
 	   ret ? strerror(ret) : ibv_wc_status_str(wc.status));
-out:
 	if (ah)
 		ibv_destroy_ah(ah);
 	destroy_qps(&qa, 1);
@@ -780,10 +754,8 @@ TEST_F_TIMEOUT(srq, close_first, 120)
 	ia.send_cq = ia.recv_cq = cq;
 	ia.srq = srq;
 	qp = srq && cq ? ibv_create_qp(pd, &ia) : NULL;
-	if (!qp) {
-		EXPECT_TRUE(false) TH_LOG("PD, CQ, SRQ and a QP on it on a second context");
-		return;
-	}
+	ASSERT_NE(NULL, qp) TH_LOG("PD, CQ, SRQ and a QP on it on a second context: %s",
+				   strerror(errno));
 	EXPECT_TRUE(ibv_close_device(ctx) == 0)
 	   TH_LOG("close the context with an SRQ and its QP open");
 	r[0] = ibv_destroy_qp(qp);

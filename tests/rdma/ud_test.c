@@ -158,17 +158,11 @@ static int ud_up(struct __test_metadata *_metadata, struct uqp *u, struct dev *d
 {
 	int ret;
 
-	if (ud_create(u, d, UD_MAX_SGE, UD_MAX_INLINE)) {
-		EXPECT_TRUE(false) TH_LOG("%s: UD QP on %s: %s", what, d->name,
-		   strerror(errno));
-		return -1;
-	}
+	ASSERT_EQ(0, ud_create(u, d, UD_MAX_SGE, UD_MAX_INLINE))
+		TH_LOG("%s: UD QP on %s: %s", what, d->name, strerror(errno));
 	ret = ud_rts(u, QKEY);
-	if (ret) {
-		EXPECT_TRUE(false) TH_LOG("%s: UD QP %#x on %s to RTS: %s", what,
-		   u->qp->qp_num, d->name, strerror(ret));
-		return -1;
-	}
+	ASSERT_EQ(0, ret) TH_LOG("%s: UD QP %#x on %s to RTS: %s", what,
+				 u->qp->qp_num, d->name, strerror(ret));
 	return 0;
 }
 
@@ -335,6 +329,7 @@ static bool xfer(struct __test_metadata *_metadata, const char *tag, struct uqp 
 	struct ibv_send_wr *bad = NULL;
 	struct ibv_wc swc = {}, wc = {};
 	const char *g;
+	bool sent;
 	int ret;
 
 	fill(s->d->buf + TX_OFF, len, len + how);
@@ -342,26 +337,26 @@ static bool xfer(struct __test_metadata *_metadata, const char *tag, struct uqp 
 	if (!ret)
 		ret = post_ud(s, ah, r->qp->qp_num, QKEY, op, len, how, immv,
 			      0x55, &bad);
-	if (ret) {
-		EXPECT_TRUE(false) TH_LOG("%s: %s%s of %u bytes via %s: post: %s", tag,
-		   imm ? "SEND_WITH_IMM" : "SEND", "", len, how_name(how),
-		   strerror(ret));
+	EXPECT_EQ(0, ret) TH_LOG("%s: %s of %u bytes via %s: post: %s", tag,
+				 imm ? "SEND_WITH_IMM" : "SEND", len, how_name(how),
+				 strerror(ret));
+	if (ret)
 		return false;
-	}
-	if (wait_wc(s->scq, &swc, 10) || swc.status != IBV_WC_SUCCESS ||
-	    swc.wr_id != 0x55 || swc.opcode != IBV_WC_SEND ||
-	    (swc.wc_flags & IBV_WC_GRH)) {
-		EXPECT_TRUE(false) TH_LOG("%s: %s of %u bytes via %s: send completion (status %s, wr_id %#llx, opcode %d, flags %#x)",
-		   tag, imm ? "SEND_WITH_IMM" : "SEND", len, how_name(how),
-		   ibv_wc_status_str(swc.status),
-		   (unsigned long long)swc.wr_id, swc.opcode, swc.wc_flags);
+	sent = !wait_wc(s->scq, &swc, 10) && swc.status == IBV_WC_SUCCESS &&
+	       swc.wr_id == 0x55 && swc.opcode == IBV_WC_SEND &&
+	       !(swc.wc_flags & IBV_WC_GRH);
+	EXPECT_TRUE(sent)
+		TH_LOG("%s: %s of %u bytes via %s: send completion (status %s, wr_id %#llx, opcode %d, flags %#x)",
+		       tag, imm ? "SEND_WITH_IMM" : "SEND", len, how_name(how),
+		       ibv_wc_status_str(swc.status),
+		       (unsigned long long)swc.wr_id, swc.opcode, swc.wc_flags);
+	if (!sent)
 		return false;
-	}
-	if (wait_wc(r->rcq, &wc, 10)) {
-		EXPECT_TRUE(false) TH_LOG("%s: %s of %u bytes via %s: no receive completion",
-		   tag, imm ? "SEND_WITH_IMM" : "SEND", len, how_name(how));
+	ret = wait_wc(r->rcq, &wc, 10);
+	EXPECT_EQ(0, ret) TH_LOG("%s: %s of %u bytes via %s: a receive completion",
+				 tag, imm ? "SEND_WITH_IMM" : "SEND", len, how_name(how));
+	if (ret)
 		return false;
-	}
 	*rwc = wc;
 	g = grh_wrong(rx, sgid, dgid);
 	EXPECT_TRUE(wc.status == IBV_WC_SUCCESS && wc.wr_id == 0x77 &&
@@ -486,12 +481,15 @@ static void test_exchange(struct __test_metadata *_metadata, const char *fam, st
 	if (!ret)
 		ret = post_ud(r, back, wc.src_qp, QKEY, IBV_WR_SEND_WITH_IMM, 32,
 			      VIA_SGE, 0xbeef, 0x98, &(struct ibv_send_wr *){0});
-	if (ret || wait_wc(r->scq, &wc2, 10) || wc2.status ||
-	    wait_wc(s->rcq, &wc2, 10)) {
-		EXPECT_TRUE(false) TH_LOG("%s: reply through the AH from the WC (%s)", tag,
-		   ret ? strerror(ret) : "no completion");
-		goto out;
-	}
+	ASSERT_EQ(0, ret) TH_LOG("%s: post the reply through the AH from the WC: %s", tag,
+				 strerror(ret));
+	ASSERT_EQ(0, wait_wc(r->scq, &wc2, 10))
+		TH_LOG("%s: the reply's send completion", tag);
+	ASSERT_EQ(IBV_WC_SUCCESS, wc2.status)
+		TH_LOG("%s: the reply's send completion: %s", tag,
+		       ibv_wc_status_str(wc2.status));
+	ASSERT_EQ(0, wait_wc(s->rcq, &wc2, 10))
+		TH_LOG("%s: the reply's receive completion", tag);
 	g = grh_wrong(s->d->buf + RX_OFF, dgid, sgid);
 	EXPECT_TRUE(wc2.status == IBV_WC_SUCCESS && wc2.src_qp == r->qp->qp_num &&
 	   wc2.byte_len == GRH + 32 && (wc2.wc_flags & IBV_WC_GRH) &&
@@ -536,10 +534,7 @@ static void test_bad_input(struct __test_metadata *_metadata, struct uqp *s, str
 	int empty, ret;
 
 	ah = mk_ah(s->d, &r->d->gid4, s->d->gid4_index);
-	if (!ah) {
-		EXPECT_TRUE(false) TH_LOG("AH for the bad input tests: %s", strerror(errno));
-		return;
-	}
+	ASSERT_NE(NULL, ah) TH_LOG("AH for the bad input tests: %s", strerror(errno));
 
 	/* a wrong Q_Key: dropped, counted; the next message arrives */
 	before = hw_counter(r->d->name, "qkey_violations");
@@ -654,10 +649,7 @@ static void test_opcodes(struct __test_metadata *_metadata, struct uqp *s, struc
 	int ret, n;
 
 	ah = mk_ah(s->d, &r->d->gid4, s->d->gid4_index);
-	if (!ah) {
-		EXPECT_TRUE(false) TH_LOG("AH for the opcode tests: %s", strerror(errno));
-		return;
-	}
+	ASSERT_NE(NULL, ah) TH_LOG("AH for the opcode tests: %s", strerror(errno));
 	for (i = 0; i < sizeof(ops) / sizeof(ops[0]); i++) {
 		memset(wr, 0, sizeof(wr));
 		wr[0].wr_id = 0x60 + i;
@@ -825,11 +817,9 @@ static void test_qpex(struct __test_metadata *_metadata, struct uqp *r)
 	u.qp = u.scq && u.rcq ? ibv_create_qp_ex(A.ctx, &ia) : NULL;
 	ah = mk_ah(&A, &B.gid4, A.gid4_index);
 	x = u.qp ? ibv_qp_to_qp_ex(u.qp) : NULL;
-	if (!x || ud_rts(&u, QKEY) || !ah) {
-		EXPECT_TRUE(false) TH_LOG("qpex: UD QP with send_ops_flags in RTS, AH (%s)",
-		   strerror(errno));
-		goto out;
-	}
+	ASSERT_NE(NULL, x) TH_LOG("qpex: UD QP with send_ops_flags: %s", strerror(errno));
+	ASSERT_EQ(0, ud_rts(&u, QKEY)) TH_LOG("qpex: the UD QP to RTS");
+	ASSERT_NE(NULL, ah) TH_LOG("qpex: an AH to %s: %s", B.name, strerror(errno));
 	TH_LOG("qpex: UD QP %#x with send_ops_flags in RTS", u.qp->qp_num);
 
 	/* SEND with immediate from an SGE, the address set first */
@@ -935,7 +925,6 @@ static void test_qpex(struct __test_metadata *_metadata, struct uqp *r)
 	   strerror(ret));
 	ibv_destroy_ah(ah);
 	ah = NULL;
-out:
 	if (ah)
 		ibv_destroy_ah(ah);
 	ud_destroy(&u);
@@ -987,10 +976,10 @@ static void test_cq_ex(struct __test_metadata *_metadata, struct uqp *s, struct 
 	if (!ret)
 		ret = post_ud(s, ah, x.qp->qp_num, QKEY, IBV_WR_SEND_WITH_IMM, 20,
 			      VIA_SGE, 0x1234, 0x82, &bad);
-	if (ret || wait_wc(s->scq, &(struct ibv_wc){}, 10)) {
-		EXPECT_TRUE(false) TH_LOG("UD send to a QP with an extended receive CQ");
-		goto out;
-	}
+	ASSERT_EQ(0, ret) TH_LOG("a UD QP with an extended receive CQ, a receive and a send to it: %s",
+				 ret < 0 ? "QP or AH not created" : strerror(ret));
+	ASSERT_EQ(0, wait_wc(s->scq, &(struct ibv_wc){}, 10))
+		TH_LOG("the send's completion");
 	for (int i = 0; i < 10000; i++) {
 		ret = ibv_start_poll(cq, &pa);
 		if (ret != ENOENT)
@@ -1016,7 +1005,6 @@ static void test_cq_ex(struct __test_metadata *_metadata, struct uqp *s, struct 
 	   TH_LOG("start_poll/next_poll/end_poll: the UD receive with GRH, src_qp and immediate (%s, %d)",
 	   ret ? strerror(ret) : "polled", n);
 	EXPECT_TRUE(ibv_start_poll(cq, &pa) == ENOENT) TH_LOG("then the extended CQ is empty");
-out:
 	if (ah)
 		ibv_destroy_ah(ah);
 	if (x.qp)
@@ -1108,10 +1096,7 @@ TEST_F_TIMEOUT(ud, close_first, 120)
 	int r[6];
 
 	ctx = open_device_by_name(A.name);
-	if (!ctx) {
-		EXPECT_TRUE(false) TH_LOG("open %s again", A.name);
-		return;
-	}
+	ASSERT_NE(NULL, ctx) TH_LOG("open %s again: %s", A.name, strerror(errno));
 	pd = ibv_alloc_pd(ctx);
 	ch = ibv_create_comp_channel(ctx);
 	cq = ch ? ibv_create_cq(ctx, 8, NULL, ch, 0) : NULL;
@@ -1119,10 +1104,10 @@ TEST_F_TIMEOUT(ud, close_first, 120)
 	qp = pd && cq ? ibv_create_qp(pd, &ia) : NULL;
 	mr = pd ? ibv_reg_mr(pd, mem, sizeof(mem), IBV_ACCESS_LOCAL_WRITE) : NULL;
 	ah = pd ? mk_ah(&(struct dev){ .pd = pd }, &B.gid4, A.gid4_index) : NULL;
-	if (!pd || !ch || !cq || !qp || !mr || !ah || ibv_req_notify_cq(cq, 0)) {
-		EXPECT_TRUE(false) TH_LOG("PD, channel, CQ, QP, MR and AH on a second context");
-		return;
-	}
+	ASSERT_TRUE(pd && ch && cq && qp && mr && ah)
+		TH_LOG("PD, channel, CQ, QP, MR and AH on a second context: %s",
+		       strerror(errno));
+	ASSERT_EQ(0, ibv_req_notify_cq(cq, 0)) TH_LOG("arm the second context's CQ");
 	EXPECT_TRUE(ibv_close_device(ctx) == 0)
 	   TH_LOG("close the context with a PD, CQ, QP, MR and AH open");
 	r[0] = ibv_destroy_qp(qp);
