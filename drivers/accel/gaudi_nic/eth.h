@@ -26,6 +26,7 @@ struct gn_nic {
 	struct devlink *devlink;
 	struct gaudi_nic_adev *eth_adev;
 	bool roce_enabled;		/* devlink param enable_roce */
+	const struct gaudi_nic_mac_ops *mac_ops;
 	unsigned int num_ports;
 	struct gn_mac *macs[];
 };
@@ -148,6 +149,7 @@ struct gn_eth_port {
 	struct gaudi_nic_adev *gadev;
 	struct device *dma_dev;
 	struct gn_mac *mac;
+	const struct gaudi_nic_mac_ops *mac_ops;
 	unsigned int idx;
 	struct devlink_port dl_port;
 	bool dl_port_registered;
@@ -157,11 +159,6 @@ struct gn_eth_port {
 	struct gn_eth_qstats qstats[GN_MAC_MAX_QUEUES];
 	/* fault injection (debugfs): ring allocations to fail */
 	u32 fail_alloc;
-	/* debugfs p<idx>_fault_<kind>: the MAC's cable faults (gn_mac_set_fault) */
-	struct gn_eth_fault_knob {
-		struct gn_eth_port *port;
-		enum gn_mac_fault kind;
-	} fault_knob[GN_MAC_FAULTS];
 };
 
 struct gn_eth_dev {

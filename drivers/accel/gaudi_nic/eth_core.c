@@ -23,6 +23,11 @@ struct gn_mac *gn_nic_port_mac(struct gn_nic *nic, unsigned int port)
 }
 EXPORT_SYMBOL_NS_GPL(gn_nic_port_mac, GAUDI_NIC);
 
+const struct gaudi_nic_mac_ops *gn_nic_mac_ops(struct gn_nic *nic)
+{
+	return nic->mac_ops;
+}
+
 struct devlink *gn_nic_devlink(struct gn_nic *nic)
 {
 	return nic->devlink;
@@ -68,6 +73,7 @@ int gaudi_nic_eth_init(struct gaudi_nic_dev *gdev)
 	nic->gdev = gdev;
 	nic->num_ports = gdev->num_ports;
 	nic->roce_enabled = true;
+	nic->mac_ops = &gnsim_mac_ops;
 	for (i = 0; i < nic->num_ports; i++) {
 		nic->macs[i] = gn_mac_create(dev, i);
 		if (!nic->macs[i]) {

@@ -4,8 +4,10 @@
  *
  * This is "hardware": it reads descriptor rings in host memory through
  * their DMA addresses, copies frames between the rings of two cabled ports,
- * writes completions back and raises interrupt vectors.  Its interface is
- * include/linux/gaudi_nic/port.h.
+ * writes completions back and raises interrupt vectors.  The driver sees
+ * it through struct gaudi_nic_mac_ops (include/linux/gaudi_nic/port.h),
+ * filled here as gnsim_mac_ops; the RoCE engine's wiring, the cables and
+ * the test hooks are in sim/mac.h.
  *
  * Transmission is synchronous with the doorbell: the MAC consumes the
  * descriptors up to the new producer index at once and delivers each frame
@@ -18,11 +20,12 @@
  * BH disabled); the order is TX ring of the sender, then RX ring of the
  * receiver.  The peer pointer is RCU, written under RTNL; every path that
  * touches a peer or calls the client runs inside an RCU read-side section,
- * so gn_mac_quiesce() (synchronize_rcu) fences them.
+ * so gnsim_mac_quiesce() (synchronize_rcu) fences them.
  *
- * Fault injection (gn_mac_set_fault()) sits between a sender and the
+ * Fault injection (gn_mac_set_fault(), sim/mac.h) sits between a sender and the
  * cable; see struct gn_mac_fault_state.
  */
+#include <linux/debugfs.h>
 #include <linux/dma-direct.h>
 #include <linux/etherdevice.h>
 #include <net/checksum.h>
@@ -38,6 +41,7 @@
 #include <linux/slab.h>
 #include <linux/unaligned.h>
 #include "mac.h"
+#include "sim.h"
 
 /* A frame on the wire: gathered from host memory, checksum to insert. */
 struct gn_frame {
@@ -149,6 +153,12 @@ struct gn_mac {
 	spinlock_t roce_lock;
 	struct gn_mac_stats roce_st;
 	struct gn_mac_fault_state fault;
+	/* debugfs p<port>_fault_<kind> */
+	struct gn_mac_fault_knob {
+		struct gn_mac *mac;
+		enum gn_mac_fault kind;
+		struct dentry *dentry;
+	} fault_knob[GN_MAC_FAULTS];
 };
 
 /* The DMA engine: host memory behind a DMA address of our device. */
@@ -782,7 +792,6 @@ int gn_mac_set_fault(struct gn_mac *mac, enum gn_mac_fault kind, u32 every)
 		gn_fault_flush(mac, true);
 	return 0;
 }
-EXPORT_SYMBOL_NS_GPL(gn_mac_set_fault, GAUDI_NIC);
 
 u32 gn_mac_get_fault(struct gn_mac *mac, enum gn_mac_fault kind)
 {
@@ -790,7 +799,6 @@ u32 gn_mac_get_fault(struct gn_mac *mac, enum gn_mac_fault kind)
 		return 0;
 	return READ_ONCE(mac->fault.every[kind]);
 }
-EXPORT_SYMBOL_NS_GPL(gn_mac_get_fault, GAUDI_NIC);
 
 /* TSO headers the MAC can segment: IPv4 or IPv6, then TCP at csum_start. */
 static bool gn_tso_hdr_ok(const struct gn_frame *f, const u8 *hdr)
@@ -1098,7 +1106,6 @@ int gn_mac_roce_xmit_train(struct gn_mac *mac,
 	rcu_read_unlock();
 	return ret;
 }
-EXPORT_SYMBOL_NS_GPL(gn_mac_roce_xmit_train, GAUDI_NIC);
 
 int gn_mac_roce_xmitv(struct gn_mac *mac, const struct gn_mac_roce_frag *frags,
 		      unsigned int nfrags, u32 flags)
@@ -1110,7 +1117,6 @@ int gn_mac_roce_xmitv(struct gn_mac *mac, const struct gn_mac_roce_frag *frags,
 		fr.len += frags[i].len;
 	return gn_mac_roce_xmit_train(mac, &fr, 1, flags);
 }
-EXPORT_SYMBOL_NS_GPL(gn_mac_roce_xmitv, GAUDI_NIC);
 
 /* Retry every TX ring (pause released, link lost, config changed). */
 static void gn_mac_tx_kick(struct gn_mac *mac)
@@ -1122,7 +1128,8 @@ static void gn_mac_tx_kick(struct gn_mac *mac)
 			gn_mac_tx_process(mac, q);
 }
 
-void gn_mac_tx_doorbell(struct gn_mac *mac, unsigned int q, u32 prod)
+static void gnsim_mac_tx_doorbell(struct gn_mac *mac, unsigned int q,
+				  u32 prod)
 {
 	struct gn_mac_txq *txq = &mac->txq[q];
 
@@ -1131,9 +1138,9 @@ void gn_mac_tx_doorbell(struct gn_mac *mac, unsigned int q, u32 prod)
 	spin_unlock_bh(&txq->lock);
 	gn_mac_tx_process(mac, q);
 }
-EXPORT_SYMBOL_NS_GPL(gn_mac_tx_doorbell, GAUDI_NIC);
 
-void gn_mac_rx_doorbell(struct gn_mac *mac, unsigned int q, u32 tail)
+static void gnsim_mac_rx_doorbell(struct gn_mac *mac, unsigned int q,
+				  u32 tail)
 {
 	struct gn_mac_rxq *rxq = &mac->rxq[q];
 	struct gn_mac *peer;
@@ -1153,10 +1160,9 @@ void gn_mac_rx_doorbell(struct gn_mac *mac, unsigned int q, u32 tail)
 	}
 	rcu_read_unlock();
 }
-EXPORT_SYMBOL_NS_GPL(gn_mac_rx_doorbell, GAUDI_NIC);
 
-int gn_mac_tx_ring_set(struct gn_mac *mac, unsigned int q, dma_addr_t base,
-		       unsigned int size)
+static int gnsim_mac_tx_ring_set(struct gn_mac *mac, unsigned int q,
+				 dma_addr_t base, unsigned int size)
 {
 	struct gn_mac_txq *txq;
 
@@ -1174,10 +1180,9 @@ int gn_mac_tx_ring_set(struct gn_mac *mac, unsigned int q, dma_addr_t base,
 	spin_unlock_bh(&txq->lock);
 	return 0;
 }
-EXPORT_SYMBOL_NS_GPL(gn_mac_tx_ring_set, GAUDI_NIC);
 
-int gn_mac_rx_ring_set(struct gn_mac *mac, unsigned int q, dma_addr_t base,
-		       unsigned int size)
+static int gnsim_mac_rx_ring_set(struct gn_mac *mac, unsigned int q,
+				 dma_addr_t base, unsigned int size)
 {
 	struct gn_mac_rxq *rxq;
 	struct gn_mac *peer;
@@ -1201,20 +1206,17 @@ int gn_mac_rx_ring_set(struct gn_mac *mac, unsigned int q, dma_addr_t base,
 	rcu_read_unlock();
 	return 0;
 }
-EXPORT_SYMBOL_NS_GPL(gn_mac_rx_ring_set, GAUDI_NIC);
 
 /* After this returns, no DMA or interrupt from before the call is running. */
-void gn_mac_quiesce(struct gn_mac *mac)
+static void gnsim_mac_quiesce(struct gn_mac *mac)
 {
 	synchronize_rcu();
 }
-EXPORT_SYMBOL_NS_GPL(gn_mac_quiesce, GAUDI_NIC);
 
-void gn_mac_set_rx_queues(struct gn_mac *mac, unsigned int n)
+static void gnsim_mac_set_rx_queues(struct gn_mac *mac, unsigned int n)
 {
 	WRITE_ONCE(mac->nrxq, clamp_t(unsigned int, n, 1, GN_MAC_MAX_QUEUES));
 }
-EXPORT_SYMBOL_NS_GPL(gn_mac_set_rx_queues, GAUDI_NIC);
 
 static struct gn_mac_rss *gn_mac_rss_alloc(const u8 *key, const u8 *indir)
 {
@@ -1228,7 +1230,8 @@ static struct gn_mac_rss *gn_mac_rss_alloc(const u8 *key, const u8 *indir)
 	return rss;
 }
 
-int gn_mac_set_rss(struct gn_mac *mac, const u8 *key, const u32 *indir)
+static int gnsim_mac_set_rss(struct gn_mac *mac, const u8 *key,
+			     const u32 *indir)
 {
 	struct gn_mac_rss *old = rtnl_dereference(mac->rss), *rss;
 	u8 tbl[GN_MAC_RSS_INDIR_SIZE];
@@ -1248,9 +1251,8 @@ int gn_mac_set_rss(struct gn_mac *mac, const u8 *key, const u32 *indir)
 	kfree_rcu(old, rcu);
 	return 0;
 }
-EXPORT_SYMBOL_NS_GPL(gn_mac_set_rss, GAUDI_NIC);
 
-void gn_mac_get_rss(struct gn_mac *mac, u8 *key, u32 *indir)
+static void gnsim_mac_get_rss(struct gn_mac *mac, u8 *key, u32 *indir)
 {
 	const struct gn_mac_rss *rss = rtnl_dereference(mac->rss);
 	unsigned int i;
@@ -1262,13 +1264,11 @@ void gn_mac_get_rss(struct gn_mac *mac, u8 *key, u32 *indir)
 		for (i = 0; i < GN_MAC_RSS_INDIR_SIZE; i++)
 			indir[i] = rss->indir[i];
 }
-EXPORT_SYMBOL_NS_GPL(gn_mac_get_rss, GAUDI_NIC);
 
-void gn_mac_set_max_frame(struct gn_mac *mac, unsigned int len)
+static void gnsim_mac_set_max_frame(struct gn_mac *mac, unsigned int len)
 {
 	WRITE_ONCE(mac->max_frame, len);
 }
-EXPORT_SYMBOL_NS_GPL(gn_mac_set_max_frame, GAUDI_NIC);
 
 /* ----------------------------------------------------------- link state */
 
@@ -1286,7 +1286,7 @@ static void gn_mac_update_link(struct gn_mac *mac)
 		mac->ops->link_change(mac->ctx, up);
 }
 
-void gn_mac_enable(struct gn_mac *mac, bool enable)
+static void gnsim_mac_enable(struct gn_mac *mac, bool enable)
 {
 	struct gn_mac *peer;
 
@@ -1297,21 +1297,13 @@ void gn_mac_enable(struct gn_mac *mac, bool enable)
 	if (peer)
 		gn_mac_update_link(peer);
 }
-EXPORT_SYMBOL_NS_GPL(gn_mac_enable, GAUDI_NIC);
-
-bool gn_mac_link_up(struct gn_mac *mac)
-{
-	return READ_ONCE(mac->link);
-}
-EXPORT_SYMBOL_NS_GPL(gn_mac_link_up, GAUDI_NIC);
 
 /* The cable-detect pin of the port's cage: a cable is plugged in. */
-bool gn_mac_cabled(struct gn_mac *mac)
+static bool gnsim_mac_cabled(struct gn_mac *mac)
 {
 	ASSERT_RTNL();
 	return rtnl_dereference(mac->peer);
 }
-EXPORT_SYMBOL_NS_GPL(gn_mac_cabled, GAUDI_NIC);
 
 int gn_mac_link(struct gn_mac *a, struct gn_mac *b)
 {
@@ -1352,7 +1344,8 @@ struct gn_mac *gn_mac_peer(struct gn_mac *mac)
 
 /* ---------------------------------------------------------------- misc */
 
-void gn_mac_set_pause(struct gn_mac *mac, bool rx_pause, bool tx_pause)
+static void gnsim_mac_set_pause(struct gn_mac *mac, bool rx_pause,
+				bool tx_pause)
 {
 	struct gn_mac *peer;
 
@@ -1365,14 +1358,13 @@ void gn_mac_set_pause(struct gn_mac *mac, bool rx_pause, bool tx_pause)
 	if (peer)
 		gn_mac_tx_kick(peer);
 }
-EXPORT_SYMBOL_NS_GPL(gn_mac_set_pause, GAUDI_NIC);
 
-void gn_mac_get_pause(struct gn_mac *mac, bool *rx_pause, bool *tx_pause)
+static void gnsim_mac_get_pause(struct gn_mac *mac, bool *rx_pause,
+				bool *tx_pause)
 {
 	*rx_pause = READ_ONCE(mac->rx_pause);
 	*tx_pause = READ_ONCE(mac->tx_pause);
 }
-EXPORT_SYMBOL_NS_GPL(gn_mac_get_pause, GAUDI_NIC);
 
 static void gn_mac_stats_add(struct gn_mac_stats *sum,
 			     const struct gn_mac_stats *st)
@@ -1385,7 +1377,7 @@ static void gn_mac_stats_add(struct gn_mac_stats *sum,
 		d[i] += s[i];
 }
 
-void gn_mac_get_stats(struct gn_mac *mac, struct gn_mac_stats *stats)
+static void gnsim_mac_get_stats(struct gn_mac *mac, struct gn_mac_stats *stats)
 {
 	unsigned int q;
 
@@ -1408,13 +1400,11 @@ void gn_mac_get_stats(struct gn_mac *mac, struct gn_mac_stats *stats)
 	stats->fault_corrupted = mac->fault.corrupted;
 	spin_unlock_bh(&mac->fault.lock);
 }
-EXPORT_SYMBOL_NS_GPL(gn_mac_get_stats, GAUDI_NIC);
 
-void gn_mac_set_roce(struct gn_mac *mac, bool enable)
+static void gnsim_mac_set_roce(struct gn_mac *mac, bool enable)
 {
 	WRITE_ONCE(mac->roce_en, enable);
 }
-EXPORT_SYMBOL_NS_GPL(gn_mac_set_roce, GAUDI_NIC);
 
 /*
  * Install (fn != NULL) or remove the RoCE engine's receive handler.  On
@@ -1434,13 +1424,11 @@ void gn_mac_set_roce_handler(struct gn_mac *mac, gn_mac_roce_rx_t fn,
 		WRITE_ONCE(mac->roce_ctx, NULL);
 	}
 }
-EXPORT_SYMBOL_NS_GPL(gn_mac_set_roce_handler, GAUDI_NIC);
 
 void gn_mac_roce_set_xoff(struct gn_mac *mac, bool xoff)
 {
 	WRITE_ONCE(mac->roce_xoff, xoff);
 }
-EXPORT_SYMBOL_NS_GPL(gn_mac_roce_set_xoff, GAUDI_NIC);
 
 bool gn_mac_roce_tx_paused(struct gn_mac *mac)
 {
@@ -1453,25 +1441,103 @@ bool gn_mac_roce_tx_paused(struct gn_mac *mac)
 	rcu_read_unlock();
 	return paused;
 }
-EXPORT_SYMBOL_NS_GPL(gn_mac_roce_tx_paused, GAUDI_NIC);
 
-void gn_mac_bind(struct gn_mac *mac, const struct gn_mac_client_ops *ops,
-		 void *ctx)
+static void gnsim_mac_bind(struct gn_mac *mac,
+			   const struct gn_mac_client_ops *ops, void *ctx)
 {
 	ASSERT_RTNL();
 	WRITE_ONCE(mac->ctx, ctx);
 	WRITE_ONCE(mac->ops, ops);
 }
-EXPORT_SYMBOL_NS_GPL(gn_mac_bind, GAUDI_NIC);
 
-void gn_mac_unbind(struct gn_mac *mac)
+/* The driver lets go of the port: its cable faults end with it. */
+static void gnsim_mac_unbind(struct gn_mac *mac)
 {
+	unsigned int k;
+
 	ASSERT_RTNL();
+	for (k = 0; k < GN_MAC_FAULTS; k++)
+		gn_mac_set_fault(mac, k, 0);
 	WRITE_ONCE(mac->ops, NULL);
 	synchronize_rcu();
 	WRITE_ONCE(mac->ctx, NULL);
 }
-EXPORT_SYMBOL_NS_GPL(gn_mac_unbind, GAUDI_NIC);
+
+const struct gaudi_nic_mac_ops gnsim_mac_ops = {
+	.bind = gnsim_mac_bind,
+	.unbind = gnsim_mac_unbind,
+	.enable = gnsim_mac_enable,
+	.cabled = gnsim_mac_cabled,
+	.set_max_frame = gnsim_mac_set_max_frame,
+	.set_rx_queues = gnsim_mac_set_rx_queues,
+	.tx_ring_set = gnsim_mac_tx_ring_set,
+	.rx_ring_set = gnsim_mac_rx_ring_set,
+	.quiesce = gnsim_mac_quiesce,
+	.tx_doorbell = gnsim_mac_tx_doorbell,
+	.rx_doorbell = gnsim_mac_rx_doorbell,
+	.set_rss = gnsim_mac_set_rss,
+	.get_rss = gnsim_mac_get_rss,
+	.set_pause = gnsim_mac_set_pause,
+	.get_pause = gnsim_mac_get_pause,
+	.get_stats = gnsim_mac_get_stats,
+	.set_roce = gnsim_mac_set_roce,
+};
+
+/* ------------------------------------------------- fault knobs (debugfs) */
+
+static int gn_mac_fault_knob_get(void *data, u64 *val)
+{
+	struct gn_mac_fault_knob *knob = data;
+
+	*val = gn_mac_get_fault(knob->mac, knob->kind);
+	return 0;
+}
+
+static int gn_mac_fault_knob_set(void *data, u64 val)
+{
+	struct gn_mac_fault_knob *knob = data;
+
+	if (val > U32_MAX) {
+		dev_err(knob->mac->dma_dev,
+			"port %u: fault injection: %llu is out of range (one frame in N, N <= %u, 0 = off)\n",
+			knob->mac->port, val, U32_MAX);
+		return -EINVAL;
+	}
+	return gn_mac_set_fault(knob->mac, knob->kind, val);
+}
+DEFINE_DEBUGFS_ATTRIBUTE(gn_mac_fault_fops, gn_mac_fault_knob_get,
+			 gn_mac_fault_knob_set, "%llu\n");
+
+/*
+ * Cable faults on the frames the port transmits, p<port>_fault_<kind> in
+ * the device's debugfs directory: one frame in N (at random, 1 = every
+ * frame, 0 = off) is dropped, duplicated, reordered or corrupted; counted
+ * in the MAC counters fault_* (ethtool -S mac_fault_*).
+ */
+static void gn_mac_fault_debugfs(struct gn_mac *mac, struct dentry *dir)
+{
+	static const char * const kinds[GN_MAC_FAULTS] = {
+		[GN_MAC_FAULT_DROP] = "drop",
+		[GN_MAC_FAULT_DUP] = "dup",
+		[GN_MAC_FAULT_REORDER] = "reorder",
+		[GN_MAC_FAULT_CORRUPT] = "corrupt",
+	};
+	char name[32];
+	unsigned int k;
+
+	if (IS_ERR_OR_NULL(dir))
+		return;
+	for (k = 0; k < GN_MAC_FAULTS; k++) {
+		mac->fault_knob[k].mac = mac;
+		mac->fault_knob[k].kind = k;
+		snprintf(name, sizeof(name), "p%u_fault_%s", mac->port,
+			 kinds[k]);
+		mac->fault_knob[k].dentry =
+			debugfs_create_file_unsafe(name, 0600, dir,
+						   &mac->fault_knob[k],
+						   &gn_mac_fault_fops);
+	}
+}
 
 struct gn_mac *gn_mac_create(struct device *dma_dev, unsigned int port)
 {
@@ -1502,13 +1568,19 @@ struct gn_mac *gn_mac_create(struct device *dma_dev, unsigned int port)
 		spin_lock_init(&mac->txq[q].lock);
 		spin_lock_init(&mac->rxq[q].lock);
 	}
+	gn_mac_fault_debugfs(mac, gn_sim_debugfs(dma_dev));
 	return mac;
 }
 
 void gn_mac_destroy(struct gn_mac *mac)
 {
+	unsigned int k;
+
 	if (!mac)
 		return;
+	/* the knobs first: no write can set a fault from here on */
+	for (k = 0; k < GN_MAC_FAULTS; k++)
+		debugfs_remove(mac->fault_knob[k].dentry);
 	rtnl_lock();
 	gn_mac_unlink(mac);
 	rtnl_unlock();

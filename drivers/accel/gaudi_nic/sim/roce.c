@@ -15,7 +15,7 @@
 #include <linux/sched.h>
 #include <linux/slab.h>
 #include <net/net_namespace.h>
-#include <linux/gaudi_nic/port.h>
+#include "mac.h"
 
 #include "../eth.h"
 #include "roce.h"

@@ -38,7 +38,7 @@
 #include <linux/kthread.h>
 #include <linux/sizes.h>
 #include <linux/gaudi_nic/core.h>
-#include <linux/gaudi_nic/port.h>
+#include "mac.h"
 #include <linux/gaudi_nic/roce_hw.h>
 
 struct gn_mac;

@@ -4,6 +4,7 @@
  * sysfs files new_device / del_device, the HBM page pool, and the bus
  * address windows through which every device reaches every HBM.
  */
+#include <linux/debugfs.h>
 #include <linux/device.h>
 #include <linux/dma-mapping.h>
 #include <linux/highmem.h>
@@ -22,6 +23,8 @@ static DEFINE_XARRAY(gn_sim_windows);
 /* Serialises new_device, del_device and shutdown. */
 static DEFINE_MUTEX(gn_sim_lock);
 static bool gn_sim_stopping;
+/* debugfs gaudi_nic_sim/: a directory per device, under gn_sim_lock */
+static struct dentry *gn_sim_debugfs_root;
 
 void gn_sim_get(struct gn_sim_dev *sim)
 {
@@ -65,6 +68,7 @@ int gn_sim_new_device(u32 id, u32 ports, u32 hbm_mb)
 	struct gn_sim_pdata pdata;
 	struct platform_device *pdev;
 	struct gn_sim_dev *sim;
+	char name[32];
 	int ret;
 
 	if (id >= GAUDI_NIC_MAX_DEVICES || ports > GAUDI_NIC_MAX_PORTS ||
@@ -102,11 +106,16 @@ int gn_sim_new_device(u32 id, u32 ports, u32 hbm_mb)
 		ret = (ret == -EBUSY && old && old->pdev) ? -EEXIST : ret;
 		goto err_unlock;
 	}
+	if (!gn_sim_debugfs_root)
+		gn_sim_debugfs_root = debugfs_create_dir("gaudi_nic_sim", NULL);
+	snprintf(name, sizeof(name), "%s.%u", GAUDI_NIC_DRV_NAME, id);
+	sim->debugfs = debugfs_create_dir(name, gn_sim_debugfs_root);
 	pdata.sim = sim;
 	info.data = &pdata;
 	pdev = platform_device_register_full(&info);
 	if (IS_ERR(pdev)) {
 		ret = PTR_ERR(pdev);
+		debugfs_remove_recursive(sim->debugfs);
 		xa_erase(&gn_sim_windows, id);
 		goto err_unlock;
 	}
@@ -128,6 +137,9 @@ static void gn_sim_unplug(struct gn_sim_dev *sim)
 	lockdep_assert_held(&gn_sim_lock);
 	sim->pdev = NULL;
 	platform_device_unregister(pdev);
+	/* unbound: the MACs, and with them their knobs, are gone */
+	debugfs_remove_recursive(sim->debugfs);
+	sim->debugfs = NULL;
 	gn_sim_put(sim);
 }
 
@@ -165,6 +177,15 @@ void gn_sim_exit(void)
 	/* Let the RCU callbacks of released devices finish. */
 	rcu_barrier();
 	WARN_ON(!xa_empty(&gn_sim_windows));
+	debugfs_remove_recursive(gn_sim_debugfs_root);
+	gn_sim_debugfs_root = NULL;
+}
+
+struct dentry *gn_sim_debugfs(struct device *dev)
+{
+	struct gn_sim_pdata *pdata = dev_get_platdata(dev);
+
+	return pdata && pdata->sim ? pdata->sim->debugfs : NULL;
 }
 
 int gn_sim_hbm_populate(struct gn_sim_dev *sim, unsigned long frame,

@@ -27,6 +27,8 @@ struct gn_sim_dev {
 	struct platform_device *pdev;
 	/* a driver instance owns the device (probe .. drm release) */
 	atomic_t claimed;
+	/* debugfs gaudi_nic_sim/gaudi_nic.N: the test hooks */
+	struct dentry *debugfs;
 };
 
 struct gn_sim_pdata {
@@ -41,6 +43,8 @@ void gn_sim_shutdown(void);
 void gn_sim_exit(void);
 
 void gn_sim_get(struct gn_sim_dev *sim);
+/* The debugfs directory of emulated device @dev (NULL if none). */
+struct dentry *gn_sim_debugfs(struct device *dev);
 void gn_sim_put(struct gn_sim_dev *sim);
 
 /* HBM frames are PAGE_SIZE; backing exists only for populated frames. */
