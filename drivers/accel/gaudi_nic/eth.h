@@ -21,10 +21,17 @@
 
 /* ------------------------------------------------------------ NIC core */
 
+enum {
+	GN_NIC_ADEV_ETH,
+	GN_NIC_ADEV_RDMA,
+	GN_NIC_ADEVS
+};
+
 struct gn_nic {
 	struct gaudi_nic_dev *gdev;
 	struct devlink *devlink;
-	struct gaudi_nic_adev *eth_adev;
+	struct auxiliary_device *adevs[GN_NIC_ADEVS];
+	struct gaudi_nic_roce *roce;	/* NULL: no RoCE engine */
 	bool roce_enabled;		/* devlink param enable_roce */
 	const struct gaudi_nic_mac_ops *mac_ops;
 	unsigned int num_ports;

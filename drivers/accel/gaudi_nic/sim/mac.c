@@ -41,7 +41,6 @@
 #include <linux/slab.h>
 #include <linux/unaligned.h>
 #include "mac.h"
-#include "sim.h"
 
 /* A frame on the wire: gathered from host memory, checksum to insert. */
 struct gn_frame {
@@ -1539,7 +1538,8 @@ static void gn_mac_fault_debugfs(struct gn_mac *mac, struct dentry *dir)
 	}
 }
 
-struct gn_mac *gn_mac_create(struct device *dma_dev, unsigned int port)
+struct gn_mac *gn_mac_create(struct device *dma_dev, unsigned int port,
+			     struct dentry *debugfs)
 {
 	u8 key[GN_MAC_RSS_KEY_SIZE], indir[GN_MAC_RSS_INDIR_SIZE] = {};
 	struct gn_mac_rss *rss;
@@ -1568,7 +1568,7 @@ struct gn_mac *gn_mac_create(struct device *dma_dev, unsigned int port)
 		spin_lock_init(&mac->txq[q].lock);
 		spin_lock_init(&mac->rxq[q].lock);
 	}
-	gn_mac_fault_debugfs(mac, gn_sim_debugfs(dma_dev));
+	gn_mac_fault_debugfs(mac, debugfs);
 	return mac;
 }
 

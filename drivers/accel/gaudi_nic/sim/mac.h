@@ -13,14 +13,16 @@
 
 struct net_device;
 struct device_driver;
+struct dentry;
 
 extern const struct gaudi_nic_mac_ops gnsim_mac_ops;
 
 /*
- * A MAC for port @port of the emulated device @dma_dev (its platform
- * device); its fault injection knobs go in the device's debugfs directory.
+ * A MAC for port @port of the device that does DMA as @dma_dev; its fault
+ * injection knobs go in @debugfs (none if NULL or an error).
  */
-struct gn_mac *gn_mac_create(struct device *dma_dev, unsigned int port);
+struct gn_mac *gn_mac_create(struct device *dma_dev, unsigned int port,
+			     struct dentry *debugfs);
 void gn_mac_destroy(struct gn_mac *mac);
 
 /* Cables (under RTNL). */
