@@ -32,6 +32,8 @@ struct gn_nic {
 	struct devlink *devlink;
 	struct auxiliary_device *adevs[GN_NIC_ADEVS];
 	struct gaudi_nic_roce *roce;	/* NULL: no RoCE engine */
+	/* the Ethernet driver's netdev of each port, under RTNL */
+	struct net_device *netdevs[GAUDI_NIC_MAX_PORTS];
 	bool roce_enabled;		/* devlink param enable_roce */
 	const struct gaudi_nic_mac_ops *mac_ops;
 	unsigned int num_ports;
@@ -177,7 +179,8 @@ struct gn_eth_dev {
 
 extern const struct ethtool_ops gn_eth_ethtool_ops;
 
-struct gn_mac *gn_eth_netdev_to_mac(struct net_device *ndev);
+void gn_nic_set_netdev(struct gn_nic *nic, unsigned int port,
+		       struct net_device *ndev);
 void gn_eth_qstats_read(const struct gn_eth_qstats *qs,
 			struct gn_eth_qstats_snap *s);
 int gn_eth_reconfigure(struct gn_eth_port *port,

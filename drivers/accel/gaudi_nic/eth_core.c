@@ -9,6 +9,7 @@
  */
 #include <linux/device.h>
 #include <linux/platform_device.h>
+#include <linux/rtnetlink.h>
 #include <linux/slab.h>
 #include <linux/gaudi_nic/hw.h>
 #include <linux/gaudi_nic/roce_hw.h>
@@ -33,6 +34,45 @@ struct devlink *gn_nic_devlink(struct gn_nic *nic)
 {
 	return nic->devlink;
 }
+
+/* ------------------------------------------------ ports' netdevs */
+
+/* The Ethernet driver's netdev of @port is now @ndev (NULL: none). */
+void gn_nic_set_netdev(struct gn_nic *nic, unsigned int port,
+		       struct net_device *ndev)
+{
+	ASSERT_RTNL();
+	if (!WARN_ON_ONCE(port >= ARRAY_SIZE(nic->netdevs)))
+		nic->netdevs[port] = ndev;
+}
+
+struct net_device *gaudi_nic_port_netdev(struct gaudi_nic_dev *gdev, u32 port)
+{
+	struct gn_nic *nic = gdev->nic;
+	struct net_device *nd;
+
+	ASSERT_RTNL();
+	if (!nic || port >= nic->num_ports)
+		return NULL;
+	nd = nic->netdevs[port];
+	if (nd)
+		dev_hold(nd);
+	return nd;
+}
+EXPORT_SYMBOL_NS_GPL(gaudi_nic_port_netdev, GAUDI_NIC);
+
+int gaudi_nic_port_of(struct gaudi_nic_dev *gdev, struct net_device *nd)
+{
+	struct gn_nic *nic = gdev->nic;
+	unsigned int port;
+
+	ASSERT_RTNL();
+	for (port = 0; nic && nd && port < nic->num_ports; port++)
+		if (nic->netdevs[port] == nd)
+			return port;
+	return -ENOENT;
+}
+EXPORT_SYMBOL_NS_GPL(gaudi_nic_port_of, GAUDI_NIC);
 
 /* ------------------------------------------------ auxiliary devices */
 
@@ -159,7 +199,7 @@ static void gn_nic_free(struct gn_nic *nic)
 		ops->roce_destroy(nic->roce);
 	for (i = 0; i < nic->num_ports; i++)
 		if (nic->macs[i])
-			ops->mac_destroy(nic->macs[i]);
+			ops->mac_destroy(nic->gdev->hw, nic->macs[i]);
 	kfree(nic);
 }
 

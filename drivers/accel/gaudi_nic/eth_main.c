@@ -762,16 +762,6 @@ static const struct net_device_ops gn_eth_netdev_ops = {
 	.ndo_validate_addr	= eth_validate_addr,
 };
 
-struct gn_mac *gn_eth_netdev_to_mac(struct net_device *ndev)
-{
-	struct gn_eth_port *port;
-
-	if (ndev->netdev_ops != &gn_eth_netdev_ops)
-		return NULL;
-	port = netdev_priv(ndev);
-	return port->mac;
-}
-
 /* ------------------------------------------------------ MAC callbacks */
 
 static void gn_eth_irq(void *ctx, unsigned int vector)
@@ -822,11 +812,13 @@ static void gn_eth_port_destroy(struct gn_eth_port *port)
 {
 	struct net_device *ndev = port->ndev;
 
-	if (ndev->reg_state == NETREG_REGISTERED)
-		unregister_netdev(ndev);
 	rtnl_lock();
+	/* notifiers of the unregistration still find the port's netdev */
+	if (ndev->reg_state == NETREG_REGISTERED)
+		unregister_netdevice(ndev);
+	gn_nic_set_netdev(port->gadev->nic, port->idx, NULL);
 	port->mac_ops->unbind(port->mac);
-	rtnl_unlock();
+	rtnl_unlock();	/* completes the unregistration */
 	if (port->dl_port_registered)
 		devlink_port_unregister(&port->dl_port);
 	free_netdev(ndev);
@@ -870,6 +862,8 @@ static struct gn_eth_port *gn_eth_port_create(struct gaudi_nic_adev *gadev,
 	port->params.mtu = ETH_DATA_LEN;
 
 	SET_NETDEV_DEV(ndev, &gadev->adev.dev);
+	/* which port of the device: the emulator's cables find the MAC by it */
+	ndev->dev_port = idx;
 	ndev->netdev_ops = &gn_eth_netdev_ops;
 	ndev->ethtool_ops = &gn_eth_ethtool_ops;
 	ndev->stat_ops = &gn_eth_stat_ops;
@@ -919,7 +913,16 @@ static struct gn_eth_port *gn_eth_port_create(struct gaudi_nic_adev *gadev,
 	rtnl_unlock();
 	if (ret)
 		goto err_free;
-	ret = register_netdev(ndev);
+	/*
+	 * The port map and the registration change together under RTNL: a
+	 * NETDEV_REGISTER notifier (gaudi_ib's) already finds the port.
+	 */
+	rtnl_lock();
+	gn_nic_set_netdev(gadev->nic, idx, ndev);
+	ret = register_netdevice(ndev);
+	if (ret)
+		gn_nic_set_netdev(gadev->nic, idx, NULL);
+	rtnl_unlock();
 	if (ret) {
 		dev_err(&gadev->adev.dev, "cannot register %s: %d\n", name,
 			ret);

@@ -65,6 +65,20 @@ static inline struct gaudi_nic_dev *to_gaudi_nic_dev(struct drm_device *drm)
 	return container_of(drm, struct gaudi_nic_dev, drm);
 }
 
+struct net_device;
+
+/*
+ * The NIC ports' netdevs, as the Ethernet driver registered them, kept
+ * under RTNL (whatever namespace they are in).  gaudi_nic_port_netdev():
+ * the netdev of @port with a reference (dev_put() it), or NULL.
+ * gaudi_nic_port_of(): the port @nd is, or -ENOENT if it is none of
+ * @gdev's.  Both under RTNL: a netdevice notifier asks the latter for the
+ * netdev of each event.
+ */
+struct net_device *gaudi_nic_port_netdev(struct gaudi_nic_dev *gdev,
+					 u32 port);
+int gaudi_nic_port_of(struct gaudi_nic_dev *gdev, struct net_device *nd);
+
 /* True if @dev is a gaudi_nic platform device bound to the core driver. */
 bool gaudi_nic_is_device(struct device *dev);
 

@@ -49,7 +49,7 @@ struct gaudi_nic_hw_ops {
 				     unsigned long frame);
 	struct gn_mac *(*mac_create)(struct gaudi_nic_hw *hw,
 				     struct device *dma_dev, unsigned int port);
-	void (*mac_destroy)(struct gn_mac *mac);
+	void (*mac_destroy)(struct gaudi_nic_hw *hw, struct gn_mac *mac);
 	struct gaudi_nic_roce *(*roce_create)(struct gaudi_nic_hw *hw,
 					      struct device *dma_dev,
 					      struct gn_mac *const *macs);

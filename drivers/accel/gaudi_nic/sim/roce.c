@@ -17,8 +17,6 @@
 #include <linux/slab.h>
 #include <net/net_namespace.h>
 #include "mac.h"
-
-#include "../eth.h"
 #include "roce.h"
 
 static_assert(sizeof(struct gn_roce_qp_ctx) % 8 == 0);
@@ -1012,58 +1010,6 @@ void gaudi_nic_roce_disable(struct gaudi_nic_roce *r)
 	mutex_unlock(&r->cmd_lock);
 }
 EXPORT_SYMBOL_NS_GPL(gaudi_nic_roce_disable, GAUDI_NIC);
-
-/*
- * The port whose MAC @nd drives, or -ENOENT if @nd is not one of this
- * device's ports.  Any context: a netdevice notifier asks this for the
- * netdev of each event instead of searching every namespace.
- */
-int gaudi_nic_roce_port_of(struct gaudi_nic_roce *r, struct net_device *nd)
-{
-	struct gn_mac *mac = gn_eth_netdev_to_mac(nd);
-	u32 port;
-
-	for (port = 0; mac && port < r->num_ports; port++)
-		if (r->ports[port].mac == mac)
-			return port;
-	return -ENOENT;
-}
-EXPORT_SYMBOL_NS_GPL(gaudi_nic_roce_port_of, GAUDI_NIC);
-
-/*
- * The netdev of @port (a reference the caller drops with dev_put()), or
- * NULL.  The Ethernet driver's netdevs may live in any network namespace:
- * this searches them all, under RCU (namespaces and netdevs are unlinked
- * with list_del_rcu() and freed after a grace period; RTNL alone does not
- * keep a dying namespace on the list).  For the probe, which must find
- * netdevs registered before it; events use gaudi_nic_roce_port_of().
- */
-struct net_device *gaudi_nic_roce_netdev(struct gaudi_nic_roce *r, u32 port)
-{
-	struct net_device *nd, *found = NULL;
-	struct gn_mac *mac;
-	struct net *net;
-
-	if (port >= r->num_ports)
-		return NULL;
-	mac = r->ports[port].mac;
-	if (!mac)
-		return NULL;
-	rcu_read_lock();
-	for_each_net_rcu(net) {
-		for_each_netdev_rcu(net, nd) {
-			if (gn_eth_netdev_to_mac(nd) == mac) {
-				dev_hold(nd);
-				found = nd;
-				goto out;
-			}
-		}
-	}
-out:
-	rcu_read_unlock();
-	return found;
-}
-EXPORT_SYMBOL_NS_GPL(gaudi_nic_roce_netdev, GAUDI_NIC);
 
 /* ------------------------------------------------ engine create/destroy */
 

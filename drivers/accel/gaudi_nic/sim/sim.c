@@ -11,6 +11,7 @@
 #include <linux/mm.h>
 #include <linux/mutex.h>
 #include <linux/platform_device.h>
+#include <linux/rtnetlink.h>
 #include <linux/slab.h>
 #include <linux/sysfs.h>
 #include <linux/xarray.h>
@@ -38,6 +39,7 @@ static void gn_sim_free_rcu(struct rcu_head *rcu)
 	struct gn_sim_dev *sim = container_of(rcu, struct gn_sim_dev, rcu);
 	unsigned long i;
 
+	kfree(sim->macs);
 	for (i = 0; i < sim->nframes; i++)
 		if (sim->frames[i])
 			__free_page(sim->frames[i]);
@@ -92,7 +94,10 @@ int gn_sim_new_device(u32 id, u32 ports, u32 hbm_mb)
 	snprintf(sim->hw.serial, sizeof(sim->hw.serial), "GNSIM%04u%08X", id,
 		 (u32)(sim->hw.bus_base >> 32) ^ (hbm_mb << 8) ^ ports);
 	sim->frames = kvcalloc(sim->nframes, sizeof(*sim->frames), GFP_KERNEL);
-	if (!sim->frames) {
+	sim->macs = kcalloc(ports, sizeof(*sim->macs), GFP_KERNEL);
+	if (!sim->frames || !sim->macs) {
+		kvfree(sim->frames);
+		kfree(sim->macs);
 		kfree(sim);
 		return -ENOMEM;
 	}
@@ -130,6 +135,7 @@ int gn_sim_new_device(u32 id, u32 ports, u32 hbm_mb)
 err_unlock:
 	mutex_unlock(&gn_sim_lock);
 	kvfree(sim->frames);
+	kfree(sim->macs);
 	kfree(sim);
 	return ret;
 }
@@ -270,7 +276,61 @@ static struct gn_mac *gn_sim_mac_create(struct gaudi_nic_hw *hw,
 					struct device *dma_dev,
 					unsigned int port)
 {
-	return gn_mac_create(dma_dev, port, to_gn_sim_dev(hw)->debugfs);
+	struct gn_sim_dev *sim = to_gn_sim_dev(hw);
+	struct gn_mac *mac;
+
+	if (port >= hw->num_ports)
+		return NULL;
+	mac = gn_mac_create(dma_dev, port, sim->debugfs);
+	if (mac) {
+		rtnl_lock();
+		sim->macs[port] = mac;
+		rtnl_unlock();
+	}
+	return mac;
+}
+
+static void gn_sim_mac_destroy(struct gaudi_nic_hw *hw, struct gn_mac *mac)
+{
+	struct gn_sim_dev *sim = to_gn_sim_dev(hw);
+	u32 p;
+
+	rtnl_lock();
+	for (p = 0; p < hw->num_ports; p++)
+		if (sim->macs[p] == mac)
+			sim->macs[p] = NULL;
+	rtnl_unlock();
+	gn_mac_destroy(mac);
+}
+
+/*
+ * The MAC behind a netdev, from the device model alone (netdevsim's bus
+ * asks its netdevs no more): a port's netdev descends from one of our
+ * platform devices, and its dev_port is the port.  Under RTNL, so a
+ * registered @nd keeps its driver, and with it the MACs, bound.
+ */
+struct gn_mac *gn_sim_netdev_mac(struct net_device *nd)
+{
+	struct gn_mac *mac = NULL;
+	struct platform_device *pdev;
+	struct gn_sim_dev *sim;
+	struct device *d;
+
+	ASSERT_RTNL();
+	for (d = nd->dev.parent; d && !dev_is_platform(d); d = d->parent)
+		;
+	if (!d)
+		return NULL;
+	pdev = to_platform_device(d);
+	if (strcmp(pdev->name, GAUDI_NIC_DRV_NAME) || pdev->id < 0)
+		return NULL;
+	rcu_read_lock();
+	sim = xa_load(&gn_sim_windows, pdev->id);
+	if (sim && gaudi_nic_hw_of(&pdev->dev) == &sim->hw &&
+	    nd->dev_port < sim->hw.num_ports)
+		mac = sim->macs[nd->dev_port];
+	rcu_read_unlock();
+	return mac;
 }
 
 static struct gaudi_nic_roce *gn_sim_roce_create(struct gaudi_nic_hw *hw,
@@ -287,7 +347,7 @@ static const struct gaudi_nic_hw_ops gn_sim_hw_ops = {
 	.hbm_discard = gn_sim_hbm_discard,
 	.hbm_get_page = gn_sim_hbm_get_page,
 	.mac_create = gn_sim_mac_create,
-	.mac_destroy = gn_mac_destroy,
+	.mac_destroy = gn_sim_mac_destroy,
 	.roce_create = gn_sim_roce_create,
 	.roce_destroy = gn_roce_destroy,
 };

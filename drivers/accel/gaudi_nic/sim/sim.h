@@ -29,6 +29,8 @@ struct gn_sim_dev {
 	atomic_t claimed;
 	/* debugfs gaudi_nic_sim/gaudi_nic.N: the test hooks */
 	struct dentry *debugfs;
+	/* the MAC of each port while the core has it, written under RTNL */
+	struct gn_mac **macs;
 };
 
 static inline struct gn_sim_dev *to_gn_sim_dev(struct gaudi_nic_hw *hw)
@@ -42,5 +44,9 @@ int gn_sim_new_device(u32 id, u32 ports, u32 hbm_mb);
 int gn_sim_del_device(u32 id);
 void gn_sim_shutdown(void);
 void gn_sim_exit(void);
+
+struct net_device;
+/* Under RTNL: the MAC of the emulated port @nd drives, or NULL. */
+struct gn_mac *gn_sim_netdev_mac(struct net_device *nd);
 
 #endif /* _GAUDI_NIC_SIM_H */
