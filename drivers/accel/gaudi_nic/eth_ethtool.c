@@ -135,6 +135,7 @@ int gn_eth_rss_default(struct gn_eth_port *port, unsigned int n)
 	unsigned int i;
 
 	ASSERT_RTNL();
+	ASSERT_RTNL();
 	for (i = 0; i < GN_MAC_RSS_INDIR_SIZE; i++)
 		indir[i] = ethtool_rxfh_indir_default(i, n);
 	return port->mac_ops->set_rss(port->mac, NULL, indir);

@@ -187,6 +187,7 @@ static void gn_eth_chset_activate(struct gn_eth_port *port,
 {
 	unsigned int i, n = chs->p.num_channels;
 
+	ASSERT_RTNL();
 	for (i = 0; i < n; i++) {
 		struct gn_eth_channel *ch = &chs->ch[i];
 
@@ -216,6 +217,7 @@ static void gn_eth_chset_deactivate(struct gn_eth_port *port,
 {
 	unsigned int i, n = chs->p.num_channels;
 
+	ASSERT_RTNL();
 	for (i = 0; i < n; i++) {
 		port->mac_ops->tx_ring_set(port->mac, i, 0, 0);
 		port->mac_ops->rx_ring_set(port->mac, i, 0, 0);

@@ -24,6 +24,7 @@ static struct gn_mac *gn_cable_lookup(const char *op, int netnsfd,
 	struct gn_mac *mac;
 	struct net *net;
 
+	ASSERT_RTNL();
 	net = get_net_ns_by_fd(netnsfd);
 	if (IS_ERR(net)) {
 		pr_err("gaudi_nic: %s: fd %d is not a network namespace\n",

@@ -22,8 +22,8 @@
  * touches a peer or calls the client runs inside an RCU read-side section,
  * so gnsim_mac_quiesce() (synchronize_rcu) fences them.
  *
- * Fault injection (gn_mac_set_fault(), sim/mac.h) sits between a sender and the
- * cable; see struct gn_mac_fault_state.
+ * Fault injection (gn_mac_set_fault(), sim/mac.h; in mac_fault.c) sits
+ * between a sender and the cable; see struct gn_mac_fault_state.
  */
 #include <linux/debugfs.h>
 #include <linux/dma-direct.h>
@@ -41,124 +41,7 @@
 #include <linux/slab.h>
 #include <linux/unaligned.h>
 #include "mac.h"
-
-/* A frame on the wire: gathered from host memory, checksum to insert. */
-struct gn_frame {
-	unsigned int nfrags;
-	unsigned int len;
-	int csum_start;			/* -1: none */
-	unsigned int csum_offset;
-	unsigned int mss;		/* TSO: 0 if none */
-	unsigned int hdr_len;
-	bool icrc_insert;		/* RoCE: ICRC to insert (port.h) */
-	struct gn_mac_roce_frag frag[GN_MAC_MAX_FRAGS + 1];
-};
-
-struct gn_mac_txq {
-	/* protects everything below */
-	spinlock_t lock;
-	struct gn_tx_desc *ring;
-	u32 size;
-	u32 head;
-	u32 prod;
-	bool held;		/* waiting for the peer's pause to end */
-	struct gn_mac_stats st;
-	struct gn_frame frame;	/* the frame being sent */
-	/* TSO: next segment of that frame, its headers, the segment */
-	unsigned int tso_next;
-	u8 tso_tmpl[GN_TSO_MAX_HDR];
-	u8 tso_hdr[GN_TSO_MAX_HDR];
-	struct gn_frame seg;
-};
-
-struct gn_mac_rxq {
-	/* protects everything below */
-	spinlock_t lock;
-	struct gn_rx_desc *ring;
-	u32 size;
-	u32 head;
-	u32 tail;
-	bool xoff;		/* we held the sender */
-	struct gn_mac_stats st;
-};
-
-/*
- * Fault injection on the frames this port puts on its cable: fault k hits
- * one frame in @every[k] at random (1: every frame, 0: off).  Random, not
- * periodic: a go-back-N sender resending a window whose length is a
- * multiple of a fixed period would lose the same packet every time.
- *
- * Locking: @lock (taken with BH disabled) protects everything but @on.  It
- * nests inside a TX ring lock and is never held while a frame is delivered
- * to the peer.  @on is the hot path's only test when no fault is set:
- * true while any @every[] is non-zero or a frame is held, written under
- * @lock; @every[] is also read locklessly by gn_mac_get_fault().
- *
- * Lifetime of @held, the frame held back by REORDER (a kmalloc'ed copy of
- * @held_len bytes): whoever takes it out under @lock delivers or frees it.
- * A frame is only held for the current peer (checked under @lock), and is
- * taken out by the sender of the port's next frame (delivered after that
- * frame), by gn_mac_set_fault() turning REORDER off (delivered if the
- * cable is still up, else freed), by gn_mac_unlink() (freed), and finally
- * by gn_mac_destroy().  A frame freed undelivered counts in @dropped;
- * a held frame counts in @reordered once delivered.
- */
-struct gn_mac_fault_state {
-	spinlock_t lock;	/* see above */
-	bool on;
-	u32 every[GN_MAC_FAULTS];
-	u8 *held;
-	unsigned int held_len;
-	u64 dropped;
-	u64 duplicated;
-	u64 reordered;
-	u64 corrupted;
-};
-
-/*
- * RSS state: key, indirection table and the key's Toeplitz lookup tables
- * (one per nibble of hash input).  Replaced as a whole under RTNL; the
- * receive path reads it under RCU.
- */
-#define GN_MAC_RSS_INPUT	36	/* IPv6 addresses and L4 ports */
-struct gn_mac_rss {
-	struct rcu_head rcu;
-	u8 key[GN_MAC_RSS_KEY_SIZE];
-	u8 indir[GN_MAC_RSS_INDIR_SIZE];
-	u32 tbl[GN_MAC_RSS_INPUT * 2][16];
-};
-
-struct gn_mac {
-	struct device *dma_dev;
-	unsigned int port;
-	struct gn_mac_rss __rcu *rss;
-	struct gn_mac __rcu *peer;
-	/* configuration: written under RTNL, read with READ_ONCE */
-	bool enabled;
-	bool link;
-	bool roce_en;
-	bool rx_pause;
-	bool tx_pause;
-	u32 max_frame;
-	u32 nrxq;
-	const struct gn_mac_client_ops *ops;
-	void *ctx;
-	gn_mac_roce_rx_t roce_fn;
-	void *roce_ctx;
-	bool roce_xoff;		/* our engine pauses the partner's RoCE TX */
-	struct gn_mac_txq txq[GN_MAC_MAX_QUEUES];
-	struct gn_mac_rxq rxq[GN_MAC_MAX_QUEUES];
-	/* the RoCE engine's transmit path; protects roce_st */
-	spinlock_t roce_lock;
-	struct gn_mac_stats roce_st;
-	struct gn_mac_fault_state fault;
-	/* debugfs p<port>_fault_<kind> */
-	struct gn_mac_fault_knob {
-		struct gn_mac *mac;
-		enum gn_mac_fault kind;
-		struct dentry *dentry;
-	} fault_knob[GN_MAC_FAULTS];
-};
+#include "mac_priv.h"
 
 /* The DMA engine: host memory behind a DMA address of our device. */
 static void *gn_mac_dma_virt(struct gn_mac *mac, u64 addr)
@@ -339,7 +222,7 @@ static __wsum gn_csum_copy(const u8 *src, u8 *dst, unsigned int len)
  * receive checksum).  One pass over the data: from the checksum start on,
  * it is summed while copied.
  */
-static __wsum gn_frame_copy(const struct gn_frame *f, u8 *dst)
+__wsum gn_frame_copy(const struct gn_frame *f, u8 *dst)
 {
 	unsigned int i, off = 0, start = ETH_HLEN, pre;
 	__sum16 *field, old;
@@ -440,8 +323,8 @@ static void gn_mac_count_rx(struct gn_mac_stats *st, const u8 *da,
  * held (BH disabled, RCU).  Returns -EAGAIN if the frame must stay in the
  * sender's ring (pause), 0 otherwise (delivered or counted as dropped).
  */
-static int gn_mac_rx(struct gn_mac *mac, const struct gn_frame *f,
-		     bool may_hold)
+int gn_mac_rx(struct gn_mac *mac, const struct gn_frame *f,
+	      bool may_hold)
 {
 	unsigned int len = f->len, flen = max_t(unsigned int, len, ETH_ZLEN);
 	unsigned int q, nq = READ_ONCE(mac->nrxq);
@@ -536,8 +419,8 @@ static void gn_mac_count_tx(struct gn_mac_stats *st, const struct gn_frame *f)
 }
 
 /* Copy @len bytes at offset @off of frame @f to @dst. */
-static void gn_frame_read(const struct gn_frame *f, unsigned int off, u8 *dst,
-			  unsigned int len)
+void gn_frame_read(const struct gn_frame *f, unsigned int off, u8 *dst,
+		   unsigned int len)
 {
 	unsigned int i, c;
 
@@ -555,170 +438,10 @@ static void gn_frame_read(const struct gn_frame *f, unsigned int off, u8 *dst,
 }
 
 /* The L3 header offset of @hdr (one optional VLAN tag). */
-static unsigned int gn_l3_off(const u8 *hdr)
+unsigned int gn_l3_off(const u8 *hdr)
 {
 	return get_unaligned_be16(hdr + 12) == ETH_P_8021Q ? VLAN_ETH_HLEN :
 							       ETH_HLEN;
-}
-
-/* ---------------------------------------------------- cable fault injection */
-
-/*
- * The offset of the byte CORRUPT inverts in @f, or -1 if the frame does not
- * qualify: the last byte of an IPv4 (unfragmented) or IPv6 TCP or UDP
- * datagram, before the ICRC for RoCE v2; UDP only with a checksum.
- */
-static int gn_fault_corrupt_off(const struct gn_frame *f)
-{
-	unsigned int n = min_t(unsigned int, f->len, 128), l3, l4, end;
-	u8 h[128], ipproto;
-	u16 proto;
-
-	if (n < ETH_HLEN + 4)
-		return -1;
-	gn_frame_read(f, 0, h, n);
-	l3 = gn_l3_off(h);
-	proto = get_unaligned_be16(h + l3 - 2);
-	if (proto == ETH_P_IP) {
-		if (n < l3 + 20 || (h[l3] >> 4) != 4 ||
-		    (get_unaligned_be16(h + l3 + 6) & 0x3fff))
-			return -1;
-		ipproto = h[l3 + 9];
-		l4 = l3 + (h[l3] & 0xf) * 4;
-		end = l3 + get_unaligned_be16(h + l3 + 2);
-	} else if (proto == ETH_P_IPV6) {
-		if (n < l3 + 40 || (h[l3] >> 4) != 6)
-			return -1;
-		ipproto = h[l3 + 6];
-		l4 = l3 + 40;
-		end = l4 + get_unaligned_be16(h + l3 + 4);
-	} else {
-		return -1;
-	}
-	if (end > f->len || n < l4 + 8)
-		return -1;
-	if (ipproto == IPPROTO_UDP) {
-		if (get_unaligned_be16(h + l4 + 2) == GN_ROCE_UDP_PORT)
-			end -= 4;	/* the ICRC */
-		else if (!get_unaligned_be16(h + l4 + 6))
-			return -1;	/* no checksum: nobody would notice */
-	} else if (ipproto != IPPROTO_TCP) {
-		return -1;
-	}
-	return end > l4 + 8 ? end - 1 : -1;
-}
-
-/*
- * Under fs->lock: the fault @f gets (-1: none); REORDER holds it here.
- * Each knob rolls its own dice, the first hit applies.
- */
-static int gn_fault_pick(struct gn_mac *mac, struct gn_mac *peer,
-			 const struct gn_frame *f, int *corrupt_off)
-{
-	struct gn_mac_fault_state *fs = &mac->fault;
-	int k;
-
-	for (k = 0; k < GN_MAC_FAULTS; k++) {
-		if (!fs->every[k] ||
-		    (fs->every[k] > 1 && get_random_u32_below(fs->every[k])))
-			continue;
-		if (k == GN_MAC_FAULT_CORRUPT) {
-			*corrupt_off = gn_fault_corrupt_off(f);
-			if (*corrupt_off < 0)
-				continue;
-		} else if (k == GN_MAC_FAULT_REORDER) {
-			/* one held frame at most, and only for this peer */
-			if (fs->held || rcu_access_pointer(mac->peer) != peer)
-				continue;
-			fs->held = kmalloc(f->len, GFP_ATOMIC | __GFP_NOWARN);
-			if (!fs->held)
-				continue;
-			gn_frame_copy(f, fs->held);
-			fs->held_len = f->len;
-		}
-		return k;
-	}
-	return -1;
-}
-
-/* Deliver a frame copied to @buf (BH disabled, RCU). */
-static int gn_fault_rx_copy(struct gn_mac *peer, const u8 *buf,
-			    unsigned int len, bool may_hold)
-{
-	struct gn_frame c = {
-		.nfrags = 1,
-		.len = len,
-		.csum_start = -1,
-		.frag[0] = { .p = buf, .len = len },
-	};
-
-	return gn_mac_rx(peer, &c, may_hold);
-}
-
-/* gn_mac_wire() with a fault set (BH disabled, RCU, maybe a TX ring lock). */
-static noinline int gn_mac_fault_xmit(struct gn_mac *mac, struct gn_mac *peer,
-				      const struct gn_frame *f, bool may_hold)
-{
-	struct gn_mac_fault_state *fs = &mac->fault;
-	unsigned int rel_len = 0;
-	int kind, off = -1, ret;
-	u8 *buf, *rel = NULL;
-
-	spin_lock(&fs->lock);
-	kind = gn_fault_pick(mac, peer, f, &off);
-	spin_unlock(&fs->lock);
-
-	switch (kind) {
-	case GN_MAC_FAULT_DROP:
-	case GN_MAC_FAULT_REORDER:	/* held: delivered after the next one */
-		ret = 0;
-		break;
-	case GN_MAC_FAULT_DUP:
-		ret = gn_mac_rx(peer, f, may_hold);
-		if (!ret)
-			gn_mac_rx(peer, f, false);
-		break;
-	case GN_MAC_FAULT_CORRUPT:
-		buf = kmalloc(f->len, GFP_ATOMIC | __GFP_NOWARN);
-		if (!buf) {
-			kind = -1;
-			ret = gn_mac_rx(peer, f, may_hold);
-			break;
-		}
-		gn_frame_copy(f, buf);	/* checksum inserted, then broken */
-		buf[off] ^= 0xff;
-		ret = gn_fault_rx_copy(peer, buf, f->len, may_hold);
-		kfree(buf);
-		break;
-	default:
-		ret = gn_mac_rx(peer, f, may_hold);
-		break;
-	}
-
-	spin_lock(&fs->lock);
-	/* -EAGAIN: paused, not sent (the resend rolls the dice again) */
-	if (ret != -EAGAIN) {
-		if (kind == GN_MAC_FAULT_DROP)
-			fs->dropped++;
-		else if (kind == GN_MAC_FAULT_DUP)
-			fs->duplicated++;
-		else if (kind == GN_MAC_FAULT_CORRUPT)
-			fs->corrupted++;
-		/* a frame held earlier goes after this one */
-		if (kind != GN_MAC_FAULT_REORDER && fs->held &&
-		    rcu_access_pointer(mac->peer) == peer) {
-			rel = fs->held;
-			rel_len = fs->held_len;
-			fs->held = NULL;
-			fs->reordered++;
-		}
-	}
-	spin_unlock(&fs->lock);
-	if (rel) {
-		gn_fault_rx_copy(peer, rel, rel_len, false);
-		kfree(rel);
-	}
-	return ret;
 }
 
 /*
@@ -731,72 +454,6 @@ static int gn_mac_wire(struct gn_mac *mac, struct gn_mac *peer,
 	if (likely(!READ_ONCE(mac->fault.on)))
 		return gn_mac_rx(peer, f, may_hold);
 	return gn_mac_fault_xmit(mac, peer, f, may_hold);
-}
-
-/* Under fs->lock: the fault path is needed while a knob is set or a frame held. */
-static void gn_fault_update_on(struct gn_mac_fault_state *fs)
-{
-	bool on = fs->held;
-	unsigned int k;
-
-	for (k = 0; k < GN_MAC_FAULTS; k++)
-		on |= fs->every[k] != 0;
-	WRITE_ONCE(fs->on, on);
-}
-
-/*
- * Take the held frame out and deliver it to the current peer if the link
- * is up (@deliver), else free it (counted as dropped).
- */
-static void gn_fault_flush(struct gn_mac *mac, bool deliver)
-{
-	struct gn_mac_fault_state *fs = &mac->fault;
-	struct gn_mac *peer;
-	unsigned int len;
-	u8 *held;
-
-	rcu_read_lock();
-	local_bh_disable();
-	spin_lock(&fs->lock);
-	held = fs->held;
-	len = fs->held_len;
-	fs->held = NULL;
-	gn_fault_update_on(fs);
-	peer = rcu_dereference(mac->peer);
-	deliver = deliver && held && peer && READ_ONCE(mac->link);
-	if (deliver)
-		fs->reordered++;
-	else if (held)
-		fs->dropped++;
-	spin_unlock(&fs->lock);
-	if (deliver)
-		gn_fault_rx_copy(peer, held, len, false);
-	local_bh_enable();
-	rcu_read_unlock();
-	kfree(held);
-}
-
-int gn_mac_set_fault(struct gn_mac *mac, enum gn_mac_fault kind, u32 every)
-{
-	struct gn_mac_fault_state *fs = &mac->fault;
-
-	if ((unsigned int)kind >= GN_MAC_FAULTS)
-		return -EINVAL;
-	spin_lock_bh(&fs->lock);
-	WRITE_ONCE(fs->every[kind], every);
-	gn_fault_update_on(fs);
-	spin_unlock_bh(&fs->lock);
-	/* REORDER off: nothing is held any more, out with the held frame */
-	if (kind == GN_MAC_FAULT_REORDER && !every)
-		gn_fault_flush(mac, true);
-	return 0;
-}
-
-u32 gn_mac_get_fault(struct gn_mac *mac, enum gn_mac_fault kind)
-{
-	if ((unsigned int)kind >= GN_MAC_FAULTS)
-		return 0;
-	return READ_ONCE(mac->fault.every[kind]);
 }
 
 /* TSO headers the MAC can segment: IPv4 or IPv6, then TCP at csum_start. */
@@ -1481,62 +1138,6 @@ const struct gaudi_nic_mac_ops gnsim_mac_ops = {
 	.get_stats = gnsim_mac_get_stats,
 	.set_roce = gnsim_mac_set_roce,
 };
-
-/* ------------------------------------------------- fault knobs (debugfs) */
-
-static int gn_mac_fault_knob_get(void *data, u64 *val)
-{
-	struct gn_mac_fault_knob *knob = data;
-
-	*val = gn_mac_get_fault(knob->mac, knob->kind);
-	return 0;
-}
-
-static int gn_mac_fault_knob_set(void *data, u64 val)
-{
-	struct gn_mac_fault_knob *knob = data;
-
-	if (val > U32_MAX) {
-		dev_err(knob->mac->dma_dev,
-			"port %u: fault injection: %llu is out of range (one frame in N, N <= %u, 0 = off)\n",
-			knob->mac->port, val, U32_MAX);
-		return -EINVAL;
-	}
-	return gn_mac_set_fault(knob->mac, knob->kind, val);
-}
-DEFINE_DEBUGFS_ATTRIBUTE(gn_mac_fault_fops, gn_mac_fault_knob_get,
-			 gn_mac_fault_knob_set, "%llu\n");
-
-/*
- * Cable faults on the frames the port transmits, p<port>_fault_<kind> in
- * the device's debugfs directory: one frame in N (at random, 1 = every
- * frame, 0 = off) is dropped, duplicated, reordered or corrupted; counted
- * in the MAC counters fault_* (ethtool -S mac_fault_*).
- */
-static void gn_mac_fault_debugfs(struct gn_mac *mac, struct dentry *dir)
-{
-	static const char * const kinds[GN_MAC_FAULTS] = {
-		[GN_MAC_FAULT_DROP] = "drop",
-		[GN_MAC_FAULT_DUP] = "dup",
-		[GN_MAC_FAULT_REORDER] = "reorder",
-		[GN_MAC_FAULT_CORRUPT] = "corrupt",
-	};
-	char name[32];
-	unsigned int k;
-
-	if (IS_ERR_OR_NULL(dir))
-		return;
-	for (k = 0; k < GN_MAC_FAULTS; k++) {
-		mac->fault_knob[k].mac = mac;
-		mac->fault_knob[k].kind = k;
-		snprintf(name, sizeof(name), "p%u_fault_%s", mac->port,
-			 kinds[k]);
-		mac->fault_knob[k].dentry =
-			debugfs_create_file_unsafe(name, 0600, dir,
-						   &mac->fault_knob[k],
-						   &gn_mac_fault_fops);
-	}
-}
 
 struct gn_mac *gn_mac_create(struct device *dma_dev, unsigned int port,
 			     struct dentry *debugfs)
