@@ -25,8 +25,8 @@ trap cleanup EXIT
 tap_env_start rdma_env_setup
 t_ok "environment: $IB_A ($NS_A) cabled to $IB_B ($NS_B)"
 mountpoint -q /sys/kernel/debug || mount -t debugfs none /sys/kernel/debug
-DBG_A=/sys/kernel/debug/gaudi_nic.eth.$DEV_A
-DBG_B=/sys/kernel/debug/gaudi_nic.eth.$DEV_B
+DBG_A=/sys/kernel/debug/gaudi_nic_sim/gaudi_nic.$DEV_A
+DBG_B=/sys/kernel/debug/gaudi_nic_sim/gaudi_nic.$DEV_B
 KINDS="drop dup reorder corrupt"
 
 bin=${FAULT_XFER:-/build/tests-rdma/fault_xfer}

@@ -58,7 +58,7 @@ static int gn_devlink_roce_set(struct devlink *devlink, u32 id,
 
 	WRITE_ONCE(nic->roce_enabled, ctx->val.vbool);
 	for (i = 0; i < nic->num_ports; i++)
-		gn_mac_set_roce(nic->macs[i], ctx->val.vbool);
+		nic->mac_ops->set_roce(nic->macs[i], ctx->val.vbool);
 	return 0;
 }
 

@@ -21,11 +21,21 @@
 
 /* ------------------------------------------------------------ NIC core */
 
+enum {
+	GN_NIC_ADEV_ETH,
+	GN_NIC_ADEV_RDMA,
+	GN_NIC_ADEVS
+};
+
 struct gn_nic {
 	struct gaudi_nic_dev *gdev;
 	struct devlink *devlink;
-	struct gaudi_nic_adev *eth_adev;
+	struct auxiliary_device *adevs[GN_NIC_ADEVS];
+	struct gaudi_nic_roce *roce;	/* NULL: no RoCE engine */
+	/* the Ethernet driver's netdev of each port, under RTNL */
+	struct net_device *netdevs[GAUDI_NIC_MAX_PORTS];
 	bool roce_enabled;		/* devlink param enable_roce */
+	const struct gaudi_nic_mac_ops *mac_ops;
 	unsigned int num_ports;
 	struct gn_mac *macs[];
 };
@@ -148,6 +158,7 @@ struct gn_eth_port {
 	struct gaudi_nic_adev *gadev;
 	struct device *dma_dev;
 	struct gn_mac *mac;
+	const struct gaudi_nic_mac_ops *mac_ops;
 	unsigned int idx;
 	struct devlink_port dl_port;
 	bool dl_port_registered;
@@ -157,11 +168,6 @@ struct gn_eth_port {
 	struct gn_eth_qstats qstats[GN_MAC_MAX_QUEUES];
 	/* fault injection (debugfs): ring allocations to fail */
 	u32 fail_alloc;
-	/* debugfs p<idx>_fault_<kind>: the MAC's cable faults (gn_mac_set_fault) */
-	struct gn_eth_fault_knob {
-		struct gn_eth_port *port;
-		enum gn_mac_fault kind;
-	} fault_knob[GN_MAC_FAULTS];
 };
 
 struct gn_eth_dev {
@@ -173,7 +179,8 @@ struct gn_eth_dev {
 
 extern const struct ethtool_ops gn_eth_ethtool_ops;
 
-struct gn_mac *gn_eth_netdev_to_mac(struct net_device *ndev);
+void gn_nic_set_netdev(struct gn_nic *nic, unsigned int port,
+		       struct net_device *ndev);
 void gn_eth_qstats_read(const struct gn_eth_qstats *qs,
 			struct gn_eth_qstats_snap *s);
 int gn_eth_reconfigure(struct gn_eth_port *port,

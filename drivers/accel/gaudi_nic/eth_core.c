@@ -1,63 +1,228 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * gaudi_nic NIC core: for each device, the emulated MACs of its ports, the
- * devlink instance and the auxiliary device gaudi_nic.eth.N that the
- * Ethernet driver binds to.  Called from the core driver's probe; torn
- * down by a devres action when the platform device goes away.
+ * gaudi_nic NIC core: for each device, the MACs of its ports and its RoCE
+ * engine (through the hardware ops, <linux/gaudi_nic/hw.h>), the devlink
+ * instance, and the auxiliary devices gaudi_nic.eth.N and gaudi_nic.rdma.N
+ * that the Ethernet and RDMA drivers bind to, from one table.  Called
+ * from the core driver's probe; torn down by a devres action when the
+ * platform device goes away.
  */
 #include <linux/device.h>
 #include <linux/platform_device.h>
+#include <linux/rtnetlink.h>
 #include <linux/slab.h>
+#include <linux/gaudi_nic/hw.h>
+#include <linux/gaudi_nic/roce_hw.h>
 #include "eth.h"
-#include "sim/mac.h"
 
 unsigned int gn_nic_num_ports(struct gn_nic *nic)
 {
 	return nic->num_ports;
 }
-EXPORT_SYMBOL_NS_GPL(gn_nic_num_ports, GAUDI_NIC);
 
 struct gn_mac *gn_nic_port_mac(struct gn_nic *nic, unsigned int port)
 {
 	return port < nic->num_ports ? nic->macs[port] : NULL;
 }
-EXPORT_SYMBOL_NS_GPL(gn_nic_port_mac, GAUDI_NIC);
+
+const struct gaudi_nic_mac_ops *gn_nic_mac_ops(struct gn_nic *nic)
+{
+	return nic->mac_ops;
+}
 
 struct devlink *gn_nic_devlink(struct gn_nic *nic)
 {
 	return nic->devlink;
 }
-EXPORT_SYMBOL_NS_GPL(gn_nic_devlink, GAUDI_NIC);
 
-static void gn_nic_adev_release(struct device *dev)
+/* ------------------------------------------------ ports' netdevs */
+
+/* The Ethernet driver's netdev of @port is now @ndev (NULL: none). */
+void gn_nic_set_netdev(struct gn_nic *nic, unsigned int port,
+		       struct net_device *ndev)
+{
+	ASSERT_RTNL();
+	if (!WARN_ON_ONCE(port >= ARRAY_SIZE(nic->netdevs)))
+		nic->netdevs[port] = ndev;
+}
+
+struct net_device *gaudi_nic_port_netdev(struct gaudi_nic_dev *gdev, u32 port)
+{
+	struct gn_nic *nic = gdev->nic;
+	struct net_device *nd;
+
+	ASSERT_RTNL();
+	if (!nic || port >= nic->num_ports)
+		return NULL;
+	nd = nic->netdevs[port];
+	if (nd)
+		dev_hold(nd);
+	return nd;
+}
+EXPORT_SYMBOL_NS_GPL(gaudi_nic_port_netdev, GAUDI_NIC);
+
+int gaudi_nic_port_of(struct gaudi_nic_dev *gdev, struct net_device *nd)
+{
+	struct gn_nic *nic = gdev->nic;
+	unsigned int port;
+
+	ASSERT_RTNL();
+	for (port = 0; nic && nd && port < nic->num_ports; port++)
+		if (nic->netdevs[port] == nd)
+			return port;
+	return -ENOENT;
+}
+EXPORT_SYMBOL_NS_GPL(gaudi_nic_port_of, GAUDI_NIC);
+
+/* ------------------------------------------------ auxiliary devices */
+
+static void gn_nic_eth_release(struct device *dev)
 {
 	kfree(to_gaudi_nic_adev(to_auxiliary_dev(dev)));
 }
 
-static void gn_nic_free(struct gn_nic *nic)
+static struct auxiliary_device *gn_nic_eth_alloc(struct gn_nic *nic)
+{
+	struct gaudi_nic_adev *gadev = kzalloc(sizeof(*gadev), GFP_KERNEL);
+
+	if (!gadev)
+		return ERR_PTR(-ENOMEM);
+	gadev->gdev = nic->gdev;
+	gadev->nic = nic;
+	return &gadev->adev;
+}
+
+static void gn_nic_rdma_release(struct device *dev)
+{
+	kfree(to_gaudi_nic_rdma_adev(to_auxiliary_dev(dev)));
+}
+
+static struct auxiliary_device *gn_nic_rdma_alloc(struct gn_nic *nic)
+{
+	struct gaudi_nic_rdma_adev *radev;
+
+	if (!nic->roce)
+		return NULL;	/* no RoCE engine on this device */
+	radev = kzalloc(sizeof(*radev), GFP_KERNEL);
+	if (!radev)
+		return ERR_PTR(-ENOMEM);
+	radev->gdev = nic->gdev;
+	radev->roce = nic->roce;
+	return &radev->adev;
+}
+
+/*
+ * The auxiliary devices of a device, gaudi_nic.<name>.N, added in this
+ * order and deleted in the reverse one.  @alloc returns the device's
+ * container (zeroed but for its own fields), NULL if the hardware lacks
+ * the function, or an ERR_PTR.
+ */
+static const struct gn_nic_adev_info {
+	const char *name;
+	struct auxiliary_device *(*alloc)(struct gn_nic *nic);
+	void (*release)(struct device *dev);
+} gn_nic_adevs[GN_NIC_ADEVS] = {
+	[GN_NIC_ADEV_ETH] = {
+		.name = "eth",
+		.alloc = gn_nic_eth_alloc,
+		.release = gn_nic_eth_release,
+	},
+	[GN_NIC_ADEV_RDMA] = {
+		.name = "rdma",
+		.alloc = gn_nic_rdma_alloc,
+		.release = gn_nic_rdma_release,
+	},
+};
+
+static void gn_nic_adevs_del(struct gn_nic *nic)
 {
 	unsigned int i;
 
+	for (i = GN_NIC_ADEVS; i-- > 0;) {
+		if (!nic->adevs[i])
+			continue;
+		auxiliary_device_delete(nic->adevs[i]);
+		auxiliary_device_uninit(nic->adevs[i]);
+		nic->adevs[i] = NULL;
+	}
+}
+
+static int gn_nic_adevs_add(struct gn_nic *nic)
+{
+	struct gaudi_nic_dev *gdev = nic->gdev;
+	struct auxiliary_device *adev;
+	unsigned int i;
+	int ret;
+
+	for (i = 0; i < GN_NIC_ADEVS; i++) {
+		adev = gn_nic_adevs[i].alloc(nic);
+		if (!adev)
+			continue;
+		if (IS_ERR(adev)) {
+			ret = PTR_ERR(adev);
+			goto err;
+		}
+		adev->name = gn_nic_adevs[i].name;
+		adev->id = gdev->id;
+		adev->dev.parent = &gdev->pdev->dev;
+		adev->dev.release = gn_nic_adevs[i].release;
+		ret = auxiliary_device_init(adev);
+		if (ret) {
+			gn_nic_adevs[i].release(&adev->dev);
+			goto err;
+		}
+		ret = __auxiliary_device_add(adev, GAUDI_NIC_DRV_NAME);
+		if (ret) {
+			/* the release callback frees the container */
+			auxiliary_device_uninit(adev);
+			goto err;
+		}
+		nic->adevs[i] = adev;
+	}
+	return 0;
+
+err:
+	dev_err(&gdev->pdev->dev, "cannot add auxiliary device %s: %d\n",
+		gn_nic_adevs[i].name, ret);
+	gn_nic_adevs_del(nic);
+	return ret;
+}
+
+/* ---------------------------------------------------------- NIC core */
+
+static void gn_nic_free(struct gn_nic *nic)
+{
+	const struct gaudi_nic_hw_ops *ops = nic->gdev->hw->ops;
+	unsigned int i;
+
+	if (!IS_ERR_OR_NULL(nic->roce))
+		ops->roce_destroy(nic->roce);
 	for (i = 0; i < nic->num_ports; i++)
-		gn_mac_destroy(nic->macs[i]);
+		if (nic->macs[i])
+			ops->mac_destroy(nic->gdev->hw, nic->macs[i]);
 	kfree(nic);
 }
 
+/* devm action: the device goes away; the drivers first, then the hardware. */
 static void gn_nic_fini(void *data)
 {
 	struct gn_nic *nic = data;
 
-	auxiliary_device_delete(&nic->eth_adev->adev);
-	auxiliary_device_uninit(&nic->eth_adev->adev);
+	gn_nic_adevs_del(nic);
 	gn_devlink_fini(nic);
 	nic->gdev->nic = NULL;
 	gn_nic_free(nic);
 }
 
+/*
+ * Called by the core's probe: the MACs of the ports, the RoCE engine,
+ * devlink, then the auxiliary devices the Ethernet and RDMA drivers bind
+ * to; undone by a devm action.
+ */
 int gaudi_nic_eth_init(struct gaudi_nic_dev *gdev)
 {
+	const struct gaudi_nic_hw_ops *ops = gdev->hw->ops;
 	struct device *dev = &gdev->pdev->dev;
-	struct gaudi_nic_adev *gadev;
 	struct gn_nic *nic;
 	unsigned int i;
 	int ret;
@@ -68,47 +233,33 @@ int gaudi_nic_eth_init(struct gaudi_nic_dev *gdev)
 	nic->gdev = gdev;
 	nic->num_ports = gdev->num_ports;
 	nic->roce_enabled = true;
+	nic->mac_ops = gdev->hw->mac_ops;
 	for (i = 0; i < nic->num_ports; i++) {
-		nic->macs[i] = gn_mac_create(dev, i);
+		nic->macs[i] = ops->mac_create(gdev->hw, dev, i);
 		if (!nic->macs[i]) {
 			gn_nic_free(nic);
 			return -ENOMEM;
 		}
+	}
+	nic->roce = ops->roce_create ?
+		ops->roce_create(gdev->hw, dev, nic->macs) : NULL;
+	if (IS_ERR(nic->roce)) {
+		ret = PTR_ERR(nic->roce);
+		gn_nic_free(nic);
+		return ret;
 	}
 	ret = gn_devlink_init(nic);
 	if (ret) {
 		gn_nic_free(nic);
 		return ret;
 	}
-
-	gadev = kzalloc(sizeof(*gadev), GFP_KERNEL);
-	if (!gadev) {
-		ret = -ENOMEM;
-		goto err_devlink;
-	}
-	gadev->gdev = gdev;
-	gadev->nic = nic;
-	gadev->adev.name = "eth";
-	gadev->adev.id = gdev->id;
-	gadev->adev.dev.parent = dev;
-	gadev->adev.dev.release = gn_nic_adev_release;
-	ret = auxiliary_device_init(&gadev->adev);
-	if (ret) {
-		kfree(gadev);
-		goto err_devlink;
-	}
-	nic->eth_adev = gadev;
 	gdev->nic = nic;
-	ret = auxiliary_device_add(&gadev->adev);
+	ret = gn_nic_adevs_add(nic);
 	if (ret) {
-		auxiliary_device_uninit(&gadev->adev);
 		gdev->nic = NULL;
-		goto err_devlink;
+		gn_devlink_fini(nic);
+		gn_nic_free(nic);
+		return ret;
 	}
 	return devm_add_action_or_reset(dev, gn_nic_fini, nic);
-
-err_devlink:
-	gn_devlink_fini(nic);
-	gn_nic_free(nic);
-	return ret;
 }

@@ -135,9 +135,10 @@ int gn_eth_rss_default(struct gn_eth_port *port, unsigned int n)
 	unsigned int i;
 
 	ASSERT_RTNL();
+	ASSERT_RTNL();
 	for (i = 0; i < GN_MAC_RSS_INDIR_SIZE; i++)
 		indir[i] = ethtool_rxfh_indir_default(i, n);
-	return gn_mac_set_rss(port->mac, NULL, indir);
+	return port->mac_ops->set_rss(port->mac, NULL, indir);
 }
 
 static u32 gn_eth_get_rxfh_key_size(struct net_device *ndev)
@@ -156,7 +157,7 @@ static int gn_eth_get_rxfh(struct net_device *ndev,
 	struct gn_eth_port *port = netdev_priv(ndev);
 
 	rxfh->hfunc = ETH_RSS_HASH_TOP;
-	gn_mac_get_rss(port->mac, rxfh->key, rxfh->indir);
+	port->mac_ops->get_rss(port->mac, rxfh->key, rxfh->indir);
 	return 0;
 }
 
@@ -177,7 +178,7 @@ static int gn_eth_set_rxfh(struct net_device *ndev,
 	}
 	if (!rxfh->key && !rxfh->indir)
 		return 0;
-	return gn_mac_set_rss(port->mac, rxfh->key, rxfh->indir);
+	return port->mac_ops->set_rss(port->mac, rxfh->key, rxfh->indir);
 }
 
 static int gn_eth_get_rxfh_fields(struct net_device *ndev,
@@ -229,7 +230,7 @@ static int gn_eth_get_link_ext_state(struct net_device *ndev,
 {
 	struct gn_eth_port *port = netdev_priv(ndev);
 
-	if (gn_mac_cabled(port->mac))
+	if (port->mac_ops->cabled(port->mac))
 		return -ENODATA;
 	info->link_ext_state = ETHTOOL_LINK_EXT_STATE_NO_CABLE;
 	return 0;
@@ -241,7 +242,7 @@ static void gn_eth_get_pauseparam(struct net_device *ndev,
 	struct gn_eth_port *port = netdev_priv(ndev);
 	bool rx, tx;
 
-	gn_mac_get_pause(port->mac, &rx, &tx);
+	port->mac_ops->get_pause(port->mac, &rx, &tx);
 	pp->autoneg = AUTONEG_DISABLE;
 	pp->rx_pause = rx;
 	pp->tx_pause = tx;
@@ -254,7 +255,7 @@ static int gn_eth_set_pauseparam(struct net_device *ndev,
 
 	if (pp->autoneg)
 		return -EOPNOTSUPP;
-	gn_mac_set_pause(port->mac, pp->rx_pause, pp->tx_pause);
+	port->mac_ops->set_pause(port->mac, pp->rx_pause, pp->tx_pause);
 	return 0;
 }
 
@@ -264,7 +265,7 @@ static void gn_eth_get_pause_stats(struct net_device *ndev,
 	struct gn_eth_port *port = netdev_priv(ndev);
 	struct gn_mac_stats ms;
 
-	gn_mac_get_stats(port->mac, &ms);
+	port->mac_ops->get_stats(port->mac, &ms);
 	ps->tx_pause_frames = ms.rx_pause_sent;
 	ps->rx_pause_frames = ms.tx_paused;
 }
@@ -313,7 +314,7 @@ static void gn_eth_get_ethtool_stats(struct net_device *ndev,
 		*data++ = s.tx_dropped + s.tx_flushed + s.tx_no_carrier +
 			  s.tx_errors;
 	}
-	gn_mac_get_stats(port->mac, &ms);
+	port->mac_ops->get_stats(port->mac, &ms);
 	*data++ = ms.tx_frames;
 	*data++ = ms.tx_no_carrier;
 	*data++ = ms.tx_errors;
@@ -340,7 +341,7 @@ static void gn_eth_get_eth_mac_stats(struct net_device *ndev,
 	/* one MAC per port, no pMAC: only the aggregate source */
 	if (mac->src != ETHTOOL_MAC_STATS_SRC_AGGREGATE)
 		return;
-	gn_mac_get_stats(port->mac, &ms);
+	port->mac_ops->get_stats(port->mac, &ms);
 	mac->FramesTransmittedOK = ms.tx_frames;
 	mac->OctetsTransmittedOK = ms.tx_bytes;
 	mac->MulticastFramesXmittedOK = ms.tx_mcast;
@@ -374,7 +375,7 @@ static void gn_eth_get_rmon_stats(struct net_device *ndev,
 	struct gn_mac_stats ms;
 	unsigned int i;
 
-	gn_mac_get_stats(port->mac, &ms);
+	port->mac_ops->get_stats(port->mac, &ms);
 	rmon->oversize_pkts = ms.rx_too_long;
 	for (i = 0; i < GN_MAC_HIST; i++) {
 		rmon->hist[i] = ms.rx_hist[i];

@@ -187,20 +187,21 @@ static void gn_eth_chset_activate(struct gn_eth_port *port,
 {
 	unsigned int i, n = chs->p.num_channels;
 
+	ASSERT_RTNL();
 	for (i = 0; i < n; i++) {
 		struct gn_eth_channel *ch = &chs->ch[i];
 
-		gn_mac_tx_ring_set(port->mac, i, ch->tx.desc_dma, ch->tx.size);
-		gn_mac_rx_ring_set(port->mac, i, ch->rx.desc_dma, ch->rx.size);
+		port->mac_ops->tx_ring_set(port->mac, i, ch->tx.desc_dma, ch->tx.size);
+		port->mac_ops->rx_ring_set(port->mac, i, ch->rx.desc_dma, ch->rx.size);
 		napi_enable(&ch->napi);
 	}
-	gn_mac_set_rx_queues(port->mac, n);
-	gn_mac_set_max_frame(port->mac, GN_MAC_FRAME_LEN(chs->p.mtu));
+	port->mac_ops->set_rx_queues(port->mac, n);
+	port->mac_ops->set_max_frame(port->mac, GN_MAC_FRAME_LEN(chs->p.mtu));
 	WRITE_ONCE(port->chs, chs);
 	/* post every RX buffer */
 	dma_wmb();
 	for (i = 0; i < n; i++)
-		gn_mac_rx_doorbell(port->mac, i,
+		port->mac_ops->rx_doorbell(port->mac, i,
 				   chs->ch[i].rx.clean + chs->ch[i].rx.size);
 	chs->active = true;
 }
@@ -216,11 +217,12 @@ static void gn_eth_chset_deactivate(struct gn_eth_port *port,
 {
 	unsigned int i, n = chs->p.num_channels;
 
+	ASSERT_RTNL();
 	for (i = 0; i < n; i++) {
-		gn_mac_tx_ring_set(port->mac, i, 0, 0);
-		gn_mac_rx_ring_set(port->mac, i, 0, 0);
+		port->mac_ops->tx_ring_set(port->mac, i, 0, 0);
+		port->mac_ops->rx_ring_set(port->mac, i, 0, 0);
 	}
-	gn_mac_quiesce(port->mac);
+	port->mac_ops->quiesce(port->mac);
 	for (i = 0; i < n; i++)
 		napi_disable(&chs->ch[i].napi);
 	WRITE_ONCE(port->chs, NULL);
@@ -392,7 +394,7 @@ static int gn_eth_rx_poll(struct gn_eth_channel *ch, int budget)
 	u64_stats_add(&ch->stats->rxq.alloc_fail, fails);
 	u64_stats_update_end(&ch->stats->rxq.syncp);
 	dma_wmb();
-	gn_mac_rx_doorbell(port->mac, ch->idx, rx->clean + rx->size);
+	port->mac_ops->rx_doorbell(port->mac, ch->idx, rx->clean + rx->size);
 	return done;
 }
 
@@ -540,7 +542,7 @@ static netdev_tx_t gn_eth_xmit(struct sk_buff *skb, struct net_device *ndev)
 	}
 	if (ring) {
 		dma_wmb();
-		gn_mac_tx_doorbell(port->mac, q, tx->prod);
+		port->mac_ops->tx_doorbell(port->mac, q, tx->prod);
 	}
 	return NETDEV_TX_OK;
 }
@@ -600,7 +602,7 @@ static int gn_eth_open(struct net_device *ndev)
 		return PTR_ERR(chs);
 	gn_eth_chset_activate(port, chs);
 	netif_tx_start_all_queues(ndev);
-	gn_mac_enable(port->mac, true);
+	port->mac_ops->enable(port->mac, true);
 	return 0;
 }
 
@@ -609,7 +611,7 @@ static int gn_eth_stop(struct net_device *ndev)
 	struct gn_eth_port *port = netdev_priv(ndev);
 	struct gn_eth_chset *chs = port->chs;
 
-	gn_mac_enable(port->mac, false);
+	port->mac_ops->enable(port->mac, false);
 	netif_tx_disable(ndev);
 	if (chs) {
 		gn_eth_chset_deactivate(port, chs);
@@ -630,7 +632,7 @@ static int gn_eth_change_mtu(struct net_device *ndev, int new_mtu)
 		return ret;
 	WRITE_ONCE(ndev->mtu, new_mtu);
 	if (!netif_running(ndev))
-		gn_mac_set_max_frame(port->mac, GN_MAC_FRAME_LEN(new_mtu));
+		port->mac_ops->set_max_frame(port->mac, GN_MAC_FRAME_LEN(new_mtu));
 	return 0;
 }
 
@@ -682,7 +684,7 @@ static void gn_eth_get_stats64(struct net_device *ndev,
 		stats->rx_bytes += s.rx_bytes;
 		stats->rx_dropped += s.rx_alloc_fail + s.rx_flushed;
 	}
-	gn_mac_get_stats(port->mac, &ms);
+	port->mac_ops->get_stats(port->mac, &ms);
 	stats->rx_missed_errors = ms.rx_no_buffer;
 	stats->rx_length_errors = ms.rx_too_long;
 	stats->rx_errors = ms.rx_too_long;
@@ -762,16 +764,6 @@ static const struct net_device_ops gn_eth_netdev_ops = {
 	.ndo_validate_addr	= eth_validate_addr,
 };
 
-struct gn_mac *gn_eth_netdev_to_mac(struct net_device *ndev)
-{
-	struct gn_eth_port *port;
-
-	if (ndev->netdev_ops != &gn_eth_netdev_ops)
-		return NULL;
-	port = netdev_priv(ndev);
-	return port->mac;
-}
-
 /* ------------------------------------------------------ MAC callbacks */
 
 static void gn_eth_irq(void *ctx, unsigned int vector)
@@ -822,16 +814,13 @@ static void gn_eth_port_destroy(struct gn_eth_port *port)
 {
 	struct net_device *ndev = port->ndev;
 
-	unsigned int k;
-
-	if (ndev->reg_state == NETREG_REGISTERED)
-		unregister_netdev(ndev);
-	/* the knobs go with the debugfs files: no fault outlives them */
-	for (k = 0; k < GN_MAC_FAULTS; k++)
-		gn_mac_set_fault(port->mac, k, 0);
 	rtnl_lock();
-	gn_mac_unbind(port->mac);
-	rtnl_unlock();
+	/* notifiers of the unregistration still find the port's netdev */
+	if (ndev->reg_state == NETREG_REGISTERED)
+		unregister_netdevice(ndev);
+	gn_nic_set_netdev(port->gadev->nic, port->idx, NULL);
+	port->mac_ops->unbind(port->mac);
+	rtnl_unlock();	/* completes the unregistration */
 	if (port->dl_port_registered)
 		devlink_port_unregister(&port->dl_port);
 	free_netdev(ndev);
@@ -862,6 +851,7 @@ static struct gn_eth_port *gn_eth_port_create(struct gaudi_nic_adev *gadev,
 	port->idx = idx;
 	port->dma_dev = &gdev->pdev->dev;
 	port->mac = gn_nic_port_mac(gadev->nic, idx);
+	port->mac_ops = gn_nic_mac_ops(gadev->nic);
 	for (q = 0; q < GN_MAC_MAX_QUEUES; q++) {
 		u64_stats_init(&port->qstats[q].txq.syncp);
 		u64_stats_init(&port->qstats[q].txc.syncp);
@@ -874,6 +864,8 @@ static struct gn_eth_port *gn_eth_port_create(struct gaudi_nic_adev *gadev,
 	port->params.mtu = ETH_DATA_LEN;
 
 	SET_NETDEV_DEV(ndev, &gadev->adev.dev);
+	/* which port of the device: the emulator's cables find the MAC by it */
+	ndev->dev_port = idx;
 	ndev->netdev_ops = &gn_eth_netdev_ops;
 	ndev->ethtool_ops = &gn_eth_ethtool_ops;
 	ndev->stat_ops = &gn_eth_stat_ops;
@@ -915,15 +907,24 @@ static struct gn_eth_port *gn_eth_port_create(struct gaudi_nic_adev *gadev,
 	rtnl_lock();
 	/* RSS: the system's key, the table spread over the channels */
 	netdev_rss_key_fill(rss_key, sizeof(rss_key));
-	ret = gn_mac_set_rss(port->mac, rss_key, NULL);
+	ret = port->mac_ops->set_rss(port->mac, rss_key, NULL);
 	if (!ret)
 		ret = gn_eth_rss_default(port, port->params.num_channels);
 	if (!ret)
-		gn_mac_bind(port->mac, &gn_eth_mac_ops, port);
+		port->mac_ops->bind(port->mac, &gn_eth_mac_ops, port);
 	rtnl_unlock();
 	if (ret)
 		goto err_free;
-	ret = register_netdev(ndev);
+	/*
+	 * The port map and the registration change together under RTNL: a
+	 * NETDEV_REGISTER notifier (gaudi_ib's) already finds the port.
+	 */
+	rtnl_lock();
+	gn_nic_set_netdev(gadev->nic, idx, ndev);
+	ret = register_netdevice(ndev);
+	if (ret)
+		gn_nic_set_netdev(gadev->nic, idx, NULL);
+	rtnl_unlock();
 	if (ret) {
 		dev_err(&gadev->adev.dev, "cannot register %s: %d\n", name,
 			ret);
@@ -938,29 +939,6 @@ err_free:
 	free_netdev(ndev);
 	return ERR_PTR(ret);
 }
-
-static int gn_eth_fault_get(void *data, u64 *val)
-{
-	struct gn_eth_fault_knob *knob = data;
-
-	*val = gn_mac_get_fault(knob->port->mac, knob->kind);
-	return 0;
-}
-
-static int gn_eth_fault_set(void *data, u64 val)
-{
-	struct gn_eth_fault_knob *knob = data;
-
-	if (val > U32_MAX) {
-		netdev_err(knob->port->ndev,
-			   "fault injection: %llu is out of range (one frame in N, N <= %u, 0 = off)\n",
-			   val, U32_MAX);
-		return -EINVAL;
-	}
-	return gn_mac_set_fault(knob->port->mac, knob->kind, val);
-}
-DEFINE_DEBUGFS_ATTRIBUTE(gn_eth_fault_fops, gn_eth_fault_get,
-			 gn_eth_fault_set, "%llu\n");
 
 static void gn_eth_remove(struct auxiliary_device *adev)
 {
@@ -1003,32 +981,11 @@ static int gn_eth_probe(struct auxiliary_device *adev,
 	 */
 	edev->debugfs = debugfs_create_dir(dev_name(&adev->dev), NULL);
 	for (i = 0; i < n; i++) {
-		static const char * const kinds[GN_MAC_FAULTS] = {
-			[GN_MAC_FAULT_DROP] = "drop",
-			[GN_MAC_FAULT_DUP] = "dup",
-			[GN_MAC_FAULT_REORDER] = "reorder",
-			[GN_MAC_FAULT_CORRUPT] = "corrupt",
-		};
 		char name[32];
-		unsigned int k;
 
-		port = edev->ports[i];
 		snprintf(name, sizeof(name), "p%u_fail_alloc", i);
-		debugfs_create_u32(name, 0600, edev->debugfs, &port->fail_alloc);
-		/*
-		 * Cable faults on the frames the port transmits: one frame in
-		 * N (at random, 1 = every frame, 0 = off) is dropped,
-		 * duplicated, reordered or corrupted; counted in ethtool -S
-		 * mac_fault_*.
-		 */
-		for (k = 0; k < GN_MAC_FAULTS; k++) {
-			port->fault_knob[k].port = port;
-			port->fault_knob[k].kind = k;
-			snprintf(name, sizeof(name), "p%u_fault_%s", i, kinds[k]);
-			debugfs_create_file_unsafe(name, 0600, edev->debugfs,
-						   &port->fault_knob[k],
-						   &gn_eth_fault_fops);
-		}
+		debugfs_create_u32(name, 0600, edev->debugfs,
+				   &edev->ports[i]->fail_alloc);
 	}
 	return 0;
 }

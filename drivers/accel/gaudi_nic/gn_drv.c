@@ -15,12 +15,12 @@
 #include <drm/drm_ioctl.h>
 #include <drm/drm_managed.h>
 #include <drm/drm_print.h>
+#include <linux/gaudi_nic/hw.h>
 #include <uapi/drm/gaudi_nic_accel.h>
 
 #include "gn_internal.h"
 #include "sim/sim.h"
 #include "eth.h"
-#include "sim/roce.h"
 
 static unsigned int num_devices = 1;
 module_param(num_devices, uint, 0444);
@@ -63,8 +63,9 @@ static vm_fault_t gn_vm_fault(struct vm_fault *vmf)
 		ret = VM_FAULT_SIGBUS;
 		goto out;
 	}
-	page = gn_sim_hbm_get_page(gdev->sim,
-				   gn_alloc_frame(alloc, (u64)pgoff << PAGE_SHIFT));
+	page = gdev->hw->ops->hbm_get_page(gdev->hw,
+					   gn_alloc_frame(alloc,
+							  (u64)pgoff << PAGE_SHIFT));
 	if (!page) {
 		ret = VM_FAULT_SIGBUS;
 		goto out;
@@ -237,30 +238,28 @@ static const struct attribute_group *gn_dev_groups[] = {
 
 /* ------------------------------------------------------ platform driver */
 
-/* Last reference on the DRM device: the hardware goes back to the sim. */
+/* Last reference on the DRM device: the driver lets go of the hardware. */
 static void gn_drm_release_action(struct drm_device *drm, void *data)
 {
 	struct gaudi_nic_dev *gdev = to_gaudi_nic_dev(drm);
-	struct gn_sim_dev *sim = gdev->sim;
+	struct gaudi_nic_hw *hw = gdev->hw;
 
 	gn_mem_fini(gdev);
-	atomic_set(&sim->claimed, 0);
-	gn_sim_put(sim);
+	hw->ops->release(hw);
 }
 
 static int gn_probe(struct platform_device *pdev)
 {
-	struct gn_sim_pdata *pd = dev_get_platdata(&pdev->dev);
+	struct gaudi_nic_hw *hw = gaudi_nic_hw_of(&pdev->dev);
 	struct gaudi_nic_dev *gdev;
-	struct gn_sim_dev *sim;
 	int ret;
 
-	if (!pd || !pd->sim)
+	if (!hw || !hw->ops || !hw->mac_ops)
 		return -ENODEV;
-	sim = pd->sim;
 	/* An earlier instance may still be draining (live dma-bufs). */
-	if (atomic_cmpxchg(&sim->claimed, 0, 1))
-		return -EBUSY;
+	ret = hw->ops->claim(hw);
+	if (ret)
+		return ret;
 
 	ret = dma_set_mask_and_coherent(&pdev->dev, DMA_BIT_MASK(64));
 	if (ret)
@@ -273,14 +272,13 @@ static int gn_probe(struct platform_device *pdev)
 		ret = PTR_ERR(gdev);
 		goto err_unclaim;
 	}
-	gn_sim_get(sim);
-	gdev->sim = sim;
+	gdev->hw = hw;
 	gdev->pdev = pdev;
-	gdev->id = sim->id;
-	gdev->num_ports = sim->num_ports;
-	gdev->hbm_size = sim->hbm_size;
-	gdev->bus_base = sim->bus_base;
-	strscpy(gdev->serial, sim->serial, sizeof(gdev->serial));
+	gdev->id = hw->id;
+	gdev->num_ports = hw->num_ports;
+	gdev->hbm_size = hw->hbm_size;
+	gdev->bus_base = hw->bus_base;
+	strscpy(gdev->serial, hw->serial, sizeof(gdev->serial));
 	ret = drmm_add_action_or_reset(&gdev->drm, gn_drm_release_action,
 				       NULL);
 	if (ret)
@@ -290,9 +288,6 @@ static int gn_probe(struct platform_device *pdev)
 	if (ret)
 		return ret;
 	ret = gaudi_nic_eth_init(gdev);
-	if (ret)
-		return ret;
-	ret = gn_roce_init(gdev);
 	if (ret)
 		return ret;
 	platform_set_drvdata(pdev, gdev);
@@ -306,7 +301,7 @@ static int gn_probe(struct platform_device *pdev)
 	return 0;
 
 err_unclaim:
-	atomic_set(&sim->claimed, 0);
+	hw->ops->release(hw);
 	return ret;
 }
 

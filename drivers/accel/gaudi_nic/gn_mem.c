@@ -23,10 +23,10 @@
 #include <drm/drm_device.h>
 #include <drm/drm_drv.h>
 #include <drm/drm_file.h>
+#include <linux/gaudi_nic/hw.h>
 #include <uapi/drm/gaudi_nic_accel.h>
 
 #include "gn_internal.h"
-#include "sim/sim.h"
 
 /*
  * HBM one context (one open of /dev/accel/accelN) may hold, counting its
@@ -136,6 +136,19 @@ void gn_alloc_get(struct gn_alloc *alloc)
 	kref_get(&alloc->ref);
 }
 
+/* HBM backing, through the hardware's ops (frames are PAGE_SIZE). */
+static int gn_hbm_populate(struct gaudi_nic_dev *gdev, unsigned long frame,
+			   unsigned long n)
+{
+	return gdev->hw->ops->hbm_populate(gdev->hw, frame, n);
+}
+
+static void gn_hbm_discard(struct gaudi_nic_dev *gdev, unsigned long frame,
+			   unsigned long n)
+{
+	gdev->hw->ops->hbm_discard(gdev->hw, frame, n);
+}
+
 static void gn_alloc_release(struct kref *ref)
 {
 	struct gn_alloc *alloc = container_of(ref, struct gn_alloc, ref);
@@ -145,8 +158,7 @@ static void gn_alloc_release(struct kref *ref)
 
 	/* Scrub: the next owner of these frames starts from zeroes. */
 	for (i = 0; i < alloc->nchunks; i++)
-		gn_sim_hbm_discard(gdev->sim, alloc->chunks[i],
-				   alloc->frames_per_chunk);
+		gn_hbm_discard(gdev, alloc->chunks[i], alloc->frames_per_chunk);
 	gn_mem_unreserve(gdev->mem, alloc, alloc->nchunks);
 	atomic64_sub(alloc->size, &ctx->mem_total);
 	atomic64_dec(&gdev->mem->allocs);
@@ -339,11 +351,10 @@ static int gn_mem_alloc(struct gn_ctx *ctx, struct drm_gaudi_nic_memory *args)
 	if (ret)
 		goto err_free;
 	for (i = 0; i < nchunks; i++) {
-		ret = gn_sim_hbm_populate(gdev->sim, alloc->chunks[i], fpc);
+		ret = gn_hbm_populate(gdev, alloc->chunks[i], fpc);
 		if (ret) {
 			while (i--)
-				gn_sim_hbm_discard(gdev->sim, alloc->chunks[i],
-						   fpc);
+				gn_hbm_discard(gdev, alloc->chunks[i], fpc);
 			goto err_unreserve;
 		}
 	}
@@ -370,7 +381,7 @@ static int gn_mem_alloc(struct gn_ctx *ctx, struct drm_gaudi_nic_memory *args)
 
 err_discard:
 	for (i = 0; i < nchunks; i++)
-		gn_sim_hbm_discard(gdev->sim, alloc->chunks[i], fpc);
+		gn_hbm_discard(gdev, alloc->chunks[i], fpc);
 err_unreserve:
 	gn_mem_unreserve(gdev->mem, alloc, nchunks);
 err_free:

@@ -27,7 +27,7 @@
 #define GAUDI_NIC_BUS_BASE		0x0000400000000000ULL
 #define GAUDI_NIC_BUS_WINDOW		BIT_ULL(40)
 
-struct gn_sim_dev;
+struct gaudi_nic_hw;
 struct gn_mem;
 struct platform_device;
 
@@ -42,7 +42,8 @@ struct platform_device;
  * @serial: serial number, NUL-terminated
  * @hbm_size: HBM bytes
  * @bus_base: first bus address of this device's HBM window
- * @sim: the emulated ASIC behind this device (private to the core)
+ * @hw: the hardware description and ops (<linux/gaudi_nic/hw.h>), from
+ *	the platform data; valid while the DRM device lives
  * @mem: the memory manager (private to the core)
  * @nic: reserved for the NIC core (ports, auxiliary devices)
  */
@@ -54,7 +55,7 @@ struct gaudi_nic_dev {
 	char serial[GAUDI_NIC_SERIAL_MAX];
 	u64 hbm_size;
 	u64 bus_base;
-	struct gn_sim_dev *sim;
+	struct gaudi_nic_hw *hw;
 	struct gn_mem *mem;
 	void *nic;
 };
@@ -63,6 +64,20 @@ static inline struct gaudi_nic_dev *to_gaudi_nic_dev(struct drm_device *drm)
 {
 	return container_of(drm, struct gaudi_nic_dev, drm);
 }
+
+struct net_device;
+
+/*
+ * The NIC ports' netdevs, as the Ethernet driver registered them, kept
+ * under RTNL (whatever namespace they are in).  gaudi_nic_port_netdev():
+ * the netdev of @port with a reference (dev_put() it), or NULL.
+ * gaudi_nic_port_of(): the port @nd is, or -ENOENT if it is none of
+ * @gdev's.  Both under RTNL: a netdevice notifier asks the latter for the
+ * netdev of each event.
+ */
+struct net_device *gaudi_nic_port_netdev(struct gaudi_nic_dev *gdev,
+					 u32 port);
+int gaudi_nic_port_of(struct gaudi_nic_dev *gdev, struct net_device *nd);
 
 /* True if @dev is a gaudi_nic platform device bound to the core driver. */
 bool gaudi_nic_is_device(struct device *dev);

@@ -603,8 +603,5 @@ int gaudi_nic_roce_cmd(struct gaudi_nic_roce *hw, u32 op, u32 index,
 		       const void *in, size_t in_len, void *out,
 		       size_t out_len);
 void gaudi_nic_roce_doorbell(struct gaudi_nic_roce *hw, u32 db);
-int gaudi_nic_roce_port_of(struct gaudi_nic_roce *hw, struct net_device *nd);
-struct net_device *gaudi_nic_roce_netdev(struct gaudi_nic_roce *hw,
-					 u32 port);
 
 #endif /* _LINUX_GAUDI_NIC_ROCE_HW_H */

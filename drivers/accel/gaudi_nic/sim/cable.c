@@ -13,8 +13,8 @@
 #include <linux/rtnetlink.h>
 #include <linux/sysfs.h>
 #include <net/net_namespace.h>
-#include "../eth.h"
 #include "mac.h"
+#include "sim.h"
 
 /* Under RTNL: the MAC of port @ifindex in @netnsfd's namespace. */
 static struct gn_mac *gn_cable_lookup(const char *op, int netnsfd,
@@ -24,6 +24,7 @@ static struct gn_mac *gn_cable_lookup(const char *op, int netnsfd,
 	struct gn_mac *mac;
 	struct net *net;
 
+	ASSERT_RTNL();
 	net = get_net_ns_by_fd(netnsfd);
 	if (IS_ERR(net)) {
 		pr_err("gaudi_nic: %s: fd %d is not a network namespace\n",
@@ -37,7 +38,7 @@ static struct gn_mac *gn_cable_lookup(const char *op, int netnsfd,
 		       op, ifindex);
 		return ERR_PTR(-ENODEV);
 	}
-	mac = gn_eth_netdev_to_mac(dev);
+	mac = gn_sim_netdev_mac(dev);
 	if (!mac) {
 		pr_err("gaudi_nic: %s: %s is not a gaudi_nic port\n",
 		       op, dev->name);

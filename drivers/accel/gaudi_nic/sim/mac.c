@@ -4,8 +4,10 @@
  *
  * This is "hardware": it reads descriptor rings in host memory through
  * their DMA addresses, copies frames between the rings of two cabled ports,
- * writes completions back and raises interrupt vectors.  Its interface is
- * include/linux/gaudi_nic/port.h.
+ * writes completions back and raises interrupt vectors.  The driver sees
+ * it through struct gaudi_nic_mac_ops (include/linux/gaudi_nic/port.h),
+ * filled here as gnsim_mac_ops; the RoCE engine's wiring, the cables and
+ * the test hooks are in sim/mac.h.
  *
  * Transmission is synchronous with the doorbell: the MAC consumes the
  * descriptors up to the new producer index at once and delivers each frame
@@ -18,11 +20,12 @@
  * BH disabled); the order is TX ring of the sender, then RX ring of the
  * receiver.  The peer pointer is RCU, written under RTNL; every path that
  * touches a peer or calls the client runs inside an RCU read-side section,
- * so gn_mac_quiesce() (synchronize_rcu) fences them.
+ * so gnsim_mac_quiesce() (synchronize_rcu) fences them.
  *
- * Fault injection (gn_mac_set_fault()) sits between a sender and the
- * cable; see struct gn_mac_fault_state.
+ * Fault injection (gn_mac_set_fault(), sim/mac.h; in mac_fault.c) sits
+ * between a sender and the cable; see struct gn_mac_fault_state.
  */
+#include <linux/debugfs.h>
 #include <linux/dma-direct.h>
 #include <linux/etherdevice.h>
 #include <net/checksum.h>
@@ -38,118 +41,7 @@
 #include <linux/slab.h>
 #include <linux/unaligned.h>
 #include "mac.h"
-
-/* A frame on the wire: gathered from host memory, checksum to insert. */
-struct gn_frame {
-	unsigned int nfrags;
-	unsigned int len;
-	int csum_start;			/* -1: none */
-	unsigned int csum_offset;
-	unsigned int mss;		/* TSO: 0 if none */
-	unsigned int hdr_len;
-	bool icrc_insert;		/* RoCE: ICRC to insert (port.h) */
-	struct gn_mac_roce_frag frag[GN_MAC_MAX_FRAGS + 1];
-};
-
-struct gn_mac_txq {
-	/* protects everything below */
-	spinlock_t lock;
-	struct gn_tx_desc *ring;
-	u32 size;
-	u32 head;
-	u32 prod;
-	bool held;		/* waiting for the peer's pause to end */
-	struct gn_mac_stats st;
-	struct gn_frame frame;	/* the frame being sent */
-	/* TSO: next segment of that frame, its headers, the segment */
-	unsigned int tso_next;
-	u8 tso_tmpl[GN_TSO_MAX_HDR];
-	u8 tso_hdr[GN_TSO_MAX_HDR];
-	struct gn_frame seg;
-};
-
-struct gn_mac_rxq {
-	/* protects everything below */
-	spinlock_t lock;
-	struct gn_rx_desc *ring;
-	u32 size;
-	u32 head;
-	u32 tail;
-	bool xoff;		/* we held the sender */
-	struct gn_mac_stats st;
-};
-
-/*
- * Fault injection on the frames this port puts on its cable: fault k hits
- * one frame in @every[k] at random (1: every frame, 0: off).  Random, not
- * periodic: a go-back-N sender resending a window whose length is a
- * multiple of a fixed period would lose the same packet every time.
- *
- * Locking: @lock (taken with BH disabled) protects everything but @on.  It
- * nests inside a TX ring lock and is never held while a frame is delivered
- * to the peer.  @on is the hot path's only test when no fault is set:
- * true while any @every[] is non-zero or a frame is held, written under
- * @lock; @every[] is also read locklessly by gn_mac_get_fault().
- *
- * Lifetime of @held, the frame held back by REORDER (a kmalloc'ed copy of
- * @held_len bytes): whoever takes it out under @lock delivers or frees it.
- * A frame is only held for the current peer (checked under @lock), and is
- * taken out by the sender of the port's next frame (delivered after that
- * frame), by gn_mac_set_fault() turning REORDER off (delivered if the
- * cable is still up, else freed), by gn_mac_unlink() (freed), and finally
- * by gn_mac_destroy().  A frame freed undelivered counts in @dropped;
- * a held frame counts in @reordered once delivered.
- */
-struct gn_mac_fault_state {
-	spinlock_t lock;	/* see above */
-	bool on;
-	u32 every[GN_MAC_FAULTS];
-	u8 *held;
-	unsigned int held_len;
-	u64 dropped;
-	u64 duplicated;
-	u64 reordered;
-	u64 corrupted;
-};
-
-/*
- * RSS state: key, indirection table and the key's Toeplitz lookup tables
- * (one per nibble of hash input).  Replaced as a whole under RTNL; the
- * receive path reads it under RCU.
- */
-#define GN_MAC_RSS_INPUT	36	/* IPv6 addresses and L4 ports */
-struct gn_mac_rss {
-	struct rcu_head rcu;
-	u8 key[GN_MAC_RSS_KEY_SIZE];
-	u8 indir[GN_MAC_RSS_INDIR_SIZE];
-	u32 tbl[GN_MAC_RSS_INPUT * 2][16];
-};
-
-struct gn_mac {
-	struct device *dma_dev;
-	unsigned int port;
-	struct gn_mac_rss __rcu *rss;
-	struct gn_mac __rcu *peer;
-	/* configuration: written under RTNL, read with READ_ONCE */
-	bool enabled;
-	bool link;
-	bool roce_en;
-	bool rx_pause;
-	bool tx_pause;
-	u32 max_frame;
-	u32 nrxq;
-	const struct gn_mac_client_ops *ops;
-	void *ctx;
-	gn_mac_roce_rx_t roce_fn;
-	void *roce_ctx;
-	bool roce_xoff;		/* our engine pauses the partner's RoCE TX */
-	struct gn_mac_txq txq[GN_MAC_MAX_QUEUES];
-	struct gn_mac_rxq rxq[GN_MAC_MAX_QUEUES];
-	/* the RoCE engine's transmit path; protects roce_st */
-	spinlock_t roce_lock;
-	struct gn_mac_stats roce_st;
-	struct gn_mac_fault_state fault;
-};
+#include "mac_priv.h"
 
 /* The DMA engine: host memory behind a DMA address of our device. */
 static void *gn_mac_dma_virt(struct gn_mac *mac, u64 addr)
@@ -330,7 +222,7 @@ static __wsum gn_csum_copy(const u8 *src, u8 *dst, unsigned int len)
  * receive checksum).  One pass over the data: from the checksum start on,
  * it is summed while copied.
  */
-static __wsum gn_frame_copy(const struct gn_frame *f, u8 *dst)
+__wsum gn_frame_copy(const struct gn_frame *f, u8 *dst)
 {
 	unsigned int i, off = 0, start = ETH_HLEN, pre;
 	__sum16 *field, old;
@@ -431,8 +323,8 @@ static void gn_mac_count_rx(struct gn_mac_stats *st, const u8 *da,
  * held (BH disabled, RCU).  Returns -EAGAIN if the frame must stay in the
  * sender's ring (pause), 0 otherwise (delivered or counted as dropped).
  */
-static int gn_mac_rx(struct gn_mac *mac, const struct gn_frame *f,
-		     bool may_hold)
+int gn_mac_rx(struct gn_mac *mac, const struct gn_frame *f,
+	      bool may_hold)
 {
 	unsigned int len = f->len, flen = max_t(unsigned int, len, ETH_ZLEN);
 	unsigned int q, nq = READ_ONCE(mac->nrxq);
@@ -527,8 +419,8 @@ static void gn_mac_count_tx(struct gn_mac_stats *st, const struct gn_frame *f)
 }
 
 /* Copy @len bytes at offset @off of frame @f to @dst. */
-static void gn_frame_read(const struct gn_frame *f, unsigned int off, u8 *dst,
-			  unsigned int len)
+void gn_frame_read(const struct gn_frame *f, unsigned int off, u8 *dst,
+		   unsigned int len)
 {
 	unsigned int i, c;
 
@@ -546,170 +438,10 @@ static void gn_frame_read(const struct gn_frame *f, unsigned int off, u8 *dst,
 }
 
 /* The L3 header offset of @hdr (one optional VLAN tag). */
-static unsigned int gn_l3_off(const u8 *hdr)
+unsigned int gn_l3_off(const u8 *hdr)
 {
 	return get_unaligned_be16(hdr + 12) == ETH_P_8021Q ? VLAN_ETH_HLEN :
 							       ETH_HLEN;
-}
-
-/* ---------------------------------------------------- cable fault injection */
-
-/*
- * The offset of the byte CORRUPT inverts in @f, or -1 if the frame does not
- * qualify: the last byte of an IPv4 (unfragmented) or IPv6 TCP or UDP
- * datagram, before the ICRC for RoCE v2; UDP only with a checksum.
- */
-static int gn_fault_corrupt_off(const struct gn_frame *f)
-{
-	unsigned int n = min_t(unsigned int, f->len, 128), l3, l4, end;
-	u8 h[128], ipproto;
-	u16 proto;
-
-	if (n < ETH_HLEN + 4)
-		return -1;
-	gn_frame_read(f, 0, h, n);
-	l3 = gn_l3_off(h);
-	proto = get_unaligned_be16(h + l3 - 2);
-	if (proto == ETH_P_IP) {
-		if (n < l3 + 20 || (h[l3] >> 4) != 4 ||
-		    (get_unaligned_be16(h + l3 + 6) & 0x3fff))
-			return -1;
-		ipproto = h[l3 + 9];
-		l4 = l3 + (h[l3] & 0xf) * 4;
-		end = l3 + get_unaligned_be16(h + l3 + 2);
-	} else if (proto == ETH_P_IPV6) {
-		if (n < l3 + 40 || (h[l3] >> 4) != 6)
-			return -1;
-		ipproto = h[l3 + 6];
-		l4 = l3 + 40;
-		end = l4 + get_unaligned_be16(h + l3 + 4);
-	} else {
-		return -1;
-	}
-	if (end > f->len || n < l4 + 8)
-		return -1;
-	if (ipproto == IPPROTO_UDP) {
-		if (get_unaligned_be16(h + l4 + 2) == GN_ROCE_UDP_PORT)
-			end -= 4;	/* the ICRC */
-		else if (!get_unaligned_be16(h + l4 + 6))
-			return -1;	/* no checksum: nobody would notice */
-	} else if (ipproto != IPPROTO_TCP) {
-		return -1;
-	}
-	return end > l4 + 8 ? end - 1 : -1;
-}
-
-/*
- * Under fs->lock: the fault @f gets (-1: none); REORDER holds it here.
- * Each knob rolls its own dice, the first hit applies.
- */
-static int gn_fault_pick(struct gn_mac *mac, struct gn_mac *peer,
-			 const struct gn_frame *f, int *corrupt_off)
-{
-	struct gn_mac_fault_state *fs = &mac->fault;
-	int k;
-
-	for (k = 0; k < GN_MAC_FAULTS; k++) {
-		if (!fs->every[k] ||
-		    (fs->every[k] > 1 && get_random_u32_below(fs->every[k])))
-			continue;
-		if (k == GN_MAC_FAULT_CORRUPT) {
-			*corrupt_off = gn_fault_corrupt_off(f);
-			if (*corrupt_off < 0)
-				continue;
-		} else if (k == GN_MAC_FAULT_REORDER) {
-			/* one held frame at most, and only for this peer */
-			if (fs->held || rcu_access_pointer(mac->peer) != peer)
-				continue;
-			fs->held = kmalloc(f->len, GFP_ATOMIC | __GFP_NOWARN);
-			if (!fs->held)
-				continue;
-			gn_frame_copy(f, fs->held);
-			fs->held_len = f->len;
-		}
-		return k;
-	}
-	return -1;
-}
-
-/* Deliver a frame copied to @buf (BH disabled, RCU). */
-static int gn_fault_rx_copy(struct gn_mac *peer, const u8 *buf,
-			    unsigned int len, bool may_hold)
-{
-	struct gn_frame c = {
-		.nfrags = 1,
-		.len = len,
-		.csum_start = -1,
-		.frag[0] = { .p = buf, .len = len },
-	};
-
-	return gn_mac_rx(peer, &c, may_hold);
-}
-
-/* gn_mac_wire() with a fault set (BH disabled, RCU, maybe a TX ring lock). */
-static noinline int gn_mac_fault_xmit(struct gn_mac *mac, struct gn_mac *peer,
-				      const struct gn_frame *f, bool may_hold)
-{
-	struct gn_mac_fault_state *fs = &mac->fault;
-	unsigned int rel_len = 0;
-	int kind, off = -1, ret;
-	u8 *buf, *rel = NULL;
-
-	spin_lock(&fs->lock);
-	kind = gn_fault_pick(mac, peer, f, &off);
-	spin_unlock(&fs->lock);
-
-	switch (kind) {
-	case GN_MAC_FAULT_DROP:
-	case GN_MAC_FAULT_REORDER:	/* held: delivered after the next one */
-		ret = 0;
-		break;
-	case GN_MAC_FAULT_DUP:
-		ret = gn_mac_rx(peer, f, may_hold);
-		if (!ret)
-			gn_mac_rx(peer, f, false);
-		break;
-	case GN_MAC_FAULT_CORRUPT:
-		buf = kmalloc(f->len, GFP_ATOMIC | __GFP_NOWARN);
-		if (!buf) {
-			kind = -1;
-			ret = gn_mac_rx(peer, f, may_hold);
-			break;
-		}
-		gn_frame_copy(f, buf);	/* checksum inserted, then broken */
-		buf[off] ^= 0xff;
-		ret = gn_fault_rx_copy(peer, buf, f->len, may_hold);
-		kfree(buf);
-		break;
-	default:
-		ret = gn_mac_rx(peer, f, may_hold);
-		break;
-	}
-
-	spin_lock(&fs->lock);
-	/* -EAGAIN: paused, not sent (the resend rolls the dice again) */
-	if (ret != -EAGAIN) {
-		if (kind == GN_MAC_FAULT_DROP)
-			fs->dropped++;
-		else if (kind == GN_MAC_FAULT_DUP)
-			fs->duplicated++;
-		else if (kind == GN_MAC_FAULT_CORRUPT)
-			fs->corrupted++;
-		/* a frame held earlier goes after this one */
-		if (kind != GN_MAC_FAULT_REORDER && fs->held &&
-		    rcu_access_pointer(mac->peer) == peer) {
-			rel = fs->held;
-			rel_len = fs->held_len;
-			fs->held = NULL;
-			fs->reordered++;
-		}
-	}
-	spin_unlock(&fs->lock);
-	if (rel) {
-		gn_fault_rx_copy(peer, rel, rel_len, false);
-		kfree(rel);
-	}
-	return ret;
 }
 
 /*
@@ -723,74 +455,6 @@ static int gn_mac_wire(struct gn_mac *mac, struct gn_mac *peer,
 		return gn_mac_rx(peer, f, may_hold);
 	return gn_mac_fault_xmit(mac, peer, f, may_hold);
 }
-
-/* Under fs->lock: the fault path is needed while a knob is set or a frame held. */
-static void gn_fault_update_on(struct gn_mac_fault_state *fs)
-{
-	bool on = fs->held;
-	unsigned int k;
-
-	for (k = 0; k < GN_MAC_FAULTS; k++)
-		on |= fs->every[k] != 0;
-	WRITE_ONCE(fs->on, on);
-}
-
-/*
- * Take the held frame out and deliver it to the current peer if the link
- * is up (@deliver), else free it (counted as dropped).
- */
-static void gn_fault_flush(struct gn_mac *mac, bool deliver)
-{
-	struct gn_mac_fault_state *fs = &mac->fault;
-	struct gn_mac *peer;
-	unsigned int len;
-	u8 *held;
-
-	rcu_read_lock();
-	local_bh_disable();
-	spin_lock(&fs->lock);
-	held = fs->held;
-	len = fs->held_len;
-	fs->held = NULL;
-	gn_fault_update_on(fs);
-	peer = rcu_dereference(mac->peer);
-	deliver = deliver && held && peer && READ_ONCE(mac->link);
-	if (deliver)
-		fs->reordered++;
-	else if (held)
-		fs->dropped++;
-	spin_unlock(&fs->lock);
-	if (deliver)
-		gn_fault_rx_copy(peer, held, len, false);
-	local_bh_enable();
-	rcu_read_unlock();
-	kfree(held);
-}
-
-int gn_mac_set_fault(struct gn_mac *mac, enum gn_mac_fault kind, u32 every)
-{
-	struct gn_mac_fault_state *fs = &mac->fault;
-
-	if ((unsigned int)kind >= GN_MAC_FAULTS)
-		return -EINVAL;
-	spin_lock_bh(&fs->lock);
-	WRITE_ONCE(fs->every[kind], every);
-	gn_fault_update_on(fs);
-	spin_unlock_bh(&fs->lock);
-	/* REORDER off: nothing is held any more, out with the held frame */
-	if (kind == GN_MAC_FAULT_REORDER && !every)
-		gn_fault_flush(mac, true);
-	return 0;
-}
-EXPORT_SYMBOL_NS_GPL(gn_mac_set_fault, GAUDI_NIC);
-
-u32 gn_mac_get_fault(struct gn_mac *mac, enum gn_mac_fault kind)
-{
-	if ((unsigned int)kind >= GN_MAC_FAULTS)
-		return 0;
-	return READ_ONCE(mac->fault.every[kind]);
-}
-EXPORT_SYMBOL_NS_GPL(gn_mac_get_fault, GAUDI_NIC);
 
 /* TSO headers the MAC can segment: IPv4 or IPv6, then TCP at csum_start. */
 static bool gn_tso_hdr_ok(const struct gn_frame *f, const u8 *hdr)
@@ -1098,7 +762,6 @@ int gn_mac_roce_xmit_train(struct gn_mac *mac,
 	rcu_read_unlock();
 	return ret;
 }
-EXPORT_SYMBOL_NS_GPL(gn_mac_roce_xmit_train, GAUDI_NIC);
 
 int gn_mac_roce_xmitv(struct gn_mac *mac, const struct gn_mac_roce_frag *frags,
 		      unsigned int nfrags, u32 flags)
@@ -1110,7 +773,6 @@ int gn_mac_roce_xmitv(struct gn_mac *mac, const struct gn_mac_roce_frag *frags,
 		fr.len += frags[i].len;
 	return gn_mac_roce_xmit_train(mac, &fr, 1, flags);
 }
-EXPORT_SYMBOL_NS_GPL(gn_mac_roce_xmitv, GAUDI_NIC);
 
 /* Retry every TX ring (pause released, link lost, config changed). */
 static void gn_mac_tx_kick(struct gn_mac *mac)
@@ -1122,7 +784,8 @@ static void gn_mac_tx_kick(struct gn_mac *mac)
 			gn_mac_tx_process(mac, q);
 }
 
-void gn_mac_tx_doorbell(struct gn_mac *mac, unsigned int q, u32 prod)
+static void gnsim_mac_tx_doorbell(struct gn_mac *mac, unsigned int q,
+				  u32 prod)
 {
 	struct gn_mac_txq *txq = &mac->txq[q];
 
@@ -1131,9 +794,9 @@ void gn_mac_tx_doorbell(struct gn_mac *mac, unsigned int q, u32 prod)
 	spin_unlock_bh(&txq->lock);
 	gn_mac_tx_process(mac, q);
 }
-EXPORT_SYMBOL_NS_GPL(gn_mac_tx_doorbell, GAUDI_NIC);
 
-void gn_mac_rx_doorbell(struct gn_mac *mac, unsigned int q, u32 tail)
+static void gnsim_mac_rx_doorbell(struct gn_mac *mac, unsigned int q,
+				  u32 tail)
 {
 	struct gn_mac_rxq *rxq = &mac->rxq[q];
 	struct gn_mac *peer;
@@ -1153,10 +816,9 @@ void gn_mac_rx_doorbell(struct gn_mac *mac, unsigned int q, u32 tail)
 	}
 	rcu_read_unlock();
 }
-EXPORT_SYMBOL_NS_GPL(gn_mac_rx_doorbell, GAUDI_NIC);
 
-int gn_mac_tx_ring_set(struct gn_mac *mac, unsigned int q, dma_addr_t base,
-		       unsigned int size)
+static int gnsim_mac_tx_ring_set(struct gn_mac *mac, unsigned int q,
+				 dma_addr_t base, unsigned int size)
 {
 	struct gn_mac_txq *txq;
 
@@ -1174,10 +836,9 @@ int gn_mac_tx_ring_set(struct gn_mac *mac, unsigned int q, dma_addr_t base,
 	spin_unlock_bh(&txq->lock);
 	return 0;
 }
-EXPORT_SYMBOL_NS_GPL(gn_mac_tx_ring_set, GAUDI_NIC);
 
-int gn_mac_rx_ring_set(struct gn_mac *mac, unsigned int q, dma_addr_t base,
-		       unsigned int size)
+static int gnsim_mac_rx_ring_set(struct gn_mac *mac, unsigned int q,
+				 dma_addr_t base, unsigned int size)
 {
 	struct gn_mac_rxq *rxq;
 	struct gn_mac *peer;
@@ -1201,20 +862,17 @@ int gn_mac_rx_ring_set(struct gn_mac *mac, unsigned int q, dma_addr_t base,
 	rcu_read_unlock();
 	return 0;
 }
-EXPORT_SYMBOL_NS_GPL(gn_mac_rx_ring_set, GAUDI_NIC);
 
 /* After this returns, no DMA or interrupt from before the call is running. */
-void gn_mac_quiesce(struct gn_mac *mac)
+static void gnsim_mac_quiesce(struct gn_mac *mac)
 {
 	synchronize_rcu();
 }
-EXPORT_SYMBOL_NS_GPL(gn_mac_quiesce, GAUDI_NIC);
 
-void gn_mac_set_rx_queues(struct gn_mac *mac, unsigned int n)
+static void gnsim_mac_set_rx_queues(struct gn_mac *mac, unsigned int n)
 {
 	WRITE_ONCE(mac->nrxq, clamp_t(unsigned int, n, 1, GN_MAC_MAX_QUEUES));
 }
-EXPORT_SYMBOL_NS_GPL(gn_mac_set_rx_queues, GAUDI_NIC);
 
 static struct gn_mac_rss *gn_mac_rss_alloc(const u8 *key, const u8 *indir)
 {
@@ -1228,7 +886,8 @@ static struct gn_mac_rss *gn_mac_rss_alloc(const u8 *key, const u8 *indir)
 	return rss;
 }
 
-int gn_mac_set_rss(struct gn_mac *mac, const u8 *key, const u32 *indir)
+static int gnsim_mac_set_rss(struct gn_mac *mac, const u8 *key,
+			     const u32 *indir)
 {
 	struct gn_mac_rss *old = rtnl_dereference(mac->rss), *rss;
 	u8 tbl[GN_MAC_RSS_INDIR_SIZE];
@@ -1248,9 +907,8 @@ int gn_mac_set_rss(struct gn_mac *mac, const u8 *key, const u32 *indir)
 	kfree_rcu(old, rcu);
 	return 0;
 }
-EXPORT_SYMBOL_NS_GPL(gn_mac_set_rss, GAUDI_NIC);
 
-void gn_mac_get_rss(struct gn_mac *mac, u8 *key, u32 *indir)
+static void gnsim_mac_get_rss(struct gn_mac *mac, u8 *key, u32 *indir)
 {
 	const struct gn_mac_rss *rss = rtnl_dereference(mac->rss);
 	unsigned int i;
@@ -1262,13 +920,11 @@ void gn_mac_get_rss(struct gn_mac *mac, u8 *key, u32 *indir)
 		for (i = 0; i < GN_MAC_RSS_INDIR_SIZE; i++)
 			indir[i] = rss->indir[i];
 }
-EXPORT_SYMBOL_NS_GPL(gn_mac_get_rss, GAUDI_NIC);
 
-void gn_mac_set_max_frame(struct gn_mac *mac, unsigned int len)
+static void gnsim_mac_set_max_frame(struct gn_mac *mac, unsigned int len)
 {
 	WRITE_ONCE(mac->max_frame, len);
 }
-EXPORT_SYMBOL_NS_GPL(gn_mac_set_max_frame, GAUDI_NIC);
 
 /* ----------------------------------------------------------- link state */
 
@@ -1286,7 +942,7 @@ static void gn_mac_update_link(struct gn_mac *mac)
 		mac->ops->link_change(mac->ctx, up);
 }
 
-void gn_mac_enable(struct gn_mac *mac, bool enable)
+static void gnsim_mac_enable(struct gn_mac *mac, bool enable)
 {
 	struct gn_mac *peer;
 
@@ -1297,21 +953,13 @@ void gn_mac_enable(struct gn_mac *mac, bool enable)
 	if (peer)
 		gn_mac_update_link(peer);
 }
-EXPORT_SYMBOL_NS_GPL(gn_mac_enable, GAUDI_NIC);
-
-bool gn_mac_link_up(struct gn_mac *mac)
-{
-	return READ_ONCE(mac->link);
-}
-EXPORT_SYMBOL_NS_GPL(gn_mac_link_up, GAUDI_NIC);
 
 /* The cable-detect pin of the port's cage: a cable is plugged in. */
-bool gn_mac_cabled(struct gn_mac *mac)
+static bool gnsim_mac_cabled(struct gn_mac *mac)
 {
 	ASSERT_RTNL();
 	return rtnl_dereference(mac->peer);
 }
-EXPORT_SYMBOL_NS_GPL(gn_mac_cabled, GAUDI_NIC);
 
 int gn_mac_link(struct gn_mac *a, struct gn_mac *b)
 {
@@ -1352,7 +1000,8 @@ struct gn_mac *gn_mac_peer(struct gn_mac *mac)
 
 /* ---------------------------------------------------------------- misc */
 
-void gn_mac_set_pause(struct gn_mac *mac, bool rx_pause, bool tx_pause)
+static void gnsim_mac_set_pause(struct gn_mac *mac, bool rx_pause,
+				bool tx_pause)
 {
 	struct gn_mac *peer;
 
@@ -1365,14 +1014,13 @@ void gn_mac_set_pause(struct gn_mac *mac, bool rx_pause, bool tx_pause)
 	if (peer)
 		gn_mac_tx_kick(peer);
 }
-EXPORT_SYMBOL_NS_GPL(gn_mac_set_pause, GAUDI_NIC);
 
-void gn_mac_get_pause(struct gn_mac *mac, bool *rx_pause, bool *tx_pause)
+static void gnsim_mac_get_pause(struct gn_mac *mac, bool *rx_pause,
+				bool *tx_pause)
 {
 	*rx_pause = READ_ONCE(mac->rx_pause);
 	*tx_pause = READ_ONCE(mac->tx_pause);
 }
-EXPORT_SYMBOL_NS_GPL(gn_mac_get_pause, GAUDI_NIC);
 
 static void gn_mac_stats_add(struct gn_mac_stats *sum,
 			     const struct gn_mac_stats *st)
@@ -1385,7 +1033,7 @@ static void gn_mac_stats_add(struct gn_mac_stats *sum,
 		d[i] += s[i];
 }
 
-void gn_mac_get_stats(struct gn_mac *mac, struct gn_mac_stats *stats)
+static void gnsim_mac_get_stats(struct gn_mac *mac, struct gn_mac_stats *stats)
 {
 	unsigned int q;
 
@@ -1408,13 +1056,11 @@ void gn_mac_get_stats(struct gn_mac *mac, struct gn_mac_stats *stats)
 	stats->fault_corrupted = mac->fault.corrupted;
 	spin_unlock_bh(&mac->fault.lock);
 }
-EXPORT_SYMBOL_NS_GPL(gn_mac_get_stats, GAUDI_NIC);
 
-void gn_mac_set_roce(struct gn_mac *mac, bool enable)
+static void gnsim_mac_set_roce(struct gn_mac *mac, bool enable)
 {
 	WRITE_ONCE(mac->roce_en, enable);
 }
-EXPORT_SYMBOL_NS_GPL(gn_mac_set_roce, GAUDI_NIC);
 
 /*
  * Install (fn != NULL) or remove the RoCE engine's receive handler.  On
@@ -1434,13 +1080,11 @@ void gn_mac_set_roce_handler(struct gn_mac *mac, gn_mac_roce_rx_t fn,
 		WRITE_ONCE(mac->roce_ctx, NULL);
 	}
 }
-EXPORT_SYMBOL_NS_GPL(gn_mac_set_roce_handler, GAUDI_NIC);
 
 void gn_mac_roce_set_xoff(struct gn_mac *mac, bool xoff)
 {
 	WRITE_ONCE(mac->roce_xoff, xoff);
 }
-EXPORT_SYMBOL_NS_GPL(gn_mac_roce_set_xoff, GAUDI_NIC);
 
 bool gn_mac_roce_tx_paused(struct gn_mac *mac)
 {
@@ -1453,27 +1097,50 @@ bool gn_mac_roce_tx_paused(struct gn_mac *mac)
 	rcu_read_unlock();
 	return paused;
 }
-EXPORT_SYMBOL_NS_GPL(gn_mac_roce_tx_paused, GAUDI_NIC);
 
-void gn_mac_bind(struct gn_mac *mac, const struct gn_mac_client_ops *ops,
-		 void *ctx)
+static void gnsim_mac_bind(struct gn_mac *mac,
+			   const struct gn_mac_client_ops *ops, void *ctx)
 {
 	ASSERT_RTNL();
 	WRITE_ONCE(mac->ctx, ctx);
 	WRITE_ONCE(mac->ops, ops);
 }
-EXPORT_SYMBOL_NS_GPL(gn_mac_bind, GAUDI_NIC);
 
-void gn_mac_unbind(struct gn_mac *mac)
+/* The driver lets go of the port: its cable faults end with it. */
+static void gnsim_mac_unbind(struct gn_mac *mac)
 {
+	unsigned int k;
+
 	ASSERT_RTNL();
+	for (k = 0; k < GN_MAC_FAULTS; k++)
+		gn_mac_set_fault(mac, k, 0);
 	WRITE_ONCE(mac->ops, NULL);
 	synchronize_rcu();
 	WRITE_ONCE(mac->ctx, NULL);
 }
-EXPORT_SYMBOL_NS_GPL(gn_mac_unbind, GAUDI_NIC);
 
-struct gn_mac *gn_mac_create(struct device *dma_dev, unsigned int port)
+const struct gaudi_nic_mac_ops gnsim_mac_ops = {
+	.bind = gnsim_mac_bind,
+	.unbind = gnsim_mac_unbind,
+	.enable = gnsim_mac_enable,
+	.cabled = gnsim_mac_cabled,
+	.set_max_frame = gnsim_mac_set_max_frame,
+	.set_rx_queues = gnsim_mac_set_rx_queues,
+	.tx_ring_set = gnsim_mac_tx_ring_set,
+	.rx_ring_set = gnsim_mac_rx_ring_set,
+	.quiesce = gnsim_mac_quiesce,
+	.tx_doorbell = gnsim_mac_tx_doorbell,
+	.rx_doorbell = gnsim_mac_rx_doorbell,
+	.set_rss = gnsim_mac_set_rss,
+	.get_rss = gnsim_mac_get_rss,
+	.set_pause = gnsim_mac_set_pause,
+	.get_pause = gnsim_mac_get_pause,
+	.get_stats = gnsim_mac_get_stats,
+	.set_roce = gnsim_mac_set_roce,
+};
+
+struct gn_mac *gn_mac_create(struct device *dma_dev, unsigned int port,
+			     struct dentry *debugfs)
 {
 	u8 key[GN_MAC_RSS_KEY_SIZE], indir[GN_MAC_RSS_INDIR_SIZE] = {};
 	struct gn_mac_rss *rss;
@@ -1502,13 +1169,19 @@ struct gn_mac *gn_mac_create(struct device *dma_dev, unsigned int port)
 		spin_lock_init(&mac->txq[q].lock);
 		spin_lock_init(&mac->rxq[q].lock);
 	}
+	gn_mac_fault_debugfs(mac, debugfs);
 	return mac;
 }
 
 void gn_mac_destroy(struct gn_mac *mac)
 {
+	unsigned int k;
+
 	if (!mac)
 		return;
+	/* the knobs first: no write can set a fault from here on */
+	for (k = 0; k < GN_MAC_FAULTS; k++)
+		debugfs_remove(mac->fault_knob[k].dentry);
 	rtnl_lock();
 	gn_mac_unlink(mac);
 	rtnl_unlock();

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * The emulated RoCE v2 engine: mailbox commands, doorbells, events, and
+ * The emulated RoCE v2 engine: mailbox commands, doorbells, events.  The
+ * core driver creates it through the hardware ops (gn_roce_create()) and
  * the auxiliary device gaudi_nic.rdma.N through which gaudi_ib drives it.
  * The data path is in roce_dp.c; the concurrency model in roce.h.
  */
@@ -15,9 +16,7 @@
 #include <linux/sched.h>
 #include <linux/slab.h>
 #include <net/net_namespace.h>
-#include <linux/gaudi_nic/port.h>
-
-#include "../eth.h"
+#include "mac.h"
 #include "roce.h"
 
 static_assert(sizeof(struct gn_roce_qp_ctx) % 8 == 0);
@@ -1012,66 +1011,7 @@ void gaudi_nic_roce_disable(struct gaudi_nic_roce *r)
 }
 EXPORT_SYMBOL_NS_GPL(gaudi_nic_roce_disable, GAUDI_NIC);
 
-/*
- * The port whose MAC @nd drives, or -ENOENT if @nd is not one of this
- * device's ports.  Any context: a netdevice notifier asks this for the
- * netdev of each event instead of searching every namespace.
- */
-int gaudi_nic_roce_port_of(struct gaudi_nic_roce *r, struct net_device *nd)
-{
-	struct gn_mac *mac = gn_eth_netdev_to_mac(nd);
-	u32 port;
-
-	for (port = 0; mac && port < r->num_ports; port++)
-		if (r->ports[port].mac == mac)
-			return port;
-	return -ENOENT;
-}
-EXPORT_SYMBOL_NS_GPL(gaudi_nic_roce_port_of, GAUDI_NIC);
-
-/*
- * The netdev of @port (a reference the caller drops with dev_put()), or
- * NULL.  The Ethernet driver's netdevs may live in any network namespace:
- * this searches them all, under RCU (namespaces and netdevs are unlinked
- * with list_del_rcu() and freed after a grace period; RTNL alone does not
- * keep a dying namespace on the list).  For the probe, which must find
- * netdevs registered before it; events use gaudi_nic_roce_port_of().
- */
-struct net_device *gaudi_nic_roce_netdev(struct gaudi_nic_roce *r, u32 port)
-{
-	struct net_device *nd, *found = NULL;
-	struct gn_mac *mac;
-	struct net *net;
-
-	if (port >= r->num_ports)
-		return NULL;
-	mac = r->ports[port].mac;
-	if (!mac)
-		return NULL;
-	rcu_read_lock();
-	for_each_net_rcu(net) {
-		for_each_netdev_rcu(net, nd) {
-			if (gn_eth_netdev_to_mac(nd) == mac) {
-				dev_hold(nd);
-				found = nd;
-				goto out;
-			}
-		}
-	}
-out:
-	rcu_read_unlock();
-	return found;
-}
-EXPORT_SYMBOL_NS_GPL(gaudi_nic_roce_netdev, GAUDI_NIC);
-
-/* ------------------------------------------------ core glue, aux device */
-
-static void gn_roce_adev_release(struct device *dev)
-{
-	struct auxiliary_device *adev = to_auxiliary_dev(dev);
-
-	kfree(to_gaudi_nic_rdma_adev(adev));
-}
+/* ------------------------------------------------ engine create/destroy */
 
 static void gn_roce_free(struct gaudi_nic_roce *r)
 {
@@ -1092,16 +1032,14 @@ static void gn_roce_free(struct gaudi_nic_roce *r)
 	kfree(r);
 }
 
-/* devm action: the device goes away; runs before the NIC core's. */
-static void gn_roce_fini(void *data)
+/*
+ * The device goes away: the core deleted gaudi_nic.rdma.N first, so
+ * gaudi_ib, which disables the engine, is gone.
+ */
+void gn_roce_destroy(struct gaudi_nic_roce *r)
 {
-	struct gaudi_nic_rdma_adev *radev = data;
-	struct gaudi_nic_roce *r = radev->roce;
 	u32 p;
 
-	/* Unbinds gaudi_ib, which disables the engine. */
-	auxiliary_device_delete(&radev->adev);
-	auxiliary_device_uninit(&radev->adev);
 	for (p = 0; p < r->num_ports; p++)
 		if (r->ports[p].mac)
 			gn_mac_set_roce_handler(r->ports[p].mac, NULL, NULL);
@@ -1153,23 +1091,24 @@ static void gn_roce_place(struct task_struct *t)
 }
 
 /*
- * Called by the core's probe, after the NIC core made the MACs: creates
- * the engine and gaudi_nic.rdma.N; undone by a devm action.
+ * The engine of device @id, doing DMA as @dma_dev, its port p wired to
+ * @macs[p] (the on-die wiring: steered RoCE frames come to the engine).
+ * Called through the hardware ops by the core's probe, after the MACs;
+ * undone by gn_roce_destroy().
  */
-int gn_roce_init(struct gaudi_nic_dev *gdev)
+struct gaudi_nic_roce *gn_roce_create(struct device *dma_dev, u32 id,
+				      struct gn_mac *const *macs,
+				      u32 num_ports)
 {
-	struct gn_nic *nic = gdev->nic;
-	struct gaudi_nic_rdma_adev *radev;
 	struct gaudi_nic_roce *r;
 	u32 p;
 	int ret;
 
-	r = kzalloc(struct_size(r, ports, gdev->num_ports), GFP_KERNEL);
+	r = kzalloc(struct_size(r, ports, num_ports), GFP_KERNEL);
 	if (!r)
-		return -ENOMEM;
-	r->num_ports = gdev->num_ports;
-	r->gdev = gdev;
-	r->dma_dev = &gdev->pdev->dev;
+		return ERR_PTR(-ENOMEM);
+	r->num_ports = num_ports;
+	r->dma_dev = dma_dev;
 	mutex_init(&r->cmd_lock);
 	spin_lock_init(&r->dp_lock);
 	skb_queue_head_init(&r->rxq);
@@ -1195,13 +1134,13 @@ int gn_roce_init(struct gaudi_nic_dev *gdev)
 	if (!r->qps || !r->cqs || !r->mrs || !r->mws || !r->srqs || !r->kick ||
 	    !r->resend || !r->frame_buf || !r->train) {
 		gn_roce_free(r);
-		return -ENOMEM;
+		return ERR_PTR(-ENOMEM);
 	}
-	r->kworker = kthread_create_worker(0, "gaudi_roce/%u", gdev->id);
+	r->kworker = kthread_create_worker(0, "gaudi_roce/%u", id);
 	if (IS_ERR(r->kworker)) {
 		ret = PTR_ERR(r->kworker);
 		gn_roce_free(r);
-		return ret;
+		return ERR_PTR(ret);
 	}
 	sched_set_fifo_low(r->kworker->task);
 	gn_roce_place(r->kworker->task);
@@ -1211,42 +1150,11 @@ int gn_roce_init(struct gaudi_nic_dev *gdev)
 		r->ports[p].r = r;
 		r->ports[p].port = p;
 		r->ports[p].mtu = ETH_DATA_LEN;
-		if (nic && p < gn_nic_num_ports(nic))
-			r->ports[p].mac = gn_nic_port_mac(nic, p);
+		r->ports[p].mac = macs[p];
 	}
-
-	radev = kzalloc(sizeof(*radev), GFP_KERNEL);
-	if (!radev) {
-		gn_roce_free(r);
-		return -ENOMEM;
-	}
-	radev->gdev = gdev;
-	radev->roce = r;
-	radev->adev.name = "rdma";
-	radev->adev.id = gdev->id;
-	radev->adev.dev.parent = &gdev->pdev->dev;
-	radev->adev.dev.release = gn_roce_adev_release;
 	for (p = 0; p < r->num_ports; p++)
 		if (r->ports[p].mac)
 			gn_mac_set_roce_handler(r->ports[p].mac, gn_rdp_rx,
 						&r->ports[p]);
-	ret = auxiliary_device_init(&radev->adev);
-	if (ret)
-		goto err_hooks;
-	ret = __auxiliary_device_add(&radev->adev, GAUDI_NIC_DRV_NAME);
-	if (ret) {
-		auxiliary_device_uninit(&radev->adev);
-		/* the release callback freed radev */
-		radev = NULL;
-		goto err_hooks;
-	}
-	return devm_add_action_or_reset(&gdev->pdev->dev, gn_roce_fini, radev);
-
-err_hooks:
-	for (p = 0; p < r->num_ports; p++)
-		if (r->ports[p].mac)
-			gn_mac_set_roce_handler(r->ports[p].mac, NULL, NULL);
-	kfree(radev);
-	gn_roce_free(r);
-	return ret;
+	return r;
 }

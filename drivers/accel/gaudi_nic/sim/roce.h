@@ -38,7 +38,7 @@
 #include <linux/kthread.h>
 #include <linux/sizes.h>
 #include <linux/gaudi_nic/core.h>
-#include <linux/gaudi_nic/port.h>
+#include "mac.h"
 #include <linux/gaudi_nic/roce_hw.h>
 
 struct gn_mac;
@@ -287,7 +287,6 @@ struct gn_rport {
 };
 
 struct gaudi_nic_roce {
-	struct gaudi_nic_dev *gdev;
 	struct device *dma_dev;
 	struct mutex cmd_lock;		/* serialises mailbox commands */
 	spinlock_t dp_lock;		/* the pipeline: see the top */
@@ -362,7 +361,10 @@ void *gn_rring_entry(struct gn_rring *ring, u32 idx);
 struct gn_roce_ring_hdr *gn_rring_hdr(struct gn_rring *ring);
 
 /* glue with the core driver */
-int gn_roce_init(struct gaudi_nic_dev *gdev);
+struct gaudi_nic_roce *gn_roce_create(struct device *dma_dev, u32 id,
+				      struct gn_mac *const *macs,
+				      u32 num_ports);
+void gn_roce_destroy(struct gaudi_nic_roce *r);
 
 /* roce_mw.c: memory window commands; QP destruction unbinds type 2 MWs */
 int gn_cmd_create_mw(struct gaudi_nic_roce *r, u32 index,

@@ -51,9 +51,8 @@
 #include <linux/unaligned.h>
 #include <net/checksum.h>
 #include <net/ip6_checksum.h>
-#include <linux/gaudi_nic/port.h>
-
 #include "mac.h"
+
 #include "roce_dp.h"
 
 /* ------------------------------------------------------------ memory */

@@ -18,9 +18,8 @@
 #include <linux/unaligned.h>
 #include <net/checksum.h>
 #include <net/ip6_checksum.h>
-#include <linux/gaudi_nic/port.h>
-
 #include "mac.h"
+
 #include "roce_dp.h"
 
 static unsigned int gn_rx_queue_max = 16384;
@@ -62,6 +61,40 @@ static bool gn_rdp_addr_ok(const struct gn_rport *pt, const struct gn_rqp *qp,
 		       !memcmp(&ih->saddr, qp->ctx.dgid, 16) &&
 		       !memcmp(&ih->daddr, g->gid, 16);
 	}
+}
+
+/* The extension headers at @x (after the BTH) into @p; what follows them. */
+static const u8 *gn_rdp_rx_ext(struct gn_pkt *p, const u8 *x)
+{
+	/* FLUSH: FETH before RETH (IBA A19, as rxe) */
+	if (p->opcode == OP_FLUSH) {
+		p->feth = get_unaligned_be32(x);
+		x += FETH_LEN;
+	}
+	if (op_has_reth(p->opcode)) {
+		p->va = get_unaligned_be64(x);
+		p->rkey = get_unaligned_be32(x + 8);
+		p->dmalen = get_unaligned_be32(x + 12);
+		x += RETH_LEN;
+	}
+	if (op_has_aeth(p->opcode)) {
+		p->aeth = get_unaligned_be32(x);
+		x += AETH_LEN;
+	}
+	if (op_is_ud(p->opcode)) {
+		p->qkey = get_unaligned_be32(x);
+		p->sqpn = get_unaligned_be32(x + 4) & PSN_MASK;
+		x += DETH_LEN;
+	}
+	if (op_has_imm(p->opcode)) {
+		memcpy(&p->imm, x, IMM_LEN);
+		x += IMM_LEN;
+	}
+	if (op_has_ieth(p->opcode)) {
+		p->rkey = get_unaligned_be32(x);
+		x += IETH_LEN;
+	}
+	return x;
 }
 
 /*
@@ -142,35 +175,7 @@ static void gn_rdp_rx_one(struct gaudi_nic_roce *r, struct gn_rport *pt,
 	if (tlen < BTH_LEN + ext + pad + ICRC_LEN ||
 	    hlen < bth + BTH_LEN + ext - f)
 		goto drop;
-	x = bth + BTH_LEN;
-	/* FLUSH: FETH before RETH (IBA A19, as rxe) */
-	if (p.opcode == OP_FLUSH) {
-		p.feth = get_unaligned_be32(x);
-		x += FETH_LEN;
-	}
-	if (op_has_reth(p.opcode)) {
-		p.va = get_unaligned_be64(x);
-		p.rkey = get_unaligned_be32(x + 8);
-		p.dmalen = get_unaligned_be32(x + 12);
-		x += RETH_LEN;
-	}
-	if (op_has_aeth(p.opcode)) {
-		p.aeth = get_unaligned_be32(x);
-		x += AETH_LEN;
-	}
-	if (op_is_ud(p.opcode)) {
-		p.qkey = get_unaligned_be32(x);
-		p.sqpn = get_unaligned_be32(x + 4) & PSN_MASK;
-		x += DETH_LEN;
-	}
-	if (op_has_imm(p.opcode)) {
-		memcpy(&p.imm, x, IMM_LEN);
-		x += IMM_LEN;
-	}
-	if (op_has_ieth(p.opcode)) {
-		p.rkey = get_unaligned_be32(x);
-		x += IETH_LEN;
-	}
+	x = gn_rdp_rx_ext(&p, bth + BTH_LEN);
 	p.frags = frags;
 	p.nfrags = nfrags;
 	p.pay_off = x - f;

@@ -18,9 +18,8 @@
 #include <linux/unaligned.h>
 #include <net/checksum.h>
 #include <net/ip6_checksum.h>
-#include <linux/gaudi_nic/port.h>
-
 #include "mac.h"
+
 #include "roce_dp.h"
 
 static bool gn_icrc_offload = true;
@@ -509,6 +508,7 @@ void gn_tx_train_flush(struct gaudi_nic_roce *r)
 {
 	struct gn_rtrain *t = r->train;
 
+	lockdep_assert_held(&r->dp_lock);
 	if (!t->n)
 		return;
 	gn_rdp_xmit(&r->ports[t->port], t->fr, t->n, GN_MAC_ROCE_ICRC_INSERT);
@@ -708,6 +708,7 @@ void gn_send_ack(struct gaudi_nic_roce *r, struct gn_rqp *qp, u8 syndrome,
  */
 void gn_rdp_ack_now(struct gaudi_nic_roce *r, struct gn_rqp *qp)
 {
+	lockdep_assert_held(&r->dp_lock);
 	if (list_empty(&qp->ack_node))
 		return;
 	list_del_init(&qp->ack_node);

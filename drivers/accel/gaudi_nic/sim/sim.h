@@ -1,7 +1,9 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
  * The emulated gaudi_nic ASIC.  The core driver sees a platform device
- * whose platform data points at a struct gn_sim_dev: the "hardware".
+ * whose platform data points at the struct gaudi_nic_hw embedded in a
+ * struct gn_sim_dev: the description and ops of the "hardware"
+ * (<linux/gaudi_nic/hw.h>).
  */
 #ifndef _GAUDI_NIC_SIM_H
 #define _GAUDI_NIC_SIM_H
@@ -10,16 +12,14 @@
 #include <linux/rcupdate.h>
 #include <linux/spinlock.h>
 #include <linux/gaudi_nic/core.h>
+#include <linux/gaudi_nic/hw.h>
 
 struct gn_sim_dev {
+	/* what the core driver sees: id, ports, HBM, serial, ops */
+	struct gaudi_nic_hw hw;
 	struct kref ref;
 	struct rcu_head rcu;
-	u32 id;
-	u32 num_ports;
-	u64 hbm_size;
-	u64 bus_base;
 	unsigned long nframes;
-	char serial[GAUDI_NIC_SERIAL_MAX];
 	/* protects frames[] */
 	spinlock_t lock;
 	struct page **frames;
@@ -27,11 +27,16 @@ struct gn_sim_dev {
 	struct platform_device *pdev;
 	/* a driver instance owns the device (probe .. drm release) */
 	atomic_t claimed;
+	/* debugfs gaudi_nic_sim/gaudi_nic.N: the test hooks */
+	struct dentry *debugfs;
+	/* the MAC of each port while the core has it, written under RTNL */
+	struct gn_mac **macs;
 };
 
-struct gn_sim_pdata {
-	struct gn_sim_dev *sim;
-};
+static inline struct gn_sim_dev *to_gn_sim_dev(struct gaudi_nic_hw *hw)
+{
+	return container_of(hw, struct gn_sim_dev, hw);
+}
 
 extern const struct attribute_group *gn_sim_driver_groups[];
 
@@ -40,14 +45,8 @@ int gn_sim_del_device(u32 id);
 void gn_sim_shutdown(void);
 void gn_sim_exit(void);
 
-void gn_sim_get(struct gn_sim_dev *sim);
-void gn_sim_put(struct gn_sim_dev *sim);
-
-/* HBM frames are PAGE_SIZE; backing exists only for populated frames. */
-int gn_sim_hbm_populate(struct gn_sim_dev *sim, unsigned long frame,
-			unsigned long n);
-void gn_sim_hbm_discard(struct gn_sim_dev *sim, unsigned long frame,
-			unsigned long n);
-struct page *gn_sim_hbm_get_page(struct gn_sim_dev *sim, unsigned long frame);
+struct net_device;
+/* Under RTNL: the MAC of the emulated port @nd drives, or NULL. */
+struct gn_mac *gn_sim_netdev_mac(struct net_device *nd);
 
 #endif /* _GAUDI_NIC_SIM_H */

@@ -108,11 +108,12 @@ static void gib_port_config(struct gib_dev *dev, u32 port,
  */
 static void gib_sync_ports(struct gib_dev *dev)
 {
+	struct gaudi_nic_dev *gdev = dev->radev->gdev;
 	u32 port;
 
 	ASSERT_RTNL();
 	for (port = 0; port < dev->num_ports; port++) {
-		struct net_device *ndev = gaudi_nic_roce_netdev(dev->hw, port);
+		struct net_device *ndev = gaudi_nic_port_netdev(gdev, port);
 
 		if (ndev != dev->netdevs[port]) {
 			if (ib_device_set_netdev(&dev->ibdev, ndev, port + 1)) {
@@ -149,7 +150,7 @@ static void gib_update_port(struct gib_dev *dev, u32 port,
 
 /*
  * Netdev events of the whole system arrive here; only those of our own
- * ports' netdevs matter, and gaudi_nic_roce_port_of() tells which port a
+ * ports' netdevs matter, and gaudi_nic_port_of() tells which port a
  * netdev is without searching any namespace.  A netdev that moves to
  * another namespace is unregistered and registered again.
  */
@@ -158,7 +159,7 @@ static int gib_netdev_event(struct notifier_block *nb, unsigned long event,
 {
 	struct net_device *ndev = netdev_notifier_info_to_dev(ptr);
 	struct gib_dev *dev = container_of(nb, struct gib_dev, nb);
-	int ours = gaudi_nic_roce_port_of(dev->hw, ndev);
+	int ours = gaudi_nic_port_of(dev->radev->gdev, ndev);
 	u32 port;
 
 	switch (event) {
