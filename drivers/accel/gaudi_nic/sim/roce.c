@@ -784,64 +784,49 @@ static int gn_cmd_query_stats(struct gaudi_nic_roce *r, u32 port,
 	return 0;
 }
 
+/*
+ * The argument sizes of each mailbox command (gn_roce_cmd_op); a command
+ * not listed has no entry (.known false) and is refused.
+ */
+static const struct gn_cmd_args {
+	bool known;
+	u16 in;
+	u16 out;
+} gn_cmd_args[] = {
+	[GN_ROCE_CMD_SET_PORT]	  = { true, sizeof(struct gn_roce_port_ctx), 0 },
+	[GN_ROCE_CMD_SET_GID]	  = { true, sizeof(struct gn_roce_gid_ctx), 0 },
+	[GN_ROCE_CMD_CREATE_CQ]	  = { true, sizeof(struct gn_roce_cq_ctx), 0 },
+	[GN_ROCE_CMD_DESTROY_CQ]  = { true, 0, 0 },
+	[GN_ROCE_CMD_RESIZE_CQ]	  = { true, sizeof(struct gn_roce_cq_ctx), 0 },
+	[GN_ROCE_CMD_CREATE_QP]	  = { true, sizeof(struct gn_roce_qp_ctx), 0 },
+	[GN_ROCE_CMD_MODIFY_QP]	  = { true, sizeof(struct gn_roce_modify_qp), 0 },
+	[GN_ROCE_CMD_QUERY_QP]	  = { true, 0, sizeof(struct gn_roce_qp_ctx) },
+	[GN_ROCE_CMD_DESTROY_QP]  = { true, 0, 0 },
+	[GN_ROCE_CMD_CREATE_MR]	  = { true, sizeof(struct gn_roce_mr_ctx), 0 },
+	[GN_ROCE_CMD_REREG_MR]	  = { true, sizeof(struct gn_roce_mr_ctx), 0 },
+	[GN_ROCE_CMD_DESTROY_MR]  = { true, 0, 0 },
+	[GN_ROCE_CMD_CREATE_MW]	  = { true, sizeof(struct gn_roce_mw_ctx), 0 },
+	[GN_ROCE_CMD_DESTROY_MW]  = { true, 0, 0 },
+	[GN_ROCE_CMD_QUERY_STATS] = { true, 0, sizeof(struct gn_roce_stats) },
+	[GN_ROCE_CMD_CREATE_SRQ]  = { true, sizeof(struct gn_roce_srq_ctx), 0 },
+	[GN_ROCE_CMD_RESIZE_SRQ]  = { true, sizeof(struct gn_roce_srq_ctx), 0 },
+	[GN_ROCE_CMD_ARM_SRQ]	  = { true, sizeof(__le32), 0 },
+	[GN_ROCE_CMD_QUERY_SRQ]	  = { true, 0, sizeof(struct gn_roce_srq_ctx) },
+	[GN_ROCE_CMD_DESTROY_SRQ] = { true, 0, 0 },
+};
+
 int gaudi_nic_roce_cmd(struct gaudi_nic_roce *r, u32 op, u32 index,
 		       const void *in, size_t in_len, void *out,
 		       size_t out_len)
 {
-	size_t want_in = 0, want_out = 0;
+	const struct gn_cmd_args *args;
 	int ret;
 
-	switch (op) {
-	case GN_ROCE_CMD_SET_PORT:
-		want_in = sizeof(struct gn_roce_port_ctx);
-		break;
-	case GN_ROCE_CMD_SET_GID:
-		want_in = sizeof(struct gn_roce_gid_ctx);
-		break;
-	case GN_ROCE_CMD_CREATE_CQ:
-	case GN_ROCE_CMD_RESIZE_CQ:
-		want_in = sizeof(struct gn_roce_cq_ctx);
-		break;
-	case GN_ROCE_CMD_CREATE_QP:
-		want_in = sizeof(struct gn_roce_qp_ctx);
-		break;
-	case GN_ROCE_CMD_MODIFY_QP:
-		want_in = sizeof(struct gn_roce_modify_qp);
-		break;
-	case GN_ROCE_CMD_QUERY_QP:
-		want_out = sizeof(struct gn_roce_qp_ctx);
-		break;
-	case GN_ROCE_CMD_CREATE_MR:
-	case GN_ROCE_CMD_REREG_MR:
-		want_in = sizeof(struct gn_roce_mr_ctx);
-		break;
-	case GN_ROCE_CMD_CREATE_MW:
-		want_in = sizeof(struct gn_roce_mw_ctx);
-		break;
-	case GN_ROCE_CMD_QUERY_STATS:
-		want_out = sizeof(struct gn_roce_stats);
-		break;
-	case GN_ROCE_CMD_CREATE_SRQ:
-	case GN_ROCE_CMD_RESIZE_SRQ:
-		want_in = sizeof(struct gn_roce_srq_ctx);
-		break;
-	case GN_ROCE_CMD_ARM_SRQ:
-		want_in = sizeof(__le32);
-		break;
-	case GN_ROCE_CMD_QUERY_SRQ:
-		want_out = sizeof(struct gn_roce_srq_ctx);
-		break;
-	case GN_ROCE_CMD_DESTROY_SRQ:
-	case GN_ROCE_CMD_DESTROY_CQ:
-	case GN_ROCE_CMD_DESTROY_QP:
-	case GN_ROCE_CMD_DESTROY_MR:
-	case GN_ROCE_CMD_DESTROY_MW:
-		break;
-	default:
+	if (op >= ARRAY_SIZE(gn_cmd_args) || !gn_cmd_args[op].known)
 		return -EINVAL;
-	}
-	if (in_len != want_in || out_len != want_out ||
-	    (want_in && !in) || (want_out && !out))
+	args = &gn_cmd_args[op];
+	if (in_len != args->in || out_len != args->out ||
+	    (args->in && !in) || (args->out && !out))
 		return -EINVAL;
 
 	mutex_lock(&r->cmd_lock);
@@ -907,8 +892,11 @@ int gaudi_nic_roce_cmd(struct gaudi_nic_roce *r, u32 op, u32 index,
 	case GN_ROCE_CMD_QUERY_SRQ:
 		ret = gn_cmd_query_srq(r, index, out);
 		break;
-	default:
+	case GN_ROCE_CMD_QUERY_STATS:
 		ret = gn_cmd_query_stats(r, index, out);
+		break;
+	default:	/* unreachable: gn_cmd_args lists every command */
+		ret = -EINVAL;
 		break;
 	}
 out:
