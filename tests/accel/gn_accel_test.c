@@ -2,8 +2,8 @@
 /*
  * gn-accel-test: kselftests of the gaudi_nic accel driver (the kernel's
  * kselftest_harness.h: fixtures, EXPECT_* and ASSERT_*, KTAP output), run in
- * the VM with gaudi_nic.ko loaded (num_devices >= 2) and, for the import
- * tests, gaudi_nic_test_importer.ko.  Each MODE runs the tests of one
+ * the VM with gaudi_nic.ko and gaudi_nic_sim.ko loaded (num_devices >= 2)
+ * and, for the import tests, gaudi_nic_test_importer.ko.  Each MODE runs the tests of one
  * fixture (errno: the fixture "errors").
  *
  *   gn-accel-test basic | errno | import | stress SECONDS NPROCS | teardown
@@ -32,7 +32,7 @@
 #include "kselftest_harness.h"
 
 #define SYSDEV "/sys/bus/platform/devices/gaudi_nic.%d/gaudi_nic/%s"
-#define SYSDRV "/sys/bus/platform/drivers/gaudi_nic/"
+#define SYSDRV "/sys/bus/platform/drivers/gaudi_nic_sim/"
 #define IMPORTER "/sys/kernel/debug/gaudi_nic_test/import"
 #define PG 4096ULL
 

@@ -1,6 +1,9 @@
 # SPDX-License-Identifier: GPL-2.0
 # Helpers for the accel VM tests (sourced).
 KO=/build/kmod/drivers/accel/gaudi_nic/gaudi_nic.ko
+# the emulated ASIC: creates the devices, owns the control files
+SIM_KO=/build/kmod/drivers/accel/gaudi_nic/gaudi_nic_sim.ko
+SIMDRV=/sys/bus/platform/drivers/gaudi_nic_sim
 IMP_KO=/build/kmod/tests/kmod/gaudi_nic_test_importer.ko
 # hl-thunk's example and benchmark (hl-thunk/meson.build, release build)
 BIN=/build/hl-thunk-rel
@@ -20,14 +23,16 @@ ok() {
 	if eval "$2"; then set -f; ktap_test_pass "- $1"; else set -f; ktap_test_fail "- $1"; fi
 }
 
-# Load both modules once per boot; remember where the kernel log starts.
+# Load the modules once per boot (the driver, then the emulator with two
+# devices, then the test importer); remember where the kernel log starts.
 ensure_loaded() {
 	[ -f $MARK ] || dmesg | wc -l > $MARK
 	# insmod does not resolve dependencies (drm is a module)
 	for dep in $(modinfo -F depends $KO | tr , ' '); do
 		modprobe -q "$dep" || return 1
 	done
-	grep -q '^gaudi_nic ' /proc/modules || insmod $KO num_devices=2 || return 1
+	grep -q '^gaudi_nic ' /proc/modules || insmod $KO || return 1
+	grep -q '^gaudi_nic_sim ' /proc/modules || insmod $SIM_KO num_devices=2 || return 1
 	grep -q '^gaudi_nic_test_importer ' /proc/modules || insmod $IMP_KO || return 1
 	mountpoint -q /sys/kernel/debug || mount -t debugfs none /sys/kernel/debug
 }

@@ -27,6 +27,7 @@
 #include <linux/slab.h>
 #include <linux/uaccess.h>
 #include <linux/gaudi_nic/core.h>
+#include "../../drivers/accel/gaudi_nic/sim/bus.h"
 
 #define RESULT_LEN 256
 
@@ -92,11 +93,11 @@ static int gnt_walk(struct sg_table *sgt, struct device *dev, bool fill,
 
 				for (j = 0; j < PAGE_SIZE; j++)
 					buf[j] = (u8)(seed + (total + off + j) * 131);
-				ret = gaudi_nic_bus_write(bus + off, buf, PAGE_SIZE);
+				ret = gnsim_bus_write(bus + off, buf, PAGE_SIZE);
 				if (ret)
 					goto out;
 			}
-			ret = gaudi_nic_bus_read(bus + off, buf, PAGE_SIZE);
+			ret = gnsim_bus_read(bus + off, buf, PAGE_SIZE);
 			if (ret)
 				goto out;
 			hash = gnt_fnv(hash, buf, PAGE_SIZE);
@@ -275,4 +276,5 @@ module_exit(gnt_exit);
 MODULE_DESCRIPTION("gaudi_nic test-only dma-buf importer");
 MODULE_LICENSE("GPL");
 MODULE_IMPORT_NS(GAUDI_NIC);
+MODULE_IMPORT_NS(GAUDI_NIC_SIM);
 MODULE_IMPORT_NS(DMA_BUF);

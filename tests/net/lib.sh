@@ -17,7 +17,9 @@
 set -u
 
 GN_KO=${GN_KO:-/build/kmod/drivers/accel/gaudi_nic/gaudi_nic.ko}
-GN_SYSFS=/sys/bus/platform/drivers/gaudi_nic
+# the emulated ASIC, whose platform driver directory has the control files
+GN_SIM_KO=${GN_SIM_KO:-/build/kmod/drivers/accel/gaudi_nic/gaudi_nic_sim.ko}
+GN_SYSFS=/sys/bus/platform/drivers/gaudi_nic_sim
 GN_DEV=${GN_DEV:-20}
 if [ -n "${NETIF:-}" ]; then
 	GN_EXTERNAL=1
@@ -134,14 +136,17 @@ gn_unlink() {
 	exec {fa}<&-
 	return $rc
 }
+# gn_load: the driver and the emulator (no devices yet), unless loaded
 gn_load() {
 	local dep
-	grep -q '^gaudi_nic ' /proc/modules && return 0
-	# insmod does not resolve dependencies (drm is a module)
-	for dep in $(modinfo -F depends "$GN_KO" | tr , ' '); do
-		modprobe -q "$dep" || return 1
-	done
-	insmod "$GN_KO" num_devices=0
+	if ! grep -q '^gaudi_nic ' /proc/modules; then
+		# insmod does not resolve dependencies (drm is a module)
+		for dep in $(modinfo -F depends "$GN_KO" | tr , ' '); do
+			modprobe -q "$dep" || return 1
+		done
+		insmod "$GN_KO" || return 1
+	fi
+	grep -q '^gaudi_nic_sim ' /proc/modules || insmod "$GN_SIM_KO" num_devices=0
 }
 # gn_new_device ID [PORTS [HBM_MB]]: create a device and wait for its netdevs
 gn_new_device() {

@@ -13,7 +13,7 @@ t_ok "environment: $IB_A ($IF_A in $NS_A) cabled to $IB_B ($IF_B in $NS_B), gids
 # the engines' threads: by default all on the last online CPU
 # (roce_engine_cpu in sim/roce.c), -2 leaves them to the scheduler, and a
 # CPU that is not online is refused with a warning
-ENGINE_CPU=/sys/module/gaudi_nic/parameters/roce_engine_cpu
+ENGINE_CPU=/sys/module/gaudi_nic_sim/parameters/roce_engine_cpu
 engine_cpus() { taskset -pc "$(pgrep -x "gaudi_roce/$1")" 2>&1 | awk '{ print $NF }'; }
 all_cpus=$(taskset -pc $$ | awk '{ print $NF }')
 last_cpu=$(awk -F'[-,]' '{ print $NF }' /sys/devices/system/cpu/online)

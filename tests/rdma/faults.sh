@@ -15,7 +15,7 @@ DEV_A=${DEV_A:-36}
 DEV_B=${DEV_B:-37}
 . "$here/lib.sh"
 
-QMAX_PARAM=/sys/module/gaudi_nic/parameters/roce_rx_queue_max
+QMAX_PARAM=/sys/module/gaudi_nic_sim/parameters/roce_rx_queue_max
 QMAX=$(cat "$QMAX_PARAM" 2>/dev/null)
 cleanup() {
 	[ -w "$QMAX_PARAM" ] && echo "$QMAX" > "$QMAX_PARAM"
@@ -110,7 +110,7 @@ t_expect "no fault counted without knobs" "0 0 0 0" \
 # the sending engine and checked by the receiving one (corruption is
 # caught the same way whatever the setting: a damaged frame is a copy
 # whose ICRC was written before the damage)
-ICRC_PARAM=/sys/module/gaudi_nic/parameters/roce_icrc_offload
+ICRC_PARAM=/sys/module/gaudi_nic_sim/parameters/roce_icrc_offload
 t_expect "roce_icrc_offload is on by default" Y "$(cat "$ICRC_PARAM")"
 echo 0 > "$ICRC_PARAM"
 snap

@@ -4,7 +4,7 @@
 # under processes holding ucontexts, QPs, CQs and MRs (the RDMA core
 # disassociates them: the unload completes, the processes get errors and
 # exit, none hangs); reload gaudi_ib onto the existing devices; rmmod
-# gaudi_ib and gaudi_nic with devices existing; reload both; del_device of
+# gaudi_ib, gaudi_nic and gaudi_nic_sim with devices existing; reload them; del_device of
 # one device while its peer has QPs connected to it (the peer's QPs exhaust
 # their retries, report an error and are destroyed).  After each step the
 # kernel log is checked and ibv_rc_pingpong must work again.  Output: TAP.
@@ -132,7 +132,9 @@ grep -q '^gaudi_nic_test_importer ' /proc/modules && rmmod gaudi_nic_test_import
 t_check "rmmod gaudi_ib with devices existing" rmmod "$GIB_NAME"
 t_check "rmmod gaudi_nic with devices existing" rmmod gaudi_nic
 t_expect "no gaudi netdev left" "" "$(ns_a ls /sys/class/net | grep '^gn'; ns_b ls /sys/class/net | grep '^gn')"
-log_clean "unloading both modules"
+t_check "rmmod gaudi_nic_sim with its (unbound) devices existing" rmmod gaudi_nic_sim
+t_expect "no gaudi_nic platform device left" "" "$(ls /sys/bus/platform/devices | grep '^gaudi_nic')"
+log_clean "unloading the modules"
 if reenv >"$tmp" 2>&1; then
 	t_ok "modules reloaded, devices, cable and addresses again"
 else

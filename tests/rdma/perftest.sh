@@ -14,10 +14,10 @@ DEV_A=${DEV_A:-32}
 DEV_B=${DEV_B:-33}
 . "$here/lib.sh"
 
-ICRC_PARAM=/sys/module/gaudi_nic/parameters/roce_icrc_offload
-ZC_PARAM=/sys/module/gaudi_nic/parameters/roce_tx_zerocopy
-PIPE_PARAM=/sys/module/gaudi_nic/parameters/roce_rx_pipeline
-TRAIN_PARAM=/sys/module/gaudi_nic/parameters/roce_tx_train
+ICRC_PARAM=/sys/module/gaudi_nic_sim/parameters/roce_icrc_offload
+ZC_PARAM=/sys/module/gaudi_nic_sim/parameters/roce_tx_zerocopy
+PIPE_PARAM=/sys/module/gaudi_nic_sim/parameters/roce_rx_pipeline
+TRAIN_PARAM=/sys/module/gaudi_nic_sim/parameters/roce_tx_train
 cleanup() {
 	[ -w "$PIPE_PARAM" ] && echo 1 > "$PIPE_PARAM"
 	[ -w "$ICRC_PARAM" ] && echo 1 > "$ICRC_PARAM"
@@ -95,7 +95,7 @@ run_pair write_bw_small "ib_write_bw 64 B" ib_write_bw -F -s 64 -n 2000
 # parameter PARAM set to 0 (what the feature behind it is worth), then
 # back to its value
 run_pair_off() {
-	local p=/sys/module/gaudi_nic/parameters/$1 old
+	local p=/sys/module/gaudi_nic_sim/parameters/$1 old
 	shift
 	old=$(cat "$p")
 	echo 0 > "$p"

@@ -10,7 +10,7 @@ DEV_A=${DEV_A:-34}
 DEV_B=${DEV_B:-35}
 . "$here/lib.sh"
 
-trap 'echo 1 > /sys/module/gaudi_nic/parameters/roce_rx_pipeline 2>/dev/null; rdma_env_cleanup' EXIT
+trap 'echo 1 > /sys/module/gaudi_nic_sim/parameters/roce_rx_pipeline 2>/dev/null; rdma_env_cleanup' EXIT
 tap_env_start rdma_env_setup
 t_ok "environment: $IB_A cabled to $IB_B"
 # built by `make user` (tests/rdma/meson.build): the ASan+UBSan build
@@ -36,7 +36,7 @@ run_verbs_test() { # SUFFIX
 run_verbs_test ""
 # again with large frames received in the sender's context, not queued by
 # reference to the sender's pages (the receive pipeline, rdma.md)
-PIPE_PARAM=/sys/module/gaudi_nic/parameters/roce_rx_pipeline
+PIPE_PARAM=/sys/module/gaudi_nic_sim/parameters/roce_rx_pipeline
 if [ -w "$PIPE_PARAM" ]; then
 	echo 0 > "$PIPE_PARAM"
 	run_verbs_test " [receive pipeline off]"

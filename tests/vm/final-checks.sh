@@ -9,7 +9,8 @@ set -u
 # shellcheck source=/dev/null
 . "${KTAP_HELPERS:-/opt/linux-src/tools/testing/selftests/kselftest/ktap_helpers.sh}"
 set -f	# the helpers echo unquoted
-mods=(gaudi_nic_test_delay gaudi_nic_test_importer gaudi_ib gaudi_nic)
+# gaudi_nic_sim last: the test importer imports its bus symbols
+mods=(gaudi_nic_test_delay gaudi_nic_test_importer gaudi_ib gaudi_nic gaudi_nic_sim)
 ktap_print_header
 ktap_set_plan $(( ${#mods[@]} + 1 ))
 for m in "${mods[@]}"; do

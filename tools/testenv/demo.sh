@@ -9,14 +9,16 @@ missing() { printf '(%s is not built in this tree: skipping this step)\n' "$1"; 
 fail() { printf '\033[1;31mdemo: %s\033[0m\n' "$*"; exit 1; }
 
 GN_KO=$B/kmod/drivers/accel/gaudi_nic/gaudi_nic.ko
+SIM_KO=$B/kmod/drivers/accel/gaudi_nic/gaudi_nic_sim.ko
 GIB_KO=$B/kmod/drivers/infiniband/hw/gaudi/gaudi_ib.ko
 export LD_LIBRARY_PATH=$B/prefix/lib
 export RDMAV_DRIVERS=$B/prefix/lib/libibverbs/libgaudi
-SYS=/sys/bus/platform/drivers/gaudi_nic
+SYS=/sys/bus/platform/drivers/gaudi_nic_sim
 
-step "Kernel $(uname -r) under qemu TCG; loading gaudi_nic.ko with two emulated devices"
+step "Kernel $(uname -r) under qemu TCG; loading gaudi_nic.ko, and gaudi_nic_sim.ko (the emulated ASIC) with two devices"
 modprobe -q drm || fail "cannot load drm"
-run insmod "$GN_KO" num_devices=2 || fail "insmod gaudi_nic.ko failed (see dmesg)"
+run insmod "$GN_KO" || fail "insmod gaudi_nic.ko failed (see dmesg)"
+run insmod "$SIM_KO" num_devices=2 || fail "insmod gaudi_nic_sim.ko failed (see dmesg)"
 run ls -l /dev/accel/
 for d in 0 1; do
 	a=/sys/bus/platform/devices/gaudi_nic.$d/gaudi_nic
@@ -121,6 +123,7 @@ run sh -c "echo 1 > $SYS/del_device"
 wait
 [ -d /run/netns ] && { run ip -n right -br link show gn1p0 2>&1 || echo "(gn1p0 went with its device)"; }
 run rmmod gaudi_nic
+run rmmod gaudi_nic_sim
 if dmesg | grep -E 'WARNING:|BUG:|Oops|refcount_t:' >/dev/null; then
 	fail "the kernel log has a warning: $(dmesg | grep -E 'WARNING:|BUG:|Oops|refcount_t:' | head -n 3)"
 fi

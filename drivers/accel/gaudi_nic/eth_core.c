@@ -101,13 +101,14 @@ static struct auxiliary_device *gn_nic_rdma_alloc(struct gn_nic *nic)
 {
 	struct gaudi_nic_rdma_adev *radev;
 
-	if (!nic->roce)
+	if (!nic->roce || !nic->gdev->hw->roce_ops)
 		return NULL;	/* no RoCE engine on this device */
 	radev = kzalloc(sizeof(*radev), GFP_KERNEL);
 	if (!radev)
 		return ERR_PTR(-ENOMEM);
 	radev->gdev = nic->gdev;
 	radev->roce = nic->roce;
+	radev->roce_ops = nic->gdev->hw->roce_ops;
 	return &radev->adev;
 }
 

@@ -19,12 +19,7 @@
 #include <uapi/drm/gaudi_nic_accel.h>
 
 #include "gn_internal.h"
-#include "sim/sim.h"
 #include "eth.h"
-
-static unsigned int num_devices = 1;
-module_param(num_devices, uint, 0444);
-MODULE_PARM_DESC(num_devices, "Emulated devices created at load (default 1)");
 
 /* ------------------------------------------------------ CPU mappings */
 
@@ -306,7 +301,8 @@ err_unclaim:
 }
 
 /*
- * The device goes away (del_device, module unload): no new ioctls or
+ * The device goes away (gaudi_nic_sim's del_device or unload, this
+ * module's unload): no new ioctls or
  * faults (drm_dev_unplug waits for those in flight), CPU mappings are
  * zapped (later accesses get SIGBUS).  Memory stays allocated until the
  * files, mappings and dma-bufs that reference it are gone.
@@ -324,10 +320,9 @@ static void gn_remove(struct platform_device *pdev)
 	mutex_unlock(&gdev->drm.filelist_mutex);
 }
 
-struct platform_driver gn_platform_driver = {
+static struct platform_driver gn_platform_driver = {
 	.driver = {
 		.name = GAUDI_NIC_DRV_NAME,
-		.groups = gn_sim_driver_groups,
 		.dev_groups = gn_dev_groups,
 		.suppress_bind_attrs = true,
 	},
@@ -339,46 +334,34 @@ bool gaudi_nic_is_device(struct device *dev)
 {
 	return dev && dev->driver == &gn_platform_driver.driver;
 }
-EXPORT_SYMBOL_NS_GPL(gaudi_nic_is_device, GAUDI_NIC);
 
+/*
+ * A plain platform driver: the hardware (gaudi_nic_sim.ko for the
+ * emulated ASIC) registers the gaudi_nic.N devices, before or after this
+ * module loads, with their struct gaudi_nic_hw as platform data.
+ */
 static int __init gn_init(void)
 {
-	unsigned int i;
 	int ret;
 
 	ret = gaudi_nic_eth_register();
 	if (ret)
 		return ret;
 	ret = platform_driver_register(&gn_platform_driver);
-	if (ret) {
+	if (ret)
 		gaudi_nic_eth_unregister();
-		return ret;
-	}
-	for (i = 0; i < num_devices; i++) {
-		ret = gn_sim_new_device(i, GAUDI_NIC_DEFAULT_PORTS,
-					GAUDI_NIC_DEFAULT_HBM_MB);
-		if (ret) {
-			gn_sim_shutdown();
-			platform_driver_unregister(&gn_platform_driver);
-			gn_sim_exit();
-			gaudi_nic_eth_unregister();
-			return ret;
-		}
-	}
-	return 0;
+	return ret;
 }
 
 static void __exit gn_exit(void)
 {
-	gn_sim_shutdown();
 	platform_driver_unregister(&gn_platform_driver);
-	gn_sim_exit();
 	gaudi_nic_eth_unregister();
 }
 
 module_init(gn_init);
 module_exit(gn_exit);
 
-MODULE_DESCRIPTION("gaudi_nic accelerator core driver (emulated device)");
+MODULE_DESCRIPTION("gaudi_nic accelerator core driver");
 MODULE_LICENSE("GPL");
 MODULE_IMPORT_NS(DMA_BUF);

@@ -82,7 +82,6 @@ struct gn_mapping {
 };
 
 /* gn_drv.c */
-extern struct platform_driver gn_platform_driver;
 bool gn_dev_enter(struct gaudi_nic_dev *gdev, int *idx);
 void gn_dev_exit(int idx);
 
@@ -100,6 +99,9 @@ unsigned long gn_alloc_frame(struct gn_alloc *alloc, u64 offset);
 int gn_ioctl_info(struct drm_device *drm, void *data, struct drm_file *file);
 int gn_ioctl_memory(struct drm_device *drm, void *data, struct drm_file *file);
 struct gn_alloc *gn_ctx_mmap_lookup(struct gn_ctx *ctx, u64 handle, u64 len);
+
+/* gn_drv.c: true if @dev is a gaudi_nic platform device bound to us */
+bool gaudi_nic_is_device(struct device *dev);
 
 /* gn_dmabuf.c */
 int gn_dmabuf_export(struct gn_ctx *ctx, struct gn_alloc *alloc, u64 offset,

@@ -79,24 +79,4 @@ struct net_device *gaudi_nic_port_netdev(struct gaudi_nic_dev *gdev,
 					 u32 port);
 int gaudi_nic_port_of(struct gaudi_nic_dev *gdev, struct net_device *nd);
 
-/* True if @dev is a gaudi_nic platform device bound to the core driver. */
-bool gaudi_nic_is_device(struct device *dev);
-
-/*
- * Bus address translation (the emulated PCIe fabric).  Any address inside
- * any live device's HBM window resolves, whether or not the pages are
- * allocated; callers own the right to touch it (e.g. through a dma-buf
- * attachment, which pins the allocation).
- *
- * gaudi_nic_bus_get_page() returns the backing page of @bus_addr with a
- * reference (put_page() it) and the offset of @bus_addr in it, or an
- * ERR_PTR: -EFAULT if no window covers the address, -ENOMEM if backing
- * memory could not be allocated.
- * gaudi_nic_bus_read()/gaudi_nic_bus_write() copy @len bytes; 0 or the
- * same errors.
- */
-struct page *gaudi_nic_bus_get_page(u64 bus_addr, unsigned int *offset);
-int gaudi_nic_bus_read(u64 bus_addr, void *dst, size_t len);
-int gaudi_nic_bus_write(u64 bus_addr, const void *src, size_t len);
-
 #endif /* _LINUX_GAUDI_NIC_CORE_H */

@@ -3,7 +3,9 @@
  * gaudi_nic hardware description: what the core driver is handed for each
  * device (the platform data of the gaudi_nic.N platform device) and the
  * only way it reaches the hardware.  The emulator (sim/) fills one per
- * emulated device; silicon would be a second implementation of the ops.
+ * emulated device (gaudi_nic_sim.ko registers the platform devices);
+ * silicon would be a second implementation of the ops, registering its
+ * own platform or PCI device.
  */
 #ifndef _LINUX_GAUDI_NIC_HW_H
 #define _LINUX_GAUDI_NIC_HW_H
@@ -17,6 +19,7 @@ struct gn_mac;
 struct gaudi_nic_hw;
 struct gaudi_nic_mac_ops;
 struct gaudi_nic_roce;
+struct gaudi_nic_roce_ops;
 
 /**
  * struct gaudi_nic_hw_ops - the device, as the core driver programs it
@@ -60,6 +63,8 @@ struct gaudi_nic_hw_ops {
  * struct gaudi_nic_hw - one device, as the hardware describes it
  * @ops: how the core reaches it
  * @mac_ops: how the drivers reach its MACs (port.h)
+ * @roce_ops: how the RDMA driver reaches its RoCE engine (roce_hw.h),
+ *	handed over with the gaudi_nic.rdma.N aux device
  * @id: device index N
  * @num_ports: NIC ports
  * @hbm_size: HBM bytes (a multiple of PAGE_SIZE)
@@ -69,6 +74,7 @@ struct gaudi_nic_hw_ops {
 struct gaudi_nic_hw {
 	const struct gaudi_nic_hw_ops *ops;
 	const struct gaudi_nic_mac_ops *mac_ops;
+	const struct gaudi_nic_roce_ops *roce_ops;
 	u32 id;
 	u32 num_ports;
 	u64 hbm_size;

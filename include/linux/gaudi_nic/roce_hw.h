@@ -566,6 +566,32 @@ struct gn_roce_stats {
 };
 
 /* ---------------------------------------------------- the aux device */
+typedef void (*gn_roce_event_fn)(void *priv, const struct gn_roce_eqe *eqe);
+
+/**
+ * struct gaudi_nic_roce_ops - the engine, as a driver programs it
+ * @enable: install the event handler @fn (called with @priv, in atomic
+ *	context) and reset every context; -EBUSY if already enabled
+ * @disable: destroy whatever contexts are left; returns once no event
+ *	handler runs any more
+ * @cmd: a mailbox command (GN_ROCE_CMD_*): 0 or a negative errno:
+ *	-EINVAL bad argument, -ENOENT no such context, -EBUSY context in use
+ *	(e.g. a CQ with QPs), -ENOMEM, -ENODEV engine disabled.  Sleeps.
+ * @doorbell: a 32-bit posted register write (GN_ROCE_DB()); any context
+ *
+ * The hardware implements it (the emulator: gaudi_nic_sim.ko); the core
+ * hands it over with the aux device, so the RDMA driver imports nothing
+ * from the module that implements the engine.
+ */
+struct gaudi_nic_roce_ops {
+	int (*enable)(struct gaudi_nic_roce *roce, gn_roce_event_fn fn,
+		      void *priv);
+	void (*disable)(struct gaudi_nic_roce *roce);
+	int (*cmd)(struct gaudi_nic_roce *roce, u32 op, u32 index,
+		   const void *in, size_t in_len, void *out, size_t out_len);
+	void (*doorbell)(struct gaudi_nic_roce *roce, u32 db);
+};
+
 /*
  * gaudi_nic.rdma.N: spawned by the core for each device with a RoCE
  * engine.  Lifetime: from the core's probe to its remove; the driver
@@ -576,6 +602,7 @@ struct gaudi_nic_rdma_adev {
 	struct auxiliary_device adev;
 	struct gaudi_nic_dev *gdev;
 	struct gaudi_nic_roce *roce;
+	const struct gaudi_nic_roce_ops *roce_ops;
 };
 
 static inline struct gaudi_nic_rdma_adev *
@@ -584,24 +611,30 @@ to_gaudi_nic_rdma_adev(struct auxiliary_device *adev)
 	return container_of(adev, struct gaudi_nic_rdma_adev, adev);
 }
 
-typedef void (*gn_roce_event_fn)(void *priv, const struct gn_roce_eqe *eqe);
+/* The engine of an aux device, through its ops (struct gaudi_nic_roce_ops). */
+static inline int gaudi_nic_roce_enable(const struct gaudi_nic_rdma_adev *ra,
+					gn_roce_event_fn fn, void *priv)
+{
+	return ra->roce_ops->enable(ra->roce, fn, priv);
+}
 
-/*
- * Symbols of gaudi_nic.ko (namespace GAUDI_NIC).
- *
- * gaudi_nic_roce_enable() installs the event handler and resets every
- * context; gaudi_nic_roce_disable() destroys whatever contexts are left,
- * and returns once no event handler runs any more.  Commands return 0 or
- * a negative errno: -EINVAL bad argument, -ENOENT no such context,
- * -EBUSY context in use (e.g. a CQ with QPs), -ENOMEM, -ENODEV engine
- * disabled.  Commands sleep; doorbells may be rung in any context.
- */
-int gaudi_nic_roce_enable(struct gaudi_nic_roce *hw, gn_roce_event_fn fn,
-			  void *priv);
-void gaudi_nic_roce_disable(struct gaudi_nic_roce *hw);
-int gaudi_nic_roce_cmd(struct gaudi_nic_roce *hw, u32 op, u32 index,
-		       const void *in, size_t in_len, void *out,
-		       size_t out_len);
-void gaudi_nic_roce_doorbell(struct gaudi_nic_roce *hw, u32 db);
+static inline void gaudi_nic_roce_disable(const struct gaudi_nic_rdma_adev *ra)
+{
+	ra->roce_ops->disable(ra->roce);
+}
+
+static inline int gaudi_nic_roce_cmd(const struct gaudi_nic_rdma_adev *ra,
+				     u32 op, u32 index, const void *in,
+				     size_t in_len, void *out, size_t out_len)
+{
+	return ra->roce_ops->cmd(ra->roce, op, index, in, in_len, out,
+				 out_len);
+}
+
+static inline void gaudi_nic_roce_doorbell(const struct gaudi_nic_rdma_adev *ra,
+					   u32 db)
+{
+	ra->roce_ops->doorbell(ra->roce, db);
+}
 
 #endif /* _LINUX_GAUDI_NIC_ROCE_HW_H */

@@ -38,7 +38,7 @@ static struct gn_mac *gn_cable_lookup(const char *op, int netnsfd,
 		       op, ifindex);
 		return ERR_PTR(-ENODEV);
 	}
-	mac = gn_sim_netdev_mac(dev);
+	mac = gnsim_netdev_mac(dev);
 	if (!mac) {
 		pr_err("gaudi_nic: %s: %s is not a gaudi_nic port\n",
 		       op, dev->name);

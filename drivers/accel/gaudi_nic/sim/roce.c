@@ -37,7 +37,7 @@ static struct page *gn_roce_dma_page(struct gaudi_nic_roce *r, u64 addr)
 	phys_addr_t pa;
 
 	if (addr >= GAUDI_NIC_BUS_BASE) {
-		pg = gaudi_nic_bus_get_page(addr, &off);
+		pg = gnsim_bus_get_page(addr, &off);
 		if (IS_ERR(pg))
 			return NULL;
 		if (off) {
@@ -815,9 +815,9 @@ static const struct gn_cmd_args {
 	[GN_ROCE_CMD_DESTROY_SRQ] = { true, 0, 0 },
 };
 
-int gaudi_nic_roce_cmd(struct gaudi_nic_roce *r, u32 op, u32 index,
-		       const void *in, size_t in_len, void *out,
-		       size_t out_len)
+static int gnsim_roce_cmd(struct gaudi_nic_roce *r, u32 op, u32 index,
+			  const void *in, size_t in_len, void *out,
+			  size_t out_len)
 {
 	const struct gn_cmd_args *args;
 	int ret;
@@ -903,9 +903,8 @@ out:
 	mutex_unlock(&r->cmd_lock);
 	return ret;
 }
-EXPORT_SYMBOL_NS_GPL(gaudi_nic_roce_cmd, GAUDI_NIC);
 
-void gaudi_nic_roce_doorbell(struct gaudi_nic_roce *r, u32 db)
+static void gnsim_roce_doorbell(struct gaudi_nic_roce *r, u32 db)
 {
 	u32 type = db >> 28, num = db & 0xffffff;
 	struct gn_rcq *cq;
@@ -937,7 +936,6 @@ void gaudi_nic_roce_doorbell(struct gaudi_nic_roce *r, u32 db)
 out:
 	spin_unlock_bh(&r->dp_lock);
 }
-EXPORT_SYMBOL_NS_GPL(gaudi_nic_roce_doorbell, GAUDI_NIC);
 
 /* Drop every context (engine reset). */
 static void gn_roce_reset_all(struct gaudi_nic_roce *r)
@@ -963,8 +961,8 @@ static void gn_roce_reset_all(struct gaudi_nic_roce *r)
 	skb_queue_purge(&r->txq);
 }
 
-int gaudi_nic_roce_enable(struct gaudi_nic_roce *r, gn_roce_event_fn fn,
-			  void *priv)
+static int gnsim_roce_enable(struct gaudi_nic_roce *r, gn_roce_event_fn fn,
+			     void *priv)
 {
 	int ret = 0;
 
@@ -983,9 +981,8 @@ out:
 	mutex_unlock(&r->cmd_lock);
 	return ret;
 }
-EXPORT_SYMBOL_NS_GPL(gaudi_nic_roce_enable, GAUDI_NIC);
 
-void gaudi_nic_roce_disable(struct gaudi_nic_roce *r)
+static void gnsim_roce_disable(struct gaudi_nic_roce *r)
 {
 	mutex_lock(&r->cmd_lock);
 	spin_lock_bh(&r->dp_lock);
@@ -997,7 +994,14 @@ void gaudi_nic_roce_disable(struct gaudi_nic_roce *r)
 	gn_roce_reset_all(r);
 	mutex_unlock(&r->cmd_lock);
 }
-EXPORT_SYMBOL_NS_GPL(gaudi_nic_roce_disable, GAUDI_NIC);
+
+/* What the RDMA driver is handed with the aux device (roce_hw.h). */
+const struct gaudi_nic_roce_ops gnsim_roce_ops = {
+	.enable = gnsim_roce_enable,
+	.disable = gnsim_roce_disable,
+	.cmd = gnsim_roce_cmd,
+	.doorbell = gnsim_roce_doorbell,
+};
 
 /* ------------------------------------------------ engine create/destroy */
 

@@ -1,42 +1,54 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * Emulated gaudi_nic devices: creation and removal through the driver's
- * sysfs files new_device / del_device, the HBM page pool, and the bus
- * address windows through which every device reaches every HBM.
+ * gaudi_nic_sim.ko, the emulated gaudi_nic ASIC: device creation and
+ * removal (module parameter num_devices, and the control files new_device
+ * / del_device of its own platform driver, gaudi_nic_sim), the HBM page
+ * pool, and the bus address windows through which every device reaches
+ * every HBM.  Each device is a gaudi_nic.N platform device whose platform
+ * data is its struct gaudi_nic_hw; gaudi_nic.ko binds to it, before or
+ * after this module loads.  Unregistering a device unbinds the driver
+ * first; the driver's claim keeps the description alive until it lets go.
  */
 #include <linux/debugfs.h>
 #include <linux/device.h>
 #include <linux/dma-mapping.h>
 #include <linux/highmem.h>
 #include <linux/mm.h>
+#include <linux/module.h>
 #include <linux/mutex.h>
 #include <linux/platform_device.h>
 #include <linux/rtnetlink.h>
 #include <linux/slab.h>
 #include <linux/sysfs.h>
+#include <linux/wait_bit.h>
 #include <linux/xarray.h>
 
 #include "sim.h"
 #include "mac.h"
 #include "roce.h"
+#include "bus.h"
 
-/* Device id -> struct gn_sim_dev, from creation until the last reference. */
-static DEFINE_XARRAY(gn_sim_windows);
+static unsigned int num_devices = 1;
+module_param(num_devices, uint, 0444);
+MODULE_PARM_DESC(num_devices, "Emulated devices created at load (default 1)");
+
+/* Device id -> struct gnsim_dev, from creation until the last reference. */
+static DEFINE_XARRAY(gnsim_windows);
 /* Serialises new_device, del_device and shutdown. */
-static DEFINE_MUTEX(gn_sim_lock);
-static bool gn_sim_stopping;
-static const struct gaudi_nic_hw_ops gn_sim_hw_ops;
-/* debugfs gaudi_nic_sim/: a directory per device, under gn_sim_lock */
-static struct dentry *gn_sim_debugfs_root;
+static DEFINE_MUTEX(gnsim_lock);
+static bool gnsim_stopping;
+static const struct gaudi_nic_hw_ops gnsim_hw_ops;
+/* debugfs gaudi_nic_sim/: a directory per device, under gnsim_lock */
+static struct dentry *gnsim_debugfs_root;
 
-static void gn_sim_get(struct gn_sim_dev *sim)
+static void gnsim_get(struct gnsim_dev *sim)
 {
 	kref_get(&sim->ref);
 }
 
-static void gn_sim_free_rcu(struct rcu_head *rcu)
+static void gnsim_free_rcu(struct rcu_head *rcu)
 {
-	struct gn_sim_dev *sim = container_of(rcu, struct gn_sim_dev, rcu);
+	struct gnsim_dev *sim = container_of(rcu, struct gnsim_dev, rcu);
 	unsigned long i;
 
 	kfree(sim->macs);
@@ -47,21 +59,26 @@ static void gn_sim_free_rcu(struct rcu_head *rcu)
 	kfree(sim);
 }
 
-static void gn_sim_release(struct kref *ref)
-{
-	struct gn_sim_dev *sim = container_of(ref, struct gn_sim_dev, ref);
+/* Devices not released yet: module exit waits for the last one. */
+static atomic_t gnsim_live = ATOMIC_INIT(0);
 
-	xa_erase(&gn_sim_windows, sim->hw.id);
+static void gnsim_release(struct kref *ref)
+{
+	struct gnsim_dev *sim = container_of(ref, struct gnsim_dev, ref);
+
+	xa_erase(&gnsim_windows, sim->hw.id);
+	if (atomic_dec_and_test(&gnsim_live))
+		wake_up_var(&gnsim_live);
 	/* Bus translations look the device up under RCU. */
-	call_rcu(&sim->rcu, gn_sim_free_rcu);
+	call_rcu(&sim->rcu, gnsim_free_rcu);
 }
 
-static void gn_sim_put(struct gn_sim_dev *sim)
+static void gnsim_put(struct gnsim_dev *sim)
 {
-	kref_put(&sim->ref, gn_sim_release);
+	kref_put(&sim->ref, gnsim_release);
 }
 
-int gn_sim_new_device(u32 id, u32 ports, u32 hbm_mb)
+static int gnsim_new_device(u32 id, u32 ports, u32 hbm_mb)
 {
 	struct platform_device_info info = {
 		.name = GAUDI_NIC_DRV_NAME,
@@ -71,7 +88,7 @@ int gn_sim_new_device(u32 id, u32 ports, u32 hbm_mb)
 	};
 	struct gaudi_nic_hw *pdata;
 	struct platform_device *pdev;
-	struct gn_sim_dev *sim;
+	struct gnsim_dev *sim;
 	char name[32];
 	int ret;
 
@@ -84,8 +101,9 @@ int gn_sim_new_device(u32 id, u32 ports, u32 hbm_mb)
 		return -ENOMEM;
 	kref_init(&sim->ref);
 	spin_lock_init(&sim->lock);
-	sim->hw.ops = &gn_sim_hw_ops;
+	sim->hw.ops = &gnsim_hw_ops;
 	sim->hw.mac_ops = &gnsim_mac_ops;
+	sim->hw.roce_ops = &gnsim_roce_ops;
 	sim->hw.id = id;
 	sim->hw.num_ports = ports;
 	sim->hw.hbm_size = (u64)hbm_mb << 20;
@@ -102,99 +120,91 @@ int gn_sim_new_device(u32 id, u32 ports, u32 hbm_mb)
 		return -ENOMEM;
 	}
 
-	mutex_lock(&gn_sim_lock);
-	if (gn_sim_stopping) {
+	mutex_lock(&gnsim_lock);
+	if (gnsim_stopping) {
 		ret = -ENODEV;
 		goto err_unlock;
 	}
-	ret = xa_insert(&gn_sim_windows, id, sim, GFP_KERNEL);
+	ret = xa_insert(&gnsim_windows, id, sim, GFP_KERNEL);
 	if (ret) {
-		struct gn_sim_dev *old = xa_load(&gn_sim_windows, id);
+		struct gnsim_dev *old = xa_load(&gnsim_windows, id);
 
 		/* -EBUSY: id deleted, but its memory is still referenced */
 		ret = (ret == -EBUSY && old && old->pdev) ? -EEXIST : ret;
 		goto err_unlock;
 	}
-	if (!gn_sim_debugfs_root)
-		gn_sim_debugfs_root = debugfs_create_dir("gaudi_nic_sim", NULL);
+	if (!gnsim_debugfs_root)
+		gnsim_debugfs_root = debugfs_create_dir("gaudi_nic_sim", NULL);
 	snprintf(name, sizeof(name), "%s.%u", GAUDI_NIC_DRV_NAME, id);
-	sim->debugfs = debugfs_create_dir(name, gn_sim_debugfs_root);
+	sim->debugfs = debugfs_create_dir(name, gnsim_debugfs_root);
 	pdata = &sim->hw;
 	info.data = &pdata;
 	pdev = platform_device_register_full(&info);
 	if (IS_ERR(pdev)) {
 		ret = PTR_ERR(pdev);
 		debugfs_remove_recursive(sim->debugfs);
-		xa_erase(&gn_sim_windows, id);
+		xa_erase(&gnsim_windows, id);
 		goto err_unlock;
 	}
 	sim->pdev = pdev;
-	mutex_unlock(&gn_sim_lock);
+	atomic_inc(&gnsim_live);
+	mutex_unlock(&gnsim_lock);
 	return 0;
 
 err_unlock:
-	mutex_unlock(&gn_sim_lock);
+	mutex_unlock(&gnsim_lock);
 	kvfree(sim->frames);
 	kfree(sim->macs);
 	kfree(sim);
 	return ret;
 }
 
-static void gn_sim_unplug(struct gn_sim_dev *sim)
+static void gnsim_unplug(struct gnsim_dev *sim)
 {
 	struct platform_device *pdev = sim->pdev;
 
-	lockdep_assert_held(&gn_sim_lock);
+	lockdep_assert_held(&gnsim_lock);
 	sim->pdev = NULL;
 	platform_device_unregister(pdev);
 	/* unbound: the MACs, and with them their knobs, are gone */
 	debugfs_remove_recursive(sim->debugfs);
 	sim->debugfs = NULL;
-	gn_sim_put(sim);
+	gnsim_put(sim);
 }
 
-int gn_sim_del_device(u32 id)
+static int gnsim_del_device(u32 id)
 {
-	struct gn_sim_dev *sim;
+	struct gnsim_dev *sim;
 	int ret = -ENOENT;
 
-	mutex_lock(&gn_sim_lock);
-	sim = xa_load(&gn_sim_windows, id);
+	mutex_lock(&gnsim_lock);
+	sim = xa_load(&gnsim_windows, id);
 	if (sim && sim->pdev) {
-		gn_sim_unplug(sim);
+		gnsim_unplug(sim);
 		ret = 0;
 	}
-	mutex_unlock(&gn_sim_lock);
+	mutex_unlock(&gnsim_lock);
 	return ret;
 }
 
 /* Remove every device; no new ones can be created afterwards. */
-void gn_sim_shutdown(void)
+static void gnsim_shutdown(void)
 {
-	struct gn_sim_dev *sim;
+	struct gnsim_dev *sim;
 	unsigned long id;
 
-	mutex_lock(&gn_sim_lock);
-	gn_sim_stopping = true;
-	xa_for_each(&gn_sim_windows, id, sim)
+	mutex_lock(&gnsim_lock);
+	gnsim_stopping = true;
+	xa_for_each(&gnsim_windows, id, sim)
 		if (sim->pdev)
-			gn_sim_unplug(sim);
-	mutex_unlock(&gn_sim_lock);
+			gnsim_unplug(sim);
+	mutex_unlock(&gnsim_lock);
 }
 
-void gn_sim_exit(void)
+static void gnsim_hbm_discard(struct gaudi_nic_hw *hw, unsigned long frame,
+			      unsigned long n)
 {
-	/* Let the RCU callbacks of released devices finish. */
-	rcu_barrier();
-	WARN_ON(!xa_empty(&gn_sim_windows));
-	debugfs_remove_recursive(gn_sim_debugfs_root);
-	gn_sim_debugfs_root = NULL;
-}
-
-static void gn_sim_hbm_discard(struct gaudi_nic_hw *hw, unsigned long frame,
-			       unsigned long n)
-{
-	struct gn_sim_dev *sim = to_gn_sim_dev(hw);
+	struct gnsim_dev *sim = to_gnsim_dev(hw);
 	unsigned long i;
 
 	for (i = 0; i < n; i++) {
@@ -210,10 +220,10 @@ static void gn_sim_hbm_discard(struct gaudi_nic_hw *hw, unsigned long frame,
 	}
 }
 
-static int gn_sim_hbm_populate(struct gaudi_nic_hw *hw, unsigned long frame,
-			       unsigned long n)
+static int gnsim_hbm_populate(struct gaudi_nic_hw *hw, unsigned long frame,
+			      unsigned long n)
 {
-	struct gn_sim_dev *sim = to_gn_sim_dev(hw);
+	struct gnsim_dev *sim = to_gnsim_dev(hw);
 	unsigned long i;
 
 	if (frame > sim->nframes || n > sim->nframes - frame)
@@ -222,7 +232,7 @@ static int gn_sim_hbm_populate(struct gaudi_nic_hw *hw, unsigned long frame,
 		struct page *page = alloc_page(GFP_KERNEL | __GFP_ZERO);
 
 		if (!page) {
-			gn_sim_hbm_discard(hw, frame, i);
+			gnsim_hbm_discard(hw, frame, i);
 			return -ENOMEM;
 		}
 		spin_lock_bh(&sim->lock);
@@ -233,7 +243,7 @@ static int gn_sim_hbm_populate(struct gaudi_nic_hw *hw, unsigned long frame,
 	return 0;
 }
 
-static struct page *gn_sim_page(struct gn_sim_dev *sim, unsigned long frame)
+static struct page *gnsim_page(struct gnsim_dev *sim, unsigned long frame)
 {
 	struct page *page = NULL;
 
@@ -247,36 +257,36 @@ static struct page *gn_sim_page(struct gn_sim_dev *sim, unsigned long frame)
 	return page;
 }
 
-static struct page *gn_sim_hbm_get_page(struct gaudi_nic_hw *hw,
-					unsigned long frame)
+static struct page *gnsim_hbm_get_page(struct gaudi_nic_hw *hw,
+				       unsigned long frame)
 {
-	return gn_sim_page(to_gn_sim_dev(hw), frame);
+	return gnsim_page(to_gnsim_dev(hw), frame);
 }
 
 /* One driver instance at a time; it holds a reference until it lets go. */
-static int gn_sim_claim(struct gaudi_nic_hw *hw)
+static int gnsim_claim(struct gaudi_nic_hw *hw)
 {
-	struct gn_sim_dev *sim = to_gn_sim_dev(hw);
+	struct gnsim_dev *sim = to_gnsim_dev(hw);
 
 	if (atomic_cmpxchg(&sim->claimed, 0, 1))
 		return -EBUSY;
-	gn_sim_get(sim);
+	gnsim_get(sim);
 	return 0;
 }
 
-static void gn_sim_release_hw(struct gaudi_nic_hw *hw)
+static void gnsim_release_hw(struct gaudi_nic_hw *hw)
 {
-	struct gn_sim_dev *sim = to_gn_sim_dev(hw);
+	struct gnsim_dev *sim = to_gnsim_dev(hw);
 
 	atomic_set(&sim->claimed, 0);
-	gn_sim_put(sim);
+	gnsim_put(sim);
 }
 
-static struct gn_mac *gn_sim_mac_create(struct gaudi_nic_hw *hw,
-					struct device *dma_dev,
-					unsigned int port)
+static struct gn_mac *gnsim_mac_create(struct gaudi_nic_hw *hw,
+				       struct device *dma_dev,
+				       unsigned int port)
 {
-	struct gn_sim_dev *sim = to_gn_sim_dev(hw);
+	struct gnsim_dev *sim = to_gnsim_dev(hw);
 	struct gn_mac *mac;
 
 	if (port >= hw->num_ports)
@@ -290,9 +300,9 @@ static struct gn_mac *gn_sim_mac_create(struct gaudi_nic_hw *hw,
 	return mac;
 }
 
-static void gn_sim_mac_destroy(struct gaudi_nic_hw *hw, struct gn_mac *mac)
+static void gnsim_mac_destroy(struct gaudi_nic_hw *hw, struct gn_mac *mac)
 {
-	struct gn_sim_dev *sim = to_gn_sim_dev(hw);
+	struct gnsim_dev *sim = to_gnsim_dev(hw);
 	u32 p;
 
 	rtnl_lock();
@@ -309,11 +319,11 @@ static void gn_sim_mac_destroy(struct gaudi_nic_hw *hw, struct gn_mac *mac)
  * platform devices, and its dev_port is the port.  Under RTNL, so a
  * registered @nd keeps its driver, and with it the MACs, bound.
  */
-struct gn_mac *gn_sim_netdev_mac(struct net_device *nd)
+struct gn_mac *gnsim_netdev_mac(struct net_device *nd)
 {
 	struct gn_mac *mac = NULL;
 	struct platform_device *pdev;
-	struct gn_sim_dev *sim;
+	struct gnsim_dev *sim;
 	struct device *d;
 
 	ASSERT_RTNL();
@@ -325,7 +335,7 @@ struct gn_mac *gn_sim_netdev_mac(struct net_device *nd)
 	if (strcmp(pdev->name, GAUDI_NIC_DRV_NAME) || pdev->id < 0)
 		return NULL;
 	rcu_read_lock();
-	sim = xa_load(&gn_sim_windows, pdev->id);
+	sim = xa_load(&gnsim_windows, pdev->id);
 	if (sim && gaudi_nic_hw_of(&pdev->dev) == &sim->hw &&
 	    nd->dev_port < sim->hw.num_ports)
 		mac = sim->macs[nd->dev_port];
@@ -333,30 +343,30 @@ struct gn_mac *gn_sim_netdev_mac(struct net_device *nd)
 	return mac;
 }
 
-static struct gaudi_nic_roce *gn_sim_roce_create(struct gaudi_nic_hw *hw,
-						 struct device *dma_dev,
-						 struct gn_mac *const *macs)
+static struct gaudi_nic_roce *gnsim_roce_create(struct gaudi_nic_hw *hw,
+						struct device *dma_dev,
+						struct gn_mac *const *macs)
 {
 	return gn_roce_create(dma_dev, hw->id, macs, hw->num_ports);
 }
 
-static const struct gaudi_nic_hw_ops gn_sim_hw_ops = {
-	.claim = gn_sim_claim,
-	.release = gn_sim_release_hw,
-	.hbm_populate = gn_sim_hbm_populate,
-	.hbm_discard = gn_sim_hbm_discard,
-	.hbm_get_page = gn_sim_hbm_get_page,
-	.mac_create = gn_sim_mac_create,
-	.mac_destroy = gn_sim_mac_destroy,
-	.roce_create = gn_sim_roce_create,
+static const struct gaudi_nic_hw_ops gnsim_hw_ops = {
+	.claim = gnsim_claim,
+	.release = gnsim_release_hw,
+	.hbm_populate = gnsim_hbm_populate,
+	.hbm_discard = gnsim_hbm_discard,
+	.hbm_get_page = gnsim_hbm_get_page,
+	.mac_create = gnsim_mac_create,
+	.mac_destroy = gnsim_mac_destroy,
+	.roce_create = gnsim_roce_create,
 	.roce_destroy = gn_roce_destroy,
 };
 
 /* ------------------------------------------------------- bus addresses */
 
-struct page *gaudi_nic_bus_get_page(u64 bus_addr, unsigned int *offset)
+struct page *gnsim_bus_get_page(u64 bus_addr, unsigned int *offset)
 {
-	struct gn_sim_dev *sim;
+	struct gnsim_dev *sim;
 	struct page *page = NULL;
 	u64 id, off;
 
@@ -368,22 +378,21 @@ struct page *gaudi_nic_bus_get_page(u64 bus_addr, unsigned int *offset)
 		return ERR_PTR(-EFAULT);
 
 	rcu_read_lock();
-	sim = xa_load(&gn_sim_windows, id);
+	sim = xa_load(&gnsim_windows, id);
 	if (sim && off < sim->hw.hbm_size)
-		page = gn_sim_page(sim, off >> PAGE_SHIFT);
+		page = gnsim_page(sim, off >> PAGE_SHIFT);
 	rcu_read_unlock();
 	if (!page)
 		return ERR_PTR(-EFAULT);
 	*offset = offset_in_page(off);
 	return page;
 }
-EXPORT_SYMBOL_NS_GPL(gaudi_nic_bus_get_page, GAUDI_NIC);
 
-static int gn_bus_copy(u64 bus_addr, void *buf, size_t len, bool write)
+static int gnsim_bus_copy(u64 bus_addr, void *buf, size_t len, bool write)
 {
 	while (len) {
 		unsigned int off;
-		struct page *page = gaudi_nic_bus_get_page(bus_addr, &off);
+		struct page *page = gnsim_bus_get_page(bus_addr, &off);
 		size_t chunk;
 
 		if (IS_ERR(page))
@@ -401,17 +410,18 @@ static int gn_bus_copy(u64 bus_addr, void *buf, size_t len, bool write)
 	return 0;
 }
 
-int gaudi_nic_bus_read(u64 bus_addr, void *dst, size_t len)
+/* For test modules playing a peer device on the bus (sim/bus.h). */
+int gnsim_bus_read(u64 bus_addr, void *dst, size_t len)
 {
-	return gn_bus_copy(bus_addr, dst, len, false);
+	return gnsim_bus_copy(bus_addr, dst, len, false);
 }
-EXPORT_SYMBOL_NS_GPL(gaudi_nic_bus_read, GAUDI_NIC);
+EXPORT_SYMBOL_NS_GPL(gnsim_bus_read, GAUDI_NIC_SIM);
 
-int gaudi_nic_bus_write(u64 bus_addr, const void *src, size_t len)
+int gnsim_bus_write(u64 bus_addr, const void *src, size_t len)
 {
-	return gn_bus_copy(bus_addr, (void *)src, len, true);
+	return gnsim_bus_copy(bus_addr, (void *)src, len, true);
 }
-EXPORT_SYMBOL_NS_GPL(gaudi_nic_bus_write, GAUDI_NIC);
+EXPORT_SYMBOL_NS_GPL(gnsim_bus_write, GAUDI_NIC_SIM);
 
 /* ------------------------------------------------- sysfs control files */
 
@@ -426,7 +436,7 @@ static ssize_t new_device_store(struct device_driver *drv, const char *buf,
 	n = sscanf(buf, "%u %u %u %c", &id, &ports, &hbm_mb, &extra);
 	if (n < 1 || n > 3)
 		return -EINVAL;
-	ret = gn_sim_new_device(id, ports, hbm_mb);
+	ret = gnsim_new_device(id, ports, hbm_mb);
 	return ret ? ret : count;
 }
 static DRIVER_ATTR_WO(new_device);
@@ -440,12 +450,12 @@ static ssize_t del_device_store(struct device_driver *drv, const char *buf,
 
 	if (sscanf(buf, "%u %c", &id, &extra) != 1)
 		return -EINVAL;
-	ret = gn_sim_del_device(id);
+	ret = gnsim_del_device(id);
 	return ret ? ret : count;
 }
 static DRIVER_ATTR_WO(del_device);
 
-static struct attribute *gn_sim_driver_attrs[] = {
+static struct attribute *gnsim_driver_attrs[] = {
 	&driver_attr_new_device.attr,
 	&driver_attr_del_device.attr,
 	&driver_attr_link_device.attr,
@@ -453,11 +463,79 @@ static struct attribute *gn_sim_driver_attrs[] = {
 	NULL,
 };
 
-static const struct attribute_group gn_sim_driver_group = {
-	.attrs = gn_sim_driver_attrs,
+static const struct attribute_group gnsim_driver_group = {
+	.attrs = gnsim_driver_attrs,
 };
 
-const struct attribute_group *gn_sim_driver_groups[] = {
-	&gn_sim_driver_group,
+static const struct attribute_group *gnsim_driver_groups[] = {
+	&gnsim_driver_group,
 	NULL,
 };
+
+/*
+ * The emulator's own platform driver: it binds to nothing, its directory
+ * /sys/bus/platform/drivers/gaudi_nic_sim holds the control files.
+ */
+static int gnsim_probe(struct platform_device *pdev)
+{
+	return -ENODEV;
+}
+
+static struct platform_driver gnsim_platform_driver = {
+	.driver = {
+		.name = "gaudi_nic_sim",
+		.groups = gnsim_driver_groups,
+		.suppress_bind_attrs = true,
+	},
+	.probe = gnsim_probe,
+};
+
+static void gnsim_cleanup(void)
+{
+	gnsim_shutdown();
+	/*
+	 * Unregistering a device unbound the driver, but its last reference
+	 * (an open file, a mapping, a dma-buf of the removed device) may
+	 * still hold the description and call the ops: wait for it.
+	 */
+	if (atomic_read(&gnsim_live))
+		pr_info("gaudi_nic_sim: waiting for users of removed devices\n");
+	wait_var_event(&gnsim_live, !atomic_read(&gnsim_live));
+	/* Let the RCU callbacks of released devices finish. */
+	rcu_barrier();
+	WARN_ON(!xa_empty(&gnsim_windows));
+	debugfs_remove_recursive(gnsim_debugfs_root);
+	gnsim_debugfs_root = NULL;
+}
+
+static int __init gnsim_init(void)
+{
+	unsigned int i;
+	int ret;
+
+	ret = platform_driver_register(&gnsim_platform_driver);
+	if (ret)
+		return ret;
+	for (i = 0; i < num_devices; i++) {
+		ret = gnsim_new_device(i, GAUDI_NIC_DEFAULT_PORTS,
+				       GAUDI_NIC_DEFAULT_HBM_MB);
+		if (ret) {
+			gnsim_cleanup();
+			platform_driver_unregister(&gnsim_platform_driver);
+			return ret;
+		}
+	}
+	return 0;
+}
+
+static void __exit gnsim_exit(void)
+{
+	platform_driver_unregister(&gnsim_platform_driver);
+	gnsim_cleanup();
+}
+
+module_init(gnsim_init);
+module_exit(gnsim_exit);
+
+MODULE_DESCRIPTION("gaudi_nic emulated ASIC: gaudi_nic.N platform devices");
+MODULE_LICENSE("GPL");

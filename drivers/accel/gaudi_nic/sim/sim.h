@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * The emulated gaudi_nic ASIC.  The core driver sees a platform device
- * whose platform data points at the struct gaudi_nic_hw embedded in a
- * struct gn_sim_dev: the description and ops of the "hardware"
+ * The emulated gaudi_nic ASIC (gaudi_nic_sim.ko).  The core driver sees a
+ * platform device whose platform data points at the struct gaudi_nic_hw
+ * embedded in a
+ * struct gnsim_dev: the description and ops of the "hardware"
  * (<linux/gaudi_nic/hw.h>).
  */
 #ifndef _GAUDI_NIC_SIM_H
@@ -14,7 +15,7 @@
 #include <linux/gaudi_nic/core.h>
 #include <linux/gaudi_nic/hw.h>
 
-struct gn_sim_dev {
+struct gnsim_dev {
 	/* what the core driver sees: id, ports, HBM, serial, ops */
 	struct gaudi_nic_hw hw;
 	struct kref ref;
@@ -23,7 +24,7 @@ struct gn_sim_dev {
 	/* protects frames[] */
 	spinlock_t lock;
 	struct page **frames;
-	/* under gn_sim_lock: NULL once del_device ran */
+	/* under gnsim_lock: NULL once del_device ran */
 	struct platform_device *pdev;
 	/* a driver instance owns the device (probe .. drm release) */
 	atomic_t claimed;
@@ -33,20 +34,13 @@ struct gn_sim_dev {
 	struct gn_mac **macs;
 };
 
-static inline struct gn_sim_dev *to_gn_sim_dev(struct gaudi_nic_hw *hw)
+static inline struct gnsim_dev *to_gnsim_dev(struct gaudi_nic_hw *hw)
 {
-	return container_of(hw, struct gn_sim_dev, hw);
+	return container_of(hw, struct gnsim_dev, hw);
 }
-
-extern const struct attribute_group *gn_sim_driver_groups[];
-
-int gn_sim_new_device(u32 id, u32 ports, u32 hbm_mb);
-int gn_sim_del_device(u32 id);
-void gn_sim_shutdown(void);
-void gn_sim_exit(void);
 
 struct net_device;
 /* Under RTNL: the MAC of the emulated port @nd drives, or NULL. */
-struct gn_mac *gn_sim_netdev_mac(struct net_device *nd);
+struct gn_mac *gnsim_netdev_mac(struct net_device *nd);
 
 #endif /* _GAUDI_NIC_SIM_H */

@@ -42,7 +42,7 @@
 struct gib_dev {
 	struct ib_device ibdev;
 	struct gaudi_nic_rdma_adev *radev;
-	struct gaudi_nic_roce *hw;
+	const struct gaudi_nic_rdma_adev *hw;
 	struct device *dma_dev;
 	u32 num_ports;
 	struct ida pd_ida;

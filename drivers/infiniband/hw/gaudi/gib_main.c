@@ -221,7 +221,7 @@ static int gib_probe(struct auxiliary_device *adev,
 	if (!dev)
 		return -ENOMEM;
 	dev->radev = radev;
-	dev->hw = radev->roce;
+	dev->hw = radev;
 	dev->dma_dev = &gdev->pdev->dev;
 	dev->num_ports = gdev->num_ports;
 	ida_init(&dev->pd_ida);
