@@ -7,7 +7,7 @@
 . "$(dirname "$0")/lib.sh"
 secs=${1:-${FUZZ_SECONDS:-15}}
 if ! ensure_loaded; then
-	echo "not ok 1 - loading gaudi_nic.ko and the test importer"
+	echo "not ok 1 - loading gaudi_nic.ko, gaudi_nic_sim.ko and the test importer"
 	exit 1
 fi
 used=/sys/bus/platform/devices/gaudi_nic.1/gaudi_nic/hbm_used
