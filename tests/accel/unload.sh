@@ -1,6 +1,7 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
-# Final test: unload while a dma-buf outlives its accel fd (refused), then
+# Final test: unload of either module while a dma-buf outlives its accel fd
+# (refused), then
 # unload the emulator under the bound driver, then the driver; reload the
 # other way round (emulator first) and unload the driver first; the kernel
 # log of the whole run must be free of warnings.
@@ -11,6 +12,7 @@ coproc HOLD { exec $TEST_BIN/gn-accel-test hold 30; }
 read -r -t 60 line <&"${HOLD[0]}"
 ok "a process holds a dma-buf after closing its accel fd" "[ \"$line\" = ready ]"
 ok "rmmod gaudi_nic is refused while the dma-buf lives" "! rmmod gaudi_nic 2>/dev/null"
+ok "rmmod gaudi_nic_sim is refused while the dma-buf lives" "! rmmod gaudi_nic_sim 2>/dev/null && [ -e /sys/bus/platform/devices/gaudi_nic.0 ]"
 ok "the exported memory is still accounted" "[ \"\$(cat /sys/bus/platform/devices/gaudi_nic.0/gaudi_nic/mem_exports)\" = 1 ]"
 kill "$HOLD_PID"; wait "$HOLD_PID" 2>/dev/null
 ok "rmmod gaudi_nic_sim while gaudi_nic is bound: the devices unbind and go" "rmmod gaudi_nic_sim && ! ls /sys/bus/platform/devices | grep -q '^gaudi_nic'"

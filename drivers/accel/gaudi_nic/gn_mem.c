@@ -172,13 +172,21 @@ void gn_alloc_put(struct gn_alloc *alloc)
 
 /* ---------------------------------------------------------- contexts */
 
+/*
+ * A context (the file, then its dma-bufs) pins the module behind the
+ * hardware ops: it is the last to call them (hbm_discard, release).
+ */
 int gn_ctx_open(struct gaudi_nic_dev *gdev, struct drm_file *file)
 {
 	struct gn_ctx *ctx;
 
+	if (!try_module_get(gdev->hw->owner))
+		return -ENODEV;
 	ctx = kzalloc(sizeof(*ctx), GFP_KERNEL_ACCOUNT);
-	if (!ctx)
+	if (!ctx) {
+		module_put(gdev->hw->owner);
 		return -ENOMEM;
+	}
 	kref_init(&ctx->ref);
 	mutex_init(&ctx->lock);
 	xa_init_flags(&ctx->handles, XA_FLAGS_ALLOC1);
@@ -199,6 +207,7 @@ static void gn_ctx_release(struct kref *ref)
 {
 	struct gn_ctx *ctx = container_of(ref, struct gn_ctx, ref);
 	struct gaudi_nic_dev *gdev = ctx->gdev;
+	struct module *owner = gdev->hw->owner;
 
 	WARN_ON(atomic64_read(&ctx->mem_total));
 	atomic64_dec(&gdev->mem->contexts);
@@ -206,6 +215,7 @@ static void gn_ctx_release(struct kref *ref)
 	mutex_destroy(&ctx->lock);
 	kfree(ctx);
 	drm_dev_put(&gdev->drm);
+	module_put(owner);
 }
 
 void gn_ctx_put(struct gn_ctx *ctx)

@@ -11,6 +11,7 @@
 #define _LINUX_GAUDI_NIC_HW_H
 
 #include <linux/device.h>
+#include <linux/module.h>
 #include <linux/types.h>
 #include <linux/gaudi_nic/core.h>
 
@@ -65,6 +66,9 @@ struct gaudi_nic_hw_ops {
  * @mac_ops: how the drivers reach its MACs (port.h)
  * @roce_ops: how the RDMA driver reaches its RoCE engine (roce_hw.h),
  *	handed over with the gaudi_nic.rdma.N aux device
+ * @owner: the module that implements the ops; the driver holds a
+ *	reference on it while user space holds the device (an open file, a
+ *	mapping, a dma-buf), so that module cannot go from under them
  * @id: device index N
  * @num_ports: NIC ports
  * @hbm_size: HBM bytes (a multiple of PAGE_SIZE)
@@ -75,6 +79,7 @@ struct gaudi_nic_hw {
 	const struct gaudi_nic_hw_ops *ops;
 	const struct gaudi_nic_mac_ops *mac_ops;
 	const struct gaudi_nic_roce_ops *roce_ops;
+	struct module *owner;
 	u32 id;
 	u32 num_ports;
 	u64 hbm_size;

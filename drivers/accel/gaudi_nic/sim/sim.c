@@ -104,6 +104,7 @@ static int gnsim_new_device(u32 id, u32 ports, u32 hbm_mb)
 	sim->hw.ops = &gnsim_hw_ops;
 	sim->hw.mac_ops = &gnsim_mac_ops;
 	sim->hw.roce_ops = &gnsim_roce_ops;
+	sim->hw.owner = THIS_MODULE;
 	sim->hw.id = id;
 	sim->hw.num_ports = ports;
 	sim->hw.hbm_size = (u64)hbm_mb << 20;
@@ -494,9 +495,9 @@ static void gnsim_cleanup(void)
 {
 	gnsim_shutdown();
 	/*
-	 * Unregistering a device unbound the driver, but its last reference
-	 * (an open file, a mapping, a dma-buf of the removed device) may
-	 * still hold the description and call the ops: wait for it.
+	 * Unregistering a device unbound the driver; user space references
+	 * (files, mappings, dma-bufs) pin this module, but the driver's last
+	 * calls (hbm_discard, release) may still be on their way: wait.
 	 */
 	if (atomic_read(&gnsim_live))
 		pr_info("gaudi_nic_sim: waiting for users of removed devices\n");
