@@ -302,10 +302,10 @@ err_unclaim:
 
 /*
  * The device goes away (gaudi_nic_sim's del_device or unload, this
- * module's unload): no new ioctls or
- * faults (drm_dev_unplug waits for those in flight), CPU mappings are
- * zapped (later accesses get SIGBUS).  Memory stays allocated until the
- * files, mappings and dma-bufs that reference it are gone.
+ * module's unload): no new ioctls or faults (drm_dev_unplug waits for
+ * those in flight), CPU mappings are zapped (later accesses get SIGBUS).
+ * Memory stays allocated until the files, mappings and dma-bufs that
+ * reference it are gone.
  */
 static void gn_remove(struct platform_device *pdev)
 {

@@ -2,9 +2,8 @@
 /*
  * The emulated gaudi_nic ASIC (gaudi_nic_sim.ko).  The core driver sees a
  * platform device whose platform data points at the struct gaudi_nic_hw
- * embedded in a
- * struct gnsim_dev: the description and ops of the "hardware"
- * (<linux/gaudi_nic/hw.h>).
+ * embedded in a struct gnsim_dev: the description and ops of the
+ * "hardware" (<linux/gaudi_nic/hw.h>).
  */
 #ifndef _GAUDI_NIC_SIM_H
 #define _GAUDI_NIC_SIM_H
