@@ -30,7 +30,8 @@ int devfd(int device) {
   int fd = hlthunk_open_by_index((uint32_t)device);
   TORCH_CHECK(fd >= 0, "torch_gcoll.empty_hbm: no gaudi_nic device ", device,
               " (hlthunk_open_by_index(", device, "): ", strerror(-fd),
-              "); load gaudi_nic.ko and create gaudi_nic.", device, " first");
+              "); load gaudi_nic.ko, and gaudi_nic_sim.ko or the hardware that",
+              " creates gaudi_nic.", device, ", first");
   g_devfd[device] = fd;
   return fd;
 }
