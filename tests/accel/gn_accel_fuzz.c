@@ -43,6 +43,8 @@
 #include "hlthunk.h"
 #include "kselftest.h"
 
+#include "../lib/fuzz_rng.h"
+
 #define NFD 3
 #define NOBJ 32
 
@@ -54,40 +56,9 @@ static struct {
 	int fd[NFD];
 	struct obj o[NFD][NOBJ];
 	int dmabufs[16];
-	uint64_t rng;
 	unsigned long calls, ok_calls, mmaps, exports, reopens;
 	int dev;
 } F;
-
-static uint64_t rnd(void)
-{
-	/* xorshift64*: reproducible from the seed printed at start */
-	F.rng ^= F.rng >> 12;
-	F.rng ^= F.rng << 25;
-	F.rng ^= F.rng >> 27;
-	return F.rng * 2685821657736338717ULL;
-}
-
-static uint64_t below(uint64_t n) { return n ? rnd() % n : 0; }
-
-/* a value that is often at a boundary */
-static uint64_t edgy(uint64_t valid)
-{
-	static const uint64_t e[] = { 0, 1, 4095, 4096, 4097, 1ULL << 20, 1ULL << 31,
-				      1ULL << 32, UINT32_MAX, INT64_MAX, UINT64_MAX,
-				      UINT64_MAX - 4095 };
-
-	switch (below(4)) {
-	case 0:
-		return valid;
-	case 1:
-		return valid + (below(2) ? 1 : -1);
-	case 2:
-		return e[below(sizeof(e) / sizeof(e[0]))];
-	default:
-		return rnd();
-	}
-}
 
 /* The point under way fails, and so does the run (its plan is not done). */
 static __noreturn void fail(const char *what, long rc, int err)
@@ -274,8 +245,10 @@ static void on_fault(int sig)
 static void do_mmap(int f)
 {
 	struct obj *o = pick(f);
-	uint64_t off = below(2) ? o->handle << GAUDI_NIC_MMAP_HANDLE_SHIFT : edgy(0) & ~4095ULL;
-	size_t len = (size_t)(below(2) ? o->size : edgy(4096));
+	/* volatile: used after the sigsetjmp() below */
+	volatile uint64_t off = below(2) ? o->handle << GAUDI_NIC_MMAP_HANDLE_SHIFT :
+					   edgy(0) & ~4095ULL;
+	volatile size_t len = (size_t)(below(2) ? o->size : edgy(4096));
 	volatile char *p;
 	int sig;
 
@@ -359,13 +332,13 @@ int main(int argc, char **argv)
 	}
 	F.dev = atoi(argv[1]);
 	secs = atoi(argv[2]);
-	F.rng = argc > 3 ? strtoull(argv[3], NULL, 0) : (uint64_t)time(NULL) * 0x9e3779b97f4a7c15ULL;
-	if (!F.rng)
-		F.rng = 1;
+	fuzz_rng = argc > 3 ? strtoull(argv[3], NULL, 0) : (uint64_t)time(NULL) * 0x9e3779b97f4a7c15ULL;
+	if (!fuzz_rng)
+		fuzz_rng = 1;
 	ksft_print_header();
 	ksft_set_plan(2);
 	ksft_print_msg("seed 0x%" PRIx64 " (gn-accel-fuzz %d %d 0x%" PRIx64 " repeats this run)\n",
-		       F.rng, F.dev, secs, F.rng);
+		       fuzz_rng, F.dev, secs, fuzz_rng);
 	sigaction(SIGSEGV, &sa, NULL);
 	sigaction(SIGBUS, &sa, NULL);
 	for (int i = 0; i < 16; i++)

@@ -50,6 +50,8 @@
 
 #include "kselftest.h"
 
+#include "../lib/fuzz_rng.h"
+
 #define NQP		5	/* 0<->1 and 2<->3: RC pairs; 4: UD */
 #define SQ_DEPTH	64
 #define RQ_DEPTH	16
@@ -89,40 +91,9 @@ static struct {
 	uint32_t raw[H_NTYPES][NRAW];	/* handles the raw commands made */
 	uint32_t own[H_NTYPES][NQP];	/* handles libibverbs owns */
 	int nown[H_NTYPES];
-	uint64_t rng;
 	int pipe[2];		/* fuzz_mmap's window onto its mappings */
 	unsigned long cmds, cmds_ok, wqes, doorbells, states, mmaps, polled, faults;
 } F;
-
-static uint64_t rnd(void)
-{
-	/* xorshift64*: reproducible from the seed printed at start */
-	F.rng ^= F.rng >> 12;
-	F.rng ^= F.rng << 25;
-	F.rng ^= F.rng >> 27;
-	return F.rng * 2685821657736338717ULL;
-}
-
-static uint64_t below(uint64_t n) { return n ? rnd() % n : 0; }
-
-/* a value that is often at a boundary around @valid */
-static uint64_t edgy(uint64_t valid)
-{
-	static const uint64_t e[] = { 0, 1, 255, 256, 4095, 4096, 4097, 1ULL << 20,
-				      1ULL << 31, 1ULL << 32, UINT32_MAX, INT64_MAX,
-				      UINT64_MAX, UINT64_MAX - 4095 };
-
-	switch (below(4)) {
-	case 0:
-		return valid;
-	case 1:
-		return valid + (below(2) ? 1 : -1);
-	case 2:
-		return e[below(sizeof(e) / sizeof(e[0]))];
-	default:
-		return rnd();
-	}
-}
 
 /* The point under way fails, and so does the run (its plan is not done). */
 static void die(const char *what)
@@ -873,7 +844,7 @@ static bool check_device(const char *ibdev, char *why, size_t whylen)
 
 	memset(&F, 0, sizeof(F));
 	F.gidx = gidx;
-	F.rng = 1;
+	fuzz_rng = 1;
 	setup(ibdev);
 	src = F.buf;
 	dst = F.buf + BUF_LEN / 2;
@@ -930,7 +901,7 @@ int main(int argc, char **argv)
 	F.gidx = atoi(argv[2]);
 	secs = strtoul(argv[3], NULL, 0);
 	seed = argc > 4 ? strtoull(argv[4], NULL, 0) : (uint64_t)time(NULL) ^ getpid();
-	F.rng = seed ? seed : 1;
+	fuzz_rng = seed ? seed : 1;
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	ksft_print_header();
 	ksft_set_plan(2);
