@@ -18,6 +18,8 @@ import subprocess
 import sys
 import tempfile
 
+from tap import plan, point
+
 SRC = os.environ.get("GAUDI_NIC_SRC", "/src")
 PAGES = [
     # page, header whose functions it must document (or None), prefix
@@ -25,19 +27,6 @@ PAGES = [
     ("hl-thunk/man/hlthunk.3", "hl-thunk/include/hlthunk.h", "hlthunk_"),
     ("rdma-core/providers/gaudi/man/gaudi.7", None, None),
 ]
-
-n = 0
-failed = 0
-
-
-def point(good, desc, why=()):
-    global n, failed
-    n += 1
-    print(("ok" if good else "not ok") + f" {n} - {desc}")
-    if not good:
-        failed += 1
-        for line in why:
-            print(f"# {line}")
 
 
 def functions(header_text, prefix):
@@ -117,8 +106,7 @@ def main():
                                    ".BR gcoll_send\\(\n", 1))
             bad.flush()
             point(bool(lint(bad.name)), "self-test: groff reports an unknown macro")
-    print(f"1..{n}")
-    return 1 if failed else 0
+    return plan()
 
 
 if __name__ == "__main__":

@@ -25,6 +25,8 @@ import shlex
 import subprocess
 import sys
 
+from tap import plan, point
+
 SRC = os.environ.get("GAUDI_NIC_SRC", "/src")
 BUILD = os.environ.get("GAUDI_NIC_BUILD", "/build")
 # project build dir -> the host lists that run its programs
@@ -33,19 +35,6 @@ PROJECTS = {
     "collectives": ["collectives.list"],
 }
 DEVICE_ONLY = ["tests-accel", "tests-rdma"]
-
-n = 0
-failed = 0
-
-
-def point(good, desc, why=()):
-    global n, failed
-    n += 1
-    print(("ok" if good else "not ok") + f" {n} - {desc}")
-    if not good:
-        failed += 1
-        for line in why:
-            print(f"# {line}")
 
 
 def introspect(builddir):
@@ -143,8 +132,7 @@ def main():
         point(out.returncode == 0 and "Ok:" in out.stdout,
               f"meson test -C build/{proj} {' '.join(args)}: {' '.join(summary)}",
               (out.stdout + out.stderr).splitlines()[-20:])
-    print(f"1..{n}")
-    return 1 if failed else 0
+    return plan()
 
 
 
