@@ -7,7 +7,8 @@
 #     driver reaches the hardware through ops tables only), and no sim/
 #     object references one that a driver object defines (no up-calls);
 #  3. once sim/ is its own module (gaudi_nic_sim.ko), gaudi_nic.ko imports
-#     nothing from it but the ops registration (SIM_REG_SYMS below).
+#     nothing from it but the ops registration (SIM_REG_SYMS below);
+#  4. every global symbol a sim/ object defines starts with gnsim_.
 # The crossings not removed yet are listed in boundary.allow; anything else
 # fails, and so does an entry there that no longer crosses (the list only
 # shrinks).  Needs the built objects (make kmod).
@@ -58,6 +59,10 @@ check() {
 		sed 's/^/down /' >> "$found"
 	comm -12 <(undefs "${sim_o[@]}") <(defs "${drv_o[@]}") |
 		sed 's/^/up /' >> "$found"
+	# 4. every global symbol of the emulator has its prefix, so a grep tells
+	#    hardware from driver (module plumbing and sysfs attributes aside)
+	defs "${sim_o[@]}" | grep -v '^gnsim_\|^__\|^init_module$\|^cleanup_module$\|^driver_attr_' |
+		sed 's/^/prefix /' >> "$found"
 	# 3. module imports, once there are two modules
 	if [ -e "$obj/gaudi_nic_sim.ko" ] && [ -e "$obj/gaudi_nic.ko" ]; then
 		comm -12 <(undefs "$obj/gaudi_nic.ko") <(defs "$obj/gaudi_nic_sim.ko") |
@@ -134,6 +139,9 @@ selftest() {
 	expect "an emulator up-call and include fail" 1
 	printf 'up drv\ninclude drivers/accel/gaudi_nic/sim/hw.c ../eth.h\n' > "$t/allow"
 	expect "... unless allowed" 0
+	printf 'int hw_unprefixed(void) { return 3; }\n' > "$d/sim/hw2.c"
+	gcc -c -o "$o/sim/hw2.o" "$d/sim/hw2.c"
+	expect "an emulator symbol without the gnsim_ prefix fails" 1
 	rm -f "$o"/*.o "$o"/sim/*.o
 	expect "no objects: an error, not a pass" 2
 	echo "1..$n"

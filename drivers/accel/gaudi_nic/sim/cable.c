@@ -79,10 +79,10 @@ static ssize_t link_device_store(struct device_driver *drv, const char *buf,
 		ret = -EINVAL;
 		goto out;
 	}
-	ret = gn_mac_link(a, b);
+	ret = gnsim_mac_link(a, b);
 	if (ret == -EBUSY)
 		pr_err("gaudi_nic: link_device: %s is already linked\n",
-		       gn_mac_peer(a) ? dev_a->name : dev_b->name);
+		       gnsim_mac_peer(a) ? dev_a->name : dev_b->name);
 	else if (!ret)
 		pr_info("gaudi_nic: linked %s and %s\n", dev_a->name,
 			dev_b->name);
@@ -110,7 +110,7 @@ static ssize_t unlink_device_store(struct device_driver *drv, const char *buf,
 	if (IS_ERR(mac)) {
 		ret = PTR_ERR(mac);
 	} else {
-		ret = gn_mac_unlink(mac);
+		ret = gnsim_mac_unlink(mac);
 		if (ret)
 			pr_err("gaudi_nic: unlink_device: %s is not linked\n",
 			       dev->name);

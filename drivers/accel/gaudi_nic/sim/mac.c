@@ -22,7 +22,7 @@
  * touches a peer or calls the client runs inside an RCU read-side section,
  * so gnsim_mac_quiesce() (synchronize_rcu) fences them.
  *
- * Fault injection (gn_mac_set_fault(), sim/mac.h; in mac_fault.c) sits
+ * Fault injection (gnsim_mac_set_fault(), sim/mac.h; in mac_fault.c) sits
  * between a sender and the cable; see struct gn_mac_fault_state.
  */
 #include <linux/debugfs.h>
@@ -222,7 +222,7 @@ static __wsum gn_csum_copy(const u8 *src, u8 *dst, unsigned int len)
  * receive checksum).  One pass over the data: from the checksum start on,
  * it is summed while copied.
  */
-__wsum gn_frame_copy(const struct gn_frame *f, u8 *dst)
+__wsum gnsim_frame_copy(const struct gn_frame *f, u8 *dst)
 {
 	unsigned int i, off = 0, start = ETH_HLEN, pre;
 	__sum16 *field, old;
@@ -232,7 +232,7 @@ __wsum gn_frame_copy(const struct gn_frame *f, u8 *dst)
 		/* a RoCE engine's frame: its bytes are seen */
 		for (i = 0; i < f->nfrags; off += f->frag[i].len, i++)
 			memcpy(dst + off, f->frag[i].p, f->frag[i].len);
-		gn_roce_icrc_insert(dst, f->len);
+		gnsim_roce_icrc_insert(dst, f->len);
 		return gn_csum(dst + ETH_HLEN, f->len - ETH_HLEN);
 	}
 	if (f->csum_start >= ETH_HLEN)
@@ -293,7 +293,7 @@ static void gn_mac_roce_rx(struct gn_mac *mac, const struct gn_frame *f)
 	buf = kmalloc(f->len, GFP_ATOMIC | __GFP_NOWARN);
 	if (!buf)
 		return;	/* the engine's own retransmission recovers */
-	gn_frame_copy(f, buf);
+	gnsim_frame_copy(f, buf);
 	piece.p = buf;
 	piece.len = f->len;
 	one.frags = &piece;
@@ -323,8 +323,8 @@ static void gn_mac_count_rx(struct gn_mac_stats *st, const u8 *da,
  * held (BH disabled, RCU).  Returns -EAGAIN if the frame must stay in the
  * sender's ring (pause), 0 otherwise (delivered or counted as dropped).
  */
-int gn_mac_rx(struct gn_mac *mac, const struct gn_frame *f,
-	      bool may_hold)
+int gnsim_mac_rx(struct gn_mac *mac, const struct gn_frame *f,
+		 bool may_hold)
 {
 	unsigned int len = f->len, flen = max_t(unsigned int, len, ETH_ZLEN);
 	unsigned int q, nq = READ_ONCE(mac->nrxq);
@@ -382,7 +382,7 @@ int gn_mac_rx(struct gn_mac *mac, const struct gn_frame *f,
 		return 0;
 	}
 	dst = gn_mac_dma_virt(mac, le64_to_cpu(d->addr));
-	csum = gn_frame_copy(f, dst);
+	csum = gnsim_frame_copy(f, dst);
 	if (len < flen)
 		memset(dst + len, 0, flen - len);
 	status = GN_DESC_DONE | GN_RXD_CSUM;
@@ -419,8 +419,8 @@ static void gn_mac_count_tx(struct gn_mac_stats *st, const struct gn_frame *f)
 }
 
 /* Copy @len bytes at offset @off of frame @f to @dst. */
-void gn_frame_read(const struct gn_frame *f, unsigned int off, u8 *dst,
-		   unsigned int len)
+void gnsim_frame_read(const struct gn_frame *f, unsigned int off, u8 *dst,
+		      unsigned int len)
 {
 	unsigned int i, c;
 
@@ -438,28 +438,28 @@ void gn_frame_read(const struct gn_frame *f, unsigned int off, u8 *dst,
 }
 
 /* The L3 header offset of @hdr (one optional VLAN tag). */
-unsigned int gn_l3_off(const u8 *hdr)
+unsigned int gnsim_l3_off(const u8 *hdr)
 {
 	return get_unaligned_be16(hdr + 12) == ETH_P_8021Q ? VLAN_ETH_HLEN :
 							       ETH_HLEN;
 }
 
 /*
- * Put @f on the cable to @peer: gn_mac_rx() unless a fault is set on @mac.
- * Same context and return value as gn_mac_rx().
+ * Put @f on the cable to @peer: gnsim_mac_rx() unless a fault is set on @mac.
+ * Same context and return value as gnsim_mac_rx().
  */
 static int gn_mac_wire(struct gn_mac *mac, struct gn_mac *peer,
 		       const struct gn_frame *f, bool may_hold)
 {
 	if (likely(!READ_ONCE(mac->fault.on)))
-		return gn_mac_rx(peer, f, may_hold);
-	return gn_mac_fault_xmit(mac, peer, f, may_hold);
+		return gnsim_mac_rx(peer, f, may_hold);
+	return gnsim_mac_fault_xmit(mac, peer, f, may_hold);
 }
 
 /* TSO headers the MAC can segment: IPv4 or IPv6, then TCP at csum_start. */
 static bool gn_tso_hdr_ok(const struct gn_frame *f, const u8 *hdr)
 {
-	unsigned int l3 = gn_l3_off(hdr);
+	unsigned int l3 = gnsim_l3_off(hdr);
 	u16 proto = get_unaligned_be16(hdr + l3 - 2);
 
 	if (proto == ETH_P_IP)
@@ -478,7 +478,7 @@ static bool gn_tso_hdr_ok(const struct gn_frame *f, const u8 *hdr)
 static bool gn_tso_segment(const struct gn_frame *f, unsigned int k,
 			   const u8 *tmpl, u8 *hdr, struct gn_frame *seg)
 {
-	unsigned int l3 = gn_l3_off(tmpl), l4 = f->csum_start, hl = f->hdr_len;
+	unsigned int l3 = gnsim_l3_off(tmpl), l4 = f->csum_start, hl = f->hdr_len;
 	unsigned int po = hl + k * f->mss, plen, tcplen, i, off, c;
 	struct tcphdr *th;
 
@@ -579,7 +579,7 @@ static int gn_mac_tx_gather(struct gn_mac *mac, struct gn_mac_txq *txq,
 		    f->csum_start < ETH_HLEN + 20 ||
 		    f->csum_start + sizeof(struct tcphdr) > f->hdr_len)
 			return -(int)n;
-		gn_frame_read(f, 0, txq->tso_tmpl, f->hdr_len);
+		gnsim_frame_read(f, 0, txq->tso_tmpl, f->hdr_len);
 		if (!gn_tso_hdr_ok(f, txq->tso_tmpl))
 			return -(int)n;
 	}
@@ -663,7 +663,7 @@ out:
 
 /*
  * A train of RoCE engine frames of one flow to @mac, whose RoCE engine
- * takes it in one call, as gn_mac_rx() would deliver each frame (BH
+ * takes it in one call, as gnsim_mac_rx() would deliver each frame (BH
  * disabled, RCU).  The first frame's headers, in its first piece, stand
  * for all.  Returns false if the train is not for @mac's engine: the
  * caller sends the frames one by one.
@@ -695,9 +695,9 @@ static bool gn_mac_roce_rx_train(struct gn_mac *mac,
 	return true;
 }
 
-int gn_mac_roce_xmit_train(struct gn_mac *mac,
-			   const struct gn_mac_roce_frame *frames,
-			   unsigned int n, u32 flags)
+int gnsim_mac_roce_xmit_train(struct gn_mac *mac,
+			      const struct gn_mac_roce_frame *frames,
+			      unsigned int n, u32 flags)
 {
 	struct gn_frame f = {
 		.csum_start = -1,
@@ -763,15 +763,15 @@ int gn_mac_roce_xmit_train(struct gn_mac *mac,
 	return ret;
 }
 
-int gn_mac_roce_xmitv(struct gn_mac *mac, const struct gn_mac_roce_frag *frags,
-		      unsigned int nfrags, u32 flags)
+int gnsim_mac_roce_xmitv(struct gn_mac *mac, const struct gn_mac_roce_frag *frags,
+			 unsigned int nfrags, u32 flags)
 {
 	struct gn_mac_roce_frame fr = { .frags = frags, .nfrags = nfrags };
 	unsigned int i;
 
 	for (i = 0; i < nfrags && nfrags <= GN_MAC_ROCE_MAX_FRAGS; i++)
 		fr.len += frags[i].len;
-	return gn_mac_roce_xmit_train(mac, &fr, 1, flags);
+	return gnsim_mac_roce_xmit_train(mac, &fr, 1, flags);
 }
 
 /* Retry every TX ring (pause released, link lost, config changed). */
@@ -961,7 +961,7 @@ static bool gnsim_mac_cabled(struct gn_mac *mac)
 	return rtnl_dereference(mac->peer);
 }
 
-int gn_mac_link(struct gn_mac *a, struct gn_mac *b)
+int gnsim_mac_link(struct gn_mac *a, struct gn_mac *b)
 {
 	ASSERT_RTNL();
 	if (a == b)
@@ -975,7 +975,7 @@ int gn_mac_link(struct gn_mac *a, struct gn_mac *b)
 	return 0;
 }
 
-int gn_mac_unlink(struct gn_mac *mac)
+int gnsim_mac_unlink(struct gn_mac *mac)
 {
 	struct gn_mac *peer;
 
@@ -986,14 +986,14 @@ int gn_mac_unlink(struct gn_mac *mac)
 	RCU_INIT_POINTER(mac->peer, NULL);
 	RCU_INIT_POINTER(peer->peer, NULL);
 	/* no frame is held for the wrong peer: the cable is gone */
-	gn_fault_flush(mac, false);
-	gn_fault_flush(peer, false);
+	gnsim_fault_flush(mac, false);
+	gnsim_fault_flush(peer, false);
 	gn_mac_update_link(mac);
 	gn_mac_update_link(peer);
 	return 0;
 }
 
-struct gn_mac *gn_mac_peer(struct gn_mac *mac)
+struct gn_mac *gnsim_mac_peer(struct gn_mac *mac)
 {
 	return rtnl_dereference(mac->peer);
 }
@@ -1066,8 +1066,8 @@ static void gnsim_mac_set_roce(struct gn_mac *mac, bool enable)
  * Install (fn != NULL) or remove the RoCE engine's receive handler.  On
  * removal, no call of the old handler is running when this returns.
  */
-void gn_mac_set_roce_handler(struct gn_mac *mac, gn_mac_roce_rx_t fn,
-			     void *ctx)
+void gnsim_mac_set_roce_handler(struct gn_mac *mac, gn_mac_roce_rx_t fn,
+				void *ctx)
 {
 	if (fn) {
 		WRITE_ONCE(mac->roce_ctx, ctx);
@@ -1081,12 +1081,12 @@ void gn_mac_set_roce_handler(struct gn_mac *mac, gn_mac_roce_rx_t fn,
 	}
 }
 
-void gn_mac_roce_set_xoff(struct gn_mac *mac, bool xoff)
+void gnsim_mac_roce_set_xoff(struct gn_mac *mac, bool xoff)
 {
 	WRITE_ONCE(mac->roce_xoff, xoff);
 }
 
-bool gn_mac_roce_tx_paused(struct gn_mac *mac)
+bool gnsim_mac_roce_tx_paused(struct gn_mac *mac)
 {
 	struct gn_mac *peer;
 	bool paused;
@@ -1113,7 +1113,7 @@ static void gnsim_mac_unbind(struct gn_mac *mac)
 
 	ASSERT_RTNL();
 	for (k = 0; k < GN_MAC_FAULTS; k++)
-		gn_mac_set_fault(mac, k, 0);
+		gnsim_mac_set_fault(mac, k, 0);
 	WRITE_ONCE(mac->ops, NULL);
 	synchronize_rcu();
 	WRITE_ONCE(mac->ctx, NULL);
@@ -1139,8 +1139,8 @@ const struct gaudi_nic_mac_ops gnsim_mac_ops = {
 	.set_roce = gnsim_mac_set_roce,
 };
 
-struct gn_mac *gn_mac_create(struct device *dma_dev, unsigned int port,
-			     struct dentry *debugfs)
+struct gn_mac *gnsim_mac_alloc(struct device *dma_dev, unsigned int port,
+			       struct dentry *debugfs)
 {
 	u8 key[GN_MAC_RSS_KEY_SIZE], indir[GN_MAC_RSS_INDIR_SIZE] = {};
 	struct gn_mac_rss *rss;
@@ -1169,11 +1169,11 @@ struct gn_mac *gn_mac_create(struct device *dma_dev, unsigned int port,
 		spin_lock_init(&mac->txq[q].lock);
 		spin_lock_init(&mac->rxq[q].lock);
 	}
-	gn_mac_fault_debugfs(mac, debugfs);
+	gnsim_mac_fault_debugfs(mac, debugfs);
 	return mac;
 }
 
-void gn_mac_destroy(struct gn_mac *mac)
+void gnsim_mac_free(struct gn_mac *mac)
 {
 	unsigned int k;
 
@@ -1183,7 +1183,7 @@ void gn_mac_destroy(struct gn_mac *mac)
 	for (k = 0; k < GN_MAC_FAULTS; k++)
 		debugfs_remove(mac->fault_knob[k].dentry);
 	rtnl_lock();
-	gn_mac_unlink(mac);
+	gnsim_mac_unlink(mac);
 	rtnl_unlock();
 	synchronize_rcu();
 	/* unlinked: no sender can hold a frame any more (see the struct) */

@@ -21,24 +21,24 @@ extern const struct gaudi_nic_mac_ops gnsim_mac_ops;
  * A MAC for port @port of the device that does DMA as @dma_dev; its fault
  * injection knobs go in @debugfs (none if NULL or an error).
  */
-struct gn_mac *gn_mac_create(struct device *dma_dev, unsigned int port,
-			     struct dentry *debugfs);
-void gn_mac_destroy(struct gn_mac *mac);
+struct gn_mac *gnsim_mac_alloc(struct device *dma_dev, unsigned int port,
+			       struct dentry *debugfs);
+void gnsim_mac_free(struct gn_mac *mac);
 
 /* Cables (under RTNL). */
-int gn_mac_link(struct gn_mac *a, struct gn_mac *b);
-int gn_mac_unlink(struct gn_mac *mac);
-struct gn_mac *gn_mac_peer(struct gn_mac *mac);
+int gnsim_mac_link(struct gn_mac *a, struct gn_mac *b);
+int gnsim_mac_unlink(struct gn_mac *mac);
+struct gn_mac *gnsim_mac_peer(struct gn_mac *mac);
 
 /*
  * RoCE steering: when RoCE is enabled on the port, frames to UDP port
  * 4791 (RoCE v2) go to the port's RoCE engine instead of an RX ring.  The
- * engine calls the handler installed with gn_mac_set_roce_handler(); with
+ * engine calls the handler installed with gnsim_mac_set_roce_handler(); with
  * none installed it only counts the frames (roce_rx_frames).  The engine
- * transmits with gn_mac_roce_xmitv(), beside the TX rings, a frame
+ * transmits with gnsim_mac_roce_xmitv(), beside the TX rings, a frame
  * gathered from pieces of memory (headers, then payload where it lies in
  * the engine's memory regions: the engine's DMA read), or frames of one
- * flow back to back with gn_mac_roce_xmit_train().
+ * flow back to back with gnsim_mac_roce_xmit_train().
  */
 
 /* A piece of a RoCE frame, between a RoCE engine and the MAC. */
@@ -61,7 +61,7 @@ struct gn_mac_roce_frame {
  * RoCE engine hook: called for steered frames (BH disabled, RCU read
  * side, in the sender's transmit context with its TX ring lock held): one
  * frame, or @n frames of one flow that an engine sent as a train
- * (gn_mac_roce_xmit_train()) and that arrive unaltered, in their order.
+ * (gnsim_mac_roce_xmit_train()) and that arrive unaltered, in their order.
  * The frames are only valid during the call.  A frame that an engine sent
  * in pieces and that arrives unaltered comes in the same pieces; any
  * other frame comes in one piece.  The handler must not transmit
@@ -75,8 +75,8 @@ typedef void (*gn_mac_roce_rx_t)(void *ctx,
 				 unsigned int n, u32 flags);
 #define GN_MAC_ROCE_ICRC_OK	BIT(0)
 
-void gn_mac_set_roce_handler(struct gn_mac *mac, gn_mac_roce_rx_t fn,
-			     void *ctx);
+void gnsim_mac_set_roce_handler(struct gn_mac *mac, gn_mac_roce_rx_t fn,
+				void *ctx);
 /*
  * The RoCE engine sends a complete Ethernet frame (any context) gathered
  * from @nfrags pieces (at most GN_MAC_ROCE_MAX_FRAGS), the first holding
@@ -96,42 +96,42 @@ void gn_mac_set_roce_handler(struct gn_mac *mac, gn_mac_roce_rx_t fn,
  * writes them first, so every frame that can be observed is exact.
  */
 #define GN_MAC_ROCE_ICRC_INSERT	BIT(0)
-int gn_mac_roce_xmitv(struct gn_mac *mac, const struct gn_mac_roce_frag *frags,
-		      unsigned int nfrags, u32 flags);
+int gnsim_mac_roce_xmitv(struct gn_mac *mac, const struct gn_mac_roce_frag *frags,
+			 unsigned int nfrags, u32 flags);
 
 /*
  * Link-level flow control of RoCE traffic, as PFC on the RoCE priority: a
  * receiving engine whose queue fills asserts XOFF on its own MAC
- * (gn_mac_roce_set_xoff(), any context) and lifts it when the queue has
+ * (gnsim_mac_roce_set_xoff(), any context) and lifts it when the queue has
  * drained; the engine at the other end of the cable sees it with
- * gn_mac_roce_tx_paused() and holds back what it may delay (READ
+ * gnsim_mac_roce_tx_paused() and holds back what it may delay (READ
  * responses).  Frames sent anyway are still delivered.
  */
-void gn_mac_roce_set_xoff(struct gn_mac *mac, bool xoff);
-bool gn_mac_roce_tx_paused(struct gn_mac *mac);
+void gnsim_mac_roce_set_xoff(struct gn_mac *mac, bool xoff);
+bool gnsim_mac_roce_tx_paused(struct gn_mac *mac);
 
 /*
  * A train: @n frames of one flow (one QP: the same addresses and UDP
- * ports), each as for gn_mac_roce_xmitv(), sent back to back, the way an
+ * ports), each as for gnsim_mac_roce_xmitv(), sent back to back, the way an
  * engine posts a chain of descriptors with one doorbell.  Where the train
  * meets another RoCE engine unaltered (no fault injection on the cable),
  * that engine receives it in one call, and the MAC classifies it once
  * (roce_tx_trains counts such trains); anywhere else the frames go one by
  * one, exactly as sent one by one.  @len of each frame is checked against
  * its pieces.  Returns 0, -ENOLINK or -EINVAL (nothing sent) as
- * gn_mac_roce_xmitv().
+ * gnsim_mac_roce_xmitv().
  */
-int gn_mac_roce_xmit_train(struct gn_mac *mac,
-			   const struct gn_mac_roce_frame *frames,
-			   unsigned int n, u32 flags);
+int gnsim_mac_roce_xmit_train(struct gn_mac *mac,
+			      const struct gn_mac_roce_frame *frames,
+			      unsigned int n, u32 flags);
 
-/* gn_mac_roce_xmitv() of a frame in one piece. */
+/* gnsim_mac_roce_xmitv() of a frame in one piece. */
 static inline int gn_mac_roce_xmit(struct gn_mac *mac, const void *frame,
 				   unsigned int len, u32 flags)
 {
 	struct gn_mac_roce_frag f = { .p = frame, .len = len };
 
-	return gn_mac_roce_xmitv(mac, &f, 1, flags);
+	return gnsim_mac_roce_xmitv(mac, &f, 1, flags);
 }
 
 /*
@@ -160,14 +160,14 @@ enum gn_mac_fault {
 	GN_MAC_FAULTS
 };
 
-int gn_mac_set_fault(struct gn_mac *mac, enum gn_mac_fault kind, u32 every);
-u32 gn_mac_get_fault(struct gn_mac *mac, enum gn_mac_fault kind);
+int gnsim_mac_set_fault(struct gn_mac *mac, enum gn_mac_fault kind, u32 every);
+u32 gnsim_mac_get_fault(struct gn_mac *mac, enum gn_mac_fault kind);
 
 /*
  * sim/roce_dp.c: write the ICRC (and, over IPv6, the UDP checksum) of a
  * RoCE v2 frame sent with GN_MAC_ROCE_ICRC_INSERT, once its bytes are seen.
  */
-void gn_roce_icrc_insert(u8 *frame, unsigned int len);
+void gnsim_roce_icrc_insert(u8 *frame, unsigned int len);
 
 /* sim/cable.c: sysfs link_device / unlink_device (driver attributes). */
 extern struct driver_attribute driver_attr_link_device;

@@ -30,8 +30,8 @@ static int gn_fault_corrupt_off(const struct gn_frame *f)
 
 	if (n < ETH_HLEN + 4)
 		return -1;
-	gn_frame_read(f, 0, h, n);
-	l3 = gn_l3_off(h);
+	gnsim_frame_read(f, 0, h, n);
+	l3 = gnsim_l3_off(h);
 	proto = get_unaligned_be16(h + l3 - 2);
 	if (proto == ETH_P_IP) {
 		if (n < l3 + 20 || (h[l3] >> 4) != 4 ||
@@ -88,7 +88,7 @@ static int gn_fault_pick(struct gn_mac *mac, struct gn_mac *peer,
 			fs->held = kmalloc(f->len, GFP_ATOMIC | __GFP_NOWARN);
 			if (!fs->held)
 				continue;
-			gn_frame_copy(f, fs->held);
+			gnsim_frame_copy(f, fs->held);
 			fs->held_len = f->len;
 		}
 		return k;
@@ -107,12 +107,12 @@ static int gn_fault_rx_copy(struct gn_mac *peer, const u8 *buf,
 		.frag[0] = { .p = buf, .len = len },
 	};
 
-	return gn_mac_rx(peer, &c, may_hold);
+	return gnsim_mac_rx(peer, &c, may_hold);
 }
 
 /* gn_mac_wire() with a fault set (BH disabled, RCU, maybe a TX ring lock). */
-noinline int gn_mac_fault_xmit(struct gn_mac *mac, struct gn_mac *peer,
-			       const struct gn_frame *f, bool may_hold)
+noinline int gnsim_mac_fault_xmit(struct gn_mac *mac, struct gn_mac *peer,
+				  const struct gn_frame *f, bool may_hold)
 {
 	struct gn_mac_fault_state *fs = &mac->fault;
 	unsigned int rel_len = 0;
@@ -129,24 +129,24 @@ noinline int gn_mac_fault_xmit(struct gn_mac *mac, struct gn_mac *peer,
 		ret = 0;
 		break;
 	case GN_MAC_FAULT_DUP:
-		ret = gn_mac_rx(peer, f, may_hold);
+		ret = gnsim_mac_rx(peer, f, may_hold);
 		if (!ret)
-			gn_mac_rx(peer, f, false);
+			gnsim_mac_rx(peer, f, false);
 		break;
 	case GN_MAC_FAULT_CORRUPT:
 		buf = kmalloc(f->len, GFP_ATOMIC | __GFP_NOWARN);
 		if (!buf) {
 			kind = -1;
-			ret = gn_mac_rx(peer, f, may_hold);
+			ret = gnsim_mac_rx(peer, f, may_hold);
 			break;
 		}
-		gn_frame_copy(f, buf);	/* checksum inserted, then broken */
+		gnsim_frame_copy(f, buf);	/* checksum inserted, then broken */
 		buf[off] ^= 0xff;
 		ret = gn_fault_rx_copy(peer, buf, f->len, may_hold);
 		kfree(buf);
 		break;
 	default:
-		ret = gn_mac_rx(peer, f, may_hold);
+		ret = gnsim_mac_rx(peer, f, may_hold);
 		break;
 	}
 
@@ -192,7 +192,7 @@ static void gn_fault_update_on(struct gn_mac_fault_state *fs)
  * Take the held frame out and deliver it to the current peer if the link
  * is up (@deliver), else free it (counted as dropped).
  */
-void gn_fault_flush(struct gn_mac *mac, bool deliver)
+void gnsim_fault_flush(struct gn_mac *mac, bool deliver)
 {
 	struct gn_mac_fault_state *fs = &mac->fault;
 	struct gn_mac *peer;
@@ -220,7 +220,7 @@ void gn_fault_flush(struct gn_mac *mac, bool deliver)
 	kfree(held);
 }
 
-int gn_mac_set_fault(struct gn_mac *mac, enum gn_mac_fault kind, u32 every)
+int gnsim_mac_set_fault(struct gn_mac *mac, enum gn_mac_fault kind, u32 every)
 {
 	struct gn_mac_fault_state *fs = &mac->fault;
 
@@ -232,11 +232,11 @@ int gn_mac_set_fault(struct gn_mac *mac, enum gn_mac_fault kind, u32 every)
 	spin_unlock_bh(&fs->lock);
 	/* REORDER off: nothing is held any more, out with the held frame */
 	if (kind == GN_MAC_FAULT_REORDER && !every)
-		gn_fault_flush(mac, true);
+		gnsim_fault_flush(mac, true);
 	return 0;
 }
 
-u32 gn_mac_get_fault(struct gn_mac *mac, enum gn_mac_fault kind)
+u32 gnsim_mac_get_fault(struct gn_mac *mac, enum gn_mac_fault kind)
 {
 	if ((unsigned int)kind >= GN_MAC_FAULTS)
 		return 0;
@@ -249,7 +249,7 @@ static int gn_mac_fault_knob_get(void *data, u64 *val)
 {
 	struct gn_mac_fault_knob *knob = data;
 
-	*val = gn_mac_get_fault(knob->mac, knob->kind);
+	*val = gnsim_mac_get_fault(knob->mac, knob->kind);
 	return 0;
 }
 
@@ -263,7 +263,7 @@ static int gn_mac_fault_knob_set(void *data, u64 val)
 			knob->mac->port, val, U32_MAX);
 		return -EINVAL;
 	}
-	return gn_mac_set_fault(knob->mac, knob->kind, val);
+	return gnsim_mac_set_fault(knob->mac, knob->kind, val);
 }
 DEFINE_DEBUGFS_ATTRIBUTE(gn_mac_fault_fops, gn_mac_fault_knob_get,
 			 gn_mac_fault_knob_set, "%llu\n");
@@ -274,7 +274,7 @@ DEFINE_DEBUGFS_ATTRIBUTE(gn_mac_fault_fops, gn_mac_fault_knob_get,
  * frame, 0 = off) is dropped, duplicated, reordered or corrupted; counted
  * in the MAC counters fault_* (ethtool -S mac_fault_*).
  */
-void gn_mac_fault_debugfs(struct gn_mac *mac, struct dentry *dir)
+void gnsim_mac_fault_debugfs(struct gn_mac *mac, struct dentry *dir)
 {
 	static const char * const kinds[GN_MAC_FAULTS] = {
 		[GN_MAC_FAULT_DROP] = "drop",

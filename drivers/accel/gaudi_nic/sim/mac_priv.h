@@ -61,15 +61,15 @@ struct gn_mac_rxq {
  * nests inside a TX ring lock and is never held while a frame is delivered
  * to the peer.  @on is the hot path's only test when no fault is set:
  * true while any @every[] is non-zero or a frame is held, written under
- * @lock; @every[] is also read locklessly by gn_mac_get_fault().
+ * @lock; @every[] is also read locklessly by gnsim_mac_get_fault().
  *
  * Lifetime of @held, the frame held back by REORDER (a kmalloc'ed copy of
  * @held_len bytes): whoever takes it out under @lock delivers or frees it.
  * A frame is only held for the current peer (checked under @lock), and is
  * taken out by the sender of the port's next frame (delivered after that
- * frame), by gn_mac_set_fault() turning REORDER off (delivered if the
- * cable is still up, else freed), by gn_mac_unlink() (freed), and finally
- * by gn_mac_destroy().  A frame freed undelivered counts in @dropped;
+ * frame), by gnsim_mac_set_fault() turning REORDER off (delivered if the
+ * cable is still up, else freed), by gnsim_mac_unlink() (freed), and finally
+ * by gnsim_mac_free().  A frame freed undelivered counts in @dropped;
  * a held frame counts in @reordered once delivered.
  */
 struct gn_mac_fault_state {
@@ -130,16 +130,16 @@ struct gn_mac {
 };
 
 /* mac.c */
-int gn_mac_rx(struct gn_mac *mac, const struct gn_frame *f, bool may_hold);
-__wsum gn_frame_copy(const struct gn_frame *f, u8 *dst);
-void gn_frame_read(const struct gn_frame *f, unsigned int off, u8 *dst,
-		   unsigned int len);
-unsigned int gn_l3_off(const u8 *hdr);
+int gnsim_mac_rx(struct gn_mac *mac, const struct gn_frame *f, bool may_hold);
+__wsum gnsim_frame_copy(const struct gn_frame *f, u8 *dst);
+void gnsim_frame_read(const struct gn_frame *f, unsigned int off, u8 *dst,
+		      unsigned int len);
+unsigned int gnsim_l3_off(const u8 *hdr);
 
 /* mac_fault.c */
-int gn_mac_fault_xmit(struct gn_mac *mac, struct gn_mac *peer,
-		      const struct gn_frame *f, bool may_hold);
-void gn_fault_flush(struct gn_mac *mac, bool deliver);
-void gn_mac_fault_debugfs(struct gn_mac *mac, struct dentry *dir);
+int gnsim_mac_fault_xmit(struct gn_mac *mac, struct gn_mac *peer,
+			 const struct gn_frame *f, bool may_hold);
+void gnsim_fault_flush(struct gn_mac *mac, bool deliver);
+void gnsim_mac_fault_debugfs(struct gn_mac *mac, struct dentry *dir);
 
 #endif /* _GAUDI_NIC_SIM_MAC_PRIV_H */

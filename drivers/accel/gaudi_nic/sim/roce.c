@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * The emulated RoCE v2 engine: mailbox commands, doorbells, events.  The
- * core driver creates it through the hardware ops (gn_roce_create()) and
+ * core driver creates it through the hardware ops (gnsim_roce_alloc()) and
  * the auxiliary device gaudi_nic.rdma.N through which gaudi_ib drives it.
  * The data path is in roce_dp.c; the concurrency model in roce.h.
  */
@@ -25,7 +25,7 @@ static_assert(sizeof(struct gn_roce_mw_ctx) % 8 == 0);
 static_assert(sizeof(struct gn_rstats) == sizeof(struct gn_roce_stats));
 
 /* Host memory or HBM behind a DMA address of our device. */
-void *gn_roce_dma_virt(struct gaudi_nic_roce *r, u64 addr)
+void *gnsim_roce_dma_virt(struct gaudi_nic_roce *r, u64 addr)
 {
 	return phys_to_virt(dma_to_phys(r->dma_dev, addr));
 }
@@ -75,7 +75,7 @@ static int gn_rmem_load(struct gaudi_nic_roce *r, const struct gn_roce_pbl *p,
 
 	if (!n || n > GN_ROCE_MAX_PBL_PAGES || p->rsvd)
 		return -EINVAL;
-	pbl = gn_roce_dma_virt(r, le64_to_cpu(p->pbl));
+	pbl = gnsim_roce_dma_virt(r, le64_to_cpu(p->pbl));
 	m->pages = kvcalloc(n, sizeof(*m->pages), GFP_KERNEL);
 	if (!m->pages)
 		return -ENOMEM;
@@ -118,7 +118,7 @@ static int gn_rring_load(struct gaudi_nic_roce *r, const struct gn_roce_pbl *p,
 	return 0;
 }
 
-void gn_roce_event(struct gaudi_nic_roce *r, u8 type, u32 num)
+void gnsim_roce_event(struct gaudi_nic_roce *r, u8 type, u32 num)
 {
 	struct gn_roce_eqe eqe = { .type = type, .num = cpu_to_le32(num) };
 
@@ -151,7 +151,7 @@ static int gn_cmd_create_cq(struct gaudi_nic_roce *r, u32 cqn,
 		kfree(cq);
 		return ret;
 	}
-	cq->prod = le32_to_cpu(READ_ONCE(gn_rring_hdr(&cq->ring)->prod));
+	cq->prod = le32_to_cpu(READ_ONCE(gnsim_rring_hdr(&cq->ring)->prod));
 	spin_lock_bh(&r->dp_lock);
 	r->cqs[cqn] = cq;
 	spin_unlock_bh(&r->dp_lock);
@@ -174,14 +174,14 @@ static int gn_cmd_resize_cq(struct gaudi_nic_roce *r, u32 cqn,
 	ret = gn_rring_load(r, &c->ring, c->log_size, GN_ROCE_CQE_SIZE, &ring);
 	if (ret)
 		return ret;
-	nhdr = gn_rring_hdr(&ring);
+	nhdr = gnsim_rring_hdr(&ring);
 	spin_lock_bh(&r->dp_lock);
 	cq = r->cqs[cqn];
 	if (!cq) {
 		ret = -ENOENT;
 		goto out;
 	}
-	ohdr = gn_rring_hdr(&cq->ring);
+	ohdr = gnsim_rring_hdr(&cq->ring);
 	cons = le32_to_cpu(READ_ONCE(ohdr->cons));
 	n = cq->prod - cons;
 	/* a consumer index past prod or a ring behind: nothing sane to move */
@@ -190,8 +190,8 @@ static int gn_cmd_resize_cq(struct gaudi_nic_roce *r, u32 cqn,
 		goto out;
 	}
 	for (i = 0; i < n; i++)
-		memcpy(gn_rring_entry(&ring, i),
-		       gn_rring_entry(&cq->ring, cons + i), GN_ROCE_CQE_SIZE);
+		memcpy(gnsim_rring_entry(&ring, i),
+		       gnsim_rring_entry(&cq->ring, cons + i), GN_ROCE_CQE_SIZE);
 	WRITE_ONCE(nhdr->cons, 0);
 	/* the entries before the index */
 	smp_wmb();
@@ -257,8 +257,8 @@ static int gn_cmd_create_srq(struct gaudi_nic_roce *r, u32 srqn,
 		kfree(srq);
 		return ret;
 	}
-	srq->cons = le32_to_cpu(READ_ONCE(gn_rring_hdr(&srq->ring)->prod));
-	WRITE_ONCE(gn_rring_hdr(&srq->ring)->cons, cpu_to_le32(srq->cons));
+	srq->cons = le32_to_cpu(READ_ONCE(gnsim_rring_hdr(&srq->ring)->prod));
+	WRITE_ONCE(gnsim_rring_hdr(&srq->ring)->cons, cpu_to_le32(srq->cons));
 	spin_lock_bh(&r->dp_lock);
 	r->srqs[srqn] = srq;
 	spin_unlock_bh(&r->dp_lock);
@@ -302,14 +302,14 @@ static int gn_cmd_resize_srq(struct gaudi_nic_roce *r, u32 srqn,
 	ret = gn_rring_load(r, &c->ring, c->log_size, GN_ROCE_WQE_SIZE, &ring);
 	if (ret)
 		return ret;
-	nhdr = gn_rring_hdr(&ring);
+	nhdr = gnsim_rring_hdr(&ring);
 	spin_lock_bh(&r->dp_lock);
 	srq = r->srqs[srqn];
 	if (!srq) {
 		ret = -ENOENT;
 		goto out;
 	}
-	ohdr = gn_rring_hdr(&srq->ring);
+	ohdr = gnsim_rring_hdr(&srq->ring);
 	prod = le32_to_cpu(READ_ONCE(ohdr->prod));
 	n = prod - srq->cons;
 	if (n > srq->ring.size || n > ring.size) {
@@ -317,8 +317,8 @@ static int gn_cmd_resize_srq(struct gaudi_nic_roce *r, u32 srqn,
 		goto out;
 	}
 	for (i = 0; i < n; i++)
-		memcpy(gn_rring_entry(&ring, i),
-		       gn_rring_entry(&srq->ring, srq->cons + i),
+		memcpy(gnsim_rring_entry(&ring, i),
+		       gnsim_rring_entry(&srq->ring, srq->cons + i),
 		       GN_ROCE_WQE_SIZE);
 	WRITE_ONCE(nhdr->cons, 0);
 	WRITE_ONCE(nhdr->prod, cpu_to_le32(n));
@@ -424,7 +424,7 @@ static int gn_cmd_create_qp(struct gaudi_nic_roce *r, u32 qpn,
 	qp->r = r;
 	qp->state = GN_ROCE_QPS_RESET;
 	qp->mtu = 1024;
-	timer_setup(&qp->timer, gn_rdp_timer, 0);
+	timer_setup(&qp->timer, gnsim_rdp_timer, 0);
 	INIT_LIST_HEAD(&qp->ack_node);
 	INIT_LIST_HEAD(&qp->read_node);
 	ret = gn_rring_load(r, &c->sq, c->sq_log_size, GN_ROCE_WQE_SIZE,
@@ -467,7 +467,7 @@ static int gn_cmd_create_qp(struct gaudi_nic_roce *r, u32 qpn,
 	qp->rcq->users++;
 	if (qp->srq)
 		qp->srq->users++;
-	gn_rdp_reset(r, qp);
+	gnsim_rdp_reset(r, qp);
 	r->qps[qpn] = qp;
 	spin_unlock_bh(&r->dp_lock);
 	return 0;
@@ -486,11 +486,11 @@ static int gn_cmd_destroy_qp(struct gaudi_nic_roce *r, u32 qpn)
 	qp = r->qps[qpn];
 	r->qps[qpn] = NULL;
 	if (qp) {
-		gn_mw_qp_gone(r, qpn);
+		gnsim_mw_qp_gone(r, qpn);
 		if (r->ports[qp->ctx.port].gsi == qp)
 			r->ports[qp->ctx.port].gsi = NULL;
-		gn_rdp_ack_now(r, qp);
-		gn_rdp_detach(r, qp);
+		gnsim_rdp_ack_now(r, qp);
+		gnsim_rdp_detach(r, qp);
 		qp->scq->users--;
 		qp->rcq->users--;
 		if (qp->srq)
@@ -594,15 +594,15 @@ static int gn_cmd_modify_qp(struct gaudi_nic_roce *r, u32 qpn,
 		qp->rnr_left = qp->ctx.rnr_retry;
 	if (mask & GN_ROCE_QPC_STATE && c->state != qp->state) {
 		if (c->state == GN_ROCE_QPS_RESET) {
-			gn_rdp_ack_now(r, qp);
-			gn_rdp_reset(r, qp);
+			gnsim_rdp_ack_now(r, qp);
+			gnsim_rdp_reset(r, qp);
 		} else if (c->state == GN_ROCE_QPS_ERR) {
-			gn_rdp_ack_now(r, qp);
-			gn_rdp_to_error(r, qp);
+			gnsim_rdp_ack_now(r, qp);
+			gnsim_rdp_to_error(r, qp);
 		} else {
 			qp->state = c->state;
 			if (qp->state == GN_ROCE_QPS_RTS)
-				gn_rdp_sq_doorbell(r, qp);
+				gnsim_rdp_sq_doorbell(r, qp);
 		}
 	}
 out:
@@ -872,10 +872,10 @@ static int gnsim_roce_cmd(struct gaudi_nic_roce *r, u32 op, u32 index,
 		ret = gn_cmd_rereg_mr(r, index, in);
 		break;
 	case GN_ROCE_CMD_CREATE_MW:
-		ret = gn_cmd_create_mw(r, index, in);
+		ret = gnsim_cmd_create_mw(r, index, in);
 		break;
 	case GN_ROCE_CMD_DESTROY_MW:
-		ret = gn_cmd_destroy_mw(r, index);
+		ret = gnsim_cmd_destroy_mw(r, index);
 		break;
 	case GN_ROCE_CMD_CREATE_SRQ:
 		ret = gn_cmd_create_srq(r, index, in);
@@ -920,9 +920,9 @@ static void gnsim_roce_doorbell(struct gaudi_nic_roce *r, u32 db)
 		if (!qp)
 			break;
 		if (type == GN_ROCE_DB_SQ)
-			gn_rdp_sq_doorbell(r, qp);
+			gnsim_rdp_sq_doorbell(r, qp);
 		else
-			gn_rdp_rq_doorbell(r, qp);
+			gnsim_rdp_rq_doorbell(r, qp);
 		break;
 	case GN_ROCE_DB_CQ_ARM:
 	case GN_ROCE_DB_CQ_ARM_SOL:
@@ -950,14 +950,14 @@ static void gn_roce_reset_all(struct gaudi_nic_roce *r)
 			gn_cmd_destroy_mr(r, i);
 	for (i = 0; i < GN_ROCE_MAX_MW; i++)
 		if (r->mws[i].used)
-			gn_cmd_destroy_mw(r, i);
+			gnsim_cmd_destroy_mw(r, i);
 	for (i = 0; i < GN_ROCE_MAX_SRQ; i++)
 		if (r->srqs[i])
 			gn_cmd_destroy_srq(r, i);
 	for (i = 0; i < GN_ROCE_MAX_CQ; i++)
 		if (r->cqs[i])
 			gn_cmd_destroy_cq(r, i);
-	gn_rdp_rx_purge(r);
+	gnsim_rdp_rx_purge(r);
 	skb_queue_purge(&r->txq);
 }
 
@@ -990,7 +990,7 @@ static void gnsim_roce_disable(struct gaudi_nic_roce *r)
 	r->event_fn = NULL;
 	r->event_priv = NULL;
 	spin_unlock_bh(&r->dp_lock);
-	gn_rdp_stop(r);
+	gnsim_rdp_stop(r);
 	gn_roce_reset_all(r);
 	mutex_unlock(&r->cmd_lock);
 }
@@ -1010,7 +1010,7 @@ static void gn_roce_free(struct gaudi_nic_roce *r)
 	if (!IS_ERR_OR_NULL(r->kworker))
 		kthread_destroy_worker(r->kworker);
 	if (r->rdp_ref)
-		gn_rdp_put();
+		gnsim_rdp_put();
 	kvfree(r->qps);
 	kvfree(r->cqs);
 	kvfree(r->srqs);
@@ -1028,18 +1028,18 @@ static void gn_roce_free(struct gaudi_nic_roce *r)
  * The device goes away: the core deleted gaudi_nic.rdma.N first, so
  * gaudi_ib, which disables the engine, is gone.
  */
-void gn_roce_destroy(struct gaudi_nic_roce *r)
+void gnsim_roce_free(struct gaudi_nic_roce *r)
 {
 	u32 p;
 
 	for (p = 0; p < r->num_ports; p++)
 		if (r->ports[p].mac)
-			gn_mac_set_roce_handler(r->ports[p].mac, NULL, NULL);
+			gnsim_mac_set_roce_handler(r->ports[p].mac, NULL, NULL);
 	mutex_lock(&r->cmd_lock);
 	spin_lock_bh(&r->dp_lock);
 	r->enabled = false;
 	spin_unlock_bh(&r->dp_lock);
-	gn_rdp_stop(r);
+	gnsim_rdp_stop(r);
 	gn_roce_reset_all(r);
 	mutex_unlock(&r->cmd_lock);
 	gn_roce_free(r);
@@ -1086,11 +1086,11 @@ static void gn_roce_place(struct task_struct *t)
  * The engine of device @id, doing DMA as @dma_dev, its port p wired to
  * @macs[p] (the on-die wiring: steered RoCE frames come to the engine).
  * Called through the hardware ops by the core's probe, after the MACs;
- * undone by gn_roce_destroy().
+ * undone by gnsim_roce_free().
  */
-struct gaudi_nic_roce *gn_roce_create(struct device *dma_dev, u32 id,
-				      struct gn_mac *const *macs,
-				      u32 num_ports)
+struct gaudi_nic_roce *gnsim_roce_alloc(struct device *dma_dev, u32 id,
+					struct gn_mac *const *macs,
+					u32 num_ports)
 {
 	struct gaudi_nic_roce *r;
 	u32 p;
@@ -1107,11 +1107,11 @@ struct gaudi_nic_roce *gn_roce_create(struct device *dma_dev, u32 id,
 	skb_queue_head_init(&r->txq);
 	INIT_LIST_HEAD(&r->ack_list);
 	INIT_LIST_HEAD(&r->read_list);
-	kthread_init_work(&r->work, gn_rdp_work);
+	kthread_init_work(&r->work, gnsim_rdp_work);
 	hrtimer_init(&r->ack_timer, CLOCK_MONOTONIC, HRTIMER_MODE_REL);
-	r->ack_timer.function = gn_rdp_ack_timer;
+	r->ack_timer.function = gnsim_rdp_ack_timer;
 	hrtimer_init(&r->read_timer, CLOCK_MONOTONIC, HRTIMER_MODE_REL);
-	r->read_timer.function = gn_rdp_read_timer;
+	r->read_timer.function = gnsim_rdp_read_timer;
 	r->qps = kvcalloc(GN_ROCE_MAX_QP, sizeof(*r->qps), GFP_KERNEL);
 	r->cqs = kvcalloc(GN_ROCE_MAX_CQ, sizeof(*r->cqs), GFP_KERNEL);
 	r->mrs = kvcalloc(GN_ROCE_MAX_MR, sizeof(*r->mrs), GFP_KERNEL);
@@ -1136,7 +1136,7 @@ struct gaudi_nic_roce *gn_roce_create(struct device *dma_dev, u32 id,
 	}
 	sched_set_fifo_low(r->kworker->task);
 	gn_roce_place(r->kworker->task);
-	gn_rdp_get();
+	gnsim_rdp_get();
 	r->rdp_ref = true;
 	for (p = 0; p < r->num_ports; p++) {
 		r->ports[p].r = r;
@@ -1146,7 +1146,7 @@ struct gaudi_nic_roce *gn_roce_create(struct device *dma_dev, u32 id,
 	}
 	for (p = 0; p < r->num_ports; p++)
 		if (r->ports[p].mac)
-			gn_mac_set_roce_handler(r->ports[p].mac, gn_rdp_rx,
-						&r->ports[p]);
+			gnsim_mac_set_roce_handler(r->ports[p].mac, gnsim_rdp_rx,
+						   &r->ports[p]);
 	return r;
 }

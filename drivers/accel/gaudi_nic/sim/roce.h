@@ -330,41 +330,41 @@ struct gaudi_nic_roce {
 	 * dp_lock is not held.
 	 */
 	struct gn_rtrain *train;
-	bool rdp_ref;			/* holds gn_rdp_get() */
+	bool rdp_ref;			/* holds gnsim_rdp_get() */
 	u32 num_ports;
 	struct gn_rport ports[] __counted_by(num_ports);
 };
 
 /* roce.c */
-void gn_roce_event(struct gaudi_nic_roce *r, u8 type, u32 num);
-void *gn_roce_dma_virt(struct gaudi_nic_roce *r, u64 addr);
+void gnsim_roce_event(struct gaudi_nic_roce *r, u8 type, u32 num);
+void *gnsim_roce_dma_virt(struct gaudi_nic_roce *r, u64 addr);
 
 /* roce_dp.c */
-void gn_rdp_sq_doorbell(struct gaudi_nic_roce *r, struct gn_rqp *qp);
-void gn_rdp_rq_doorbell(struct gaudi_nic_roce *r, struct gn_rqp *qp);
-void gn_rdp_ack_now(struct gaudi_nic_roce *r, struct gn_rqp *qp);
-void gn_rdp_to_error(struct gaudi_nic_roce *r, struct gn_rqp *qp);
-void gn_rdp_reset(struct gaudi_nic_roce *r, struct gn_rqp *qp);
-void gn_rdp_work(struct kthread_work *work);
-void gn_rdp_kick(struct gaudi_nic_roce *r);
-enum hrtimer_restart gn_rdp_ack_timer(struct hrtimer *t);
-enum hrtimer_restart gn_rdp_read_timer(struct hrtimer *t);
-void gn_rdp_detach(struct gaudi_nic_roce *r, struct gn_rqp *qp);
-void gn_rdp_rx_purge(struct gaudi_nic_roce *r);
-void gn_rdp_stop(struct gaudi_nic_roce *r);
-void gn_rdp_timer(struct timer_list *t);
-void gn_rdp_rx(void *ctx, const struct gn_mac_roce_frame *frames,
-	       unsigned int n, u32 flags);
-void gn_rdp_get(void);
-void gn_rdp_put(void);
-void *gn_rring_entry(struct gn_rring *ring, u32 idx);
-struct gn_roce_ring_hdr *gn_rring_hdr(struct gn_rring *ring);
+void gnsim_rdp_sq_doorbell(struct gaudi_nic_roce *r, struct gn_rqp *qp);
+void gnsim_rdp_rq_doorbell(struct gaudi_nic_roce *r, struct gn_rqp *qp);
+void gnsim_rdp_ack_now(struct gaudi_nic_roce *r, struct gn_rqp *qp);
+void gnsim_rdp_to_error(struct gaudi_nic_roce *r, struct gn_rqp *qp);
+void gnsim_rdp_reset(struct gaudi_nic_roce *r, struct gn_rqp *qp);
+void gnsim_rdp_work(struct kthread_work *work);
+void gnsim_rdp_kick(struct gaudi_nic_roce *r);
+enum hrtimer_restart gnsim_rdp_ack_timer(struct hrtimer *t);
+enum hrtimer_restart gnsim_rdp_read_timer(struct hrtimer *t);
+void gnsim_rdp_detach(struct gaudi_nic_roce *r, struct gn_rqp *qp);
+void gnsim_rdp_rx_purge(struct gaudi_nic_roce *r);
+void gnsim_rdp_stop(struct gaudi_nic_roce *r);
+void gnsim_rdp_timer(struct timer_list *t);
+void gnsim_rdp_rx(void *ctx, const struct gn_mac_roce_frame *frames,
+		  unsigned int n, u32 flags);
+void gnsim_rdp_get(void);
+void gnsim_rdp_put(void);
+void *gnsim_rring_entry(struct gn_rring *ring, u32 idx);
+struct gn_roce_ring_hdr *gnsim_rring_hdr(struct gn_rring *ring);
 
 /* glue with the core driver */
-struct gaudi_nic_roce *gn_roce_create(struct device *dma_dev, u32 id,
-				      struct gn_mac *const *macs,
-				      u32 num_ports);
-void gn_roce_destroy(struct gaudi_nic_roce *r);
+struct gaudi_nic_roce *gnsim_roce_alloc(struct device *dma_dev, u32 id,
+					struct gn_mac *const *macs,
+					u32 num_ports);
+void gnsim_roce_free(struct gaudi_nic_roce *r);
 /* what the RDMA driver is handed with the aux device */
 extern const struct gaudi_nic_roce_ops gnsim_roce_ops;
 /*
@@ -377,9 +377,9 @@ extern const struct gaudi_nic_roce_ops gnsim_roce_ops;
 struct page *gnsim_bus_get_page(u64 bus_addr, unsigned int *offset);
 
 /* roce_mw.c: memory window commands; QP destruction unbinds type 2 MWs */
-int gn_cmd_create_mw(struct gaudi_nic_roce *r, u32 index,
-		     const struct gn_roce_mw_ctx *c);
-int gn_cmd_destroy_mw(struct gaudi_nic_roce *r, u32 index);
-void gn_mw_qp_gone(struct gaudi_nic_roce *r, u32 qpn);
+int gnsim_cmd_create_mw(struct gaudi_nic_roce *r, u32 index,
+			const struct gn_roce_mw_ctx *c);
+int gnsim_cmd_destroy_mw(struct gaudi_nic_roce *r, u32 index);
+void gnsim_mw_qp_gone(struct gaudi_nic_roce *r, u32 qpn);
 
 #endif /* _GAUDI_NIC_SIM_ROCE_H */

@@ -57,12 +57,12 @@
 
 /* ------------------------------------------------------------ memory */
 
-struct gn_roce_ring_hdr *gn_rring_hdr(struct gn_rring *ring)
+struct gn_roce_ring_hdr *gnsim_rring_hdr(struct gn_rring *ring)
 {
 	return page_address(ring->mem.pages[0]);
 }
 
-void *gn_rring_entry(struct gn_rring *ring, u32 idx)
+void *gnsim_rring_entry(struct gn_rring *ring, u32 idx)
 {
 	size_t off = GN_ROCE_RING_HDR_SIZE +
 		     (size_t)(idx & (ring->size - 1)) * ring->stride;
@@ -71,7 +71,7 @@ void *gn_rring_entry(struct gn_rring *ring, u32 idx)
 	       (off & ~PAGE_MASK);
 }
 
-struct gn_rmr *gn_mr_get(struct gaudi_nic_roce *r, u32 key, u32 pdn)
+struct gn_rmr *gnsim_mr_get(struct gaudi_nic_roce *r, u32 key, u32 pdn)
 {
 	struct gn_rmr *mr;
 
@@ -83,7 +83,7 @@ struct gn_rmr *gn_mr_get(struct gaudi_nic_roce *r, u32 key, u32 pdn)
 	return mr;
 }
 
-bool gn_mr_covers(struct gn_rmr *mr, u64 va, u64 len)
+bool gnsim_mr_covers(struct gn_rmr *mr, u64 va, u64 len)
 {
 	return va >= mr->iova && len <= mr->length &&
 	       va - mr->iova <= mr->length - len;
@@ -158,7 +158,7 @@ static int gn_page_io(struct page *pg, u32 in, u32 n, struct gn_io *io)
  * Transfer @len bytes at @va of @mr (range already checked) to or from
  * @io.  Returns 0 or -E2BIG (gn_page_io()).
  */
-int gn_mr_io(struct gn_rmr *mr, u64 va, u32 len, struct gn_io *io)
+int gnsim_mr_io(struct gn_rmr *mr, u64 va, u32 len, struct gn_io *io)
 {
 	u64 off = va - mr->iova + mr->offset;
 	int ret;
@@ -207,10 +207,10 @@ static int gn_dma_io(struct gaudi_nic_roce *r, u64 addr, u32 len,
  * @io (to the SGEs for GN_IO_FROM_PKT).  The SGEs' MRs must be in
  * protection domain @pdn: the QP's for its send WQEs, the one the receive
  * WQE was taken in for receives (qp->rwqe_pdn).  Returns 0, a CQE status,
- * or -E2BIG (gn_mr_io).
+ * or -E2BIG (gnsim_mr_io).
  */
-int gn_sge_io(struct gaudi_nic_roce *r, struct gn_rqp *qp, u32 pdn,
-	      const struct gn_roce_wqe *w, u32 off, u32 len, struct gn_io *io)
+int gnsim_sge_io(struct gaudi_nic_roce *r, struct gn_rqp *qp, u32 pdn,
+		 const struct gn_roce_wqe *w, u32 off, u32 len, struct gn_io *io)
 {
 	bool to_mem = io->kind == GN_IO_FROM_PKT || io->kind == GN_IO_FROM_BUF;
 	bool priv = qp->ctx.flags & GN_ROCE_QPF_PRIV;
@@ -239,11 +239,11 @@ int gn_sge_io(struct gaudi_nic_roce *r, struct gn_rqp *qp, u32 pdn,
 			off = 0;
 			continue;
 		}
-		mr = gn_mr_get(r, le32_to_cpu(s->lkey), pdn);
-		if (!mr || !gn_mr_covers(mr, addr + off, n) ||
+		mr = gnsim_mr_get(r, le32_to_cpu(s->lkey), pdn);
+		if (!mr || !gnsim_mr_covers(mr, addr + off, n) ||
 		    (to_mem && !(mr->access & GN_ROCE_MR_LOCAL_WRITE)))
 			return GN_ROCE_CQE_LOC_PROT_ERR;
-		ret = gn_mr_io(mr, addr + off, n, io);
+		ret = gnsim_mr_io(mr, addr + off, n, io);
 		if (ret)
 			return ret;
 		len -= n;
@@ -252,7 +252,7 @@ int gn_sge_io(struct gaudi_nic_roce *r, struct gn_rqp *qp, u32 pdn,
 	return len ? GN_ROCE_CQE_LOC_LEN_ERR : 0;
 }
 
-u32 gn_wqe_len(const struct gn_roce_wqe *w)
+u32 gnsim_wqe_len(const struct gn_roce_wqe *w)
 {
 	unsigned int i, nsge = min_t(u32, w->num_sge, GN_ROCE_MAX_SGE);
 	u64 len = 0;
@@ -266,19 +266,19 @@ u32 gn_wqe_len(const struct gn_roce_wqe *w)
 
 /* ---------------------------------------------------------- completion */
 
-void gn_cq_push(struct gaudi_nic_roce *r, struct gn_rcq *cq,
-		const struct gn_roce_cqe *cqe, bool solicited)
+void gnsim_cq_push(struct gaudi_nic_roce *r, struct gn_rcq *cq,
+		   const struct gn_roce_cqe *cqe, bool solicited)
 {
-	struct gn_roce_ring_hdr *hdr = gn_rring_hdr(&cq->ring);
+	struct gn_roce_ring_hdr *hdr = gnsim_rring_hdr(&cq->ring);
 	u32 cons = le32_to_cpu(READ_ONCE(hdr->cons));
 
 	if (cq->prod - cons >= cq->ring.size) {
 		if (!cq->overflow)
-			gn_roce_event(r, GN_ROCE_EV_CQ_ERR, cq->cqn);
+			gnsim_roce_event(r, GN_ROCE_EV_CQ_ERR, cq->cqn);
 		cq->overflow = true;
 		return;
 	}
-	memcpy(gn_rring_entry(&cq->ring, cq->prod), cqe, sizeof(*cqe));
+	memcpy(gnsim_rring_entry(&cq->ring, cq->prod), cqe, sizeof(*cqe));
 	cq->prod++;
 	/* the entry before the index */
 	smp_wmb();
@@ -286,13 +286,13 @@ void gn_cq_push(struct gaudi_nic_roce *r, struct gn_rcq *cq,
 	if (cq->armed == GN_ROCE_DB_CQ_ARM ||
 	    (cq->armed == GN_ROCE_DB_CQ_ARM_SOL && solicited)) {
 		cq->armed = 0;
-		gn_roce_event(r, GN_ROCE_EV_COMP, cq->cqn);
+		gnsim_roce_event(r, GN_ROCE_EV_COMP, cq->cqn);
 	}
 }
 
-void gn_cqe(struct gaudi_nic_roce *r, struct gn_rqp *qp, struct gn_rcq *cq,
-	    u64 wr_id, u8 opcode, u8 status, u32 len, bool has_imm,
-	    __be32 imm, bool solicited)
+void gnsim_cqe(struct gaudi_nic_roce *r, struct gn_rqp *qp, struct gn_rcq *cq,
+	       u64 wr_id, u8 opcode, u8 status, u32 len, bool has_imm,
+	       __be32 imm, bool solicited)
 {
 	struct gn_roce_cqe c = {
 		.wr_id = cpu_to_le64(wr_id),
@@ -304,12 +304,12 @@ void gn_cqe(struct gaudi_nic_roce *r, struct gn_rqp *qp, struct gn_rcq *cq,
 		.flags = has_imm ? GN_ROCE_CQE_F_IMM : 0,
 	};
 
-	gn_cq_push(r, cq, &c, solicited || status);
+	gnsim_cq_push(r, cq, &c, solicited || status);
 }
 
 /* The receive completion of a SEND with invalidate: the key it unbound. */
-void gn_cqe_inv(struct gaudi_nic_roce *r, struct gn_rqp *qp, u64 wr_id,
-		u32 len, u32 rkey, bool solicited)
+void gnsim_cqe_inv(struct gaudi_nic_roce *r, struct gn_rqp *qp, u64 wr_id,
+		   u32 len, u32 rkey, bool solicited)
 {
 	struct gn_roce_cqe c = {
 		.wr_id = cpu_to_le64(wr_id),
@@ -320,10 +320,10 @@ void gn_cqe_inv(struct gaudi_nic_roce *r, struct gn_rqp *qp, u64 wr_id,
 		.flags = GN_ROCE_CQE_F_INV,
 	};
 
-	gn_cq_push(r, qp->rcq, &c, solicited);
+	gnsim_cq_push(r, qp->rcq, &c, solicited);
 }
 
-u8 gn_sq_cqe_op(u8 wqe_op)
+u8 gnsim_sq_cqe_op(u8 wqe_op)
 {
 	switch (wqe_op) {
 	case GN_ROCE_WQE_FLUSH:
@@ -342,57 +342,57 @@ u8 gn_sq_cqe_op(u8 wqe_op)
 	}
 }
 
-void gn_sq_set_cons(struct gn_rqp *qp)
+void gnsim_sq_set_cons(struct gn_rqp *qp)
 {
-	WRITE_ONCE(gn_rring_hdr(&qp->sq)->cons, cpu_to_le32(qp->sq_tail));
+	WRITE_ONCE(gnsim_rring_hdr(&qp->sq)->cons, cpu_to_le32(qp->sq_tail));
 }
 
-void gn_rq_set_cons(struct gn_rqp *qp)
+void gnsim_rq_set_cons(struct gn_rqp *qp)
 {
 	if (!qp->srq)
-		WRITE_ONCE(gn_rring_hdr(&qp->rq)->cons,
+		WRITE_ONCE(gnsim_rring_hdr(&qp->rq)->cons,
 			   cpu_to_le32(qp->rq_cons));
 }
 
 /*
- * The receive WQE taken by gn_resp_take_rwqe() is done with: its slot is
+ * The receive WQE taken by gnsim_resp_take_rwqe() is done with: its slot is
  * free (an SRQ's was freed when it was taken).
  */
-void gn_rq_consume(struct gn_rqp *qp)
+void gnsim_rq_consume(struct gn_rqp *qp)
 {
 	if (qp->srq)
 		return;
 	qp->rq_cons++;
-	gn_rq_set_cons(qp);
+	gnsim_rq_set_cons(qp);
 }
 
 /*
  * Send WQEs posted on @qp's SQ and not completed, or -1 if the producer
  * index lies (more than the ring holds): then the QP is moved to ERR.
  */
-int gn_sq_posted(struct gaudi_nic_roce *r, struct gn_rqp *qp)
+int gnsim_sq_posted(struct gaudi_nic_roce *r, struct gn_rqp *qp)
 {
-	int posted = gn_wq_posted(&qp->sq, qp->sq_tail);
+	int posted = gnsim_wq_posted(&qp->sq, qp->sq_tail);
 
 	if (posted < 0) {
-		gn_rdp_to_error(r, qp);
-		gn_roce_event(r, GN_ROCE_EV_QP_FATAL, qp->qpn);
+		gnsim_rdp_to_error(r, qp);
+		gnsim_roce_event(r, GN_ROCE_EV_QP_FATAL, qp->qpn);
 	}
 	return posted;
 }
 
 /* Is a receive WQE posted for @qp (on its RQ or SRQ)? */
-bool gn_rq_has_wqe(struct gn_rqp *qp)
+bool gnsim_rq_has_wqe(struct gn_rqp *qp)
 {
 	if (qp->srq)
-		return gn_wq_posted(&qp->srq->ring, qp->srq->cons) > 0;
-	return gn_wq_posted(&qp->rq, qp->rq_cons) > 0;
+		return gnsim_wq_posted(&qp->srq->ring, qp->srq->cons) > 0;
+	return gnsim_wq_posted(&qp->rq, qp->rq_cons) > 0;
 }
 
 /* Posted WQEs of a work queue: 0..size, or -1 if the producer lies. */
-int gn_wq_posted(struct gn_rring *ring, u32 cons)
+int gnsim_wq_posted(struct gn_rring *ring, u32 cons)
 {
-	u32 prod = le32_to_cpu(READ_ONCE(gn_rring_hdr(ring)->prod));
+	u32 prod = le32_to_cpu(READ_ONCE(gnsim_rring_hdr(ring)->prod));
 	u32 n = prod - cons;
 
 	/* entries after the index */
@@ -400,7 +400,7 @@ int gn_wq_posted(struct gn_rring *ring, u32 cons)
 	return n > ring->size ? -1 : n;
 }
 
-void gn_qp_stop_timer(struct gn_rqp *qp)
+void gnsim_qp_stop_timer(struct gn_rqp *qp)
 {
 	if (qp->timer_on)
 		timer_delete(&qp->timer);
@@ -408,16 +408,16 @@ void gn_qp_stop_timer(struct gn_rqp *qp)
 }
 
 /* Flush everything posted; the QP is in ERR. */
-void gn_qp_flush(struct gaudi_nic_roce *r, struct gn_rqp *qp)
+void gnsim_qp_flush(struct gaudi_nic_roce *r, struct gn_rqp *qp)
 {
 	u32 mask = qp->sq.size - 1;
 	int n;
 
-	n = gn_wq_posted(&qp->sq, qp->sq_tail);
+	n = gnsim_wq_posted(&qp->sq, qp->sq_tail);
 	while (n-- > 0) {
 		const struct gn_rswqe *sw = &qp->swqe[qp->sq_tail & mask];
-		const struct gn_roce_wqe *w = gn_rring_entry(&qp->sq,
-							     qp->sq_tail);
+		const struct gn_roce_wqe *w = gnsim_rring_entry(&qp->sq,
+								qp->sq_tail);
 		bool started = (s32)(qp->sq_next - qp->sq_tail) > 0;
 		u64 wr_id;
 		u8 op;
@@ -425,15 +425,15 @@ void gn_qp_flush(struct gaudi_nic_roce *r, struct gn_rqp *qp)
 		/* a started WQE: the engine's copy; else the ring, once */
 		if (started) {
 			wr_id = sw->wr_id;
-			op = gn_sq_cqe_op(sw->opcode);
+			op = gnsim_sq_cqe_op(sw->opcode);
 		} else {
 			wr_id = le64_to_cpu(READ_ONCE(w->wr_id));
-			op = gn_sq_cqe_op(READ_ONCE(w->opcode));
+			op = gnsim_sq_cqe_op(READ_ONCE(w->opcode));
 		}
 		qp->sq_tail++;
-		gn_sq_set_cons(qp);
-		gn_cqe(r, qp, qp->scq, wr_id, op, GN_ROCE_CQE_WR_FLUSH_ERR, 0,
-		       false, 0, false);
+		gnsim_sq_set_cons(qp);
+		gnsim_cqe(r, qp, qp->scq, wr_id, op, GN_ROCE_CQE_WR_FLUSH_ERR, 0,
+			  false, 0, false);
 	}
 	qp->sq_head = qp->sq_tail;
 	qp->sq_next = qp->sq_tail;
@@ -443,42 +443,42 @@ void gn_qp_flush(struct gaudi_nic_roce *r, struct gn_rqp *qp)
 	if (qp->srq) {
 		/* the SRQ's WQEs stay for its other QPs; only a held one */
 		if (qp->in_send)
-			gn_cqe(r, qp, qp->rcq, le64_to_cpu(qp->rwqe.wr_id),
-			       GN_ROCE_CQE_RECV, GN_ROCE_CQE_WR_FLUSH_ERR, 0,
-			       false, 0, false);
+			gnsim_cqe(r, qp, qp->rcq, le64_to_cpu(qp->rwqe.wr_id),
+				  GN_ROCE_CQE_RECV, GN_ROCE_CQE_WR_FLUSH_ERR, 0,
+				  false, 0, false);
 		qp->in_send = false;
 		return;
 	}
-	n = gn_wq_posted(&qp->rq, qp->rq_cons);
+	n = gnsim_wq_posted(&qp->rq, qp->rq_cons);
 	while (n-- > 0) {
-		const struct gn_roce_wqe *w = gn_rring_entry(&qp->rq,
-							     qp->rq_cons);
+		const struct gn_roce_wqe *w = gnsim_rring_entry(&qp->rq,
+								qp->rq_cons);
 		u64 wr_id = le64_to_cpu(READ_ONCE(w->wr_id));
 
 		qp->rq_cons++;
-		gn_rq_set_cons(qp);
-		gn_cqe(r, qp, qp->rcq, wr_id, GN_ROCE_CQE_RECV,
-		       GN_ROCE_CQE_WR_FLUSH_ERR, 0, false, 0, false);
+		gnsim_rq_set_cons(qp);
+		gnsim_cqe(r, qp, qp->rcq, wr_id, GN_ROCE_CQE_RECV,
+			  GN_ROCE_CQE_WR_FLUSH_ERR, 0, false, 0, false);
 	}
 	qp->in_send = false;
 }
 
-void gn_rdp_to_error(struct gaudi_nic_roce *r, struct gn_rqp *qp)
+void gnsim_rdp_to_error(struct gaudi_nic_roce *r, struct gn_rqp *qp)
 {
 	qp->state = GN_ROCE_QPS_ERR;
-	gn_qp_stop_timer(qp);
+	gnsim_qp_stop_timer(qp);
 	qp->rnr_wait = false;
 	qp->in_write = false;
 	list_del_init(&qp->ack_node);
-	gn_rdp_detach(r, qp);
-	gn_qp_flush(r, qp);
+	gnsim_rdp_detach(r, qp);
+	gnsim_qp_flush(r, qp);
 	/* IBTA: the QP takes nothing more from its SRQ */
 	if (qp->srq)
-		gn_roce_event(r, GN_ROCE_EV_QP_LAST_WQE, qp->qpn);
+		gnsim_roce_event(r, GN_ROCE_EV_QP_LAST_WQE, qp->qpn);
 }
 
 /* @qp owes no READ response any more (error, reset, destroy). */
-void gn_rdp_detach(struct gaudi_nic_roce *r, struct gn_rqp *qp)
+void gnsim_rdp_detach(struct gaudi_nic_roce *r, struct gn_rqp *qp)
 {
 	lockdep_assert_held(&r->dp_lock);
 	list_del_init(&qp->read_node);
@@ -486,23 +486,23 @@ void gn_rdp_detach(struct gaudi_nic_roce *r, struct gn_rqp *qp)
 	qp->ack_after_read = false;
 }
 
-void gn_rdp_reset(struct gaudi_nic_roce *r, struct gn_rqp *qp)
+void gnsim_rdp_reset(struct gaudi_nic_roce *r, struct gn_rqp *qp)
 {
-	gn_qp_stop_timer(qp);
+	gnsim_qp_stop_timer(qp);
 	list_del_init(&qp->ack_node);
-	gn_rdp_detach(r, qp);
+	gnsim_rdp_detach(r, qp);
 	qp->rd_head = 0;
 	qp->rd_send = 0;
 	qp->state = GN_ROCE_QPS_RESET;
 	/* The rings are emptied: whatever was posted is dropped. */
-	qp->sq_tail = le32_to_cpu(READ_ONCE(gn_rring_hdr(&qp->sq)->prod));
+	qp->sq_tail = le32_to_cpu(READ_ONCE(gnsim_rring_hdr(&qp->sq)->prod));
 	qp->sq_head = qp->sq_tail;
 	qp->sq_next = qp->sq_tail;
 	qp->sq_pkt = 0;
 	if (!qp->srq)
-		qp->rq_cons = le32_to_cpu(READ_ONCE(gn_rring_hdr(&qp->rq)->prod));
-	gn_sq_set_cons(qp);
-	gn_rq_set_cons(qp);
+		qp->rq_cons = le32_to_cpu(READ_ONCE(gnsim_rring_hdr(&qp->rq)->prod));
+	gnsim_sq_set_cons(qp);
+	gnsim_rq_set_cons(qp);
 	qp->npsn = 0;
 	qp->una = 0;
 	qp->acked = 0;
@@ -518,14 +518,14 @@ void gn_rdp_reset(struct gaudi_nic_roce *r, struct gn_rqp *qp)
 }
 
 /* Complete the SQ WQE at sq_tail with an error; the QP goes to ERR. */
-void gn_req_fail(struct gaudi_nic_roce *r, struct gn_rqp *qp, u8 status)
+void gnsim_req_fail(struct gaudi_nic_roce *r, struct gn_rqp *qp, u8 status)
 {
 	struct gn_rswqe *sw = &qp->swqe[qp->sq_tail & (qp->sq.size - 1)];
 
 	qp->sq_tail++;
-	gn_sq_set_cons(qp);
-	gn_cqe(r, qp, qp->scq, sw->wr_id, gn_sq_cqe_op(sw->opcode), status,
-	       0, false, 0, false);
-	gn_rdp_to_error(r, qp);
-	gn_roce_event(r, GN_ROCE_EV_QP_FATAL, qp->qpn);
+	gnsim_sq_set_cons(qp);
+	gnsim_cqe(r, qp, qp->scq, sw->wr_id, gnsim_sq_cqe_op(sw->opcode), status,
+		  0, false, 0, false);
+	gnsim_rdp_to_error(r, qp);
+	gnsim_roce_event(r, GN_ROCE_EV_QP_FATAL, qp->qpn);
 }

@@ -87,7 +87,7 @@ struct gn_pkt {
 };
 
 /*
- * The other side of a transfer to or from memory regions (gn_mr_io):
+ * The other side of a transfer to or from memory regions (gnsim_mr_io):
  * a linear buffer (GN_IO_TO_BUF: read from the MR), the payload of a
  * received packet (GN_IO_FROM_PKT: written to the MR), or the list of
  * pieces of the MR itself (GN_IO_FRAGS: what the MAC gathers to send,
@@ -184,7 +184,7 @@ static inline s32 psn_diff(u32 a, u32 b)
  * The TX skb an engine is handing to the cable on this CPU (gn_tx_end),
  * which the receiving engine's hook takes instead of copying the frame.
  */
-DECLARE_PER_CPU(struct sk_buff *, gn_rdp_handoff);
+DECLARE_PER_CPU(struct sk_buff *, gnsim_rdp_handoff);
 /* Smaller frames (ACKs, READ requests) are cheaper to copy. */
 #define GN_RR_HANDOFF_MIN	512
 /*
@@ -207,74 +207,74 @@ struct gn_rr_rec {
 #define GN_RR_REF_HEAD		(GN_RR_TRAIN_MAX * GN_RR_REC_SIZE(GN_RR_HDR_MAX))
 
 /* roce_dp.c: memory, completions, QP state */
-struct gn_rmr *gn_mr_get(struct gaudi_nic_roce *r, u32 key, u32 pdn);
+struct gn_rmr *gnsim_mr_get(struct gaudi_nic_roce *r, u32 key, u32 pdn);
 /* roce_mw.c */
-bool gn_key_is_mw(u32 key);
-struct gn_rmr *gn_mw_resolve(struct gaudi_nic_roce *r, struct gn_rqp *qp,
-			     u32 key, u64 va, u64 len, u32 acc);
-bool gn_mw_remote_inv(struct gaudi_nic_roce *r, struct gn_rqp *qp, u32 key);
-int gn_mw_local_op(struct gaudi_nic_roce *r, struct gn_rqp *qp,
-		   const struct gn_roce_wqe *w);
-bool gn_mr_covers(struct gn_rmr *mr, u64 va, u64 len);
-int gn_mr_io(struct gn_rmr *mr, u64 va, u32 len, struct gn_io *io);
-int gn_sge_io(struct gaudi_nic_roce *r, struct gn_rqp *qp, u32 pdn,
-	      const struct gn_roce_wqe *w, u32 off, u32 len, struct gn_io *io);
-u32 gn_wqe_len(const struct gn_roce_wqe *w);
-void gn_cq_push(struct gaudi_nic_roce *r, struct gn_rcq *cq,
-		const struct gn_roce_cqe *cqe, bool solicited);
-void gn_cqe_inv(struct gaudi_nic_roce *r, struct gn_rqp *qp, u64 wr_id,
-		u32 len, u32 rkey, bool solicited);
-void gn_cqe(struct gaudi_nic_roce *r, struct gn_rqp *qp, struct gn_rcq *cq,
-	    u64 wr_id, u8 opcode, u8 status, u32 len, bool has_imm,
-	    __be32 imm, bool solicited);
-u8 gn_sq_cqe_op(u8 wqe_op);
-void gn_sq_set_cons(struct gn_rqp *qp);
-void gn_rq_set_cons(struct gn_rqp *qp);
-void gn_rq_consume(struct gn_rqp *qp);
-bool gn_rq_has_wqe(struct gn_rqp *qp);
-int gn_wq_posted(struct gn_rring *ring, u32 cons);
-int gn_sq_posted(struct gaudi_nic_roce *r, struct gn_rqp *qp);
-void gn_qp_stop_timer(struct gn_rqp *qp);
-void gn_qp_flush(struct gaudi_nic_roce *r, struct gn_rqp *qp);
-void gn_req_fail(struct gaudi_nic_roce *r, struct gn_rqp *qp, u8 status);
+bool gnsim_key_is_mw(u32 key);
+struct gn_rmr *gnsim_mw_resolve(struct gaudi_nic_roce *r, struct gn_rqp *qp,
+				u32 key, u64 va, u64 len, u32 acc);
+bool gnsim_mw_remote_inv(struct gaudi_nic_roce *r, struct gn_rqp *qp, u32 key);
+int gnsim_mw_local_op(struct gaudi_nic_roce *r, struct gn_rqp *qp,
+		      const struct gn_roce_wqe *w);
+bool gnsim_mr_covers(struct gn_rmr *mr, u64 va, u64 len);
+int gnsim_mr_io(struct gn_rmr *mr, u64 va, u32 len, struct gn_io *io);
+int gnsim_sge_io(struct gaudi_nic_roce *r, struct gn_rqp *qp, u32 pdn,
+		 const struct gn_roce_wqe *w, u32 off, u32 len, struct gn_io *io);
+u32 gnsim_wqe_len(const struct gn_roce_wqe *w);
+void gnsim_cq_push(struct gaudi_nic_roce *r, struct gn_rcq *cq,
+		   const struct gn_roce_cqe *cqe, bool solicited);
+void gnsim_cqe_inv(struct gaudi_nic_roce *r, struct gn_rqp *qp, u64 wr_id,
+		   u32 len, u32 rkey, bool solicited);
+void gnsim_cqe(struct gaudi_nic_roce *r, struct gn_rqp *qp, struct gn_rcq *cq,
+	       u64 wr_id, u8 opcode, u8 status, u32 len, bool has_imm,
+	       __be32 imm, bool solicited);
+u8 gnsim_sq_cqe_op(u8 wqe_op);
+void gnsim_sq_set_cons(struct gn_rqp *qp);
+void gnsim_rq_set_cons(struct gn_rqp *qp);
+void gnsim_rq_consume(struct gn_rqp *qp);
+bool gnsim_rq_has_wqe(struct gn_rqp *qp);
+int gnsim_wq_posted(struct gn_rring *ring, u32 cons);
+int gnsim_sq_posted(struct gaudi_nic_roce *r, struct gn_rqp *qp);
+void gnsim_qp_stop_timer(struct gn_rqp *qp);
+void gnsim_qp_flush(struct gaudi_nic_roce *r, struct gn_rqp *qp);
+void gnsim_req_fail(struct gaudi_nic_roce *r, struct gn_rqp *qp, u8 status);
 
 /* roce_tx.c: transmit */
-extern struct sk_buff_head gn_ref_pool;	/* see its definition */
+extern struct sk_buff_head gnsim_ref_pool;	/* see its definition */
 #define GN_REF_POOL_MAX		512
 #define GN_SKB_REF		1	/* cb[2] of a reference skb */
-struct sk_buff *gn_rdp_skb_alloc(void);
-void gn_rdp_skb_free(struct sk_buff *skb);
-bool gn_rdp_ref_reset(struct sk_buff *skb);
-u32 gn_icrc(const u8 *l3, bool v4, const u8 *bth, u32 tlen);
-int gn_tx_hdr_len(struct gaudi_nic_roce *r, struct gn_rqp *qp,
-		  const struct gn_roce_av *path, u8 op);
-void gn_tx(struct gaudi_nic_roce *r, struct gn_rqp *qp,
-	   const struct gn_pkt *p);
-int gn_tx_mem(struct gaudi_nic_roce *r, struct gn_rqp *qp,
-	      const struct gn_pkt *p, int hl, const struct gn_roce_wqe *w,
-	      u32 off, struct gn_rmr *mr, u64 va);
-void gn_tx_hdr_only(struct gaudi_nic_roce *r, struct gn_rqp *qp,
-		    struct gn_pkt *p);
-void gn_tx_train_flush(struct gaudi_nic_roce *r);
-void gn_rdp_xmit1(struct gn_rport *pt, const u8 *f, u32 len, u32 flags);
-void gn_send_ack(struct gaudi_nic_roce *r, struct gn_rqp *qp, u8 syndrome,
-		 u32 psn);
+struct sk_buff *gnsim_rdp_skb_alloc(void);
+void gnsim_rdp_skb_free(struct sk_buff *skb);
+bool gnsim_rdp_ref_reset(struct sk_buff *skb);
+u32 gnsim_icrc(const u8 *l3, bool v4, const u8 *bth, u32 tlen);
+int gnsim_tx_hdr_len(struct gaudi_nic_roce *r, struct gn_rqp *qp,
+		     const struct gn_roce_av *path, u8 op);
+void gnsim_tx(struct gaudi_nic_roce *r, struct gn_rqp *qp,
+	      const struct gn_pkt *p);
+int gnsim_tx_mem(struct gaudi_nic_roce *r, struct gn_rqp *qp,
+		 const struct gn_pkt *p, int hl, const struct gn_roce_wqe *w,
+		 u32 off, struct gn_rmr *mr, u64 va);
+void gnsim_tx_hdr_only(struct gaudi_nic_roce *r, struct gn_rqp *qp,
+		       struct gn_pkt *p);
+void gnsim_tx_train_flush(struct gaudi_nic_roce *r);
+void gnsim_rdp_xmit1(struct gn_rport *pt, const u8 *f, u32 len, u32 flags);
+void gnsim_send_ack(struct gaudi_nic_roce *r, struct gn_rqp *qp, u8 syndrome,
+		    u32 psn);
 
 /* roce_req.c: requester */
-void gn_req_send(struct gaudi_nic_roce *r, struct gn_rqp *qp);
-void gn_req_rewind(struct gn_rqp *qp);
-void gn_req_rx(struct gaudi_nic_roce *r, struct gn_rport *pt,
-	       struct gn_rqp *qp, const struct gn_pkt *p);
+void gnsim_req_send(struct gaudi_nic_roce *r, struct gn_rqp *qp);
+void gnsim_req_rewind(struct gn_rqp *qp);
+void gnsim_req_rx(struct gaudi_nic_roce *r, struct gn_rport *pt,
+		  struct gn_rqp *qp, const struct gn_pkt *p);
 
 /* roce_resp.c: responder */
-bool gn_resp_take_rwqe(struct gaudi_nic_roce *r, struct gn_rqp *qp);
-void gn_resp_rx(struct gaudi_nic_roce *r, struct gn_rport *pt,
-		struct gn_rqp *qp, const struct gn_pkt *p);
-bool gn_rdp_reads_run(struct gaudi_nic_roce *r, bool *paused);
+bool gnsim_resp_take_rwqe(struct gaudi_nic_roce *r, struct gn_rqp *qp);
+void gnsim_resp_rx(struct gaudi_nic_roce *r, struct gn_rport *pt,
+		   struct gn_rqp *qp, const struct gn_pkt *p);
+bool gnsim_rdp_reads_run(struct gaudi_nic_roce *r, bool *paused);
 
 /* roce_ud.c: UD and GSI */
-void gn_ud_send(struct gaudi_nic_roce *r, struct gn_rqp *qp);
-void gn_ud_rx(struct gaudi_nic_roce *r, struct gn_rport *pt,
-	      const u8 *l3, bool v4, const struct gn_pkt *p, u32 flen);
+void gnsim_ud_send(struct gaudi_nic_roce *r, struct gn_rqp *qp);
+void gnsim_ud_rx(struct gaudi_nic_roce *r, struct gn_rport *pt,
+		 const u8 *l3, bool v4, const struct gn_pkt *p, u32 flen);
 
 #endif /* _GAUDI_NIC_SIM_ROCE_DP_H */

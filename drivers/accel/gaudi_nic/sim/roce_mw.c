@@ -6,7 +6,7 @@
  * work requests (BIND_MW, LOCAL_INV, a received SEND with invalidate)
  * rather than by commands, so that binding is ordered with the QP's other
  * work.  The responder resolves an MW rkey to the window's MR
- * (gn_mw_resolve()); the MR's own rkey and access do not matter there,
+ * (gnsim_mw_resolve()); the MR's own rkey and access do not matter there,
  * only the window's.  A type 2 window is usable only through the QP it was
  * bound on.  Everything runs under dp_lock, except the commands, which
  * take it.
@@ -22,13 +22,13 @@ static struct gn_rmw *gn_mw_of(struct gaudi_nic_roce *r, u32 key)
 	return &r->mws[idx - GN_ROCE_MAX_MR];
 }
 
-bool gn_key_is_mw(u32 key)
+bool gnsim_key_is_mw(u32 key)
 {
 	return (key >> 8) >= GN_ROCE_MAX_MR;
 }
 
-int gn_cmd_create_mw(struct gaudi_nic_roce *r, u32 index,
-		     const struct gn_roce_mw_ctx *c)
+int gnsim_cmd_create_mw(struct gaudi_nic_roce *r, u32 index,
+			const struct gn_roce_mw_ctx *c)
 {
 	u32 key = le32_to_cpu(c->key);
 	struct gn_rmw *mw;
@@ -53,7 +53,7 @@ int gn_cmd_create_mw(struct gaudi_nic_roce *r, u32 index,
 	return ret;
 }
 
-int gn_cmd_destroy_mw(struct gaudi_nic_roce *r, u32 index)
+int gnsim_cmd_destroy_mw(struct gaudi_nic_roce *r, u32 index)
 {
 	int ret = 0;
 
@@ -69,7 +69,7 @@ int gn_cmd_destroy_mw(struct gaudi_nic_roce *r, u32 index)
 }
 
 /* QP @qpn goes away: the type 2 windows bound through it are unbound. */
-void gn_mw_qp_gone(struct gaudi_nic_roce *r, u32 qpn)
+void gnsim_mw_qp_gone(struct gaudi_nic_roce *r, u32 qpn)
 {
 	u32 i;
 
@@ -87,8 +87,8 @@ void gn_mw_qp_gone(struct gaudi_nic_roce *r, u32 qpn)
  * QP's own for type 2, granting @acc over @va .. @va + @len, and its MR
  * still the one it was bound to.  NULL if any of it fails.
  */
-struct gn_rmr *gn_mw_resolve(struct gaudi_nic_roce *r, struct gn_rqp *qp,
-			     u32 key, u64 va, u64 len, u32 acc)
+struct gn_rmr *gnsim_mw_resolve(struct gaudi_nic_roce *r, struct gn_rqp *qp,
+				u32 key, u64 va, u64 len, u32 acc)
 {
 	struct gn_rmw *mw = gn_mw_of(r, key);
 	struct gn_rmr *mr;
@@ -101,8 +101,8 @@ struct gn_rmr *gn_mw_resolve(struct gaudi_nic_roce *r, struct gn_rqp *qp,
 	if (len && (va < mw->va || len > mw->length ||
 		    va - mw->va > mw->length - len))
 		return NULL;
-	mr = gn_mr_get(r, mw->mr_key, mw->pdn);
-	if (!mr || (len && !gn_mr_covers(mr, va, len)))
+	mr = gnsim_mr_get(r, mw->mr_key, mw->pdn);
+	if (!mr || (len && !gnsim_mr_covers(mr, va, len)))
 		return NULL;
 	return mr;
 }
@@ -128,9 +128,9 @@ static int gn_mw_bind(struct gaudi_nic_roce *r, struct gn_rqp *qp,
 		mw->key = key;
 		return 0;
 	}
-	mr = gn_mr_get(r, le32_to_cpu(w->bind.mr_lkey), pdn);
+	mr = gnsim_mr_get(r, le32_to_cpu(w->bind.mr_lkey), pdn);
 	if (!mr || !(mr->access & GN_ROCE_MR_MW_BIND) ||
-	    !gn_mr_covers(mr, va, len) ||
+	    !gnsim_mr_covers(mr, va, len) ||
 	    ((acc & GN_ROCE_MR_REMOTE_WRITE) &&
 	     !(mr->access & GN_ROCE_MR_LOCAL_WRITE)))
 		return GN_ROCE_CQE_MW_BIND_ERR;
@@ -157,15 +157,15 @@ static bool gn_mw_invalidate(struct gaudi_nic_roce *r, u32 key, u32 pdn,
 	return true;
 }
 
-bool gn_mw_remote_inv(struct gaudi_nic_roce *r, struct gn_rqp *qp, u32 key)
+bool gnsim_mw_remote_inv(struct gaudi_nic_roce *r, struct gn_rqp *qp, u32 key)
 {
 	lockdep_assert_held(&r->dp_lock);
 	return gn_mw_invalidate(r, key, le32_to_cpu(qp->ctx.pdn), &qp->qpn);
 }
 
 /* A local work request (BIND_MW, LOCAL_INV) at its turn: 0 or a status. */
-int gn_mw_local_op(struct gaudi_nic_roce *r, struct gn_rqp *qp,
-		   const struct gn_roce_wqe *w)
+int gnsim_mw_local_op(struct gaudi_nic_roce *r, struct gn_rqp *qp,
+		      const struct gn_roce_wqe *w)
 {
 	lockdep_assert_held(&r->dp_lock);
 	if (w->opcode == GN_ROCE_WQE_BIND_MW)

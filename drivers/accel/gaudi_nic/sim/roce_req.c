@@ -49,7 +49,7 @@ static void gn_req_arm_timer(struct gn_rqp *qp)
 static void gn_req_start(struct gn_rqp *qp, struct gn_rswqe *sw)
 {
 	const struct gn_roce_wqe *w = &sw->wqe;
-	u32 len = gn_wqe_len(w);
+	u32 len = gnsim_wqe_len(w);
 
 	sw->wr_id = le64_to_cpu(w->wr_id);
 	sw->opcode = w->opcode;
@@ -98,7 +98,7 @@ static void gn_req_start(struct gn_rqp *qp, struct gn_rswqe *sw)
 	if (len > GN_ROCE_MAX_MSG)
 		sw->bad = GN_ROCE_CQE_LOC_LEN_ERR;
 	sw->npkts = len ? DIV_ROUND_UP(len, qp->mtu) : 1;
-	/* local operations take no PSN (gn_req_send() runs them) */
+	/* local operations take no PSN (gnsim_req_send() runs them) */
 	if (gn_wqe_is_local(w->opcode))
 		sw->npkts = 0;
 	qp->sq_next++;
@@ -127,14 +127,14 @@ static int gn_req_packet(struct gaudi_nic_roce *r, struct gn_rqp *qp,
 		p.va += off;
 		p.dmalen = sw->len - min(sw->len, off);
 		p.ackreq = true;
-		gn_tx_hdr_only(r, qp, &p);
+		gnsim_tx_hdr_only(r, qp, &p);
 		return 0;
 	case GN_ROCE_WQE_FLUSH:
 		p.opcode = OP_FLUSH;
 		p.dmalen = min_t(u64, le64_to_cpu(w->flush.length), U32_MAX);
 		p.feth = (u32)w->flush.level << 4 | w->flush.type;
 		p.ackreq = true;
-		gn_tx_hdr_only(r, qp, &p);
+		gnsim_tx_hdr_only(r, qp, &p);
 		return 0;
 	case GN_ROCE_WQE_SEND:
 	case GN_ROCE_WQE_SEND_IMM:
@@ -168,15 +168,15 @@ static int gn_req_packet(struct gaudi_nic_roce *r, struct gn_rqp *qp,
 		p.uc = true;
 		p.ackreq = false;
 	}
-	hl = gn_tx_hdr_len(r, qp, &qp->path, p.opcode);
+	hl = gnsim_tx_hdr_len(r, qp, &qp->path, p.opcode);
 	if (hl < 0)
 		return 0;	/* no path: the timeout will tell */
 	p.paylen = last ? sw->len - off : qp->mtu;
 	if (!(sw->flags & GN_ROCE_WQE_F_INLINE))
-		return gn_tx_mem(r, qp, &p, hl, w, off, NULL, 0);
+		return gnsim_tx_mem(r, qp, &p, hl, w, off, NULL, 0);
 	/* sw->len <= GN_ROCE_MAX_INLINE (gn_req_start()) */
 	memcpy(r->frame + hl, w->inline_data + off, p.paylen);
-	gn_tx(r, qp, &p);
+	gnsim_tx(r, qp, &p);
 	return 0;
 }
 
@@ -189,20 +189,20 @@ static void gn_req_progress(struct gaudi_nic_roce *r, struct gn_rqp *qp,
 			    bool kick);
 
 /* Put new (or rewound) packets on the wire, within the window. */
-void gn_req_send(struct gaudi_nic_roce *r, struct gn_rqp *qp)
+void gnsim_req_send(struct gaudi_nic_roce *r, struct gn_rqp *qp)
 {
 	u32 mask = qp->sq.size - 1;
 	bool local = false, uc;
 	int posted;
 
 	if (qp->ctx.type == GN_ROCE_QPT_UD || qp->ctx.type == GN_ROCE_QPT_GSI) {
-		gn_ud_send(r, qp);
+		gnsim_ud_send(r, qp);
 		return;
 	}
 	uc = qp->ctx.type == GN_ROCE_QPT_UC;
 	if (qp->state != GN_ROCE_QPS_RTS || qp->rnr_wait)
 		return;
-	posted = gn_sq_posted(r, qp);
+	posted = gnsim_sq_posted(r, qp);
 	if (posted < 0)
 		return;
 	if (r->rx_inline && qp->sq_head != qp->sq_tail + posted) {
@@ -222,7 +222,7 @@ void gn_req_send(struct gaudi_nic_roce *r, struct gn_rqp *qp)
 			 * The one read of this WQE from the ring: the slot of
 			 * @sw is free (sq_next - sq_tail < size).
 			 */
-			memcpy(&sw->wqe, gn_rring_entry(&qp->sq, qp->sq_head),
+			memcpy(&sw->wqe, gnsim_rring_entry(&qp->sq, qp->sq_head),
 			       sizeof(sw->wqe));
 			if ((sw->wqe.flags & GN_ROCE_WQE_F_FENCE) &&
 			    gn_req_sq_has_read(qp))
@@ -235,14 +235,14 @@ void gn_req_send(struct gaudi_nic_roce *r, struct gn_rqp *qp)
 				qp->reads_out++;
 			/* BIND_MW, LOCAL_INV: done now, completed in order */
 			if (gn_wqe_is_local(sw->opcode) && !sw->bad) {
-				sw->bad = gn_mw_local_op(r, qp, &sw->wqe);
+				sw->bad = gnsim_mw_local_op(r, qp, &sw->wqe);
 				local = true;
 			}
 		}
 		if (sw->bad) {
 			/* Completes in order, once everything before it did. */
 			if (qp->sq_tail == qp->sq_head)
-				gn_req_fail(r, qp, sw->bad);
+				gnsim_req_fail(r, qp, sw->bad);
 			break;
 		}
 		if (gn_wqe_is_read(sw->opcode)) {
@@ -257,7 +257,7 @@ void gn_req_send(struct gaudi_nic_roce *r, struct gn_rqp *qp)
 					/* a local error: report it in order */
 					sw->bad = ret;
 					if (qp->sq_tail == qp->sq_head)
-						gn_req_fail(r, qp, ret);
+						gnsim_req_fail(r, qp, ret);
 					goto out;
 				}
 				qp->sq_pkt++;
@@ -277,7 +277,7 @@ void gn_req_send(struct gaudi_nic_roce *r, struct gn_rqp *qp)
 		qp->sq_pkt = 0;
 	}
 out:
-	gn_tx_train_flush(r);
+	gnsim_tx_train_flush(r);
 	if (qp->state == GN_ROCE_QPS_RTS && !qp->timer_on)
 		gn_req_arm_timer(qp);
 	/* no ACK may come for a local operation with nothing before it */
@@ -286,7 +286,7 @@ out:
 }
 
 /* Go back to the oldest unacknowledged PSN. */
-void gn_req_rewind(struct gn_rqp *qp)
+void gnsim_req_rewind(struct gn_rqp *qp)
 {
 	u32 idx, mask = qp->sq.size - 1;
 
@@ -338,7 +338,7 @@ static void gn_req_progress(struct gaudi_nic_roce *r, struct gn_rqp *qp,
 		u32 end = (sw->first_psn + sw->npkts) & PSN_MASK;
 
 		if (sw->bad) {
-			gn_req_fail(r, qp, sw->bad);
+			gnsim_req_fail(r, qp, sw->bad);
 			return;
 		}
 		if (qp->sq_tail == qp->sq_head || psn_diff(qp->una, end) < 0)
@@ -347,19 +347,19 @@ static void gn_req_progress(struct gaudi_nic_roce *r, struct gn_rqp *qp,
 			qp->reads_out--;
 		/* the slot is free before the consumer sees the CQE */
 		qp->sq_tail++;
-		gn_sq_set_cons(qp);
+		gnsim_sq_set_cons(qp);
 		if ((sw->flags & GN_ROCE_WQE_F_SIGNALED) || qp->ctx.sq_sig_all)
-			gn_cqe(r, qp, qp->scq, sw->wr_id,
-			       gn_sq_cqe_op(sw->opcode), GN_ROCE_CQE_OK,
-			       sw->len, false, 0, false);
+			gnsim_cqe(r, qp, qp->scq, sw->wr_id,
+				  gnsim_sq_cqe_op(sw->opcode), GN_ROCE_CQE_OK,
+				  sw->len, false, 0, false);
 	}
 	if (moved) {
 		qp->retry_left = qp->ctx.retry_cnt;
 		if (!qp->rnr_wait)
-			gn_qp_stop_timer(qp);
+			gnsim_qp_stop_timer(qp);
 	}
 	if (kick)
-		gn_req_send(r, qp);
+		gnsim_req_send(r, qp);
 }
 
 /* The requester's WQE that PSN @psn belongs to, or NULL. */
@@ -393,8 +393,8 @@ static void gn_req_acked(struct gn_rqp *qp, u32 psn)
 		qp->acked = next;
 }
 
-void gn_req_rx(struct gaudi_nic_roce *r, struct gn_rport *pt,
-	       struct gn_rqp *qp, const struct gn_pkt *p)
+void gnsim_req_rx(struct gaudi_nic_roce *r, struct gn_rport *pt,
+		  struct gn_rqp *qp, const struct gn_pkt *p)
 {
 	u8 syn = p->aeth >> 24;
 	struct gn_rswqe *sw;
@@ -417,8 +417,8 @@ void gn_req_rx(struct gaudi_nic_roce *r, struct gn_rport *pt,
 			if (qp->state != GN_ROCE_QPS_RTS)
 				return;
 			if (!qp->rnr_left) {
-				gn_req_fail(r, qp,
-					    GN_ROCE_CQE_RNR_RETRY_EXC_ERR);
+				gnsim_req_fail(r, qp,
+					       GN_ROCE_CQE_RNR_RETRY_EXC_ERR);
 				return;
 			}
 			if (qp->ctx.rnr_retry != 7)
@@ -434,15 +434,15 @@ void gn_req_rx(struct gaudi_nic_roce *r, struct gn_rport *pt,
 		if (syn == AETH_NAK_SEQ) {
 			pt->st.seq_naks_rx++;
 			pt->st.retransmits++;
-			gn_req_rewind(qp);
-			gn_req_send(r, qp);
+			gnsim_req_rewind(qp);
+			gnsim_req_send(r, qp);
 			return;
 		}
 		/* fatal NAKs: the WQE at the NAKed PSN fails */
-		gn_req_fail(r, qp, syn == AETH_NAK_ACC ?
-			    GN_ROCE_CQE_REM_ACCESS_ERR :
-			    syn == AETH_NAK_INV ? GN_ROCE_CQE_REM_INV_REQ_ERR :
-			    GN_ROCE_CQE_REM_OP_ERR);
+		gnsim_req_fail(r, qp, syn == AETH_NAK_ACC ?
+			       GN_ROCE_CQE_REM_ACCESS_ERR :
+			       syn == AETH_NAK_INV ? GN_ROCE_CQE_REM_INV_REQ_ERR :
+			       GN_ROCE_CQE_REM_OP_ERR);
 		return;
 	}
 
@@ -463,8 +463,8 @@ void gn_req_rx(struct gaudi_nic_roce *r, struct gn_rport *pt,
 			return;
 		}
 		/* the SGEs as validated when the READ started */
-		ret = gn_sge_io(r, qp, le32_to_cpu(qp->ctx.pdn), &sw->wqe, off,
-				p->paylen, &io);
+		ret = gnsim_sge_io(r, qp, le32_to_cpu(qp->ctx.pdn), &sw->wqe, off,
+				   p->paylen, &io);
 		if (ret) {
 			sw->bad = ret;
 			gn_req_progress(r, qp, false);

@@ -74,13 +74,13 @@ static void gn_resp_fatal(struct gaudi_nic_roce *r, struct gn_rport *pt,
 			pt->st.rx_drops++;
 			return;
 		}
-		gn_rdp_to_error(r, qp);
-		gn_roce_event(r, ev, qp->qpn);
+		gnsim_rdp_to_error(r, qp);
+		gnsim_roce_event(r, ev, qp->qpn);
 		return;
 	}
-	gn_send_ack(r, qp, syndrome, psn);
-	gn_rdp_to_error(r, qp);
-	gn_roce_event(r, ev, qp->qpn);
+	gnsim_send_ack(r, qp, syndrome, psn);
+	gnsim_rdp_to_error(r, qp);
+	gnsim_roce_event(r, ev, qp->qpn);
 }
 
 /* rkey, PD, bounds and access of an RDMA request; NULL if refused. */
@@ -93,12 +93,12 @@ static struct gn_rmr *gn_resp_check(struct gaudi_nic_roce *r,
 	if (!(le32_to_cpu(qp->ctx.access) & qp_acc))
 		return NULL;
 	/* a memory window's key: its own access and range decide */
-	if (gn_key_is_mw(rkey))
-		return gn_mw_resolve(r, qp, rkey, va, len, mr_acc);
-	mr = gn_mr_get(r, rkey, le32_to_cpu(qp->ctx.pdn));
+	if (gnsim_key_is_mw(rkey))
+		return gnsim_mw_resolve(r, qp, rkey, va, len, mr_acc);
+	mr = gnsim_mr_get(r, rkey, le32_to_cpu(qp->ctx.pdn));
 	if (!mr || !(mr->access & mr_acc))
 		return NULL;
-	if (len && !gn_mr_covers(mr, va, len))
+	if (len && !gnsim_mr_covers(mr, va, len))
 		return NULL;
 	return mr;
 }
@@ -123,7 +123,7 @@ static void gn_resp_read_pkt(struct gaudi_nic_roce *r, struct gn_rqp *qp,
 		.paylen = min_t(u64, qp->mtu, rd->len - off),
 	};
 
-	gn_tx_mem(r, qp, &p, hl, NULL, 0, mr, rd->va + off);
+	gnsim_tx_mem(r, qp, &p, hl, NULL, 0, mr, rd->va + off);
 }
 
 static u8 gn_resp_read_op(const struct gn_rread *rd, u32 i)
@@ -159,7 +159,7 @@ static bool gn_resp_read_burst(struct gaudi_nic_roce *r, struct gn_rqp *qp)
 		mr = gn_resp_check(r, qp, rd->rkey, rd->va + off,
 				   rd->len - off, rd->mr_acc, rd->qp_acc);
 		if (!mr) {
-			gn_tx_train_flush(r);
+			gnsim_tx_train_flush(r);
 			gn_resp_fatal(r, pt, qp, AETH_NAK_ACC,
 				      (rd->psn + rd->next) & PSN_MASK);
 			return false;
@@ -167,7 +167,7 @@ static bool gn_resp_read_burst(struct gaudi_nic_roce *r, struct gn_rqp *qp)
 		while (rd->next < rd->npkts && pkts < GN_RR_READ_BURST &&
 		       bytes < GN_RR_READ_BURST_BYTES) {
 			u8 op = gn_resp_read_op(rd, rd->next);
-			int hl = gn_tx_hdr_len(r, qp, &qp->path, op);
+			int hl = gnsim_tx_hdr_len(r, qp, &qp->path, op);
 
 			if (hl < 0) {
 				/* no path: the requester's timer retries */
@@ -180,7 +180,7 @@ static bool gn_resp_read_burst(struct gaudi_nic_roce *r, struct gn_rqp *qp)
 			bytes += qp->mtu;
 		}
 	}
-	gn_tx_train_flush(r);
+	gnsim_tx_train_flush(r);
 	if (gn_resp_reads_owed(qp))
 		return true;
 	if (qp->ack_after_read) {
@@ -202,7 +202,7 @@ static void gn_resp_read_start(struct gaudi_nic_roce *r, struct gn_rqp *qp)
  * does not pause it.  Returns true if responses are still owed; @paused
  * tells whether a pause held any back.
  */
-bool gn_rdp_reads_run(struct gaudi_nic_roce *r, bool *paused)
+bool gnsim_rdp_reads_run(struct gaudi_nic_roce *r, bool *paused)
 {
 	struct gn_rqp *qp, *tmp;
 
@@ -210,7 +210,7 @@ bool gn_rdp_reads_run(struct gaudi_nic_roce *r, bool *paused)
 	list_for_each_entry_safe(qp, tmp, &r->read_list, read_node) {
 		struct gn_mac *mac = r->ports[qp->ctx.port].mac;
 
-		if (mac && gn_mac_roce_tx_paused(mac)) {
+		if (mac && gnsim_mac_roce_tx_paused(mac)) {
 			*paused = true;
 			continue;
 		}
@@ -265,33 +265,33 @@ static void gn_resp_read_dup(struct gaudi_nic_roce *r, struct gn_rport *pt,
  * posted.  An SRQ's WQE is consumed at once (its other QPs must not take
  * it too), and may raise the SRQ's limit event.
  */
-bool gn_resp_take_rwqe(struct gaudi_nic_roce *r, struct gn_rqp *qp)
+bool gnsim_resp_take_rwqe(struct gaudi_nic_roce *r, struct gn_rqp *qp)
 {
 	struct gn_rsrq *srq = qp->srq;
 	int n;
 
 	qp->recv_off = 0;
 	if (!srq) {
-		n = gn_wq_posted(&qp->rq, qp->rq_cons);
+		n = gnsim_wq_posted(&qp->rq, qp->rq_cons);
 		if (n <= 0)
 			return false;
-		memcpy(&qp->rwqe, gn_rring_entry(&qp->rq, qp->rq_cons),
+		memcpy(&qp->rwqe, gnsim_rring_entry(&qp->rq, qp->rq_cons),
 		       sizeof(qp->rwqe));
 		qp->rwqe_pdn = le32_to_cpu(qp->ctx.pdn);
 		return true;
 	}
-	n = gn_wq_posted(&srq->ring, srq->cons);
+	n = gnsim_wq_posted(&srq->ring, srq->cons);
 	if (n <= 0)
 		return false;
-	memcpy(&qp->rwqe, gn_rring_entry(&srq->ring, srq->cons),
+	memcpy(&qp->rwqe, gnsim_rring_entry(&srq->ring, srq->cons),
 	       sizeof(qp->rwqe));
 	/* receive WQEs of an SRQ are in the SRQ's protection domain */
 	qp->rwqe_pdn = srq->pdn;
 	srq->cons++;
-	WRITE_ONCE(gn_rring_hdr(&srq->ring)->cons, cpu_to_le32(srq->cons));
+	WRITE_ONCE(gnsim_rring_hdr(&srq->ring)->cons, cpu_to_le32(srq->cons));
 	if (srq->limit && n - 1 < srq->limit) {
 		srq->limit = 0;
-		gn_roce_event(r, GN_ROCE_EV_SRQ_LIMIT, srq->srqn);
+		gnsim_roce_event(r, GN_ROCE_EV_SRQ_LIMIT, srq->srqn);
 	}
 	return true;
 }
@@ -300,13 +300,13 @@ static void gn_resp_recv_done(struct gaudi_nic_roce *r, struct gn_rqp *qp,
 			      u8 opcode, u32 len, bool imm, __be32 immdt,
 			      bool se)
 {
-	gn_rq_consume(qp);
-	gn_cqe(r, qp, qp->rcq, le64_to_cpu(qp->rwqe.wr_id), opcode,
-	       GN_ROCE_CQE_OK, len, imm, immdt, se);
+	gnsim_rq_consume(qp);
+	gnsim_cqe(r, qp, qp->rcq, le64_to_cpu(qp->rwqe.wr_id), opcode,
+		  GN_ROCE_CQE_OK, len, imm, immdt, se);
 }
 
 /*
- * What a receive step leaves to gn_resp_rx(): the packet was taken (the
+ * What a receive step leaves to gnsim_resp_rx(): the packet was taken (the
  * expected PSN advances, acknowledged if asked), nothing more is to be
  * done (a NAK was sent or the packet is ignored), or it is an invalid
  * request (NAK, QP to ERR).
@@ -325,7 +325,7 @@ static enum gn_resp_res gn_resp_rnr(struct gaudi_nic_roce *r,
 	}
 	if (gn_resp_may_nak(pt, qp)) {
 		pt->st.rnr_naks_tx++;
-		gn_send_ack(r, qp, AETH_RNR(qp->ctx.min_rnr_timer), p->psn);
+		gnsim_send_ack(r, qp, AETH_RNR(qp->ctx.min_rnr_timer), p->psn);
 	}
 	return GN_RESP_STOP;
 }
@@ -343,7 +343,7 @@ static enum gn_resp_res gn_resp_send(struct gaudi_nic_roce *r,
 	    op == OP_SEND_ONLY_IMM || op == OP_SEND_ONLY_INV) {
 		if (qp->in_send || qp->in_write)
 			return GN_RESP_INVALID;
-		if (!gn_resp_take_rwqe(r, qp))
+		if (!gnsim_resp_take_rwqe(r, qp))
 			return gn_resp_rnr(r, pt, qp, p);
 		qp->in_send = true;
 	}
@@ -355,12 +355,12 @@ static enum gn_resp_res gn_resp_send(struct gaudi_nic_roce *r,
 	if (qp->rwqe.num_sge > GN_ROCE_MAX_SGE)
 		ret = GN_ROCE_CQE_LOC_QP_OP_ERR;
 	else
-		ret = gn_sge_io(r, qp, qp->rwqe_pdn, &qp->rwqe, qp->recv_off,
-				p->paylen, &io);
+		ret = gnsim_sge_io(r, qp, qp->rwqe_pdn, &qp->rwqe, qp->recv_off,
+				   p->paylen, &io);
 	if (ret) {
-		gn_rq_consume(qp);
-		gn_cqe(r, qp, qp->rcq, le64_to_cpu(qp->rwqe.wr_id),
-		       GN_ROCE_CQE_RECV, ret, 0, false, 0, false);
+		gnsim_rq_consume(qp);
+		gnsim_cqe(r, qp, qp->rcq, le64_to_cpu(qp->rwqe.wr_id),
+			  GN_ROCE_CQE_RECV, ret, 0, false, 0, false);
 		qp->in_send = false;
 		/*
 		 * A receive buffer too short is the sender's invalid
@@ -376,18 +376,18 @@ static enum gn_resp_res gn_resp_send(struct gaudi_nic_roce *r,
 	if (op_has_ieth(op)) {
 		/* SEND with invalidate: a type 2 MW bound to this QP */
 		qp->in_send = false;
-		if (!gn_mw_remote_inv(r, qp, p->rkey)) {
-			gn_rq_consume(qp);
-			gn_cqe(r, qp, qp->rcq, le64_to_cpu(qp->rwqe.wr_id),
-			       GN_ROCE_CQE_RECV, GN_ROCE_CQE_LOC_PROT_ERR, 0,
-			       false, 0, false);
+		if (!gnsim_mw_remote_inv(r, qp, p->rkey)) {
+			gnsim_rq_consume(qp);
+			gnsim_cqe(r, qp, qp->rcq, le64_to_cpu(qp->rwqe.wr_id),
+				  GN_ROCE_CQE_RECV, GN_ROCE_CQE_LOC_PROT_ERR, 0,
+				  false, 0, false);
 			gn_resp_fatal(r, pt, qp, AETH_NAK_OP, p->psn);
 			return GN_RESP_STOP;
 		}
 		qp->msn++;
-		gn_rq_consume(qp);
-		gn_cqe_inv(r, qp, le64_to_cpu(qp->rwqe.wr_id), qp->recv_off,
-			   p->rkey, p->se);
+		gnsim_rq_consume(qp);
+		gnsim_cqe_inv(r, qp, le64_to_cpu(qp->rwqe.wr_id), qp->recv_off,
+			      p->rkey, p->se);
 	} else if (op == OP_SEND_LAST || op == OP_SEND_LAST_IMM ||
 		   op == OP_SEND_ONLY || op == OP_SEND_ONLY_IMM) {
 		qp->in_send = false;
@@ -406,7 +406,7 @@ static enum gn_resp_res gn_resp_write_start(struct gaudi_nic_roce *r,
 {
 	if (qp->in_send || qp->in_write)
 		return GN_RESP_INVALID;
-	if (p->opcode == OP_WRITE_ONLY_IMM && !gn_rq_has_wqe(qp))
+	if (p->opcode == OP_WRITE_ONLY_IMM && !gnsim_rq_has_wqe(qp))
 		return gn_resp_rnr(r, pt, qp, p);
 	if (!gn_resp_check(r, qp, p->rkey, p->va, p->dmalen,
 			   GN_ROCE_MR_REMOTE_WRITE, GN_ROCE_ACC_REMOTE_WRITE)) {
@@ -442,7 +442,7 @@ static enum gn_resp_res gn_resp_write(struct gaudi_nic_roce *r,
 	if ((!last && p->paylen != qp->mtu) || p->paylen > qp->wr_left ||
 	    (last && p->paylen != qp->wr_left))
 		return GN_RESP_INVALID;
-	if (op == OP_WRITE_LAST_IMM && !gn_rq_has_wqe(qp))
+	if (op == OP_WRITE_LAST_IMM && !gnsim_rq_has_wqe(qp))
 		return gn_resp_rnr(r, pt, qp, p);
 	/* the MR may have been deregistered since the first packet */
 	mr = gn_resp_check(r, qp, qp->wr_rkey, qp->wr_va, p->paylen,
@@ -455,14 +455,14 @@ static enum gn_resp_res gn_resp_write(struct gaudi_nic_roce *r,
 	if (p->paylen) {
 		struct gn_io io = { .kind = GN_IO_FROM_PKT, .pkt = p };
 
-		gn_mr_io(mr, qp->wr_va, p->paylen, &io);
+		gnsim_mr_io(mr, qp->wr_va, p->paylen, &io);
 	}
 	qp->wr_va += p->paylen;
 	qp->wr_left -= p->paylen;
 	if (last) {
 		qp->in_write = false;
 		qp->msn++;
-		if (op_has_imm(op) && gn_resp_take_rwqe(r, qp))
+		if (op_has_imm(op) && gnsim_resp_take_rwqe(r, qp))
 			gn_resp_recv_done(r, qp, GN_ROCE_CQE_RECV_WRITE_IMM,
 					  qp->wr_len, true, p->imm, p->se);
 	}
@@ -471,7 +471,7 @@ static enum gn_resp_res gn_resp_write(struct gaudi_nic_roce *r,
 
 /*
  * An RDMA READ request: one of the QP's responder resources, answered
- * in bursts by the work item (gn_rdp_reads_run()).  Advances the expected
+ * in bursts by the work item (gnsim_rdp_reads_run()).  Advances the expected
  * PSN by the number of responses itself.
  */
 static enum gn_resp_res gn_resp_read_req(struct gaudi_nic_roce *r,
@@ -590,7 +590,7 @@ static bool gn_resp_psn_ok(struct gaudi_nic_roce *r, struct gn_rport *pt,
 		pt->st.out_of_seq++;
 		if (!qp->nak_sent && gn_resp_may_nak(pt, qp)) {
 			qp->nak_sent = true;
-			gn_send_ack(r, qp, AETH_NAK_SEQ, qp->epsn);
+			gnsim_send_ack(r, qp, AETH_NAK_SEQ, qp->epsn);
 		}
 		return false;
 	}
@@ -599,8 +599,8 @@ static bool gn_resp_psn_ok(struct gaudi_nic_roce *r, struct gn_rport *pt,
 }
 
 /* A request packet for RC QP @qp: check its PSN, then take it. */
-void gn_resp_rx(struct gaudi_nic_roce *r, struct gn_rport *pt,
-		struct gn_rqp *qp, const struct gn_pkt *p)
+void gnsim_resp_rx(struct gaudi_nic_roce *r, struct gn_rport *pt,
+		   struct gn_rqp *qp, const struct gn_pkt *p)
 {
 	enum gn_resp_res res;
 

@@ -150,7 +150,7 @@ static void gn_rdp_rx_one(struct gaudi_nic_roce *r, struct gn_rport *pt,
 		/* only an engine's unaltered frame comes in pieces */
 		if (nfrags != 1)
 			goto drop;
-		if (gn_icrc(l3, v4, bth, tlen) !=
+		if (gnsim_icrc(l3, v4, bth, tlen) !=
 		    get_unaligned_le32(bth + tlen - ICRC_LEN)) {
 			pt->st.icrc_errs++;
 			goto drop;
@@ -185,7 +185,7 @@ static void gn_rdp_rx_one(struct gaudi_nic_roce *r, struct gn_rport *pt,
 
 	p.dqpn = dqpn;
 	if (op_is_ud(p.opcode)) {
-		gn_ud_rx(r, pt, l3, v4, &p, flen);
+		gnsim_ud_rx(r, pt, l3, v4, &p, flen);
 		return;
 	}
 	qp = dqpn < GN_ROCE_MAX_QP ? r->qps[dqpn] : NULL;
@@ -195,9 +195,9 @@ static void gn_rdp_rx_one(struct gaudi_nic_roce *r, struct gn_rport *pt,
 	pt->st.rx_pkts++;
 	pt->st.rx_bytes += flen;
 	if (p.opcode >= OP_READ_RESP_FIRST && p.opcode <= OP_ACK)
-		gn_req_rx(r, pt, qp, &p);
+		gnsim_req_rx(r, pt, qp, &p);
 	else
-		gn_resp_rx(r, pt, qp, &p);
+		gnsim_resp_rx(r, pt, qp, &p);
 	return;
 drop:
 	pt->st.rx_drops++;
@@ -213,8 +213,8 @@ static void gn_rdp_flush_tx(struct gaudi_nic_roce *r)
 		u32 port = skb->cb[0];
 
 		if (port < r->num_ports)
-			gn_rdp_xmit1(&r->ports[port], skb->data, skb->len,
-				     skb->cb[1]);
+			gnsim_rdp_xmit1(&r->ports[port], skb->data, skb->len,
+					skb->cb[1]);
 		consume_skb(skb);
 	}
 	/* the ACKs go now: the timer waiting for them need not wake us */
@@ -225,11 +225,11 @@ static void gn_rdp_flush_tx(struct gaudi_nic_roce *r)
 						     struct gn_rqp, ack_node);
 
 		list_del_init(&qp->ack_node);
-		gn_send_ack(r, qp, AETH_ACK, (qp->epsn - 1) & PSN_MASK);
+		gnsim_send_ack(r, qp, AETH_ACK, (qp->epsn - 1) & PSN_MASK);
 	}
 	for_each_set_bit(qpn, r->resend, GN_ROCE_MAX_QP) {
 		if (test_and_clear_bit(qpn, r->resend) && r->qps[qpn])
-			gn_req_send(r, r->qps[qpn]);
+			gnsim_req_send(r, r->qps[qpn]);
 	}
 }
 
@@ -287,7 +287,7 @@ static bool gn_rdp_rx_inline(struct gn_rport *pt,
 			      HRTIMER_MODE_REL);
 	spin_unlock(&r->dp_lock);
 	if (kick)
-		gn_rdp_kick(r);
+		gnsim_rdp_kick(r);
 	return true;
 }
 
@@ -317,9 +317,9 @@ static unsigned int gn_rdp_rx_ref_skb(const struct gn_mac_roce_frame *fr,
 	struct sk_buff *skb;
 	unsigned int i, j, k = 0;
 
-	spin_lock(&gn_ref_pool.lock);
-	skb = __skb_dequeue(&gn_ref_pool);
-	spin_unlock(&gn_ref_pool.lock);
+	spin_lock(&gnsim_ref_pool.lock);
+	skb = __skb_dequeue(&gnsim_ref_pool);
+	spin_unlock(&gnsim_ref_pool.lock);
 	if (!skb) {
 		skb = alloc_skb(GN_RR_REF_HEAD, GFP_ATOMIC | __GFP_NOWARN);
 		if (!skb)
@@ -355,7 +355,7 @@ static unsigned int gn_rdp_rx_ref_skb(const struct gn_mac_roce_frame *fr,
 				unsigned int off = offset_in_page(p);
 				unsigned int c = min_t(unsigned int, left,
 						       PAGE_SIZE - off);
-				/* lowmem pieces only (gn_mr_io, gn_tx_end) */
+				/* lowmem pieces only (gnsim_mr_io, gn_tx_end) */
 				struct page *pg = virt_to_page(p);
 
 				get_page(pg);
@@ -366,9 +366,9 @@ static unsigned int gn_rdp_rx_ref_skb(const struct gn_mac_roce_frame *fr,
 		}
 	}
 	if (!i) {
-		spin_lock(&gn_ref_pool.lock);
-		__skb_queue_head(&gn_ref_pool, skb);
-		spin_unlock(&gn_ref_pool.lock);
+		spin_lock(&gnsim_ref_pool.lock);
+		__skb_queue_head(&gnsim_ref_pool, skb);
+		spin_unlock(&gnsim_ref_pool.lock);
 		return 0;
 	}
 	*out = skb;
@@ -399,12 +399,12 @@ static void gn_rdp_rx_queue(struct gn_rport *pt, struct sk_buff *skb,
 	__skb_queue_tail(&r->rxq, skb);
 	if (!pt->xoff && skb_queue_len(&r->rxq) >= GN_RR_XOFF && pt->mac) {
 		pt->xoff = true;
-		gn_mac_roce_set_xoff(pt->mac, true);
+		gnsim_mac_roce_set_xoff(pt->mac, true);
 	}
 	spin_unlock(&r->rxq.lock);
 	/* the work item drains the queue until empty: one kick per burst */
 	if (first)
-		gn_rdp_kick(r);
+		gnsim_rdp_kick(r);
 }
 
 /*
@@ -422,16 +422,16 @@ static void gn_rdp_rx_frame(struct gn_rport *pt,
 
 	if (gn_rdp_rx_inline(pt, fr->frags, fr->nfrags, len, flags))
 		return;
-	skb = this_cpu_read(gn_rdp_handoff);
+	skb = this_cpu_read(gnsim_rdp_handoff);
 	if (skb && fr->nfrags == 1 && skb->data == fr->frags[0].p &&
 	    !skb->len && len <= skb_tailroom(skb)) {
-		this_cpu_write(gn_rdp_handoff, NULL);
+		this_cpu_write(gnsim_rdp_handoff, NULL);
 		skb_get(skb);
 		skb_put(skb, len);
 	} else {
 		skb = len < GN_RR_HANDOFF_MIN ?
 		      alloc_skb(len, GFP_ATOMIC | __GFP_NOWARN) :
-		      gn_rdp_skb_alloc();
+		      gnsim_rdp_skb_alloc();
 		if (!skb)
 			return;
 		for (i = 0; i < fr->nfrags; i++)
@@ -446,8 +446,8 @@ static void gn_rdp_rx_frame(struct gn_rport *pt,
  * (gn_rdp_rx_ref_skb()), a train of them in as few skbs as hold it;
  * a single one only if large: a small one is faster processed at once.
  */
-void gn_rdp_rx(void *ctx, const struct gn_mac_roce_frame *frames,
-	       unsigned int n, u32 flags)
+void gnsim_rdp_rx(void *ctx, const struct gn_mac_roce_frame *frames,
+		  unsigned int n, u32 flags)
 {
 	struct gn_rport *pt = ctx;
 	bool pipe = READ_ONCE(gn_rx_pipeline);
@@ -476,12 +476,12 @@ void gn_rdp_rx(void *ctx, const struct gn_mac_roce_frame *frames,
 }
 
 /* Timer: hand the QP to the work item. */
-void gn_rdp_timer(struct timer_list *t)
+void gnsim_rdp_timer(struct timer_list *t)
 {
 	struct gn_rqp *qp = from_timer(qp, t, timer);
 
 	set_bit(qp->qpn, qp->r->kick);
-	gn_rdp_kick(qp->r);
+	gnsim_rdp_kick(qp->r);
 }
 
 static void gn_rdp_timeout(struct gaudi_nic_roce *r, struct gn_rqp *qp)
@@ -496,38 +496,38 @@ static void gn_rdp_timeout(struct gaudi_nic_roce *r, struct gn_rqp *qp)
 	if (qp->rnr_wait) {
 		qp->rnr_wait = false;
 		pt->st.retransmits++;
-		gn_req_rewind(qp);
-		gn_req_send(r, qp);
+		gnsim_req_rewind(qp);
+		gnsim_req_send(r, qp);
 		return;
 	}
 	if (qp->una == qp->npsn) {
 		/* nothing in flight: just continue */
-		gn_req_send(r, qp);
+		gnsim_req_send(r, qp);
 		return;
 	}
 	pt->st.timeouts++;
 	if (!qp->retry_left) {
-		gn_req_fail(r, qp, GN_ROCE_CQE_RETRY_EXC_ERR);
+		gnsim_req_fail(r, qp, GN_ROCE_CQE_RETRY_EXC_ERR);
 		return;
 	}
 	qp->retry_left--;
 	pt->st.retransmits++;
-	gn_req_rewind(qp);
-	gn_req_send(r, qp);
+	gnsim_req_rewind(qp);
+	gnsim_req_send(r, qp);
 }
 
-void gn_rdp_kick(struct gaudi_nic_roce *r)
+void gnsim_rdp_kick(struct gaudi_nic_roce *r)
 {
 	kthread_queue_work(r->kworker, &r->work);
 }
 
 /* The link partner paused READ responses a while ago: look again. */
-enum hrtimer_restart gn_rdp_read_timer(struct hrtimer *t)
+enum hrtimer_restart gnsim_rdp_read_timer(struct hrtimer *t)
 {
 	struct gaudi_nic_roce *r = container_of(t, struct gaudi_nic_roce,
 						read_timer);
 
-	gn_rdp_kick(r);
+	gnsim_rdp_kick(r);
 	return HRTIMER_NORESTART;
 }
 
@@ -545,13 +545,13 @@ static void gn_rdp_xon(struct gaudi_nic_roce *r)
 		if (pt->xoff) {
 			pt->xoff = false;
 			if (pt->mac)
-				gn_mac_roce_set_xoff(pt->mac, false);
+				gnsim_mac_roce_set_xoff(pt->mac, false);
 		}
 	}
 }
 
 /* Drop every received frame not processed yet (engine off or reset). */
-void gn_rdp_rx_purge(struct gaudi_nic_roce *r)
+void gnsim_rdp_rx_purge(struct gaudi_nic_roce *r)
 {
 	struct sk_buff_head q;
 
@@ -564,12 +564,12 @@ void gn_rdp_rx_purge(struct gaudi_nic_roce *r)
 }
 
 /* The ACKs deferred by inline receives are still owed: send them. */
-enum hrtimer_restart gn_rdp_ack_timer(struct hrtimer *t)
+enum hrtimer_restart gnsim_rdp_ack_timer(struct hrtimer *t)
 {
 	struct gaudi_nic_roce *r = container_of(t, struct gaudi_nic_roce,
 						ack_timer);
 
-	gn_rdp_kick(r);
+	gnsim_rdp_kick(r);
 	return HRTIMER_NORESTART;
 }
 
@@ -577,7 +577,7 @@ enum hrtimer_restart gn_rdp_ack_timer(struct hrtimer *t)
  * The engine is disabled (r->enabled false: nothing starts the timer or
  * queues the work item any more): wait until neither runs.
  */
-void gn_rdp_stop(struct gaudi_nic_roce *r)
+void gnsim_rdp_stop(struct gaudi_nic_roce *r)
 {
 	/* a run under way may still arm a timer ... */
 	kthread_cancel_work_sync(&r->work);
@@ -621,7 +621,7 @@ static void gn_rdp_rx_skb(struct gaudi_nic_roce *r, struct gn_rport *pt,
 	}
 }
 
-void gn_rdp_work(struct kthread_work *work)
+void gnsim_rdp_work(struct kthread_work *work)
 {
 	struct gaudi_nic_roce *r = container_of(work, struct gaudi_nic_roce,
 						work);
@@ -637,7 +637,7 @@ void gn_rdp_work(struct kthread_work *work)
 	spin_lock_bh(&r->dp_lock);
 	if (!r->enabled) {
 		spin_unlock_bh(&r->dp_lock);
-		gn_rdp_rx_purge(r);
+		gnsim_rdp_rx_purge(r);
 		skb_queue_purge(&r->txq);
 		return;
 	}
@@ -663,43 +663,43 @@ void gn_rdp_work(struct kthread_work *work)
 			gn_rdp_timeout(r, r->qps[qpn]);
 	}
 	/* READ responses: a burst each, the lock released between bursts */
-	reads = gn_rdp_reads_run(r, &paused);
+	reads = gnsim_rdp_reads_run(r, &paused);
 	gn_rdp_flush_tx(r);
 	spin_unlock_bh(&r->dp_lock);
 	if (reads && paused)
 		hrtimer_start(&r->read_timer, ns_to_ktime(GN_RR_PAUSE_US * NSEC_PER_USEC),
 			      HRTIMER_MODE_REL);
 	else if (reads)
-		gn_rdp_kick(r);
+		gnsim_rdp_kick(r);
 	while ((skb = __skb_dequeue(&done))) {
-		if (gn_rdp_ref_reset(skb))
+		if (gnsim_rdp_ref_reset(skb))
 			__skb_queue_tail(&ref, skb);
 		else
-			gn_rdp_skb_free(skb);
+			gnsim_rdp_skb_free(skb);
 	}
 	if (!skb_queue_empty(&ref)) {
-		spin_lock_bh(&gn_ref_pool.lock);
-		if (skb_queue_len(&gn_ref_pool) < GN_REF_POOL_MAX)
-			skb_queue_splice_tail_init(&ref, &gn_ref_pool);
-		spin_unlock_bh(&gn_ref_pool.lock);
+		spin_lock_bh(&gnsim_ref_pool.lock);
+		if (skb_queue_len(&gnsim_ref_pool) < GN_REF_POOL_MAX)
+			skb_queue_splice_tail_init(&ref, &gnsim_ref_pool);
+		spin_unlock_bh(&gnsim_ref_pool.lock);
 		__skb_queue_purge(&ref);
 	}
 	if (!skb_queue_empty(&r->rxq))
-		gn_rdp_kick(r);
+		gnsim_rdp_kick(r);
 }
 
-void gn_rdp_sq_doorbell(struct gaudi_nic_roce *r, struct gn_rqp *qp)
+void gnsim_rdp_sq_doorbell(struct gaudi_nic_roce *r, struct gn_rqp *qp)
 {
 	/* what an inline receive deferred goes first (ACKs, NAKs) */
 	gn_rdp_flush_tx(r);
 	if (qp->state == GN_ROCE_QPS_ERR)
-		gn_qp_flush(r, qp);
+		gnsim_qp_flush(r, qp);
 	else
-		gn_req_send(r, qp);
+		gnsim_req_send(r, qp);
 }
 
-void gn_rdp_rq_doorbell(struct gaudi_nic_roce *r, struct gn_rqp *qp)
+void gnsim_rdp_rq_doorbell(struct gaudi_nic_roce *r, struct gn_rqp *qp)
 {
 	if (qp->state == GN_ROCE_QPS_ERR)
-		gn_qp_flush(r, qp);
+		gnsim_qp_flush(r, qp);
 }

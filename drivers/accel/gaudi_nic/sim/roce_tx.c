@@ -41,7 +41,7 @@ MODULE_PARM_DESC(roce_tx_train,
  * The TX skb an engine is handing to the cable on this CPU (gn_tx_end),
  * which the receiving engine's hook takes instead of copying the frame.
  */
-DEFINE_PER_CPU(struct sk_buff *, gn_rdp_handoff);
+DEFINE_PER_CPU(struct sk_buff *, gnsim_rdp_handoff);
 
 /* ----------------------------------------------------------- transmit */
 
@@ -50,8 +50,8 @@ DEFINE_PER_CPU(struct sk_buff *, gn_rdp_handoff);
  * (&qp->path, or a datagram's AV), or a negative value if the path cannot
  * be used (no source GID).
  */
-int gn_tx_hdr_len(struct gaudi_nic_roce *r, struct gn_rqp *qp,
-		  const struct gn_roce_av *path, u8 op)
+int gnsim_tx_hdr_len(struct gaudi_nic_roce *r, struct gn_rqp *qp,
+		     const struct gn_roce_av *path, u8 op)
 {
 	const struct gn_roce_gid_ctx *g;
 	int l3;
@@ -122,14 +122,14 @@ static u32 gn_crc_tables(u32 crc, const u8 *p, u32 len)
 static struct sk_buff_head gn_skb_pool;
 #define GN_SKB_POOL_MAX		512
 
-struct sk_buff *gn_rdp_skb_alloc(void)
+struct sk_buff *gnsim_rdp_skb_alloc(void)
 {
 	struct sk_buff *skb = skb_dequeue(&gn_skb_pool);
 
 	return skb ?: alloc_skb(GN_RR_MAX_FRAME, GFP_ATOMIC | __GFP_NOWARN);
 }
 
-void gn_rdp_skb_free(struct sk_buff *skb)
+void gnsim_rdp_skb_free(struct sk_buff *skb)
 {
 	if (!skb_unref(skb))
 		return;
@@ -156,14 +156,14 @@ void gn_rdp_skb_free(struct sk_buff *skb)
  * Reference skbs of the receive pipeline (gn_rdp_rx_ref_skb()): a head of
  * GN_RR_REF_HEAD bytes for the headers and page fragments for the payload.
  * The engine's thread puts them back here with their page references
- * dropped (gn_rdp_work()), so that the sender's CPU, which makes them,
+ * dropped (gnsim_rdp_work()), so that the sender's CPU, which makes them,
  * does not allocate and the receiver's does not free one per frame.
  * Marked in cb[2]; the pool lock is taken with BH disabled.
  */
-struct sk_buff_head gn_ref_pool;
+struct sk_buff_head gnsim_ref_pool;
 
 /* Drop the page references of a processed reference skb; false if not one. */
-bool gn_rdp_ref_reset(struct sk_buff *skb)
+bool gnsim_rdp_ref_reset(struct sk_buff *skb)
 {
 	struct skb_shared_info *sh = skb_shinfo(skb);
 	unsigned int k;
@@ -185,7 +185,7 @@ bool gn_rdp_ref_reset(struct sk_buff *skb)
  * State shared by the engines, made for the first one: the ICRC tables
  * (checked against the library) and the frame pools.
  */
-void gn_rdp_get(void)
+void gnsim_rdp_get(void)
 {
 	static const u8 probe[] = "gaudi_nic ICRC table self-test 0123456789";
 	struct crypto_shash *tfm;
@@ -195,7 +195,7 @@ void gn_rdp_get(void)
 	if (gn_crc_users++)
 		goto out;
 	skb_queue_head_init(&gn_skb_pool);
-	skb_queue_head_init(&gn_ref_pool);
+	skb_queue_head_init(&gnsim_ref_pool);
 	/* crc32-pclmul when available; the tables otherwise */
 	tfm = crypto_alloc_shash("crc32", 0, 0);
 	if (!IS_ERR(tfm) && strcmp(crypto_shash_driver_name(tfm),
@@ -228,12 +228,12 @@ out:
 	mutex_unlock(&gn_crc_mutex);
 }
 
-void gn_rdp_put(void)
+void gnsim_rdp_put(void)
 {
 	mutex_lock(&gn_crc_mutex);
 	if (!--gn_crc_users) {
 		skb_queue_purge(&gn_skb_pool);
-		skb_queue_purge(&gn_ref_pool);
+		skb_queue_purge(&gnsim_ref_pool);
 		kfree(gn_crc_tab);
 		gn_crc_tab = NULL;
 		if (gn_crc_tfm)
@@ -287,7 +287,7 @@ static u32 gn_icrc_hdr(const u8 *l3, bool v4)
 }
 
 /* The ICRC of the packet at @bth (@tlen bytes from BTH to ICRC). */
-u32 gn_icrc(const u8 *l3, bool v4, const u8 *bth, u32 tlen)
+u32 gnsim_icrc(const u8 *l3, bool v4, const u8 *bth, u32 tlen)
 {
 	u32 crc = gn_icrc_hdr(l3, v4);
 
@@ -301,7 +301,7 @@ static void gn_icrc_write(u8 *l3, bool v4, u8 *bth, u32 tlen)
 	u32 ulen = sizeof(*uh) + tlen;
 	struct ipv6hdr *ih = (struct ipv6hdr *)l3;
 
-	put_unaligned_le32(gn_icrc(l3, v4, bth, tlen), bth + tlen - ICRC_LEN);
+	put_unaligned_le32(gnsim_icrc(l3, v4, bth, tlen), bth + tlen - ICRC_LEN);
 	if (v4)
 		return;
 	uh->check = 0;
@@ -315,7 +315,7 @@ static void gn_icrc_write(u8 *l3, bool v4, u8 *bth, u32 tlen)
  * The MAC's side of the ICRC insertion offload (mac.h): @f is a frame an
  * engine built (gn_tx_hdr), so only its lengths are checked.
  */
-void gn_roce_icrc_insert(u8 *f, unsigned int len)
+void gnsim_roce_icrc_insert(u8 *f, unsigned int len)
 {
 	bool v4 = get_unaligned_be16(f + 12) == ETH_P_IP;
 	u32 l3len = v4 ? sizeof(struct iphdr) : sizeof(struct ipv6hdr);
@@ -340,7 +340,7 @@ static const struct gn_roce_av *gn_tx_path(const struct gn_rqp *qp,
 
 /*
  * Write the headers of the frame for @p (p->paylen set) into r->frame, to
- * gn_tx_path() (gn_tx_hdr_len() found it usable); the payload goes to
+ * gn_tx_path() (gnsim_tx_hdr_len() found it usable); the payload goes to
  * tf->payload.
  */
 static void gn_tx_hdr(struct gaudi_nic_roce *r, struct gn_rqp *qp,
@@ -484,17 +484,17 @@ static void gn_rdp_xmit(struct gn_rport *pt,
 			j++;
 		if (loop) {
 			pt->st.loopback_pkts += j - i;
-			gn_rdp_rx(pt, &fr[i], j - i,
-				  flags & GN_MAC_ROCE_ICRC_INSERT ?
-				  GN_MAC_ROCE_ICRC_OK : 0);
+			gnsim_rdp_rx(pt, &fr[i], j - i,
+				     flags & GN_MAC_ROCE_ICRC_INSERT ?
+				     GN_MAC_ROCE_ICRC_OK : 0);
 		} else if (pt->mac) {
-			gn_mac_roce_xmit_train(pt->mac, &fr[i], j - i, flags);
+			gnsim_mac_roce_xmit_train(pt->mac, &fr[i], j - i, flags);
 		}
 	}
 }
 
 /* gn_rdp_xmit() of one frame in one piece. */
-void gn_rdp_xmit1(struct gn_rport *pt, const u8 *f, u32 len, u32 flags)
+void gnsim_rdp_xmit1(struct gn_rport *pt, const u8 *f, u32 len, u32 flags)
 {
 	struct gn_mac_roce_frag piece = { .p = f, .len = len };
 	struct gn_mac_roce_frame fr = { .frags = &piece, .nfrags = 1,
@@ -504,7 +504,7 @@ void gn_rdp_xmit1(struct gn_rport *pt, const u8 *f, u32 len, u32 flags)
 }
 
 /* Send the train gathered so far (under dp_lock). */
-void gn_tx_train_flush(struct gaudi_nic_roce *r)
+void gnsim_tx_train_flush(struct gaudi_nic_roce *r)
 {
 	struct gn_rtrain *t = r->train;
 
@@ -518,7 +518,7 @@ void gn_tx_train_flush(struct gaudi_nic_roce *r)
 /*
  * The pieces for the next frame of @qp's train: a frame sent zero-copy
  * joins the train (gn_tx_end()), which goes to the MAC when full, before
- * any other frame, and at the end of gn_req_send() and gn_resp_read(), so
+ * any other frame, and at the end of gnsim_req_send() and gn_resp_read(), so
  * that it is empty whenever dp_lock is released.
  */
 static struct gn_mac_roce_frag *gn_tx_train_slot(struct gaudi_nic_roce *r,
@@ -527,7 +527,7 @@ static struct gn_mac_roce_frag *gn_tx_train_slot(struct gaudi_nic_roce *r,
 	struct gn_rtrain *t = r->train;
 
 	if (t->n && (t->qpn != qp->qpn || t->port != qp->ctx.port))
-		gn_tx_train_flush(r);
+		gnsim_tx_train_flush(r);
 	return t->pieces[t->n];
 }
 
@@ -570,10 +570,10 @@ static void gn_tx_end(struct gaudi_nic_roce *r, struct gn_rqp *qp,
 		t->port = qp->ctx.port;
 		t->qpn = qp->qpn;
 		if (++t->n >= gn_tx_train_len())
-			gn_tx_train_flush(r);
+			gnsim_tx_train_flush(r);
 		return;
 	}
-	gn_tx_train_flush(r);	/* what was gathered goes first */
+	gnsim_tx_train_flush(r);	/* what was gathered goes first */
 	memset(x, 0, pad + ICRC_LEN);
 	if (READ_ONCE(gn_icrc_offload))
 		flags = GN_MAC_ROCE_ICRC_INSERT;
@@ -597,20 +597,20 @@ static void gn_tx_end(struct gaudi_nic_roce *r, struct gn_rqp *qp,
 	skb = r->txskb;
 	if (skb && tf->flen >= GN_RR_HANDOFF_MIN) {
 		/* dp_lock (BH off) keeps us on this CPU; the cable is synchronous */
-		prev = this_cpu_read(gn_rdp_handoff);
-		this_cpu_write(gn_rdp_handoff, skb);
-		gn_rdp_xmit1(pt, f, tf->flen, flags);
-		if (this_cpu_read(gn_rdp_handoff) != skb) {
+		prev = this_cpu_read(gnsim_rdp_handoff);
+		this_cpu_write(gnsim_rdp_handoff, skb);
+		gnsim_rdp_xmit1(pt, f, tf->flen, flags);
+		if (this_cpu_read(gnsim_rdp_handoff) != skb) {
 			/* taken: the receiver holds its own reference */
-			gn_rdp_skb_free(skb);
+			gnsim_rdp_skb_free(skb);
 			r->txskb = NULL;
 		}
-		this_cpu_write(gn_rdp_handoff, prev);
+		this_cpu_write(gnsim_rdp_handoff, prev);
 	} else {
-		gn_rdp_xmit1(pt, f, tf->flen, flags);
+		gnsim_rdp_xmit1(pt, f, tf->flen, flags);
 	}
 	if (!r->txskb) {
-		r->txskb = gn_rdp_skb_alloc();
+		r->txskb = gnsim_rdp_skb_alloc();
 		r->frame = r->txskb ? r->txskb->data : r->frame_buf;
 	}
 }
@@ -619,8 +619,8 @@ static void gn_tx_end(struct gaudi_nic_roce *r, struct gn_rqp *qp,
  * Finish the frame whose payload (p->paylen bytes) is already in place
  * and send it on @qp's path.
  */
-void gn_tx(struct gaudi_nic_roce *r, struct gn_rqp *qp,
-	   const struct gn_pkt *p)
+void gnsim_tx(struct gaudi_nic_roce *r, struct gn_rqp *qp,
+	      const struct gn_pkt *p)
 {
 	struct gn_txf tf;
 
@@ -628,14 +628,14 @@ void gn_tx(struct gaudi_nic_roce *r, struct gn_rqp *qp,
 	gn_tx_end(r, qp, &tf, NULL, 0);
 }
 
-/* Transfer @len bytes of a payload source (gn_tx_mem()) to or from @io. */
+/* Transfer @len bytes of a payload source (gnsim_tx_mem()) to or from @io. */
 static int gn_tx_src_io(struct gaudi_nic_roce *r, struct gn_rqp *qp,
 			const struct gn_roce_wqe *w, u32 off, struct gn_rmr *mr,
 			u64 va, u32 len, struct gn_io *io)
 {
 	/* the payload of a send WQE: in the QP's protection domain */
-	return w ? gn_sge_io(r, qp, le32_to_cpu(qp->ctx.pdn), w, off, len, io) :
-		   gn_mr_io(mr, va, len, io);
+	return w ? gnsim_sge_io(r, qp, le32_to_cpu(qp->ctx.pdn), w, off, len, io) :
+		   gnsim_mr_io(mr, va, len, io);
 }
 
 /*
@@ -645,9 +645,9 @@ static int gn_tx_src_io(struct gaudi_nic_roce *r, struct gn_rqp *qp,
  * copied after the headers (@hl bytes).  Returns 0 or a CQE status (an
  * SGE the QP may not read: nothing is sent).
  */
-int gn_tx_mem(struct gaudi_nic_roce *r, struct gn_rqp *qp,
-	      const struct gn_pkt *p, int hl, const struct gn_roce_wqe *w,
-	      u32 off, struct gn_rmr *mr, u64 va)
+int gnsim_tx_mem(struct gaudi_nic_roce *r, struct gn_rqp *qp,
+		 const struct gn_pkt *p, int hl, const struct gn_roce_wqe *w,
+		 u32 off, struct gn_rmr *mr, u64 va)
 {
 	struct gn_mac_roce_frag *fr;
 	struct gn_io io;
@@ -671,22 +671,22 @@ int gn_tx_mem(struct gaudi_nic_roce *r, struct gn_rqp *qp,
 	ret = gn_tx_src_io(r, qp, w, off, mr, va, p->paylen, &io);
 	if (ret)
 		return ret;
-	gn_tx(r, qp, p);
+	gnsim_tx(r, qp, p);
 	return 0;
 }
 
 /* A packet without payload (ACK/NAK, READ request). */
-void gn_tx_hdr_only(struct gaudi_nic_roce *r, struct gn_rqp *qp,
-		    struct gn_pkt *p)
+void gnsim_tx_hdr_only(struct gaudi_nic_roce *r, struct gn_rqp *qp,
+		       struct gn_pkt *p)
 {
-	if (gn_tx_hdr_len(r, qp, gn_tx_path(qp, p), p->opcode) < 0)
+	if (gnsim_tx_hdr_len(r, qp, gn_tx_path(qp, p), p->opcode) < 0)
 		return;
 	p->paylen = 0;
-	gn_tx(r, qp, p);
+	gnsim_tx(r, qp, p);
 }
 
-void gn_send_ack(struct gaudi_nic_roce *r, struct gn_rqp *qp, u8 syndrome,
-		 u32 psn)
+void gnsim_send_ack(struct gaudi_nic_roce *r, struct gn_rqp *qp, u8 syndrome,
+		    u32 psn)
 {
 	struct gn_pkt p = {
 		.opcode = OP_ACK,
@@ -695,7 +695,7 @@ void gn_send_ack(struct gaudi_nic_roce *r, struct gn_rqp *qp, u8 syndrome,
 		.aeth = (u32)syndrome << 24 | (qp->msn & PSN_MASK),
 	};
 
-	gn_tx_hdr_only(r, qp, &p);
+	gnsim_tx_hdr_only(r, qp, &p);
 }
 
 /*
@@ -706,11 +706,11 @@ void gn_send_ack(struct gaudi_nic_roce *r, struct gn_rqp *qp, u8 syndrome,
  * would retransmit into a QP that is gone until its retries run out.
  * Under dp_lock, in a command (never in a MAC's call chain).
  */
-void gn_rdp_ack_now(struct gaudi_nic_roce *r, struct gn_rqp *qp)
+void gnsim_rdp_ack_now(struct gaudi_nic_roce *r, struct gn_rqp *qp)
 {
 	lockdep_assert_held(&r->dp_lock);
 	if (list_empty(&qp->ack_node))
 		return;
 	list_del_init(&qp->ack_node);
-	gn_send_ack(r, qp, AETH_ACK, (qp->epsn - 1) & PSN_MASK);
+	gnsim_send_ack(r, qp, AETH_ACK, (qp->epsn - 1) & PSN_MASK);
 }

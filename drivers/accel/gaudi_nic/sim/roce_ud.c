@@ -52,7 +52,7 @@ static int gn_ud_send_one(struct gaudi_nic_roce *r, struct gn_rport *pt,
 	const struct gn_roce_av *av = &w->ud.av;
 	bool inl = w->flags & GN_ROCE_WQE_F_INLINE;
 	const struct gn_roce_gid_ctx *g;
-	struct gn_roce_wqe sg;	/* the SGEs where gn_sge_io() wants them */
+	struct gn_roce_wqe sg;	/* the SGEs where gnsim_sge_io() wants them */
 	u32 qkey = le32_to_cpu(w->qkey), len, i;
 	struct gn_pkt p = {};
 	u64 sum = 0;
@@ -97,13 +97,13 @@ static int gn_ud_send_one(struct gaudi_nic_roce *r, struct gn_rport *pt,
 	p.paylen = len;
 	/* the datagram goes to its own address, not through the QP's path */
 	p.av = av;
-	hl = gn_tx_hdr_len(r, qp, av, p.opcode);
+	hl = gnsim_tx_hdr_len(r, qp, av, p.opcode);
 	if (hl < 0)
 		return GN_ROCE_CQE_LOC_QP_OP_ERR;
 	if (!inl)
-		return gn_tx_mem(r, qp, &p, hl, &sg, 0, NULL, 0);
+		return gnsim_tx_mem(r, qp, &p, hl, &sg, 0, NULL, 0);
 	memcpy(r->frame + hl, w->ud.inline_data, len);
-	gn_tx(r, qp, &p);
+	gnsim_tx(r, qp, &p);
 	return 0;
 }
 
@@ -112,7 +112,7 @@ static int gn_ud_send_one(struct gaudi_nic_roce *r, struct gn_rport *pt,
  * out of the ring once, into its slot's gn_rswqe, and only that copy is
  * used.
  */
-void gn_ud_send(struct gaudi_nic_roce *r, struct gn_rqp *qp)
+void gnsim_ud_send(struct gaudi_nic_roce *r, struct gn_rqp *qp)
 {
 	struct gn_rport *pt = &r->ports[qp->ctx.port];
 	u32 mask = qp->sq.size - 1;
@@ -121,7 +121,7 @@ void gn_ud_send(struct gaudi_nic_roce *r, struct gn_rqp *qp)
 	lockdep_assert_held(&r->dp_lock);
 	if (qp->state != GN_ROCE_QPS_RTS)
 		return;
-	posted = gn_sq_posted(r, qp);
+	posted = gnsim_sq_posted(r, qp);
 	if (posted < 0)
 		return;
 	if (posted && r->rx_inline) {
@@ -132,7 +132,7 @@ void gn_ud_send(struct gaudi_nic_roce *r, struct gn_rqp *qp)
 	while (posted-- > 0) {
 		struct gn_rswqe *sw = &qp->swqe[qp->sq_tail & mask];
 
-		memcpy(&sw->wqe, gn_rring_entry(&qp->sq, qp->sq_tail),
+		memcpy(&sw->wqe, gnsim_rring_entry(&qp->sq, qp->sq_tail),
 		       sizeof(sw->wqe));
 		sw->wr_id = le64_to_cpu(sw->wqe.wr_id);
 		sw->opcode = sw->wqe.opcode;
@@ -143,16 +143,16 @@ void gn_ud_send(struct gaudi_nic_roce *r, struct gn_rqp *qp)
 		qp->sq_next = qp->sq_head;
 		status = gn_ud_send_one(r, pt, qp, sw);
 		if (status) {
-			gn_req_fail(r, qp, status);
+			gnsim_req_fail(r, qp, status);
 			return;
 		}
 		qp->sq_tail++;
-		gn_sq_set_cons(qp);
+		gnsim_sq_set_cons(qp);
 		if ((sw->flags & GN_ROCE_WQE_F_SIGNALED) || qp->ctx.sq_sig_all)
-			gn_cqe(r, qp, qp->scq, sw->wr_id, GN_ROCE_CQE_SEND,
-			       GN_ROCE_CQE_OK, sw->len, false, 0, false);
+			gnsim_cqe(r, qp, qp->scq, sw->wr_id, GN_ROCE_CQE_SEND,
+				  GN_ROCE_CQE_OK, sw->len, false, 0, false);
 	}
-	gn_tx_train_flush(r);
+	gnsim_tx_train_flush(r);
 }
 
 /* The QP that a datagram for QPN @dqpn on port @pt goes to, or NULL. */
@@ -206,8 +206,8 @@ static u64 gn_ud_rwqe_room(const struct gn_rqp *qp)
  * Receive datagram @p (@flen bytes, network header at @l3) on port @pt.
  * The headers are in the frame's first piece (gn_rdp_rx_one()).
  */
-void gn_ud_rx(struct gaudi_nic_roce *r, struct gn_rport *pt, const u8 *l3,
-	      bool v4, const struct gn_pkt *p, u32 flen)
+void gnsim_ud_rx(struct gaudi_nic_roce *r, struct gn_rport *pt, const u8 *l3,
+		 bool v4, const struct gn_pkt *p, u32 flen)
 {
 	struct gn_rqp *qp = gn_ud_qp(r, pt, p->dqpn);
 	struct gn_io io = { .kind = GN_IO_FROM_BUF };
@@ -227,7 +227,7 @@ void gn_ud_rx(struct gaudi_nic_roce *r, struct gn_rport *pt, const u8 *l3,
 		pt->st.qkey_viols++;
 		goto drop;
 	}
-	if (!gn_resp_take_rwqe(r, qp))
+	if (!gnsim_resp_take_rwqe(r, qp))
 		goto drop;
 	if (qp->ctx.type == GN_ROCE_QPT_GSI &&
 	    gn_ud_rwqe_room(qp) < GN_ROCE_GRH_SIZE + p->paylen)
@@ -239,14 +239,14 @@ void gn_ud_rx(struct gaudi_nic_roce *r, struct gn_rport *pt, const u8 *l3,
 	else
 		memcpy(grh, l3, sizeof(struct ipv6hdr));
 	io.src = grh;
-	ret = gn_sge_io(r, qp, qp->rwqe_pdn, &qp->rwqe, 0, GN_ROCE_GRH_SIZE,
-			&io);
+	ret = gnsim_sge_io(r, qp, qp->rwqe_pdn, &qp->rwqe, 0, GN_ROCE_GRH_SIZE,
+			   &io);
 	if (!ret) {
 		io = (struct gn_io){ .kind = GN_IO_FROM_PKT, .pkt = p };
-		ret = gn_sge_io(r, qp, qp->rwqe_pdn, &qp->rwqe,
-				GN_ROCE_GRH_SIZE, p->paylen, &io);
+		ret = gnsim_sge_io(r, qp, qp->rwqe_pdn, &qp->rwqe,
+				   GN_ROCE_GRH_SIZE, p->paylen, &io);
 	}
-	gn_rq_consume(qp);
+	gnsim_rq_consume(qp);
 	c.wr_id = qp->rwqe.wr_id;
 	c.byte_len = cpu_to_le32(ret ? 0 : GN_ROCE_GRH_SIZE + p->paylen);
 	c.imm = p->imm;
@@ -256,7 +256,7 @@ void gn_ud_rx(struct gaudi_nic_roce *r, struct gn_rport *pt, const u8 *l3,
 	c.flags = GN_ROCE_CQE_F_GRH | (v4 ? 0 : GN_ROCE_CQE_F_IPV6) |
 		  (op_has_imm(p->opcode) ? GN_ROCE_CQE_F_IMM : 0);
 	c.src_qp = cpu_to_le32(p->sqpn);
-	gn_cq_push(r, qp->rcq, &c, p->se || ret);
+	gnsim_cq_push(r, qp->rcq, &c, p->se || ret);
 	pt->st.rx_pkts++;
 	pt->st.rx_bytes += flen;
 	return;

@@ -292,7 +292,7 @@ static struct gn_mac *gnsim_mac_create(struct gaudi_nic_hw *hw,
 
 	if (port >= hw->num_ports)
 		return NULL;
-	mac = gn_mac_create(dma_dev, port, sim->debugfs);
+	mac = gnsim_mac_alloc(dma_dev, port, sim->debugfs);
 	if (mac) {
 		rtnl_lock();
 		sim->macs[port] = mac;
@@ -311,7 +311,7 @@ static void gnsim_mac_destroy(struct gaudi_nic_hw *hw, struct gn_mac *mac)
 		if (sim->macs[p] == mac)
 			sim->macs[p] = NULL;
 	rtnl_unlock();
-	gn_mac_destroy(mac);
+	gnsim_mac_free(mac);
 }
 
 /*
@@ -348,7 +348,7 @@ static struct gaudi_nic_roce *gnsim_roce_create(struct gaudi_nic_hw *hw,
 						struct device *dma_dev,
 						struct gn_mac *const *macs)
 {
-	return gn_roce_create(dma_dev, hw->id, macs, hw->num_ports);
+	return gnsim_roce_alloc(dma_dev, hw->id, macs, hw->num_ports);
 }
 
 static const struct gaudi_nic_hw_ops gnsim_hw_ops = {
@@ -360,7 +360,7 @@ static const struct gaudi_nic_hw_ops gnsim_hw_ops = {
 	.mac_create = gnsim_mac_create,
 	.mac_destroy = gnsim_mac_destroy,
 	.roce_create = gnsim_roce_create,
-	.roce_destroy = gn_roce_destroy,
+	.roce_destroy = gnsim_roce_free,
 };
 
 /* ------------------------------------------------------- bus addresses */

@@ -101,7 +101,7 @@ static int gib_check_qp_init(struct gib_dev *dev,
 	}
 	/*
 	 * RC and UD QPs take their receives from an SRQ if given one (the
-	 * engine's receive paths share gn_resp_take_rwqe()); not UC, and not
+	 * engine's receive paths share gnsim_resp_take_rwqe()); not UC, and not
 	 * QP1, whose receives are the MAD layer's
 	 */
 	if ((init->srq && init->qp_type != IB_QPT_RC &&
