@@ -147,7 +147,8 @@ rdma_env_cleanup() {
 
 # pair DESC TIMEOUT SERVER_CMD... -- CLIENT_CMD...: run a server in NS_A and
 # its client in NS_B (or in namespaces $PAIR_NS_S and $PAIR_NS_C, "init" for
-# the initial one); ok if both exit 0.
+# the initial one); ok if both exit 0.  PAIR_CALIB_RETRY=N runs the pair
+# again, up to N times, when perftest reports a failed clock calibration.
 pair() {
 	local desc=$1 tmo=$2 srv=() cli=() out_s out_c rc_s rc_c
 	shift 2
@@ -165,6 +166,14 @@ pair() {
 	rc_s=$?
 	PAIR_OUT_S=$(cat "$out_s") PAIR_OUT_C=$(cat "$out_c")
 	rm -f "$out_s" "$out_c"
+	# perftest's cycle-counter calibration fails now and then under TCG:
+	# it then ends with status 1 and no report, whatever the transfer did
+	if [ "${PAIR_CALIB_RETRY:-0}" -gt 0 ] &&
+	   grep -q "Correlation coefficient r^2: .* < 0.9" <<<"$PAIR_OUT_S$PAIR_OUT_C"; then
+		diag "$desc: perftest's clock calibration failed (r^2 < 0.9, no report); running it again"
+		PAIR_CALIB_RETRY=$((PAIR_CALIB_RETRY - 1)) pair "$desc" "$tmo" "${srv[@]}" -- "${cli[@]}"
+		return
+	fi
 	if [ "$rc_s" = 0 ] && [ "$rc_c" = 0 ]; then
 		t_ok "$desc"
 	else
