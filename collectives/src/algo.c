@@ -9,17 +9,6 @@
 
 #include "gc_internal.h"
 
-struct chunks {
-	size_t base, rem;
-};
-static size_t ck_off(struct chunks *k, int i)
-{
-	return (size_t)i * k->base + ((size_t)i < k->rem ? (size_t)i : k->rem);
-}
-static size_t ck_len(struct chunks *k, int i)
-{
-	return k->base + ((size_t)i < k->rem ? 1 : 0);
-}
 static int md(int a, int n)
 {
 	return ((a % n) + n) % n;
@@ -84,29 +73,29 @@ static int ar_ring(struct gcoll_comm *c, struct gc_sched *s, const char *sb, cha
 		   size_t cnt, size_t es, bool avg)
 {
 	int n = c->nranks, r = c->rank, right = md(r + 1, n), left = md(r - 1, n);
-	struct chunks k = { cnt / (size_t)n, cnt % (size_t)n };
+	struct gc_chunks k = { cnt / (size_t)n, cnt % (size_t)n };
 
-	s->scratch_len = ck_len(&k, 0) * es;
+	s->scratch_len = gc_ck_len(&k, 0) * es;
 	for (int st = 0; st < n - 1; st++) {
 		int cs = md(r - st, n), cr = md(r - st - 1, n);
 		const char *src = st == 0 ? sb : rb;
 
 		if (gc_phase(s) ||
-		    SEND(c, s, right, src + ck_off(&k, cs) * es, ck_len(&k, cs) * es) ||
-		    RECV(c, s, left, SCR(0), ck_len(&k, cr) * es) ||
-		    gc_act(s, GC_ACT_REDUCE, rb + ck_off(&k, cr) * es, sb + ck_off(&k, cr) * es,
-			SCR(0), ck_len(&k, cr)))
+		    SEND(c, s, right, src + gc_ck_off(&k, cs) * es, gc_ck_len(&k, cs) * es) ||
+		    RECV(c, s, left, SCR(0), gc_ck_len(&k, cr) * es) ||
+		    gc_act(s, GC_ACT_REDUCE, rb + gc_ck_off(&k, cr) * es, sb + gc_ck_off(&k, cr) * es,
+			SCR(0), gc_ck_len(&k, cr)))
 			return -1;
 		if (st == n - 2 && avg &&
-		    gc_act(s, GC_ACT_AVG, rb + ck_off(&k, cr) * es, NULL, NULL, ck_len(&k, cr)))
+		    gc_act(s, GC_ACT_AVG, rb + gc_ck_off(&k, cr) * es, NULL, NULL, gc_ck_len(&k, cr)))
 			return -1;
 	}
 	for (int st = 0; st < n - 1; st++) {
 		int cs = md(r + 1 - st, n), cr = md(r - st, n);
 
 		if (gc_phase(s) ||
-		    SEND(c, s, right, rb + ck_off(&k, cs) * es, ck_len(&k, cs) * es) ||
-		    RECV(c, s, left, rb + ck_off(&k, cr) * es, ck_len(&k, cr) * es))
+		    SEND(c, s, right, rb + gc_ck_off(&k, cs) * es, gc_ck_len(&k, cs) * es) ||
+		    RECV(c, s, left, rb + gc_ck_off(&k, cr) * es, gc_ck_len(&k, cr) * es))
 			return -1;
 	}
 	return 0;

@@ -22,6 +22,15 @@
  *     slot s mod K says s (acquire), reduce all inputs in rank order (so every
  *     rank gets the same bits), store done = s.
  *
+ * All-reduces above GC_FAST_MAX and up to GCOLL_SHM_BIG_MAX bytes (at most
+ * GC_BIG_MAX_RANKS ranks) take the same road in chunks of GCOLL_SHM_BIG_CHUNK
+ * bytes, each chunk a sequence number of its own, with a reduce-scatter in
+ * the middle so no byte is reduced twice: every rank copies its chunk into
+ * its chunk slot (one of GC_BIG_K), reduces its 1/n slice of all n inputs
+ * into its slice slot, and then copies all n slices out.  Against the ring
+ * over the shm provider it moves as many bytes, without the provider's
+ * queues, and waits on its peers three times per chunk instead of 2(n-1).
+ *
  * Failure semantics are the ones of the fabric path: the communicator's
  * timeout bounds every wait (GCOLL_ERR_TIMEOUT); a peer process that exits
  * is seen through its pidfd within GC_FAST_LIVE_MS (GCOLL_ERR_REMOTE) and
@@ -51,6 +60,12 @@
 #define GC_FAST_SLOT (GC_FAST_LINE + GC_FAST_MAX)   /* seq word + data, rounded */
 #define GC_FAST_RANK (GC_FAST_LINE + GC_FAST_K * GC_FAST_SLOT)
 #define GC_FAST_LIVE_MS 10                  /* how often a waiter checks peers */
+#define GC_BIG_K 2                          /* chunk slots per rank */
+#define GC_BIG_CHUNK ((size_t)512 << 10)    /* GCOLL_SHM_BIG_CHUNK's default */
+#define GC_BIG_MAX_RANKS 8                  /* the segment grows with n */
+/* GCOLL_SHM_BIG_MAX's default: with 2 ranks the ring over shm is as good
+ * from 256 KiB up, and much better when the host is in its slow state */
+#define GC_BIG_DEFAULT(n) ((n) == 2 ? 128u << 10 : 2u << 20)
 
 static uint64_t *done_word(struct gc_fast *f, int r)
 {
@@ -66,6 +81,42 @@ static uint64_t *slot_seq(struct gc_fast *f, int r, uint64_t s)
 static void *slot_data(struct gc_fast *f, int r, uint64_t s)
 {
 	return slot_seq(f, r, s) + 1;
+}
+
+/* The segment's layout for a chunk size and a chunked limit (0: no chunk
+ * slots): the small slots of every rank, then GC_BIG_K chunk slots per
+ * rank, each [seq line][chunk input][seq line][slice], where a slice holds
+ * at most ceil(elements / n) elements of up to 8 bytes. */
+static void seg_layout(struct gc_fast *f, uint64_t chunk, uint64_t bigmax)
+{
+	size_t n = (size_t)f->n;
+
+	f->chunk = chunk;
+	f->big_off = n * GC_FAST_RANK;
+	f->big_slot = 2 * GC_FAST_LINE + chunk +
+		      (chunk / n + 2 * GC_FAST_LINE - 1) / GC_FAST_LINE * GC_FAST_LINE;
+	f->maplen = f->big_off + (bigmax ? n * GC_BIG_K * f->big_slot : 0);
+}
+
+static uint64_t *big_in_seq(struct gc_fast *f, int r, uint64_t s)
+{
+	return (uint64_t *)((char *)f->map + f->big_off +
+			    ((size_t)r * GC_BIG_K + (size_t)(s % GC_BIG_K)) * f->big_slot);
+}
+
+static char *big_in(struct gc_fast *f, int r, uint64_t s)
+{
+	return (char *)big_in_seq(f, r, s) + GC_FAST_LINE;
+}
+
+static uint64_t *big_out_seq(struct gc_fast *f, int r, uint64_t s)
+{
+	return (uint64_t *)(big_in(f, r, s) + f->chunk);
+}
+
+static char *big_out(struct gc_fast *f, int r, uint64_t s)
+{
+	return (char *)big_out_seq(f, r, s) + GC_FAST_LINE;
 }
 
 void gc_fast_free(struct gc_fast *f)
@@ -86,8 +137,32 @@ struct fast_info {
 	int32_t pid;
 	uint64_t pidns;
 	uint64_t max;               /* rank 0's byte limit: every rank uses it */
+	uint64_t bigmax;            /* rank 0's limit of the chunked path (0: none) */
+	uint64_t chunk;             /* rank 0's chunk size */
 	char name[48];
 };
+
+/* Rank 0: give the segment its blocks now, so that a full /dev/shm (64 MiB
+ * in a default container) is an error here rather than a SIGBUS at the
+ * first touch.  Without room for the chunk slots, go on with the small
+ * slots alone. */
+static int seg_alloc(int fd, struct gc_fast *f, uint64_t *bigmax)
+{
+	int e;
+
+	if (*bigmax) {
+		e = posix_fallocate(fd, 0, (off_t)f->maplen);
+		if (!e)
+			return 0;
+		GC_INFO("shared-memory fast path: no room for %zu bytes of chunk slots (%s): small all-reduces only",
+			f->maplen - f->big_off, strerror(e));
+		*bigmax = 0;
+		seg_layout(f, f->chunk, 0);
+	}
+	e = posix_fallocate(fd, 0, (off_t)f->maplen);
+	errno = e;
+	return e ? -1 : 0;
+}
 
 /* Bootstrap rounds of gcoll_comm_init_rank (every rank of a one-host shm
  * communicator calls this; failing to set the fast path up is not an error,
@@ -107,7 +182,6 @@ gcoll_result_t gc_fast_setup(struct gcoll_comm *c, struct gc_boot *b)
 	}
 	f->n = n;
 	f->rank = c->rank;
-	f->maplen = (size_t)n * GC_FAST_RANK;
 	f->pidfd = malloc(sizeof(int) * (size_t)n);
 	mine.ok = f->pidfd && gc_env_u64("GCOLL_SHM_FAST", 1) != 0;
 	mine.pid = getpid();
@@ -115,20 +189,31 @@ gcoll_result_t gc_fast_setup(struct gcoll_comm *c, struct gc_boot *b)
 	mine.max = gc_env_u64("GCOLL_SHM_FAST_MAX", GC_FAST_MAX);
 	if (mine.max > GC_FAST_MAX)
 		mine.max = GC_FAST_MAX;
+	mine.bigmax = n <= GC_BIG_MAX_RANKS ? gc_env_u64("GCOLL_SHM_BIG_MAX", GC_BIG_DEFAULT(n)) : 0;
+	if (mine.bigmax <= mine.max)
+		mine.bigmax = 0;
+	mine.chunk = gc_env_u64("GCOLL_SHM_BIG_CHUNK", GC_BIG_CHUNK);
+	if (mine.chunk < 64 << 10)
+		mine.chunk = 64 << 10;
+	if (mine.chunk > 8 << 20)
+		mine.chunk = 8 << 20;
+	mine.chunk &= ~(uint64_t)(GC_FAST_LINE - 1);
+	/* the layout follows rank 0's choice: the others learn it below */
+	seg_layout(f, mine.chunk, mine.bigmax);
 	for (int i = 0; f->pidfd && i < n; i++)
 		f->pidfd[i] = -1;
 	if (c->rank == 0 && mine.ok) {
 		snprintf(mine.name, sizeof(mine.name), "/gcoll-%d-%llx", (int)getpid(),
 			 (unsigned long long)(gc_now_ms() ^ ((uint64_t)(uintptr_t)f << 16)));
 		fd = shm_open(mine.name, O_RDWR | O_CREAT | O_EXCL, 0600);
-		if (fd < 0 || ftruncate(fd, (off_t)f->maplen)) {
+		mine.ok = fd >= 0 && !seg_alloc(fd, f, &mine.bigmax);
+		if (!mine.ok)
 			GC_INFO("shared-memory fast path: %s: %s", mine.name, strerror(errno));
-			mine.ok = 0;
-		}
 	}
 	rc = gc_boot_allgather(b, &mine, sizeof(mine), all);
 	if (rc)
 		goto unlink;
+	seg_layout(f, all[0].chunk, all[0].bigmax);
 	ok2 = 1;
 	for (int i = 0; i < n; i++)
 		ok2 = ok2 && all[i].ok && all[i].pidns == mine.pidns && mine.pidns;
@@ -151,14 +236,15 @@ gcoll_result_t gc_fast_setup(struct gcoll_comm *c, struct gc_boot *b)
 		ok2 = f->pidfd[i] >= 0;
 	}
 	f->max = all[0].max;
+	f->bigmax = all[0].bigmax;
 	rc = gc_boot_allgather(b, &ok2, 1, oks);
 	for (int i = 0; !rc && i < n; i++)
 		ok2 = ok2 && oks[i];
 	if (!rc && ok2) {
 		c->fast = f;
 		f = NULL;
-		GC_INFO("rank %d: shared-memory fast path for all-reduces up to %zu bytes",
-			c->rank, c->fast->max);
+		GC_INFO("rank %d: shared-memory fast path for all-reduces up to %zu bytes, in chunks up to %zu",
+			c->rank, c->fast->max, c->fast->bigmax);
 	}
 unlink:
 	if (c->rank == 0 && fd >= 0)
@@ -174,7 +260,7 @@ out:
 
 bool gc_fast_ok(struct gcoll_comm *c, size_t bytes)
 {
-	return c->fast && bytes && bytes <= c->fast->max;
+	return c->fast && bytes && (bytes <= c->fast->max || bytes <= c->fast->bigmax);
 }
 
 /* A peer process that has exited: GCOLL_ERR_REMOTE. */
@@ -200,8 +286,8 @@ static gcoll_result_t check_peers(struct gcoll_comm *c)
 	return GCOLL_SUCCESS;
 }
 
-/* One step of op o: SUCCESS when done, IN_PROGRESS when waiting. */
-static gcoll_result_t fast_step(struct gcoll_comm *c, struct gc_fastop *o)
+/* One step of a small op o: SUCCESS when done, IN_PROGRESS when waiting. */
+static gcoll_result_t small_step(struct gcoll_comm *c, struct gc_fastop *o)
 {
 	struct gc_fast *f = c->fast;
 	int n = f->n;
@@ -233,6 +319,77 @@ static gcoll_result_t fast_step(struct gcoll_comm *c, struct gc_fastop *o)
 	f->rd = o->seq;
 	o->state = 2;
 	return GCOLL_SUCCESS;
+}
+
+static bool all_at(struct gc_fast *f, uint64_t *(*word)(struct gc_fast *, int, uint64_t),
+		   uint64_t s)
+{
+	for (int i = 0; i < f->n; i++)
+		if (__atomic_load_n(word(f, i, s), __ATOMIC_ACQUIRE) != s)
+			return false;
+	return true;
+}
+
+/* One step of a chunked op o: chunk after chunk, each through states
+ * 0 (input not written), 1 (written), 2 (own slice reduced). */
+static gcoll_result_t big_step(struct gcoll_comm *c, struct gc_fastop *o)
+{
+	struct gc_fast *f = c->fast;
+	size_t es = gc_type_size(o->type), per = f->chunk / es;
+	int n = f->n;
+
+	while (o->ci < o->nchunks) {
+		uint64_t s = o->seq + o->ci;
+		size_t off = o->ci * per, cnt = o->count - off < per ? o->count - off : per;
+		struct gc_chunks k = { cnt / (size_t)n, cnt % (size_t)n };
+		size_t lo;
+
+		if (o->state == 0) {
+			if (f->wr != s - 1)
+				return GCOLL_IN_PROGRESS;
+			for (int i = 0; i < n; i++)
+				if (__atomic_load_n(done_word(f, i), __ATOMIC_ACQUIRE) + GC_BIG_K < s)
+					return GCOLL_IN_PROGRESS;
+			memcpy(big_in(f, f->rank, s), (const char *)o->sb + off * es, cnt * es);
+			__atomic_store_n(big_in_seq(f, f->rank, s), s, __ATOMIC_RELEASE);
+			f->wr = s;
+			o->state = 1;
+		}
+		if (o->state == 1) {
+			char *out = big_out(f, f->rank, s);
+
+			if (f->rd != s - 1 || !all_at(f, big_in_seq, s))
+				return GCOLL_IN_PROGRESS;
+			size_t len = gc_ck_len(&k, f->rank);
+
+			lo = gc_ck_off(&k, f->rank);
+			gc_reduce(out, big_in(f, 0, s) + lo * es, big_in(f, 1, s) + lo * es, len,
+				  o->type, o->op);
+			for (int i = 2; i < n; i++)
+				gc_reduce(out, out, big_in(f, i, s) + lo * es, len, o->type, o->op);
+			if (o->op == GCOLL_AVG)
+				gc_scale_avg(out, len, o->type, n);
+			__atomic_store_n(big_out_seq(f, f->rank, s), s, __ATOMIC_RELEASE);
+			o->state = 2;
+		}
+		if (!all_at(f, big_out_seq, s))
+			return GCOLL_IN_PROGRESS;
+		for (int i = 0; i < n; i++)
+			memcpy((char *)o->rb + (off + gc_ck_off(&k, i)) * es, big_out(f, i, s),
+			       gc_ck_len(&k, i) * es);
+		__atomic_store_n(done_word(f, f->rank), s, __ATOMIC_RELEASE);
+		f->rd = s;
+		o->ci++;
+		o->state = 0;
+	}
+	GC_TRACE("rank %d: fast all-reduce %llu..%llu done (%zu bytes)", f->rank,
+		 (unsigned long long)o->seq, (unsigned long long)(o->seq + o->nchunks - 1), o->bytes);
+	return GCOLL_SUCCESS;
+}
+
+static gcoll_result_t fast_step(struct gcoll_comm *c, struct gc_fastop *o)
+{
+	return o->nchunks ? big_step(c, o) : small_step(c, o);
 }
 
 /* The request engine's progress for a fast-path request. */
@@ -330,16 +487,20 @@ gcoll_result_t gc_fast_allreduce(struct gcoll_comm *c, const void *sendbuf, void
 	struct gc_fastop o = { .sb = sendbuf, .rb = recvbuf, .count = count, .bytes = bytes,
 			       .type = type, .op = op };
 	struct gcoll_request *r;
+	bool direct;
 
+	/* each chunk takes a sequence number: the first is o.seq */
+	if (bytes > f->max)
+		o.nchunks = (bytes + f->chunk - 1) / f->chunk;
 	/* nothing queued before it and plain host memory: no request at all */
-	if (!req && !gc_in_group() && !c->staged && f->rd == f->issued) {
-		o.seq = ++f->issued;
-		return fast_blocking(c, &o);
-	}
-	r = gc_req_new(c);
-	if (!r)
+	direct = !req && !gc_in_group() && !c->staged && f->rd == f->issued;
+	r = direct ? NULL : gc_req_new(c);
+	if (!direct && !r)
 		return GCOLL_ERR_NOMEM;
-	o.seq = ++f->issued;
+	o.seq = f->issued + 1;
+	f->issued += o.nchunks ? o.nchunks : 1;
+	if (direct)
+		return fast_blocking(c, &o);
 	o.sb = gc_stage(r, sendbuf, bytes, true, false);
 	o.rb = gc_stage(r, recvbuf, bytes, false, true);
 	r->fast = true;

@@ -52,6 +52,22 @@ void gc_reduce(void *dst, const void *a, const void *b, size_t count,
 /* buf /= n (for GCOLL_AVG). */
 void gc_scale_avg(void *buf, size_t count, gcoll_datatype_t t, int n);
 
+/* A vector of base * n + rem elements cut into n chunks that differ by at
+ * most one element (the first rem chunks have one more): where chunk i
+ * starts and how long it is, in elements.  The ring and the fast path's
+ * slices cut the same way. */
+struct gc_chunks {
+	size_t base, rem;
+};
+static inline size_t gc_ck_off(const struct gc_chunks *k, int i)
+{
+	return (size_t)i * k->base + ((size_t)i < k->rem ? (size_t)i : k->rem);
+}
+static inline size_t gc_ck_len(const struct gc_chunks *k, int i)
+{
+	return k->base + ((size_t)i < k->rem ? 1 : 0);
+}
+
 /* ---- bootstrap (bootstrap.c) ---- */
 struct gc_boot;
 /* Connect to the root, send hello; fails with MISMATCH/VERSION/BOOTSTRAP. */
@@ -322,7 +338,9 @@ struct gc_fastop {
 	size_t count, bytes;
 	gcoll_datatype_t type;
 	gcoll_redop_t op;
-	int state;                  /* 0: input not written, 1: written, 2: done */
+	int state;                  /* 0: input not written, 1: written, 2: small:
+				     * done; chunked: this chunk's slice reduced */
+	size_t nchunks, ci;         /* chunked (large) op: chunks, and the current one */
 };
 
 struct gcoll_request {
@@ -471,6 +489,9 @@ struct gc_fast {
 	int n, rank;
 	int *pidfd;                 /* per rank: pidfd of its process (own: -1) */
 	size_t max;                 /* bytes: rank 0's GCOLL_SHM_FAST_MAX */
+	size_t bigmax;              /* bytes: rank 0's GCOLL_SHM_BIG_MAX (0: none) */
+	size_t big_off, big_slot;   /* chunk slots: where they start, one's length */
+	size_t chunk;               /* bytes of one chunk: rank 0's GCOLL_SHM_BIG_CHUNK */
 	uint64_t issued;            /* last sequence handed to an op */
 	uint64_t wr;                /* last sequence whose input is written */
 	uint64_t rd;                /* last sequence reduced (published in done) */

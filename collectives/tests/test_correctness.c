@@ -437,6 +437,10 @@ static void run_matrix(struct ctx *c, const size_t *counts, int ncounts, size_t 
 		if (big)
 			t_allreduce(c, (gcoll_datatype_t)t, t % 2 ? GCOLL_MAX : GCOLL_SUM, big / es + 3,
 				    t % 3 == 0);
+		/* 1.5 MiB: on shm with 3-8 ranks, three chunks of the fast path, uneven slices */
+		if (big)
+			t_allreduce(c, (gcoll_datatype_t)t, (gcoll_redop_t)(t % GCOLL_NUM_OPS),
+				    (3u << 19) / es + 5, t % 2 == 0);
 		group_end(c);
 
 		group_begin(c, "reduce_scatter", (gcoll_datatype_t)t);

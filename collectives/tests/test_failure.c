@@ -3,9 +3,9 @@
  * Failure semantics:
  *  - a rank SIGKILLed in the middle of a collective: every survivor gets an
  *    error (not success, not a hang) within its operation timeout;
- *  - shm's fast path for small all-reduces (one host): a peer killed while
- *    the others wait in it is reported as GCOLL_ERR_REMOTE within a second,
- *    long before the (20 s) timeout, blocking or not;
+ *  - shm's fast path for all-reduces (one host), small and chunked: a peer
+ *    killed while the others wait in it is reported as GCOLL_ERR_REMOTE
+ *    within a second, long before the (20 s) timeout, blocking or not;
  *  - a peer that never shows up: GCOLL_ERR_TIMEOUT, then the communicator
  *    reports the async error and refuses new work;
  *  - gcoll_comm_abort with a silent or dead peer returns at once, and the
@@ -106,16 +106,28 @@ static void test_kill(int n, bool big)
 	(void)bad;
 }
 
-/* ---- shm fast path: a dead peer is seen through its pidfd, not the timeout */
+/* ---- shm fast path: a dead peer is seen through its pidfd, not the timeout.
+ * arg: FAST_NB for nonblocking calls, FAST_BIG for an all-reduce that takes
+ * the chunked road (three chunks) instead of the small slots. */
 #define FAST_TMO_MS 20000
+#define FAST_NB 1
+#define FAST_BIG 2
+#define FAST_BIG_COUNT 300000
 static int fast_kill_main(int rank, int n, gcoll_unique_id id, void *arg)
 {
-	float a[2] = { 1, 2 }, b[2];
+	int flags = (int)(intptr_t)arg;
+	size_t cnt = flags & FAST_BIG ? FAST_BIG_COUNT : 2;
+	float *a = calloc(cnt, sizeof(float)), *b = calloc(cnt, sizeof(float));
 	gcoll_comm_t c;
 	gcoll_request_t rq = NULL;
 	gcoll_result_t rc;
 	double t0;
 
+	if (!a || !b)
+		return 5;
+	/* 1.2 MB: above the 2-rank default limit of the chunked path */
+	if (flags & FAST_BIG)
+		setenv("GCOLL_SHM_BIG_MAX", "4194304", 1);
 	rc = gcoll_comm_init_rank(&c, n, id, rank);
 	if (rc) {
 		R->rc[rank] = rc;
@@ -123,53 +135,58 @@ static int fast_kill_main(int rank, int n, gcoll_unique_id id, void *arg)
 	}
 	gcoll_comm_set_timeout(c, FAST_TMO_MS);
 	for (int i = 0; i < 100; i++)
-		if ((rc = gcoll_allreduce(a, b, 2, GCOLL_FLOAT32, GCOLL_SUM, c, NULL))) {
+		if ((rc = gcoll_allreduce(a, b, cnt, GCOLL_FLOAT32, GCOLL_SUM, c, NULL))) {
 			R->rc[rank] = rc;
 			return 4;
 		}
 	if (rank == n - 1) {
 		/* publish the next input, then die before reducing */
-		gcoll_allreduce(a, b, 2, GCOLL_FLOAT32, GCOLL_SUM, c, &rq);
+		gcoll_allreduce(a, b, cnt, GCOLL_FLOAT32, GCOLL_SUM, c, &rq);
 		gcoll_test(rq);
 		usleep(100000);
 		raise(SIGKILL);
 	}
 	t0 = tu_now();
-	if (arg) {
-		rc = gcoll_allreduce(a, b, 2, GCOLL_FLOAT32, GCOLL_SUM, c, &rq);
+	if (flags & FAST_NB) {
+		rc = gcoll_allreduce(a, b, cnt, GCOLL_FLOAT32, GCOLL_SUM, c, &rq);
 		if (!rc)
 			rc = gcoll_wait(rq);
 	} else {
-		rc = gcoll_allreduce(a, b, 2, GCOLL_FLOAT32, GCOLL_SUM, c, NULL);
+		rc = gcoll_allreduce(a, b, cnt, GCOLL_FLOAT32, GCOLL_SUM, c, NULL);
 	}
 	/* the victim may have published its input: then the next one fails */
 	if (rc == GCOLL_SUCCESS)
-		rc = gcoll_allreduce(a, b, 2, GCOLL_FLOAT32, GCOLL_SUM, c, NULL);
+		rc = gcoll_allreduce(a, b, cnt, GCOLL_FLOAT32, GCOLL_SUM, c, NULL);
 	R->rc[rank] = rc;
 	R->secs[rank] = tu_now() - t0;
-	R->extra[rank] = gcoll_allreduce(a, b, 2, GCOLL_FLOAT32, GCOLL_SUM, c, NULL);
+	R->extra[rank] = gcoll_allreduce(a, b, cnt, GCOLL_FLOAT32, GCOLL_SUM, c, NULL);
 	gcoll_comm_abort(c);
+	free(a);
+	free(b);
 	return 0;
 }
 
-static void test_fast_kill(int n, bool nonblocking)
+static void test_fast_kill(int n, int flags)
 {
+	const char *what = flags & FAST_BIG ? "chunked" : "small";
+	const char *how = flags & FAST_NB ? "nonblocking" : "blocking";
 	int st[8];
 
 	if (strcmp(prov, "shm")) {
-		tu_skip("only the shm provider has the fast path", "fast path n=%d: dead peer", n);
+		tu_skip("only the shm provider has the fast path", "fast path n=%d %s: dead peer", n,
+			what);
 		return;
 	}
 	memset(R, 0, sizeof(*R));
-	tu_run(n, fast_kill_main, nonblocking ? (void *)1 : NULL, 60, st);
+	tu_run(n, fast_kill_main, (void *)(intptr_t)flags, 60, st);
 	for (int r = 0; r < n - 1; r++)
 		tu_ok(st[r] == 0 && R->rc[r] == GCOLL_ERR_REMOTE && R->secs[r] < 2.0 &&
 		      R->extra[r] == GCOLL_ERR_REMOTE,
-		      "shm fast path n=%d %s: survivor rank %d got '%s' after %.2fs (timeout %ds), then '%s'",
-		      n, nonblocking ? "nonblocking" : "blocking", r, gcoll_get_error_string(R->rc[r]),
-		      R->secs[r], FAST_TMO_MS / 1000, gcoll_get_error_string(R->extra[r]));
-	tu_ok(st[n - 1] == 128 + SIGKILL, "shm fast path n=%d: victim was SIGKILLed (status %d)", n,
-	      st[n - 1]);
+		      "shm fast path n=%d %s %s: survivor rank %d got '%s' after %.2fs (timeout %ds), then '%s'",
+		      n, what, how, r, gcoll_get_error_string(R->rc[r]), R->secs[r],
+		      FAST_TMO_MS / 1000, gcoll_get_error_string(R->extra[r]));
+	tu_ok(st[n - 1] == 128 + SIGKILL, "shm fast path n=%d %s: victim was SIGKILLed (status %d)",
+	      n, what, st[n - 1]);
 }
 
 /* ---- a peer that never participates: timeout, async error */
@@ -228,7 +245,10 @@ static void test_silent(void)
 	      "%s: the silent peer aborts too; both exit (%d, %d)", prov, st[0], st[1]);
 }
 
-/* ---- abort while a nonblocking op is in flight and the peer is dead */
+/* ---- abort while a nonblocking op is in flight and the peer is dead.
+ * arg NULL: over the fabric (shm's fast path off, as on any provider);
+ * else through shm's chunked fast path, where the issue may already see
+ * the dead peer's pidfd and fail with GCOLL_ERR_REMOTE. */
 static int dead_main(int rank, int n, gcoll_unique_id id, void *arg)
 {
 	static float a[1 << 16], b[1 << 16];
@@ -236,7 +256,10 @@ static int dead_main(int rank, int n, gcoll_unique_id id, void *arg)
 	gcoll_request_t rq;
 	gcoll_result_t rc;
 
-	(void)arg;
+	if (!arg)
+		setenv("GCOLL_SHM_FAST", "0", 1);
+	else   /* 256 KiB: above the 2-rank default limit of the chunked path */
+		setenv("GCOLL_SHM_BIG_MAX", "4194304", 1);
 	rc = gcoll_comm_init_rank(&c, n, id, rank);
 	if (rc) {
 		R->rc[rank] = rc;
@@ -247,7 +270,7 @@ static int dead_main(int rank, int n, gcoll_unique_id id, void *arg)
 	usleep(200000);
 	rc = gcoll_allreduce(a, b, 1 << 16, GCOLL_FLOAT32, GCOLL_SUM, c, &rq);
 	R->extra[0] = rc;
-	for (int i = 0; i < 100; i++)
+	for (int i = 0; !rc && i < 100; i++)
 		if (gcoll_test(rq) != GCOLL_IN_PROGRESS) {
 			R->extra[1] = 1;   /* completed or failed: handle gone */
 			break;
@@ -256,15 +279,22 @@ static int dead_main(int rank, int n, gcoll_unique_id id, void *arg)
 	return 0;
 }
 
-static void test_dead_abort(void)
+static void test_dead_abort(bool fast)
 {
 	int st[2];
 
+	if (fast && strcmp(prov, "shm")) {
+		tu_skip("only the shm provider has the fast path",
+			"abort with a fast-path operation in flight and a dead peer");
+		return;
+	}
 	memset(R, 0, sizeof(*R));
-	tu_run(2, dead_main, NULL, 30, st);
-	tu_ok(R->extra[0] == GCOLL_SUCCESS && R->rc[0] == GCOLL_SUCCESS && st[0] == 0,
-	      "%s: abort with an operation in flight and a dead peer (issue '%s', abort '%s', exit %d)",
-	      prov, gcoll_get_error_string(R->extra[0]), gcoll_get_error_string(R->rc[0]), st[0]);
+	tu_run(2, dead_main, fast ? (void *)1 : NULL, 30, st);
+	tu_ok((R->extra[0] == GCOLL_SUCCESS || (fast && R->extra[0] == GCOLL_ERR_REMOTE)) &&
+	      R->rc[0] == GCOLL_SUCCESS && st[0] == 0,
+	      "%s%s: abort with an operation in flight and a dead peer (issue '%s', abort '%s', exit %d)",
+	      prov, fast ? " fast path" : "", gcoll_get_error_string(R->extra[0]),
+	      gcoll_get_error_string(R->rc[0]), st[0]);
 }
 
 /* ---- bootstrap mismatches */
@@ -316,10 +346,13 @@ int main(int argc, char **argv)
 	test_kill(3, false);
 	test_kill(3, true);
 	test_kill(2, true);
-	test_fast_kill(2, false);
-	test_fast_kill(3, true);
+	test_fast_kill(2, 0);
+	test_fast_kill(3, FAST_NB);
+	test_fast_kill(2, FAST_BIG | FAST_NB);
+	test_fast_kill(4, FAST_BIG);
 	test_silent();
-	test_dead_abort();
+	test_dead_abort(false);
+	test_dead_abort(true);
 
 	setenv("GCOLL_BOOTSTRAP_TIMEOUT_MS", "2000", 1);
 	test_boot("rank count mismatch", (struct bcase){ { 2, 3 }, { 0, 1 }, 0, 2 },

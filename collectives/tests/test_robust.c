@@ -15,6 +15,8 @@
  *   silent     a silent TCP client does not delay bootstrap
  *   split      comm_split rejects forged ranks and colors
  *   nonce      unique ids carry unpredictable nonces
+ *   fastenv    out-of-range GCOLL_SHM_BIG_CHUNK values are clamped, and rank
+ *              0's chunk and limit hold for every rank (shm only)
  */
 #define _GNU_SOURCE
 #include <arpa/inet.h>
@@ -552,6 +554,67 @@ static void t_nonce(void)
 	      "nonce: gcoll_get_unique_id ids differ");
 }
 
+/* ---- fastenv: the chunked fast path's tunables are bad input too.  Rank 0
+ * asks for a chunk out of range (or not a multiple of 64) and a 4 MiB
+ * limit; the other ranks ask for a 4 KiB chunk and no chunked path.
+ * Every rank must take rank 0's clamped values and still add right. */
+#define FASTENV_COUNT 300001
+static int fastenv_main(int rank, int n, gcoll_unique_id id, void *arg)
+{
+	float *a = malloc(FASTENV_COUNT * sizeof(float)), *b = malloc(FASTENV_COUNT * sizeof(float));
+	gcoll_comm_t c;
+	int bad = 0;
+
+	if (!a || !b)
+		return 5;
+	setenv("GCOLL_SHM_BIG_CHUNK", rank ? "4096" : (const char *)arg, 1);
+	setenv("GCOLL_SHM_BIG_MAX", rank ? "0" : "4194304", 1);
+	if ((R->rc[rank] = gcoll_comm_init_rank(&c, n, id, rank)))
+		return 3;
+	gcoll_comm_set_timeout(c, 20000);
+	for (int i = 0; i < FASTENV_COUNT; i++)
+		a[i] = (float)(rank + i % 7);
+	R->rc[rank] = gcoll_allreduce(a, b, FASTENV_COUNT, GCOLL_FLOAT32, GCOLL_SUM, c, NULL);
+	for (int i = 0; i < FASTENV_COUNT; i++)
+		bad += b[i] != (float)(n * (n - 1) / 2 + n * (i % 7));
+	R->val[rank] = bad;
+	R->shared[rank] = c->fast ? c->fast->chunk : 0;
+	R->secs[rank] = c->fast ? (double)c->fast->bigmax : 0;
+	gcoll_comm_destroy(c);
+	free(a);
+	free(b);
+	return 0;
+}
+
+static void t_fastenv(void)
+{
+	static const struct { const char *env; uint64_t want; } cases[] = {
+		{ "1", 64 << 10 },               /* below 64 KiB */
+		{ "99999999999", 8 << 20 },      /* above 8 MiB */
+		{ "100003", 100003 & ~63ull },   /* not a multiple of 64 */
+	};
+	int st[3];
+
+	if (strcmp(prov, "shm")) {
+		tu_skip("only the shm provider has the fast path", "fastenv: chunk %s", "clamping");
+		return;
+	}
+	for (size_t k = 0; k < sizeof(cases) / sizeof(cases[0]); k++) {
+		bool ok = true;
+
+		memset(R, 0, sizeof(*R));
+		tu_run(3, fastenv_main, (void *)cases[k].env, 60, st);
+		for (int r = 0; r < 3; r++)
+			ok = ok && st[r] == 0 && R->rc[r] == GCOLL_SUCCESS && R->val[r] == 0 &&
+			     R->shared[r] == cases[k].want && R->secs[r] == 4194304.0;
+		tu_ok(ok, "fastenv: GCOLL_SHM_BIG_CHUNK=%s on rank 0 -> every rank uses %llu-byte chunks (got %llu %llu %llu), 4 MiB limit, sums right (wrong %d %d %d, rc %d %d %d)",
+		      cases[k].env, (unsigned long long)cases[k].want,
+		      (unsigned long long)R->shared[0], (unsigned long long)R->shared[1],
+		      (unsigned long long)R->shared[2], R->val[0], R->val[1], R->val[2], R->rc[0],
+		      R->rc[1], R->rc[2]);
+	}
+}
+
 int main(int argc, char **argv)
 {
 	static const struct { const char *name; void (*fn)(void); bool rxcq; } T[] = {
@@ -563,6 +626,7 @@ int main(int argc, char **argv)
 		{ "silent", t_silent, false },
 		{ "split", t_split, false },
 		{ "nonce", t_nonce, false },
+		{ "fastenv", t_fastenv, false },
 	};
 	int first = 1;
 
