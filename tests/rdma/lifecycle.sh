@@ -18,7 +18,7 @@ trap rdma_env_cleanup EXIT
 tap_env_start rdma_env_setup
 t_ok "environment: $IB_A cabled to $IB_B"
 
-pat='WARNING:|BUG:|Oops|general protection|KASAN|UBSAN|refcount_t:|list_add corruption|list_del corruption|Call Trace|unreferenced object|INFO: task .* blocked'
+pat='WARNING:|BUG:|Oops|general protection fault[:,]|KASAN|UBSAN|refcount_t:|list_add corruption|list_del corruption|Call Trace|unreferenced object|INFO: task .* blocked'
 mark=$(dmesg | wc -l)
 # log_clean DESC: no warning in the kernel log since the last call
 log_clean() {

@@ -65,7 +65,7 @@ if [ "$RCM_DEV" = rxe ]; then
 fi
 
 # ---- kernel log
-log_pat='WARNING:|BUG:|Oops|general protection|KASAN|UBSAN|refcount_t:|list_add corruption|list_del corruption|Call Trace|unreferenced object|INFO: task .* blocked'
+log_pat='WARNING:|BUG:|Oops|general protection fault[:,]|KASAN|UBSAN|refcount_t:|list_add corruption|list_del corruption|Call Trace|unreferenced object|INFO: task .* blocked'
 log_mark=$(dmesg | wc -l)
 # log_clean DESC: no warning in the kernel log since the last call
 log_clean() {
@@ -97,6 +97,13 @@ cm_wait_listen() {
 # in NS_S, once it listens on PORT (an rdma_cm port, or a TCP one when
 # PORT is tcp:N), the client in NS_C; ok if both exit 0.  CM_OUT_S,
 # CM_OUT_C: their output; CM_SECS: the client's wall time (s).
+# CM_REJECT_RETRY=N runs the pair again, up to N times, when the client
+# was rejected.  Only for perftest -R: its server listens a second time,
+# for the test QPs, after the parameter exchange, and its client may
+# connect before that listen (a reject, "invalid service ID"); perftest
+# 25.01 then retries, but its retry crashes (fixed upstream by perftest
+# commit 3d9d8d0, "Fix crashes and logical flaws in RDMA CM connection
+# retry", December 2025).
 cm_pair() {
 	local desc=$1 tmo=$2 port=$3 ns_s=$4 ns_c=$5 srv=() cli=() out rc_s rc_c t0 spid i
 	shift 5
@@ -135,6 +142,13 @@ cm_pair() {
 	rc_s=$?
 	CM_OUT_S=$(cat "$out.s") CM_OUT_C=$(cat "$out.c")
 	rm -f "$out" "$out.s" "$out.c"
+	if [ "$rc_c" != 0 ] && [ "${CM_REJECT_RETRY:-0}" -gt 0 ] &&
+	   grep -q "RDMA_CM_EVENT_REJECTED" <<<"$CM_OUT_C"; then
+		diag "$desc: the client was rejected (perftest's race, see CM_REJECT_RETRY); running the pair again"
+		CM_REJECT_RETRY=$((CM_REJECT_RETRY - 1)) cm_pair "$desc" "$tmo" "$port" "$ns_s" "$ns_c" \
+			"${srv[@]}" -- "${cli[@]}"
+		return
+	fi
 	if [ "$rc_s" = 0 ] && [ "$rc_c" = 0 ]; then
 		t_ok "$desc (${CM_SECS} s)"
 	else

@@ -70,11 +70,11 @@ rdmacm_round() {
 	fi
 	cm_pair "rdma_server/rdma_client, $tag" 120 7471 "$SRV_NS" "$CLI_NS" \
 		rdma_server -s "$SRV_IP" -- rdma_client -s "$SRV_IP"
-	cm_pair "ib_send_lat -R 8 B x 100, $tag" 120 18515 "$SRV_NS" "$CLI_NS" \
+	CM_REJECT_RETRY=2 cm_pair "ib_send_lat -R 8 B x 100, $tag" 120 18515 "$SRV_NS" "$CLI_NS" \
 		ib_send_lat -R -F "${v6[@]}" -d "$sd" -s 8 -n 100 -- \
 		ib_send_lat -R -F "${v6[@]}" -d "$cd" -s 8 -n 100 "$SRV_IP"
 	diag "$(grep -E '^ *[0-9]+ +[0-9]+ ' <<<"$CM_OUT_C")"
-	cm_pair "ib_write_bw -R 64 KiB x 200, $tag" 120 18515 "$SRV_NS" "$CLI_NS" \
+	CM_REJECT_RETRY=2 cm_pair "ib_write_bw -R 64 KiB x 200, $tag" 120 18515 "$SRV_NS" "$CLI_NS" \
 		ib_write_bw -R -F "${v6[@]}" -d "$sd" -s 65536 -n 200 -- \
 		ib_write_bw -R -F "${v6[@]}" -d "$cd" -s 65536 -n 200 "$SRV_IP"
 	diag "$(grep -E '^ *[0-9]+ +[0-9]+ ' <<<"$CM_OUT_C")"
