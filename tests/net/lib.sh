@@ -160,11 +160,14 @@ gn_new_device() {
 	return 1
 }
 gn_del_device() { echo "$1" > "$GN_SYSFS/del_device"; }
-# wait for a TCP listener on PORT in NS
+# wait_listen NS PORT [PID]: until a TCP listener on PORT in NS, at most
+# 60 s (a server on a loaded TCG guest took over 10 s to reach its
+# listen()), and no longer than PID, the server, lives
 wait_listen() {
 	local i
-	for ((i = 0; i < 100; i++)); do
+	for ((i = 0; i < 600; i++)); do
 		in_ns "$1" ss -Hltn "sport = :$2" | grep -q . && return 0
+		[ -n "${3:-}" ] && ! kill -0 "$3" 2>/dev/null && return 1
 		sleep 0.1
 	done
 	return 1

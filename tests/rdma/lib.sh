@@ -159,7 +159,7 @@ pair() {
 	in_ns "${PAIR_NS_S:-$NS_A}" timeout "$tmo" "${srv[@]}" >"$out_s" 2>&1 &
 	local spid=$!
 	# perftest and the libibverbs examples listen on 18515
-	wait_listen "${PAIR_NS_S:-$NS_A}" "${PAIR_PORT:-18515}" || sleep 1
+	wait_listen "${PAIR_NS_S:-$NS_A}" "${PAIR_PORT:-18515}" "$spid" || sleep 1
 	in_ns "${PAIR_NS_C:-$NS_B}" timeout "$tmo" "${cli[@]}" >"$out_c" 2>&1
 	rc_c=$?
 	wait "$spid"
