@@ -13,6 +13,7 @@ TAP from rank 0; rank 1 reports its own failures on stderr and exits 1."""
 import datetime
 import os
 import sys
+import time
 
 PREFIX = "/build/prefix/lib/python3/dist-packages"
 EXAMPLES = os.path.join(os.path.dirname(os.path.abspath(__file__)),
@@ -38,8 +39,13 @@ def main():
     dev = int(os.environ["HBM_DEV"])
     res = []
 
+    t0 = time.monotonic()
+
     def ok(desc, cond, why=""):
         res.append((desc, bool(cond), why))
+        # progress, for a rank the shell's timeout ends: where it was
+        print("progress: rank %d, %.0f s: %s: %s" % (rank, time.monotonic() - t0, desc,
+              "ok" if cond else "FAILED"), file=sys.stderr, flush=True)
 
     tr = torch_gcoll.transport()
     ok("the provider chosen by default is verbs;ofi_rxm (%s)" % tr.get("provider"),

@@ -29,7 +29,7 @@ o1=$(mktemp)
 rank() {
 	ip netns exec "$2" env RANK="$1" WORLD_SIZE=2 MASTER_ADDR="$IP_A" MASTER_PORT=$PORT \
 		USE_LIBUV=0 OMP_NUM_THREADS=1 HBM_DEV="$3" GLOO_SOCKET_IFNAME="$4" \
-		timeout 240 python3 "$here/hbm_vm.py"
+		timeout 420 python3 "$here/hbm_vm.py"
 }
 rank 0 "$NS_A" "$DEV_A" "$IF_A" >"$o0" 2>&1 &
 pid0=$!
