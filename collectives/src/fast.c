@@ -26,8 +26,9 @@
  * GC_BIG_MAX_RANKS ranks) take the same road in chunks of GCOLL_SHM_BIG_CHUNK
  * bytes, each chunk a sequence number of its own, with a reduce-scatter in
  * the middle so no byte is reduced twice: every rank copies its chunk into
- * its chunk slot (one of GC_BIG_K), reduces its 1/n slice of all n inputs
- * into its slice slot, and then copies all n slices out.  Against the ring
+ * its chunk slot (one of GC_BIG_K) but for its own slice, which it reduces
+ * from its input, reduces its 1/n slice of all n inputs into its slice
+ * slot, and then copies all n slices out.  Against the ring
  * over the shm provider it moves as many bytes, without the provider's
  * queues, and waits on its peers three times per chunk instead of 2(n-1).
  *
@@ -342,7 +343,8 @@ static gcoll_result_t big_step(struct gcoll_comm *c, struct gc_fastop *o)
 		uint64_t s = o->seq + o->ci;
 		size_t off = o->ci * per, cnt = o->count - off < per ? o->count - off : per;
 		struct gc_chunks k = { cnt / (size_t)n, cnt % (size_t)n };
-		size_t lo;
+		size_t lo = gc_ck_off(&k, f->rank), len = gc_ck_len(&k, f->rank);
+		const char *in = (const char *)o->sb + off * es;
 
 		if (o->state == 0) {
 			if (f->wr != s - 1)
@@ -350,23 +352,26 @@ static gcoll_result_t big_step(struct gcoll_comm *c, struct gc_fastop *o)
 			for (int i = 0; i < n; i++)
 				if (__atomic_load_n(done_word(f, i), __ATOMIC_ACQUIRE) + GC_BIG_K < s)
 					return GCOLL_IN_PROGRESS;
-			memcpy(big_in(f, f->rank, s), (const char *)o->sb + off * es, cnt * es);
+			/* the peers need every slice of the input but this
+			 * rank's own, which it reduces from where it is */
+			memcpy(big_in(f, f->rank, s), in, lo * es);
+			memcpy(big_in(f, f->rank, s) + (lo + len) * es, in + (lo + len) * es,
+			       (cnt - lo - len) * es);
 			__atomic_store_n(big_in_seq(f, f->rank, s), s, __ATOMIC_RELEASE);
 			f->wr = s;
 			o->state = 1;
 		}
 		if (o->state == 1) {
 			char *out = big_out(f, f->rank, s);
+			const char *src[GC_BIG_MAX_RANKS];
 
 			if (f->rd != s - 1 || !all_at(f, big_in_seq, s))
 				return GCOLL_IN_PROGRESS;
-			size_t len = gc_ck_len(&k, f->rank);
-
-			lo = gc_ck_off(&k, f->rank);
-			gc_reduce(out, big_in(f, 0, s) + lo * es, big_in(f, 1, s) + lo * es, len,
-				  o->type, o->op);
+			for (int i = 0; i < n; i++)
+				src[i] = i == f->rank ? in + lo * es : big_in(f, i, s) + lo * es;
+			gc_reduce(out, src[0], src[1], len, o->type, o->op);
 			for (int i = 2; i < n; i++)
-				gc_reduce(out, out, big_in(f, i, s) + lo * es, len, o->type, o->op);
+				gc_reduce(out, out, src[i], len, o->type, o->op);
 			if (o->op == GCOLL_AVG)
 				gc_scale_avg(out, len, o->type, n);
 			__atomic_store_n(big_out_seq(f, f->rank, s), s, __ATOMIC_RELEASE);
