@@ -49,8 +49,13 @@ done < <(grep -E '^(ok|not ok|# )' "$o0")
 if [ "$rc0" = 0 ] && [ "$rc1" = 0 ] && [ "$n" -ge 12 ]; then
 	t_ok "both ranks finished ($n checks)"
 else
-	t_fail "both ranks finish" "rank 0 rc $rc0, $n checks: $(grep -vE '^(ok|not ok)' "$o0" | tail -n 20)" \
-		"rank 1 rc $rc1: $(tail -n 20 "$o1")"
+	# where each rank was (its progress lines), then the start and the
+	# end of what else it printed (a crash's report begins with its cause)
+	t_fail "both ranks finish" \
+		"rank 0 rc $rc0, $n checks: $(grep '^progress:' "$o0" | tail -n 3)" \
+		"$(grep -vE '^(ok|not ok|progress:|1\.\.)' "$o0" | sed -n '1,30p;$p')" \
+		"rank 1 rc $rc1: $(grep '^progress:' "$o1" | tail -n 3)" \
+		"$(grep -vE '^progress:' "$o1" | sed -n '1,40p')" "(...)" "$(tail -n 5 "$o1")"
 fi
 rm -f "$o0" "$o1"
 # at least the 1 MiB all-reduce and the 1.2 MB send went out of port 1,
