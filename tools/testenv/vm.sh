@@ -79,7 +79,7 @@ rc=$?
 progress
 # Then the whole output of every failed test (also in $out/NAME.log), and
 # last, where a reader of only the tail sees it, each failed test's failed
-# checks with the first lines that explain them.
+# checks with the first lines that explain them (6 after each).
 failed=$(grep -a -E '^not ok [0-9]+ ' "$console" | awk '{ print $4 }')
 for name in $failed; do
 	echo "# ---- output of failed test $name (build/results/${out#/build/results/}/$name.log):"
@@ -87,7 +87,7 @@ for name in $failed; do
 done
 for name in $failed; do
 	echo "# ---- $name: its failed checks"
-	grep -a -E -A4 '^[# ]*not ok ' "$out/$name.log" 2>/dev/null | head -n 24 | sed 's/^/#   /'
+	grep -a -E -A6 '^[# ]*not ok ' "$out/$name.log" 2>/dev/null | head -n 24 | sed 's/^/#   /'
 done
 echo "# guest ran for $(( $(date +%s) - start ))s"
 if [ ! -f "$out/finished" ]; then
