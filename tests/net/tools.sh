@@ -138,14 +138,14 @@ rmt ethtool -G "$REMOTE_IFNAME" rx 64
 lcl ethtool -G "$NETIF" tx 64
 rmt sh -c "echo 1 > /sys/class/net/$REMOTE_IFNAME/threaded"
 lcl sh -c "for q in /sys/class/net/$NETIF/queues/tx-*/byte_queue_limits/limit_min; do echo 100000000 > \$q; done"
-# queue_settled: wait (up to 2 s) until every TX queue stopped has been
-# woken again, so that a wake owed from earlier traffic is not counted
+# queue_settled: wait (up to 10 s) until every TX queue stopped has been
+# woken again (as many wakes as stops, or more: see below)
 queue_settled() {
 	local i
-	for ((i = 0; i < 20; i++)); do
+	for ((i = 0; i < 100; i++)); do
 		b_stops=$(ethtool_stat "$LOCAL_NS" "$NETIF" 'tx[0-9]+_stops')
 		b_wakes=$(ethtool_stat "$LOCAL_NS" "$NETIF" 'tx[0-9]+_wakes')
-		[ "$b_stops" = "$b_wakes" ] && return
+		[ "$b_wakes" -ge "$b_stops" ] && return
 		sleep 0.1
 	done
 }
@@ -157,14 +157,21 @@ t_check "iperf3 UDP flood with pause on, rx ring 64" lcl timeout 30 iperf3 -c "$
 wait
 d_miss=$(( $(link_stat "$REMOTE_NS" "$REMOTE_IFNAME" rx_missed_errors) - b_miss ))
 t_expect "pause on: no frame dropped for lack of RX buffers" 0 "$d_miss"
+# the flood must stop the queue, and every stop must get its wake.  More
+# wakes than stops is no error: a stop still owed its wake from before
+# the flood is woken inside the window, and when xmit stops the queue
+# while the completion on the other CPU frees room, the completion wakes
+# it (a wake) and xmit's re-check finds room (netif_txq_maybe_stop()
+# returns -1, which is not counted as a stop)
 s0=$b_stops w0=$b_wakes
 queue_settled
 stops=$((b_stops - s0)) wakes=$((b_wakes - w0))
 diag "pause frames: $(rmt ethtool -I -a "$REMOTE_IFNAME" 2>/dev/null | grep -i frames | tr -s ' \n' ' ')"
-if [ "$stops" -gt 0 ] && [ "$stops" = "$wakes" ]; then
-	t_ok "back-pressure: the TX queue was stopped $stops times and woken as often"
+if [ "$stops" -gt 0 ] && [ "$wakes" -ge "$stops" ]; then
+	t_ok "back-pressure: the TX queue was stopped $stops times and woken $wakes times"
 else
-	t_fail "back-pressure: TX queue stopped and woken" "stops $stops, wakes $wakes"
+	t_fail "back-pressure: TX queue stopped and woken" \
+		"stops $stops, wakes $wakes in the flood; before it $s0/$w0, after it $b_stops/$b_wakes"
 fi
 rmt sh -c "echo 0 > /sys/class/net/$REMOTE_IFNAME/threaded"
 lcl ethtool -A "$NETIF" rx off tx off
