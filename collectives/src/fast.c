@@ -25,12 +25,12 @@
  * All-reduces above GC_FAST_MAX and up to GCOLL_SHM_BIG_MAX bytes (at most
  * GC_BIG_MAX_RANKS ranks) take the same road in chunks of GCOLL_SHM_BIG_CHUNK
  * bytes, each chunk a sequence number of its own, with a reduce-scatter in
- * the middle so no byte is reduced twice: every rank copies its chunk into
- * its chunk slot (one of GC_BIG_K) but for its own slice, which it reduces
- * from its input, reduces its 1/n slice of all n inputs into its slice
- * slot, and then copies all n slices out.  Against the ring
- * over the shm provider it moves as many bytes, without the provider's
- * queues, and waits on its peers three times per chunk instead of 2(n-1).
+ * the middle so no byte is reduced twice: every rank copies its chunk,
+ * except its own 1/n slice, into its chunk slot (one of GC_BIG_K), reduces
+ * its slice of all n inputs (its own read from where it is) into its slice
+ * slot, and then copies all n slices out.  Against the ring over the shm
+ * provider it moves a little fewer bytes, without the provider's queues,
+ * and waits on its peers three times per chunk instead of 2(n-1).
  *
  * Failure semantics are the ones of the fabric path: the communicator's
  * timeout bounds every wait (GCOLL_ERR_TIMEOUT); a peer process that exits
