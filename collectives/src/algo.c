@@ -130,12 +130,22 @@ gcoll_result_t gc_algo_allreduce(struct gcoll_comm *c, const void *sendbuf, void
 				 size_t count, size_t bytes, gcoll_datatype_t type,
 				 gcoll_redop_t op, gcoll_request_t *req)
 {
+	if (gc_fast_ok(c, bytes))
+		return gc_fast_allreduce(c, sendbuf, recvbuf, count, bytes, type, op, req);
+	if (gc_fast_adapt_ok(c, bytes, req))
+		return gc_fast_adaptive(c, sendbuf, recvbuf, count, bytes, type, op);
+	return gc_algo_allreduce_fabric(c, sendbuf, recvbuf, count, bytes, type, op, req);
+}
+
+gcoll_result_t gc_algo_allreduce_fabric(struct gcoll_comm *c, const void *sendbuf,
+					void *recvbuf, size_t count, size_t bytes,
+					gcoll_datatype_t type, gcoll_redop_t op,
+					gcoll_request_t *req)
+{
 	size_t es = gc_type_size(type), slice;
 	struct gcoll_request *r;
 	bool ring, avg = op == GCOLL_AVG;
 
-	if (gc_fast_ok(c, bytes))
-		return gc_fast_allreduce(c, sendbuf, recvbuf, count, bytes, type, op, req);
 	ring = use_ring(c, bytes);
 	slice = c->segsize / es * (ring ? (size_t)c->nranks : 1);
 	if (!slice)

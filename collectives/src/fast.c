@@ -67,6 +67,12 @@
 /* GCOLL_SHM_BIG_MAX's default: with 2 ranks the ring over shm is as good
  * from 256 KiB up, and much better when the host is in its slow state */
 #define GC_BIG_DEFAULT(n) ((n) == 2 ? 128u << 10 : 2u << 20)
+/* GCOLL_SHM_ADAPT_MAX's default: above GCOLL_SHM_BIG_MAX and up to this,
+ * each blocking all-reduce takes the road quicker for its size class */
+#define GC_ADAPT_DEFAULT ((size_t)64 << 20)
+#define GC_ADAPT_WARM 3                     /* samples per road before a pick */
+#define GC_ADAPT_PROBE_MIN 8                /* ops between probes of the other road */
+#define GC_ADAPT_PROBE_MAX 64
 
 static uint64_t *done_word(struct gc_fast *f, int r)
 {
@@ -140,6 +146,7 @@ struct fast_info {
 	uint64_t max;               /* rank 0's byte limit: every rank uses it */
 	uint64_t bigmax;            /* rank 0's limit of the chunked path (0: none) */
 	uint64_t chunk;             /* rank 0's chunk size */
+	uint64_t adapt_max;         /* rank 0's limit of the adaptive choice */
 	char name[48];
 };
 
@@ -199,6 +206,7 @@ gcoll_result_t gc_fast_setup(struct gcoll_comm *c, struct gc_boot *b)
 	if (mine.chunk > 8 << 20)
 		mine.chunk = 8 << 20;
 	mine.chunk &= ~(uint64_t)(GC_FAST_LINE - 1);
+	mine.adapt_max = gc_env_u64("GCOLL_SHM_ADAPT_MAX", GC_ADAPT_DEFAULT);
 	/* the layout follows rank 0's choice: the others learn it below */
 	seg_layout(f, mine.chunk, mine.bigmax);
 	for (int i = 0; f->pidfd && i < n; i++)
@@ -238,14 +246,16 @@ gcoll_result_t gc_fast_setup(struct gcoll_comm *c, struct gc_boot *b)
 	}
 	f->max = all[0].max;
 	f->bigmax = all[0].bigmax;
+	/* rank 0 has dropped its chunk slots when /dev/shm had no room */
+	f->adapt_max = f->bigmax && all[0].adapt_max > f->bigmax ? all[0].adapt_max : 0;
 	rc = gc_boot_allgather(b, &ok2, 1, oks);
 	for (int i = 0; !rc && i < n; i++)
 		ok2 = ok2 && oks[i];
 	if (!rc && ok2) {
 		c->fast = f;
 		f = NULL;
-		GC_INFO("rank %d: shared-memory fast path for all-reduces up to %zu bytes, in chunks up to %zu",
-			c->rank, c->fast->max, c->fast->bigmax);
+		GC_INFO("rank %d: shared-memory fast path for all-reduces up to %zu bytes, in chunks up to %zu, chunks or fabric, whichever is quicker, up to %zu",
+			c->rank, c->fast->max, c->fast->bigmax, c->fast->adapt_max);
 	}
 unlink:
 	if (c->rank == 0 && fd >= 0)
@@ -484,9 +494,10 @@ static gcoll_result_t fast_blocking(struct gcoll_comm *c, struct gc_fastop *o)
 	}
 }
 
-gcoll_result_t gc_fast_allreduce(struct gcoll_comm *c, const void *sendbuf, void *recvbuf,
+/* Issue an all-reduce on the fast path: in the small slots, or in chunks. */
+static gcoll_result_t fast_issue(struct gcoll_comm *c, const void *sendbuf, void *recvbuf,
 				 size_t count, size_t bytes, gcoll_datatype_t type,
-				 gcoll_redop_t op, gcoll_request_t *req)
+				 gcoll_redop_t op, gcoll_request_t *req, bool chunked)
 {
 	struct gc_fast *f = c->fast;
 	struct gc_fastop o = { .sb = sendbuf, .rb = recvbuf, .count = count, .bytes = bytes,
@@ -495,7 +506,7 @@ gcoll_result_t gc_fast_allreduce(struct gcoll_comm *c, const void *sendbuf, void
 	bool direct;
 
 	/* each chunk takes a sequence number: the first is o.seq */
-	if (bytes > f->max)
+	if (chunked)
 		o.nchunks = (bytes + f->chunk - 1) / f->chunk;
 	/* nothing queued before it and plain host memory: no request at all */
 	direct = !req && !gc_in_group() && !c->staged && f->rd == f->issued;
@@ -511,4 +522,127 @@ gcoll_result_t gc_fast_allreduce(struct gcoll_comm *c, const void *sendbuf, void
 	r->fast = true;
 	r->fop = o;
 	return gc_submit(r, req);
+}
+
+gcoll_result_t gc_fast_allreduce(struct gcoll_comm *c, const void *sendbuf, void *recvbuf,
+				 size_t count, size_t bytes, gcoll_datatype_t type,
+				 gcoll_redop_t op, gcoll_request_t *req)
+{
+	return fast_issue(c, sendbuf, recvbuf, count, bytes, type, op, req, bytes > c->fast->max);
+}
+
+/* ------------------------------------------------ chunks or fabric?
+ *
+ * Which road is quicker above GCOLL_SHM_BIG_MAX depends on the host more
+ * than on the size: on this 2-core machine the chunks ran 1.3-1.7x the ring
+ * over the shm provider at 4-64 MiB with 2 ranks in one state of the host,
+ * and 0.5-0.6x in another, which can begin in the middle of a run
+ * (Documentation/collectives.md, "The machine's two states").  So rank 0
+ * measures both per power-of-two size class: each road GC_ADAPT_WARM times
+ * first (the first sample of each dropped: it pays for first touches),
+ * then the cheaper one (a running average of ns per KiB), trying the other
+ * every `every` ops - GC_ADAPT_PROBE_MIN after a change of mind, doubling
+ * up to GC_ADAPT_PROBE_MAX while the probes confirm the pick.  Its pick
+ * reaches every rank through one small fast-path all-reduce before the
+ * operation, so all ranks take the same road with no other agreement.
+ * Only blocking all-reduces outside a group choose: a nonblocking one
+ * would have to build its schedule before the pick arrives, so those keep
+ * to the fabric. */
+
+int gc_adapt_pick(struct gc_adapt *a)
+{
+	if (a->seen[GC_VIA_FABRIC] < GC_ADAPT_WARM || a->seen[GC_VIA_CHUNKS] < GC_ADAPT_WARM)
+		return a->seen[GC_VIA_CHUNKS] <= a->seen[GC_VIA_FABRIC] ? GC_VIA_CHUNKS
+									 : GC_VIA_FABRIC;
+	if (++a->since >= a->every) {
+		a->since = 0;
+		return !a->best;
+	}
+	return a->best;
+}
+
+/* Rank 0: one operation of the class took `cost` ns per KiB on road via.
+ * True when the class's pick changed. */
+bool gc_adapt_record(struct gc_adapt *a, int via, uint64_t cost)
+{
+	int best;
+
+	if (a->seen[via] < UINT32_MAX)
+		a->seen[via]++;
+	if (a->seen[via] == 1)
+		return false;
+	a->cost[via] = a->seen[via] == 2 ? cost : (a->cost[via] + cost) / 2;
+	if (a->seen[GC_VIA_FABRIC] < GC_ADAPT_WARM || a->seen[GC_VIA_CHUNKS] < GC_ADAPT_WARM)
+		return false;
+	best = a->cost[GC_VIA_CHUNKS] < a->cost[GC_VIA_FABRIC] ? GC_VIA_CHUNKS : GC_VIA_FABRIC;
+	if (!a->every || best != a->best) {
+		a->best = best;
+		a->every = GC_ADAPT_PROBE_MIN;
+		a->since = 0;
+		return true;
+	}
+	if (via != best && a->every < GC_ADAPT_PROBE_MAX)
+		a->every *= 2;              /* a probe confirmed the pick */
+	return false;
+}
+
+bool gc_fast_adapt_ok(struct gcoll_comm *c, size_t bytes, gcoll_request_t *req)
+{
+	struct gc_fast *f = c->fast;
+
+	/* every rank decides alike: the limits are rank 0's, and a collective
+	 * is blocking (or in a group) on every rank or on none */
+	return f && !req && !gc_in_group() && c->algo == GC_ALGO_AUTO && bytes > f->bigmax &&
+	       bytes <= f->adapt_max;
+}
+
+static uint64_t now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+static const char *via_name(int via)
+{
+	return via == GC_VIA_CHUNKS ? "the shared segment in chunks" : "the fabric";
+}
+
+gcoll_result_t gc_fast_adaptive(struct gcoll_comm *c, const void *sendbuf, void *recvbuf,
+				size_t count, size_t bytes, gcoll_datatype_t type,
+				gcoll_redop_t op)
+{
+	struct gc_fast *f = c->fast;
+	int cls = 63 - __builtin_clzll((unsigned long long)bytes);
+	struct gc_adapt *a = &f->adapt[cls];
+	uint64_t mine = 0, pick = 0, t0;
+	gcoll_result_t rc;
+	int via;
+
+	if (c->rank == 0)
+		mine = 1 + (uint64_t)gc_adapt_pick(a);
+	rc = fast_issue(c, &mine, &pick, 1, sizeof(pick), GCOLL_UINT64, GCOLL_SUM, NULL, false);
+	if (rc)
+		return rc;
+	if (pick != 1 + GC_VIA_FABRIC && pick != 1 + GC_VIA_CHUNKS) {
+		rc = gc_err(GCOLL_ERR_MISMATCH,
+			    "rank %d: rank 0's choice of road for a %zu-byte all-reduce arrived as %llu: do all ranks call it with the same count?",
+			    c->rank, bytes, (unsigned long long)pick);
+		fast_fail(c, rc);
+		return rc;
+	}
+	via = (int)pick - 1;
+	f->via[via]++;
+	t0 = c->rank == 0 ? now_ns() : 0;
+	rc = via == GC_VIA_CHUNKS
+		? fast_issue(c, sendbuf, recvbuf, count, bytes, type, op, NULL, true)
+		: gc_algo_allreduce_fabric(c, sendbuf, recvbuf, count, bytes, type, op, NULL);
+	if (rc || c->rank)
+		return rc;
+	if (gc_adapt_record(a, via, (now_ns() - t0) * 1024 / bytes))
+		GC_INFO("rank 0: all-reduces of %llu-%llu bytes now take %s (%llu against %llu ns per KiB)",
+			1ull << cls, (2ull << cls) - 1, via_name(a->best),
+			(unsigned long long)a->cost[a->best], (unsigned long long)a->cost[!a->best]);
+	return rc;
 }

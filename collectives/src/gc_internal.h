@@ -461,6 +461,11 @@ gcoll_result_t gc_algo_local_copy(struct gcoll_comm *c, void *dst, const void *s
 gcoll_result_t gc_algo_allreduce(struct gcoll_comm *c, const void *sendbuf, void *recvbuf,
 				 size_t count, size_t bytes, gcoll_datatype_t type,
 				 gcoll_redop_t op, gcoll_request_t *req);
+/* the same over the fabric alone (the fast path's other road) */
+gcoll_result_t gc_algo_allreduce_fabric(struct gcoll_comm *c, const void *sendbuf,
+					void *recvbuf, size_t count, size_t bytes,
+					gcoll_datatype_t type, gcoll_redop_t op,
+					gcoll_request_t *req);
 gcoll_result_t gc_algo_reduce_scatter(struct gcoll_comm *c, const void *sendbuf, void *recvbuf,
 				      size_t rcount, size_t bytes, gcoll_datatype_t type,
 				      gcoll_redop_t op, gcoll_request_t *req);
@@ -483,6 +488,23 @@ gcoll_result_t gc_algo_p2p(struct gcoll_comm *c, int kind, void *buf, size_t byt
 /* ---- shared-memory fast path (fast.c) ---- */
 #define GC_FAST_MAX 4096            /* largest all-reduce it takes (bytes) */
 #define GC_FAST_MAX_RANKS 64
+
+/* Above GCOLL_SHM_BIG_MAX and up to GCOLL_SHM_ADAPT_MAX, a blocking
+ * all-reduce takes the road that has been quicker for its size class, as
+ * rank 0 measures it (fast.c): the chunks through the shared segment, or
+ * the fabric's schedule (the ring over the shm provider). */
+enum { GC_VIA_FABRIC, GC_VIA_CHUNKS };
+#define GC_ADAPT_CLASSES 64          /* power-of-two size classes */
+struct gc_adapt {                    /* rank 0's view of one size class */
+	uint64_t cost[2];            /* ns per KiB, running average per road */
+	uint32_t seen[2];            /* samples per road (the first is dropped) */
+	uint32_t since, every;       /* ops since the last probe; probe period
+				      * (0: no pick yet) */
+	int best;                    /* the road taken between probes */
+};
+int gc_adapt_pick(struct gc_adapt *a);
+bool gc_adapt_record(struct gc_adapt *a, int via, uint64_t cost);
+
 struct gc_fast {
 	void *map;                  /* the segment: every rank's slots */
 	size_t maplen;
@@ -496,6 +518,9 @@ struct gc_fast {
 	uint64_t wr;                /* last sequence whose input is written */
 	uint64_t rd;                /* last sequence reduced (published in done) */
 	uint64_t live_ms;           /* last check of the peers' pidfds */
+	size_t adapt_max;           /* bytes: rank 0's GCOLL_SHM_ADAPT_MAX (0: none) */
+	uint64_t via[2];            /* adaptive all-reduces per road, every rank */
+	struct gc_adapt adapt[GC_ADAPT_CLASSES];   /* rank 0 only */
 };
 /* init: bootstrap rounds that set c->fast up when possible */
 gcoll_result_t gc_fast_setup(struct gcoll_comm *c, struct gc_boot *b);
@@ -505,6 +530,10 @@ gcoll_result_t gc_fast_allreduce(struct gcoll_comm *c, const void *sendbuf, void
 				 size_t count, size_t bytes, gcoll_datatype_t type,
 				 gcoll_redop_t op, gcoll_request_t *req);
 gcoll_result_t gc_fast_progress(struct gcoll_request *r);
+bool gc_fast_adapt_ok(struct gcoll_comm *c, size_t bytes, gcoll_request_t *req);
+gcoll_result_t gc_fast_adaptive(struct gcoll_comm *c, const void *sendbuf, void *recvbuf,
+				size_t count, size_t bytes, gcoll_datatype_t type,
+				gcoll_redop_t op);
 /* a gcoll_group_start is open on this thread */
 bool gc_in_group(void);
 

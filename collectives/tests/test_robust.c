@@ -17,6 +17,9 @@
  *   nonce      unique ids carry unpredictable nonces
  *   fastenv    out-of-range GCOLL_SHM_BIG_CHUNK values are clamped, and rank
  *              0's chunk and limit hold for every rank (shm only)
+ *   adapt      chunks or fabric above GCOLL_SHM_BIG_MAX: rank 0's pick
+ *              (its state machine alone, then live) reaches every rank, the
+ *              quicker road wins, and rank 0's limit holds (shm only)
  */
 #define _GNU_SOURCE
 #include <arpa/inet.h>
@@ -38,6 +41,7 @@ struct res {
 	int val[8];
 	double secs[8];
 	uint64_t shared[8];
+	uint64_t via[8][2];
 };
 static struct res *R;
 static const char *prov = "tcp";
@@ -615,6 +619,146 @@ static void t_fastenv(void)
 	}
 }
 
+/* ---- adapt, part 1: rank 0's state machine, fed made-up costs */
+static void t_adapt_pick(void)
+{
+	struct gc_adapt a = { 0 };
+	int picks[6], probe = -1, flips = 0;
+	bool ok = true;
+
+	/* warm-up: the roads alternate, chunks first, until each has 3 samples */
+	for (int i = 0; i < 6; i++) {
+		picks[i] = gc_adapt_pick(&a);
+		flips += gc_adapt_record(&a, picks[i], picks[i] == GC_VIA_CHUNKS ? 100 : 300);
+	}
+	for (int i = 0; i < 6; i++)
+		ok = ok && picks[i] == (i % 2 ? GC_VIA_FABRIC : GC_VIA_CHUNKS);
+	tu_ok(ok && flips == 1 && a.best == GC_VIA_CHUNKS && a.every == 8,
+	      "adapt: warm-up alternates chunks and fabric, then picks the cheaper (chunks; every %u, %d picks made)",
+	      a.every, flips);
+	/* the other road is tried once in every 8 ops; a probe that confirms
+	 * the pick doubles the period */
+	for (int i = 0; i < 8; i++) {
+		int v = gc_adapt_pick(&a);
+
+		if (v == GC_VIA_FABRIC && probe < 0)
+			probe = i;
+		gc_adapt_record(&a, v, v == GC_VIA_CHUNKS ? 100 : 300);
+	}
+	tu_ok(probe == 7 && a.every == 16 && a.best == GC_VIA_CHUNKS,
+	      "adapt: the fabric is probed at the 8th op (at %d), and the period doubles (%u)", probe,
+	      a.every);
+	/* the host slows the chunks down: the pick changes within a few ops */
+	int n = 0;
+
+	while (a.best == GC_VIA_CHUNKS && n < 10) {
+		int v = gc_adapt_pick(&a);
+
+		flips += gc_adapt_record(&a, v, v == GC_VIA_CHUNKS ? 900 : 300);
+		n++;
+	}
+	tu_ok(a.best == GC_VIA_FABRIC && a.every == 8 && n <= 3,
+	      "adapt: chunks 3x slower than the fabric -> the fabric after %d ops (period %u)", n,
+	      a.every);
+	for (int i = 0; i < 64; i++)
+		gc_adapt_record(&a, GC_VIA_FABRIC, 300);
+	tu_ok(a.every == 8 && a.best == GC_VIA_FABRIC,
+	      "adapt: samples of the picked road alone do not stretch the probe period (%u)",
+	      a.every);
+}
+
+/* ---- adapt, part 2: live.  GCOLL_SEGMENT_SIZE=1024 makes the fabric's
+ * ring ten times slower than the chunks, so rank 0 must settle on the
+ * chunks; every rank must take each op's road with it (a rank that took
+ * the other road would wait on its peers until the timeout).  Every 5th
+ * op is nonblocking: it keeps to the fabric and asks nobody.  The other
+ * ranks ask for the opposite of rank 0's GCOLL_SHM_ADAPT_MAX; rank 0's
+ * limit holds. */
+#define ADAPT_COUNT (256 << 10)      /* 1 MiB of floats */
+#define ADAPT_OPS 30
+static int adapt_main(int rank, int n, gcoll_unique_id id, void *arg)
+{
+	float *a = malloc(ADAPT_COUNT * sizeof(float)), *b = malloc(ADAPT_COUNT * sizeof(float));
+	gcoll_comm_t c;
+	int bad = 0;
+
+	if (!a || !b)
+		return 5;
+	setenv("GCOLL_SEGMENT_SIZE", "1024", 1);
+	setenv("GCOLL_SHM_BIG_MAX", "262144", 1);   /* 1 MiB chooses at 3 ranks too */
+	/* the other ranks ask for the opposite of rank 0 */
+	if (rank)
+		setenv("GCOLL_SHM_ADAPT_MAX", arg ? "67108864" : "0", 1);
+	else if (arg)
+		setenv("GCOLL_SHM_ADAPT_MAX", (const char *)arg, 1);
+	if ((R->rc[rank] = gcoll_comm_init_rank(&c, n, id, rank)))
+		return 3;
+	gcoll_comm_set_timeout(c, 20000);
+	for (int k = 0; k < ADAPT_OPS && !R->rc[rank]; k++) {
+		gcoll_request_t q;
+
+		for (int i = 0; i < ADAPT_COUNT; i++)
+			a[i] = (float)(rank + (i + k) % 7);
+		if (k % 5 == 4) {
+			R->rc[rank] = gcoll_allreduce(a, b, ADAPT_COUNT, GCOLL_FLOAT32, GCOLL_SUM, c, &q);
+			if (!R->rc[rank])
+				R->rc[rank] = gcoll_wait(q);
+		} else {
+			R->rc[rank] = gcoll_allreduce(a, b, ADAPT_COUNT, GCOLL_FLOAT32, GCOLL_SUM, c, NULL);
+		}
+		for (int i = 0; i < ADAPT_COUNT; i++)
+			bad += b[i] != (float)(n * (n - 1) / 2 + n * ((i + k) % 7));
+	}
+	R->val[rank] = bad;
+	R->via[rank][0] = c->fast ? c->fast->via[GC_VIA_FABRIC] : 99;
+	R->via[rank][1] = c->fast ? c->fast->via[GC_VIA_CHUNKS] : 99;
+	gcoll_comm_destroy(c);
+	free(a);
+	free(b);
+	return 0;
+}
+
+static void t_adapt(void)
+{
+	int st[3];
+
+	t_adapt_pick();
+	if (strcmp(prov, "shm")) {
+		tu_skip("only the shm provider has the fast path", "adapt: %s", "live");
+		return;
+	}
+	for (int n = 2; n <= 3; n++) {
+		bool same = true, sums = true;
+		uint64_t f0, c0;
+
+		memset(R, 0, sizeof(*R));
+		tu_run(n, adapt_main, NULL, 120, st);
+		f0 = R->via[0][0];
+		c0 = R->via[0][1];
+		for (int r = 0; r < n; r++) {
+			sums = sums && st[r] == 0 && R->rc[r] == GCOLL_SUCCESS && R->val[r] == 0;
+			same = same && R->via[r][0] == f0 && R->via[r][1] == c0;
+		}
+		tu_ok(sums, "adapt: %d ranks, 1 MiB all-reduces, blocking and not, sum right (rc %d %d, wrong %d %d)",
+		      n, R->rc[0], R->rc[1], R->val[0], R->val[1]);
+		tu_ok(same && f0 + c0 == ADAPT_OPS * 4 / 5,
+		      "adapt: %d ranks: every rank took rank 0's road for each of the %d blocking ops (rank 0: %llu fabric, %llu chunks; rank 1: %llu, %llu)",
+		      n, ADAPT_OPS * 4 / 5, (unsigned long long)f0, (unsigned long long)c0,
+		      (unsigned long long)R->via[1][0], (unsigned long long)R->via[1][1]);
+		/* warm-up: 3 each; then chunks, the fabric probed at the 8th */
+		tu_ok(f0 >= 3 && f0 <= 5 && c0 >= 19,
+		      "adapt: %d ranks: the chunks win over a slow ring (%llu chunks, %llu fabric)",
+		      n, (unsigned long long)c0, (unsigned long long)f0);
+	}
+	memset(R, 0, sizeof(*R));
+	tu_run(2, adapt_main, "0", 120, st);
+	tu_ok(st[0] == 0 && st[1] == 0 && !R->rc[0] && !R->rc[1] && !R->val[0] && !R->val[1] &&
+	      R->via[0][0] + R->via[0][1] + R->via[1][0] + R->via[1][1] == 0,
+	      "adapt: GCOLL_SHM_ADAPT_MAX=0 on rank 0: nobody chooses, sums right (rc %d %d, wrong %d %d, %llu choices)",
+	      R->rc[0], R->rc[1], R->val[0], R->val[1],
+	      (unsigned long long)(R->via[0][0] + R->via[0][1] + R->via[1][0] + R->via[1][1]));
+}
+
 int main(int argc, char **argv)
 {
 	static const struct { const char *name; void (*fn)(void); bool rxcq; } T[] = {
@@ -627,6 +771,7 @@ int main(int argc, char **argv)
 		{ "split", t_split, false },
 		{ "nonce", t_nonce, false },
 		{ "fastenv", t_fastenv, false },
+		{ "adapt", t_adapt, false },
 	};
 	int first = 1;
 
