@@ -23,7 +23,7 @@ ok "gn-accel-fuzz exited 0 (status $rc)" "[ $rc = 0 ]"
 after=$(cat "$used")
 ok "HBM in use back to $before bytes after the fuzzer's files closed (now $after)" \
 	"[ $after = $before ]"
-bad=$(dmesg | tail -n +$((mark + 1)) | grep -E 'WARNING:|BUG:|Oops|UBSAN|KASAN|refcount_t:' | head -n 5)
+bad=$(dmesg | tail -n +$((mark + 1)) | grep -E "$KLOG_TROUBLE" | head -n 5)
 ok "no kernel warning" "[ -z \"\$bad\" ]"
 [ -z "$bad" ] || echo "$bad" | sed 's/^/# /'
 echo "1..$n"

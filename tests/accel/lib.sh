@@ -1,5 +1,6 @@
 # SPDX-License-Identifier: GPL-2.0
 # Helpers for the accel VM tests (sourced).
+. "$(dirname "${BASH_SOURCE[0]}")/../lib/klog.sh"
 KO=/build/kmod/drivers/accel/gaudi_nic/gaudi_nic.ko
 # the emulated ASIC: creates the devices, owns the control files
 SIM_KO=/build/kmod/drivers/accel/gaudi_nic/gaudi_nic_sim.ko

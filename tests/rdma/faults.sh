@@ -316,9 +316,5 @@ else
 fi
 kill "$ppid" 2>/dev/null
 wait "$ppid" 2>/dev/null
-if dmesg | grep -q "BUG:\|Oops\|WARNING:"; then
-	t_fail "no kernel warning" "$(dmesg | grep -A5 "BUG:\|Oops\|WARNING:" | head -n 30)"
-else
-	t_ok "no kernel warning"
-fi
+dmesg_check
 tap_done

@@ -18,7 +18,7 @@ modprobe -q rdma_ucm || t_fail "modprobe rdma_ucm"
 # kernel messages since the test started
 new_dmesg() { dmesg | tail -n +"$((dmesg_start + 1))"; }
 # kernel trouble: oopses, warnings, lockdep, hung tasks
-dmesg_trouble() { new_dmesg | grep -E 'BUG:|WARNING:|Oops|general protection fault[:,]|INFO: task|possible .*lock|Call Trace' | head -n 20; }
+dmesg_trouble() { new_dmesg | grep -E "$KLOG_TROUBLE|INFO: task|possible .*lock" | head -n 20; }
 
 # ------------------------------------------------------------ QP1
 for ib in "$IB_A" "$IB_B"; do

@@ -5,6 +5,7 @@
 # gaudi_ib loaded, the provider found through RDMAV_DRIVERS.
 here_rdma=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 . "$here_rdma/../net/lib.sh"
+. "$here_rdma/../lib/klog.sh"
 
 GIB_KO=${GIB_KO:-/build/kmod/drivers/infiniband/hw/gaudi/gaudi_ib.ko}
 export RDMAV_DRIVERS=${RDMAV_DRIVERS:-/build/prefix/lib/libibverbs/libgaudi}
@@ -96,13 +97,13 @@ ib_counter() {
 	ib_stats "$1" "$2" | tr ' ' '\n' | awk -v k="$3" 'p { v = $0; exit } $0 == k { p = 1 } END { print v + 0 }'
 }
 
-# dmesg_check MARK: ok unless the kernel logged a BUG, oops, warning or
-# sanitizer report after line MARK of dmesg (MARK=$(dmesg | wc -l) before)
+# dmesg_check [MARK]: ok unless the kernel logged trouble (KLOG_TROUBLE)
+# after line MARK of dmesg (MARK=$(dmesg | wc -l) before; default: since boot)
 dmesg_check() {
-	local re="BUG:\|Oops\|WARNING:\|UBSAN\|KASAN" new
-	new=$(dmesg | tail -n +"$(($1 + 1))")
-	if grep -q "$re" <<<"$new"; then
-		t_fail "no kernel warning" "$(grep -A5 "$re" <<<"$new" | head -n 30)"
+	local new
+	new=$(dmesg | tail -n +"$((${1:-0} + 1))")
+	if grep -qE "$KLOG_TROUBLE" <<<"$new"; then
+		t_fail "no kernel warning" "$(grep -E -A5 "$KLOG_TROUBLE" <<<"$new" | head -n 30)"
 	else
 		t_ok "no kernel warning"
 	fi
@@ -145,6 +146,17 @@ rdma_env_cleanup() {
 	return 0
 }
 
+# rerun_wanted VAR REGEX TEXT DESC WHY: true when TEXT matches REGEX (grep's
+# basic syntax) and VAR, a count of reruns left, is above 0; it then says
+# so on a diagnostic line and takes one off VAR, which the caller passes on
+# to the rerun (as in VAR=N pair ...: the count lives for that call only).
+rerun_wanted() {
+	local left=${!1:-0}
+	[ "$left" -gt 0 ] && grep -q -- "$2" <<<"$3" || return 1
+	diag "$4: $5; running it again ($((left - 1)) more reruns allowed)"
+	printf -v "$1" %d $((left - 1))
+}
+
 # pair DESC TIMEOUT SERVER_CMD... -- CLIENT_CMD...: run a server in NS_A and
 # its client in NS_B (or in namespaces $PAIR_NS_S and $PAIR_NS_C, "init" for
 # the initial one); ok if both exit 0.  PAIR_CALIB_RETRY=N runs the pair
@@ -168,10 +180,10 @@ pair() {
 	rm -f "$out_s" "$out_c"
 	# perftest's cycle-counter calibration fails now and then under TCG:
 	# it then ends with status 1 and no report, whatever the transfer did
-	if [ "${PAIR_CALIB_RETRY:-0}" -gt 0 ] &&
-	   grep -q "Correlation coefficient r^2: .* < 0.9" <<<"$PAIR_OUT_S$PAIR_OUT_C"; then
-		diag "$desc: perftest's clock calibration failed (r^2 < 0.9, no report); running it again"
-		PAIR_CALIB_RETRY=$((PAIR_CALIB_RETRY - 1)) pair "$desc" "$tmo" "${srv[@]}" -- "${cli[@]}"
+	if rerun_wanted PAIR_CALIB_RETRY "Correlation coefficient r^2: .* < 0.9" \
+			"$PAIR_OUT_S$PAIR_OUT_C" "$desc" \
+			"perftest's clock calibration failed (r^2 < 0.9, no report)"; then
+		pair "$desc" "$tmo" "${srv[@]}" -- "${cli[@]}"
 		return
 	fi
 	if [ "$rc_s" = 0 ] && [ "$rc_c" = 0 ]; then

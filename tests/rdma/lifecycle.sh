@@ -18,19 +18,7 @@ trap rdma_env_cleanup EXIT
 tap_env_start rdma_env_setup
 t_ok "environment: $IB_A cabled to $IB_B"
 
-pat='WARNING:|BUG:|Oops|general protection fault[:,]|KASAN|UBSAN|refcount_t:|list_add corruption|list_del corruption|Call Trace|unreferenced object|INFO: task .* blocked'
-mark=$(dmesg | wc -l)
-# log_clean DESC: no warning in the kernel log since the last call
-log_clean() {
-	local bad
-	bad=$(dmesg | tail -n +"$((mark + 1))" | grep -E "$pat")
-	if [ -z "$bad" ]; then
-		t_ok "kernel log clean after $1"
-	else
-		t_fail "kernel log clean after $1" "$bad" "$(dmesg | tail -n +"$((mark + 1))" | grep -E -A20 "$pat" | head -n 40)"
-	fi
-	mark=$(dmesg | wc -l)
-}
+klog_mark	# klog_clean DESC after each step (tests/lib/klog.sh)
 works() { # DESC
 	pair "ibv_rc_pingpong works $1" 120 \
 		ibv_rc_pingpong -d "$IB_A" -g "$GID_A" -c -n 20 -s 4000 -- \
@@ -82,7 +70,7 @@ else
 fi
 t_expect "both modules still loaded" "2" "$(grep -cE '^(gaudi_nic|gaudi_ib) ' /proc/modules)"
 works "after the refused rmmod"
-log_clean "the refused rmmod"
+klog_clean "the refused rmmod"
 
 # 2. rmmod gaudi_ib while two processes hold ucontexts, PDs, CQs, QPs
 # and MRs and move traffic: the core disassociates them
@@ -114,7 +102,7 @@ else
 fi
 diag "server: $(grep -i "fail\|err" "$tmp.s" | tr "\n" " ")" "client: $(grep -i "fail\|err" "$tmp.c" | tr "\n" " ")"
 t_expect "no gaudi ib_device left" "" "$(ls /sys/class/infiniband | grep '^gaudi_')"
-log_clean "rmmod gaudi_ib under live processes"
+klog_clean "rmmod gaudi_ib under live processes"
 
 # 3. gaudi_ib again, onto the existing devices (netdevs in namespaces)
 if insmod "$GIB_KO" && ib_wait_active "$IB_A" 1 && ib_wait_active "$IB_B" 1; then
@@ -125,7 +113,7 @@ fi
 GID_A=$(gid_index "$IB_A" 1 "$IP_A") && GID_B=$(gid_index "$IB_B" 1 "$IP_B")
 t_check "GIDs of the namespaced netdevs restored ($GID_A, $GID_B)" test -n "$GID_A" -a -n "$GID_B"
 works "after reloading gaudi_ib"
-log_clean "reloading gaudi_ib"
+klog_clean "reloading gaudi_ib"
 
 # 4. both modules out with devices existing, cabled and addressed
 grep -q '^gaudi_nic_test_importer ' /proc/modules && rmmod gaudi_nic_test_importer
@@ -134,14 +122,14 @@ t_check "rmmod gaudi_nic with devices existing" rmmod gaudi_nic
 t_expect "no gaudi netdev left" "" "$(ns_a ls /sys/class/net | grep '^gn'; ns_b ls /sys/class/net | grep '^gn')"
 t_check "rmmod gaudi_nic_sim with its (unbound) devices existing" rmmod gaudi_nic_sim
 t_expect "no gaudi_nic platform device left" "" "$(ls /sys/bus/platform/devices | grep '^gaudi_nic')"
-log_clean "unloading the modules"
+klog_clean "unloading the modules"
 if reenv >"$tmp" 2>&1; then
 	t_ok "modules reloaded, devices, cable and addresses again"
 else
 	t_fail "modules reloaded, devices, cable and addresses again" "$(cat "$tmp")"
 fi
 works "after reloading both modules"
-log_clean "reloading both modules"
+klog_clean "reloading both modules"
 
 # 5. del_device of B while A's QP is connected to B's and moving traffic:
 # A's requests go unanswered, its QP exhausts its retries (transport retry
@@ -192,7 +180,7 @@ else
 	t_fail "$IB_A's QP timed out (local_ack_timeouts $to0 -> $to1)" "$(tail -n 5 "$tmp.s")"
 fi
 t_expect "$IB_A has no QP left" "" "$(rdma resource show qp link "$IB_A/1" 2>&1 | grep -v 'type GSI\|type SMI')"
-log_clean "del_device with a connected peer"
+klog_clean "del_device with a connected peer"
 # B again, cabled to A
 if gn_new_device "$DEV_B" 1 && ip link set "$IF_B" netns "$NS_B" &&
    gn_link "$NS_A" "$IF_A" "$NS_B" "$IF_B" && ns_b ip addr add "$IP_B/24" dev "$IF_B" &&
@@ -203,6 +191,6 @@ else
 	t_fail "$IB_B created again and cabled"
 fi
 works "with the new $IB_B"
-log_clean "re-creating $IB_B"
+klog_clean "re-creating $IB_B"
 rm -f "$tmp" "$tmp.s" "$tmp.c"
 tap_done

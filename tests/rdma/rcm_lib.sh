@@ -64,21 +64,8 @@ if [ "$RCM_DEV" = rxe ]; then
 	CABLE=0
 fi
 
-# ---- kernel log
-log_pat='WARNING:|BUG:|Oops|general protection fault[:,]|KASAN|UBSAN|refcount_t:|list_add corruption|list_del corruption|Call Trace|unreferenced object|INFO: task .* blocked'
-log_mark=$(dmesg | wc -l)
-# log_clean DESC: no warning in the kernel log since the last call
-log_clean() {
-	local bad
-	bad=$(dmesg | tail -n +"$((log_mark + 1))" | grep -E "$log_pat")
-	if [ -z "$bad" ]; then
-		t_ok "kernel log clean after $1"
-	else
-		t_fail "kernel log clean after $1" "$bad" \
-			"$(dmesg | tail -n +"$((log_mark + 1))" | grep -E -A20 "$log_pat" | head -n 40)"
-	fi
-	log_mark=$(dmesg | wc -l)
-}
+# ---- kernel log: klog_clean DESC after each round (tests/lib/klog.sh)
+klog_mark
 
 # ---- rdma_cm
 # cm_wait_listen PORT: until an rdma_cm id listens on PORT (rdma resource
@@ -142,11 +129,9 @@ cm_pair() {
 	rc_s=$?
 	CM_OUT_S=$(cat "$out.s") CM_OUT_C=$(cat "$out.c")
 	rm -f "$out" "$out.s" "$out.c"
-	if [ "$rc_c" != 0 ] && [ "${CM_REJECT_RETRY:-0}" -gt 0 ] &&
-	   grep -q "RDMA_CM_EVENT_REJECTED" <<<"$CM_OUT_C"; then
-		diag "$desc: the client was rejected (perftest's race, see CM_REJECT_RETRY); running the pair again"
-		CM_REJECT_RETRY=$((CM_REJECT_RETRY - 1)) cm_pair "$desc" "$tmo" "$port" "$ns_s" "$ns_c" \
-			"${srv[@]}" -- "${cli[@]}"
+	if [ "$rc_c" != 0 ] && rerun_wanted CM_REJECT_RETRY RDMA_CM_EVENT_REJECTED "$CM_OUT_C" \
+			"$desc" "the client was rejected (perftest's race, see CM_REJECT_RETRY)"; then
+		cm_pair "$desc" "$tmo" "$port" "$ns_s" "$ns_c" "${srv[@]}" -- "${cli[@]}"
 		return
 	fi
 	if [ "$rc_s" = 0 ] && [ "$rc_c" = 0 ]; then

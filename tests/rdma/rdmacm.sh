@@ -84,7 +84,7 @@ for topo in cable loop; do
 		rdmacm_round "$topo" "$fam"
 	done
 done
-log_clean "the rdma_cm tools"
+klog_clean "the rdma_cm tools"
 
 # ---- bad input: an address nobody answers, an address without a device
 # expect_cm_error DESC LIMIT PATTERN NS CMD...: CMD must fail within LIMIT
@@ -128,7 +128,7 @@ else
 fi
 ip netns del "$NODEV_NS" 2>/dev/null
 in_ns "$CNS" ip link del "$NODEV_IF" 2>/dev/null
-log_clean "the bad addresses"
+klog_clean "the bad addresses"
 
 # ---- teardown under live connections
 # wait_exit PID SECONDS: WAIT_RC = its exit status, or "hung"
@@ -209,7 +209,7 @@ if [ "$CABLE" = 1 ]; then
 	else
 		t_fail "$IF_B back in the initial namespace" "$(ip -br link)"
 	fi
-	log_clean "deleting a namespace under a live rping"
+	klog_clean "deleting a namespace under a live rping"
 	# the namespace again, and rping through it
 	if ip netns add "$NS_B" && ns_b ip link set lo up && ip link set "$IF_B" netns "$NS_B" &&
 	   ns_b ip addr add "$IP_B/24" dev "$IF_B" && ns_b ip addr add "$IP6_B/64" dev "$IF_B" nodad &&
@@ -304,7 +304,7 @@ else
 fi
 for f in rp.s rp.c uc.s uc.c ud.s ud.c; do diag "$f: $(grep -iE 'error|fail|removal|disconnect' "$tmp/$f" | head -n 3 | tr '\n' ' ')"; done
 t_expect "no QP left on $victim" "" "$(rdma resource show qp 2>/dev/null | grep -w "$victim")"
-log_clean "removing $victim under live rdma_cm connections"
+klog_clean "removing $victim under live rdma_cm connections"
 # the driver module unloads afterwards (nothing leaked holds it)
 if [ "$RCM_DEV" = rxe ]; then
 	mod=rdma_rxe
@@ -329,6 +329,6 @@ else
 		t_fail "insmod gaudi_ib again: $IB_A back" "$(ls /sys/class/infiniband)"
 	fi
 fi
-log_clean "unloading $mod"
+klog_clean "unloading $mod"
 rm -rf "$tmp"
 tap_done

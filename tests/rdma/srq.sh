@@ -55,9 +55,5 @@ if gn_del_device "$DEV_B"; then
 else
 	t_fail "del_device $DEV_B afterwards"
 fi
-if dmesg | grep -q "BUG:\|Oops\|WARNING:"; then
-	t_fail "no kernel warning" "$(dmesg | grep -A5 "BUG:\|Oops\|WARNING:" | head -n 30)"
-else
-	t_ok "no kernel warning"
-fi
+dmesg_check
 tap_done

@@ -113,9 +113,5 @@ if dmesg | grep -q "$IB_A: MR of [0-9]* bytes refused: max_mr_size is"; then
 else
 	t_fail "the refused oversized MR is logged" "$(dmesg | tail -n 20)"
 fi
-if dmesg | grep -q "BUG:\|Oops\|WARNING:"; then
-	t_fail "no kernel warning" "$(dmesg | grep -A5 "BUG:\|Oops\|WARNING:" | head -n 30)"
-else
-	t_ok "no kernel warning"
-fi
+dmesg_check
 tap_done

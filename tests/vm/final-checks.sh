@@ -25,10 +25,9 @@ for m in "${mods[@]}"; do
 		lsmod | sed 's/^/# /'
 	fi
 done
-# "general protection fault" then ':' or ',' is the kernel's own; a user
-# process's ("traps: comm[pid] general protection fault ip:...") fails that
-# process's test, not the kernel
-pat='WARNING:|BUG:|Oops|general protection fault[:,]|KASAN|UBSAN|refcount_t:|list_add corruption|list_del corruption|kmemleak|Call Trace|unreferenced object|page allocation failure'
+# shellcheck source=../lib/klog.sh
+. "$(dirname "$0")/../lib/klog.sh"
+pat="$KLOG_TROUBLE|kmemleak|page allocation failure"
 if bad=$(dmesg | grep -E "$pat"); then
 	ktap_test_fail "- kernel log is clean"
 	echo "$bad" | head -n 20 | sed 's/^/# /'
