@@ -7,7 +7,11 @@
 #    buffers, through their CPU mapping);
 #  * Open MPI (btl tcp,self) on the same netdevs, one rank in each
 #    namespace, so its traffic crosses the cable too (see mpi() below);
-#  * ib_write_bw at the same sizes: the limit.
+#  * ib_write_bw at the same sizes: the limit;
+#  * ib_write_bw -b, both directions at once: a 2-rank all-reduce of S
+#    bytes carries S each way (S/2 in the reduce-scatter, S/2 in the
+#    all-gather), so what one direction gets while the other is busy too
+#    is its busbw's ceiling on this machine, before any reduction.
 # Every figure is the median of RUNS runs, with min and max; the table's
 # ratios are medians over medians.  Timing never decides pass/fail; a tool
 # that fails to run does.  Output: TAP.
@@ -110,35 +114,41 @@ mpi() {
 	fi
 }
 
-# ibw: ib_write_bw at every size, server in NS_A, client in NS_B
+# ibw NAME [-b]: ib_write_bw at every size, server in NS_A, client in NS_B;
+# "size GB/s" lines in $work/NAME.  With -b both sides write at once and
+# perftest reports the sum of the two directions: NAME gets one direction's
+# share, half of it.
 ibw() {
-	local s i n v out
+	local name=$1 bidi=("${@:2}") s i n v out div=1
+	[ ${#bidi[@]} -gt 0 ] && div=2
 	for s in $(sizes); do
 		n=$(( (256 << 20) / s )); ((n > 1000)) && n=1000; ((n < 5)) && n=5
 		for ((i = 0; i < RUNS; i++)); do
-			ns_a timeout 300 ib_write_bw -d "$IB_A" -x "$GID_A" -F -s "$s" -n "$n" \
+			ns_a timeout 300 ib_write_bw -d "$IB_A" -x "$GID_A" -F -s "$s" -n "$n" "${bidi[@]}" \
 				>"$work/ibw.s" 2>&1 &
 			sleep 1
 			out=$(ns_b timeout 300 ib_write_bw -d "$IB_B" -x "$GID_B" -F -s "$s" -n "$n" \
-				"$IP_A" 2>&1)
+				"${bidi[@]}" "$IP_A" 2>&1)
 			wait
 			# "#bytes #iterations BW peak BW average MsgRate" in MiB/s
 			v=$(awk -v s="$s" '$1 == s && NF >= 5 { print $4 }' <<<"$out")
 			if [ -n "$v" ] && [ "$v" != inf ] && awk -v v="$v" 'BEGIN { exit !(v > 0) }'; then
-				awk -v s="$s" -v v="$v" 'BEGIN { print s, v * 1048576 / 1e9 }' >>"$work/ibw"
+				awk -v s="$s" -v v="$v" -v d="$div" 'BEGIN { print s, v * 1048576 / 1e9 / d }' \
+					>>"$work/$name"
 			else
-				diag "ib_write_bw $s B: no figure (inf, 0.00 or a failure), dropped: $(tail -n 3 <<<"$out")"
+				diag "ib_write_bw ${bidi[*]} $s B: no figure (inf, 0.00 or a failure), dropped: $(tail -n 3 <<<"$out")"
 			fi
 		done
 	done
-	[ -s "$work/ibw" ] && t_ok "ib_write_bw $IB_B -> $IB_A at every size" ||
-		t_fail "ib_write_bw ran" "$out"
+	[ -s "$work/$name" ] && t_ok "ib_write_bw ${bidi[*]} $IB_B -> $IB_A at every size" ||
+		t_fail "ib_write_bw ${bidi[*]} ran" "$out"
 }
 
 gcoll verbs-hbm default
 gcoll tcp-hbm tcp
 mpi
-ibw
+ibw ibw
+ibw ibw-bidi -b
 
 # med NAME SIZE: "median min max" of NAME's figures at SIZE
 med() {
@@ -149,15 +159,17 @@ med() {
 }
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (a + 0 > 0 && b + 0 > 0) printf "%.2f", a / b; else print "-" }'; }
 diag "all-reduce fp32 sum, 2 ranks across the cable: busbw GB/s, median of $RUNS (min-max)"
-diag "$(printf '%10s  %-22s %-22s %-22s %-22s %8s %8s %8s' size verbs-HBM tcp-HBM "Open MPI tcp" ib_write_bw \
-	"v/tcp" "v/MPI" "v/ibw")"
+diag "(ib_write_bw -b: one direction's share while both write; v/bidi: verbs-HBM against it)"
+diag "$(printf '%10s  %-22s %-22s %-22s %-22s %-22s %7s %7s %7s %7s' size verbs-HBM tcp-HBM \
+	"Open MPI tcp" ib_write_bw "ib_write_bw -b" "v/tcp" "v/MPI" "v/ibw" "v/bidi")"
 for s in $(sizes); do
 	read -r vm vl vh <<<"$(med verbs-hbm "$s")"
 	read -r tm tl th <<<"$(med tcp-hbm "$s")"
 	read -r mm ml mh <<<"$(med mpi "$s")"
 	read -r im il ih <<<"$(med ibw "$s")"
-	diag "$(printf '%10s  %-22s %-22s %-22s %-22s %8s %8s %8s' "$s" "$vm ($vl-$vh)" "$tm ($tl-$th)" \
-		"$mm ($ml-$mh)" "$im ($il-$ih)" "$(ratio "$vm" "$tm")" "$(ratio "$vm" "$mm")" \
-		"$(ratio "$vm" "$im")")"
+	read -r bm bl bh <<<"$(med ibw-bidi "$s")"
+	diag "$(printf '%10s  %-22s %-22s %-22s %-22s %-22s %7s %7s %7s %7s' "$s" "$vm ($vl-$vh)" \
+		"$tm ($tl-$th)" "$mm ($ml-$mh)" "$im ($il-$ih)" "$bm ($bl-$bh)" "$(ratio "$vm" "$tm")" \
+		"$(ratio "$vm" "$mm")" "$(ratio "$vm" "$im")" "$(ratio "$vm" "$bm")")"
 done
 tap_done
