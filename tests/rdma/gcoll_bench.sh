@@ -19,7 +19,7 @@ here=$(dirname "$0")
 DEV_A=${DEV_A:-42}
 DEV_B=${DEV_B:-43}
 . "$here/lib.sh"
-PERF=${GCOLL_PERF:-/build/prefix/bin/gcoll-perf}
+. "$here/gcoll_lib.sh"
 RUNS=${RUNS:-3}
 MINB=4096
 MAXB=${MAXB:-67108864}
@@ -36,7 +36,6 @@ tap_env_start bench_setup
 t_ok "environment: $IB_A ($IF_A in $NS_A, $IP_A) cabled to $IB_B ($IF_B in $NS_B, $IP_B)"
 need_test_bin gcoll-perf "$PERF"
 
-sizes() { local s; for ((s = MINB; s <= MAXB; s *= 4)); do echo "$s"; done; }
 
 # gcoll NAME PROVIDER: RUNS runs of gcoll-perf, rank 0 in NS_A, rank 1 in
 # NS_B, HBM of each rank's device; appends "size busbw" lines to $work/NAME
@@ -100,7 +99,7 @@ mpi() {
 	tx1=$(ns_a cat "/sys/class/net/$IF_A/statistics/tx_bytes")
 	# 1 warm-up + 5 timed all-reduces per size and run; rank 0 sends at
 	# least half of every buffer, whatever the algorithm
-	for s in $(sizes); do want=$((want + s / 2 * 6 * RUNS)); done
+	for s in $(bench_sizes); do want=$((want + s / 2 * 6 * RUNS)); done
 	if [ $((tx1 - tx0)) -ge "$want" ]; then
 		t_ok "Open MPI's traffic crossed the cable: $IF_A sent $((tx1 - tx0)) bytes (at least $want)"
 	else
@@ -114,62 +113,24 @@ mpi() {
 	fi
 }
 
-# ibw NAME [-b]: ib_write_bw at every size, server in NS_A, client in NS_B;
-# "size GB/s" lines in $work/NAME.  With -b both sides write at once and
-# perftest reports the sum of the two directions: NAME gets one direction's
-# share, half of it.
-ibw() {
-	local name=$1 bidi=("${@:2}") s i n v out div=1
-	[ ${#bidi[@]} -gt 0 ] && div=2
-	for s in $(sizes); do
-		n=$(( (256 << 20) / s )); ((n > 1000)) && n=1000; ((n < 5)) && n=5
-		for ((i = 0; i < RUNS; i++)); do
-			ns_a timeout 300 ib_write_bw -d "$IB_A" -x "$GID_A" -F -s "$s" -n "$n" "${bidi[@]}" \
-				>"$work/ibw.s" 2>&1 &
-			sleep 1
-			out=$(ns_b timeout 300 ib_write_bw -d "$IB_B" -x "$GID_B" -F -s "$s" -n "$n" \
-				"${bidi[@]}" "$IP_A" 2>&1)
-			wait
-			# "#bytes #iterations BW peak BW average MsgRate" in MiB/s
-			v=$(awk -v s="$s" '$1 == s && NF >= 5 { print $4 }' <<<"$out")
-			if [ -n "$v" ] && [ "$v" != inf ] && awk -v v="$v" 'BEGIN { exit !(v > 0) }'; then
-				awk -v s="$s" -v v="$v" -v d="$div" 'BEGIN { print s, v * 1048576 / 1e9 / d }' \
-					>>"$work/$name"
-			else
-				diag "ib_write_bw ${bidi[*]} $s B: no figure (inf, 0.00 or a failure), dropped: $(tail -n 3 <<<"$out")"
-			fi
-		done
-	done
-	[ -s "$work/$name" ] && t_ok "ib_write_bw ${bidi[*]} $IB_B -> $IB_A at every size" ||
-		t_fail "ib_write_bw ${bidi[*]} ran" "$out"
-}
-
 gcoll verbs-hbm default
 gcoll tcp-hbm tcp
 mpi
-ibw ibw
-ibw ibw-bidi -b
+bench_ibw ibw "$NS_A" "$IB_A" 1 "$GID_A" "$NS_B" "$IB_B" 1 "$GID_B" "$IP_A"
+bench_ibw ibw-bidi "$NS_A" "$IB_A" 1 "$GID_A" "$NS_B" "$IB_B" 1 "$GID_B" "$IP_A" -b
 
-# med NAME SIZE: "median min max" of NAME's figures at SIZE
-med() {
-	awk -v s="$2" '$1 == s { print $2 }' "$work/$1" 2>/dev/null | sort -g |
-		awk '{ v[NR] = $1 } END { if (!NR) { print "- - -"; exit }
-			m = NR % 2 ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2
-			printf "%.3f %.3f %.3f\n", m, v[1], v[NR] }'
-}
-ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (a + 0 > 0 && b + 0 > 0) printf "%.2f", a / b; else print "-" }'; }
 diag "all-reduce fp32 sum, 2 ranks across the cable: busbw GB/s, median of $RUNS (min-max)"
 diag "(ib_write_bw -b: one direction's share while both write; v/bidi: verbs-HBM against it)"
 diag "$(printf '%10s  %-22s %-22s %-22s %-22s %-22s %7s %7s %7s %7s' size verbs-HBM tcp-HBM \
 	"Open MPI tcp" ib_write_bw "ib_write_bw -b" "v/tcp" "v/MPI" "v/ibw" "v/bidi")"
-for s in $(sizes); do
-	read -r vm vl vh <<<"$(med verbs-hbm "$s")"
-	read -r tm tl th <<<"$(med tcp-hbm "$s")"
-	read -r mm ml mh <<<"$(med mpi "$s")"
-	read -r im il ih <<<"$(med ibw "$s")"
-	read -r bm bl bh <<<"$(med ibw-bidi "$s")"
+for s in $(bench_sizes); do
+	read -r vm vl vh <<<"$(bench_med verbs-hbm "$s")"
+	read -r tm tl th <<<"$(bench_med tcp-hbm "$s")"
+	read -r mm ml mh <<<"$(bench_med mpi "$s")"
+	read -r im il ih <<<"$(bench_med ibw "$s")"
+	read -r bm bl bh <<<"$(bench_med ibw-bidi "$s")"
 	diag "$(printf '%10s  %-22s %-22s %-22s %-22s %-22s %7s %7s %7s %7s' "$s" "$vm ($vl-$vh)" \
-		"$tm ($tl-$th)" "$mm ($ml-$mh)" "$im ($il-$ih)" "$bm ($bl-$bh)" "$(ratio "$vm" "$tm")" \
-		"$(ratio "$vm" "$mm")" "$(ratio "$vm" "$im")" "$(ratio "$vm" "$bm")")"
+		"$tm ($tl-$th)" "$mm ($ml-$mh)" "$im ($il-$ih)" "$bm ($bl-$bh)" "$(bench_ratio "$vm" "$tm")" \
+		"$(bench_ratio "$vm" "$mm")" "$(bench_ratio "$vm" "$im")" "$(bench_ratio "$vm" "$bm")")"
 done
 tap_done

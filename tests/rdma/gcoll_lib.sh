@@ -16,3 +16,139 @@ perf_ok() {
 		t_fail "$1" "$2" "$PERF_ERR"
 	fi
 }
+
+# ---- the full mesh (gcoll_mesh.sh, gcoll_bench_mesh.sh): rank r on device
+# FIRST_DEV+r with N-1 ports in namespace gm-r, one cable per pair of
+# devices; rank r's address 10.99.0.(r+1) as a /32 on every port, and a
+# host route to each peer through the port cabled to it.  The caller sets
+# FIRST_DEV and PORT (perfn's bootstrap ports start above it).
+dev() { echo $((FIRST_DEV + $1)); }
+ns() { echo "gm-$1"; }
+addr() { echo "10.99.0.$(($1 + 1))"; }
+# port of rank $1's device that faces rank $2
+port_to() { if [ "$2" -lt "$1" ]; then echo "$2"; else echo $(($2 - 1)); fi; }
+
+mesh_cleanup() {
+	local r
+	for ((r = 0; r < NR; r++)); do
+		ip netns pids "$(ns $r)" 2>/dev/null | xargs -r kill 2>/dev/null
+	done
+	sleep 0.2
+	for ((r = 0; r < NR; r++)); do
+		ip netns del "$(ns $r)" 2>/dev/null
+		gn_del_device "$(dev $r)" 2>/dev/null
+	done
+	NR=0
+	return 0
+}
+
+# mesh_setup N: N devices with N-1 ports each, cabled in a full mesh
+mesh_setup() {
+	local n=$1 r p i
+	NR=$n
+	for ((r = 0; r < n; r++)); do
+		gn_new_device "$(dev $r)" $((n - 1)) || return 1
+		ip netns add "$(ns $r)" || return 1
+		ip -n "$(ns $r)" link set lo up
+		for ((p = 0; p < n - 1; p++)); do
+			ip link set "gn$(dev $r)p$p" netns "$(ns $r)" || return 1
+		done
+	done
+	for ((r = 0; r < n; r++)); do
+		for ((i = r + 1; i < n; i++)); do
+			gn_link "$(ns $r)" "gn$(dev $r)p$(port_to $r $i)" \
+				"$(ns $i)" "gn$(dev $i)p$(port_to $i $r)" || return 1
+		done
+	done
+	for ((r = 0; r < n; r++)); do
+		for ((p = 0; p < n - 1; p++)); do
+			ip -n "$(ns $r)" addr add "$(addr $r)/32" dev "gn$(dev $r)p$p"
+			ip -n "$(ns $r)" link set "gn$(dev $r)p$p" up
+		done
+		for ((i = 0; i < n; i++)); do
+			[ "$i" = "$r" ] && continue
+			ip -n "$(ns $r)" route add "$(addr $i)/32" dev "gn$(dev $r)p$(port_to $r $i)" ||
+				return 1
+		done
+	done
+	for ((r = 0; r < n; r++)); do
+		for ((p = 0; p < n - 1; p++)); do
+			wait_carrier "$(ns $r)" "gn$(dev $r)p$p" 1 || return 1
+			ib_wait_active "gaudi_$(dev $r)" $((p + 1)) || return 1
+		done
+	done
+}
+
+# perfn N OUTVAR ARGS...: gcoll-perf on N ranks, rank r in its namespace
+# on HBM of its own device; OUTVAR gets rank 0's output, PERF_ERR every
+# rank's stderr tail.  PERFN_TCP=1: over libfabric's tcp provider on each
+# rank's first port instead (its address reaches every peer by the host
+# routes); PERFN_TIMEOUT: seconds per rank (300).
+perfn() {
+	local n=$1 __out=$2 r pids=() rc=0 tmp tcp
+	shift 2
+	tmp=$(mktemp -d)
+	PORT=$((PORT + 1))
+	for ((r = 0; r < n; r++)); do
+		tcp=()
+		[ "${PERFN_TCP:-0}" = 1 ] && tcp=(GCOLL_PROVIDER=tcp GCOLL_IFACE="gn$(dev $r)p0")
+		ip netns exec "$(ns $r)" env RANK=$r WORLD_SIZE=$n MASTER_ADDR="$(addr 0)" \
+			MASTER_PORT=$PORT "${tcp[@]}" timeout "${PERFN_TIMEOUT:-300}" "$PERF" \
+			-H "$(dev $r)" "$@" >"$tmp/out.$r" 2>"$tmp/err.$r" &
+		pids+=($!)
+	done
+	for ((r = 0; r < n; r++)); do
+		wait "${pids[$r]}" || rc=1
+	done
+	printf -v "$__out" '%s' "$(cat "$tmp/out.0")"
+	PERF_ERR=$(for ((r = 0; r < n; r++)); do echo "rank $r: $(tail -n 6 "$tmp/err.$r")"; done)
+	rm -rf "$tmp"
+	return $rc
+}
+
+
+# ---- benchmarks (gcoll_bench.sh, gcoll_bench_mesh.sh): a figure is a
+# "size GB/s" line in $work/NAME, one per size and run; MINB, MAXB, RUNS
+bench_sizes() { local s; for ((s = MINB; s <= MAXB; s *= 4)); do echo "$s"; done; }
+
+# bench_med NAME SIZE: "median min max" of NAME's figures at SIZE
+bench_med() {
+	awk -v s="$2" '$1 == s { print $2 }' "$work/$1" 2>/dev/null | sort -g |
+		awk '{ v[NR] = $1 } END { if (!NR) { print "- - -"; exit }
+			m = NR % 2 ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2
+			printf "%.3f %.3f %.3f\n", m, v[1], v[NR] }'
+}
+bench_ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (a + 0 > 0 && b + 0 > 0) printf "%.2f", a / b; else print "-" }'; }
+
+# bench_ibw NAME SRV_NS SRV_IB SRV_PORT SRV_GID CLI_NS CLI_IB CLI_PORT
+# CLI_GID SRV_IP [-b]: ib_write_bw at every size, RUNS times, the server on
+# SRV_IB's port SRV_PORT in SRV_NS; figures in $work/NAME.  With -b both
+# sides write at once and perftest reports the sum of the two directions
+# (print_full_bw_report adds the remote side's): NAME gets one direction's
+# share, half of it.
+bench_ibw() {
+	local name=$1 sns=$2 sib=$3 sport=$4 sgid=$5 cns=$6 cib=$7 cport=$8 cgid=$9 sip=${10}
+	local bidi=("${@:11}") s i n v out div=1
+	[ ${#bidi[@]} -gt 0 ] && div=2
+	for s in $(bench_sizes); do
+		n=$(( (256 << 20) / s )); ((n > 1000)) && n=1000; ((n < 5)) && n=5
+		for ((i = 0; i < RUNS; i++)); do
+			ip netns exec "$sns" timeout 300 ib_write_bw -d "$sib" -i "$sport" -x "$sgid" -F \
+				-s "$s" -n "$n" "${bidi[@]}" >"$work/ibw.s" 2>&1 &
+			sleep 1
+			out=$(ip netns exec "$cns" timeout 300 ib_write_bw -d "$cib" -i "$cport" \
+				-x "$cgid" -F -s "$s" -n "$n" "${bidi[@]}" "$sip" 2>&1)
+			wait
+			# "#bytes #iterations BW peak BW average MsgRate" in MiB/s
+			v=$(awk -v s="$s" '$1 == s && NF >= 5 { print $4 }' <<<"$out")
+			if [ -n "$v" ] && [ "$v" != inf ] && awk -v v="$v" 'BEGIN { exit !(v > 0) }'; then
+				awk -v s="$s" -v v="$v" -v d="$div" 'BEGIN { print s, v * 1048576 / 1e9 / d }' \
+					>>"$work/$name"
+			else
+				diag "ib_write_bw ${bidi[*]} $s B: no figure (inf, 0.00 or a failure), dropped: $(tail -n 3 <<<"$out")"
+			fi
+		done
+	done
+	[ -s "$work/$name" ] && t_ok "ib_write_bw ${bidi[*]} $cib/$cport -> $sib/$sport at every size" ||
+		t_fail "ib_write_bw ${bidi[*]} ran" "$out"
+}
