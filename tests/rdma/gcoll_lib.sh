@@ -106,7 +106,6 @@ perfn() {
 	return $rc
 }
 
-
 # ---- benchmarks (gcoll_bench.sh, gcoll_bench_mesh.sh): a figure is a
 # "size GB/s" line in $work/NAME, one per size and run; MINB, MAXB, RUNS
 bench_sizes() { local s; for ((s = MINB; s <= MAXB; s *= 4)); do echo "$s"; done; }
