@@ -78,24 +78,9 @@ gcoll() {
 #    (2 ranks, 2 CPUs): it makes Open MPI yield when idle, which cost it up
 #    to 8 ms per all-reduce on the host.
 mpi() {
-	local i s tx0 tx1 want=0 bin=$work/mpi_allreduce
-	if ! mpicc -O2 -o "$bin" /src/collectives/bench/mpi_allreduce.c 2>"$work/mpicc.err"; then
-		t_fail "Open MPI: mpicc" "$(cat "$work/mpicc.err")"
-		return
-	fi
+	local s tx0 tx1 want=0
 	tx0=$(ns_a cat "/sys/class/net/$IF_A/statistics/tx_bytes")
-	for ((i = 0; i < RUNS; i++)); do
-		ns_a env MPI_NETNS_0= MPI_NETNS_1="$NS_B" timeout 900 \
-			mpirun --allow-run-as-root --bind-to none -np 2 \
-			-x MPI_NETNS_0 -x MPI_NETNS_1 \
-			--mca pml ob1 --mca btl tcp,self --mca btl_tcp_if_include "${IP_A%.*}.0/24" \
-			/src/collectives/bench/mpi_netns.sh "$bin" "$MINB" "$MAXB" 4 5 1 \
-			>"$work/mpi.out" 2>"$work/mpi.err" ||
-			echo "mpirun: exit status $?" >>"$work/mpi.err"
-		# "bytes time_us algbw busbw" for every size
-		awk -v lo="$MINB" '!/^#/ && $1 >= lo && NF >= 4 { print $1, $4 }' \
-			"$work/mpi.out" >>"$work/mpi"
-	done
+	bench_mpi "$NS_A" "${IP_A%.*}.0/24" MPI_NETNS_0= MPI_NETNS_1="$NS_B" || return
 	tx1=$(ns_a cat "/sys/class/net/$IF_A/statistics/tx_bytes")
 	# 1 warm-up + 5 timed all-reduces per size and run; rank 0 sends at
 	# least half of every buffer, whatever the algorithm
@@ -121,16 +106,6 @@ bench_ibw ibw-bidi "$NS_A" "$IB_A" 1 "$GID_A" "$NS_B" "$IB_B" 1 "$GID_B" "$IP_A"
 
 diag "all-reduce fp32 sum, 2 ranks across the cable: busbw GB/s, median of $RUNS (min-max)"
 diag "(ib_write_bw -b: one direction's share while both write; v/bidi: verbs-HBM against it)"
-diag "$(printf '%10s  %-22s %-22s %-22s %-22s %-22s %7s %7s %7s %7s' size verbs-HBM tcp-HBM \
-	"Open MPI tcp" ib_write_bw "ib_write_bw -b" "v/tcp" "v/MPI" "v/ibw" "v/bidi")"
-for s in $(bench_sizes); do
-	read -r vm vl vh <<<"$(bench_med verbs-hbm "$s")"
-	read -r tm tl th <<<"$(bench_med tcp-hbm "$s")"
-	read -r mm ml mh <<<"$(bench_med mpi "$s")"
-	read -r im il ih <<<"$(bench_med ibw "$s")"
-	read -r bm bl bh <<<"$(bench_med ibw-bidi "$s")"
-	diag "$(printf '%10s  %-22s %-22s %-22s %-22s %-22s %7s %7s %7s %7s' "$s" "$vm ($vl-$vh)" \
-		"$tm ($tl-$th)" "$mm ($ml-$mh)" "$im ($il-$ih)" "$bm ($bl-$bh)" "$(bench_ratio "$vm" "$tm")" \
-		"$(bench_ratio "$vm" "$mm")" "$(bench_ratio "$vm" "$im")" "$(bench_ratio "$vm" "$bm")")"
-done
+bench_table verbs-hbm=verbs-HBM tcp-hbm=tcp-HBM=v/tcp "mpi=Open MPI tcp=v/MPI" \
+	ibw=ib_write_bw=v/ibw "ibw-bidi=ib_write_bw -b=v/bidi"
 tap_done

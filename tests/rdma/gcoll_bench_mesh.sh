@@ -63,26 +63,12 @@ tx_sum() {
 # moved into gm-r (gcoll_bench.sh's mpi() says why so); its traffic must
 # leave rank 0's device through its ports
 mpi() {
-	local i r s tx0 tx1 want=0 bin=$work/mpi_allreduce nsenv=()
-	if ! mpicc -O2 -o "$bin" /src/collectives/bench/mpi_allreduce.c 2>"$work/mpicc.err"; then
-		t_fail "Open MPI: mpicc" "$(cat "$work/mpicc.err")"
-		return
-	fi
+	local r s tx0 tx1 want=0 nsenv=()
 	for ((r = 0; r < N; r++)); do
 		nsenv+=("MPI_NETNS_$r=$([ "$r" = 0 ] || ns $r)")
 	done
 	tx0=$(tx_sum)
-	for ((i = 0; i < RUNS; i++)); do
-		ip netns exec "$(ns 0)" env "${nsenv[@]}" timeout 900 \
-			mpirun --allow-run-as-root --bind-to none --oversubscribe -np "$N" \
-			-x MPI_NETNS_0 -x MPI_NETNS_1 -x MPI_NETNS_2 -x MPI_NETNS_3 \
-			--mca pml ob1 --mca btl tcp,self --mca btl_tcp_if_include 10.99.0.0/24 \
-			/src/collectives/bench/mpi_netns.sh "$bin" "$MINB" "$MAXB" 4 5 1 \
-			>"$work/mpi.out" 2>"$work/mpi.err" ||
-			echo "mpirun: exit status $?" >>"$work/mpi.err"
-		awk -v lo="$MINB" '!/^#/ && $1 >= lo && NF >= 4 { print $1, $4 }' \
-			"$work/mpi.out" >>"$work/mpi"
-	done
+	bench_mpi "$(ns 0)" 10.99.0.0/24 "${nsenv[@]}" || return
 	tx1=$(tx_sum)
 	# 1 warm-up + 5 timed all-reduces per size and run: rank 0 sends at
 	# least (n-1)/n of every buffer, whatever the algorithm
@@ -108,16 +94,6 @@ bench_ibw ibw-bidi "${link[@]}" -b
 
 diag "all-reduce fp32 sum, $N ranks on a full mesh: busbw GB/s, median of $RUNS (min-max)"
 diag "(ib_write_bw over one cable; -b: one direction's share while both write)"
-diag "$(printf '%10s  %-22s %-22s %-22s %-22s %-22s %7s %7s %7s' size verbs-HBM tcp-HBM \
-	"Open MPI tcp" ib_write_bw "ib_write_bw -b" "v/tcp" "v/MPI" "v/ibw")"
-for s in $(bench_sizes); do
-	read -r vm vl vh <<<"$(bench_med verbs-hbm "$s")"
-	read -r tm tl th <<<"$(bench_med tcp-hbm "$s")"
-	read -r mm ml mh <<<"$(bench_med mpi "$s")"
-	read -r im il ih <<<"$(bench_med ibw "$s")"
-	read -r bm bl bh <<<"$(bench_med ibw-bidi "$s")"
-	diag "$(printf '%10s  %-22s %-22s %-22s %-22s %-22s %7s %7s %7s' "$s" "$vm ($vl-$vh)" \
-		"$tm ($tl-$th)" "$mm ($ml-$mh)" "$im ($il-$ih)" "$bm ($bl-$bh)" \
-		"$(bench_ratio "$vm" "$tm")" "$(bench_ratio "$vm" "$mm")" "$(bench_ratio "$vm" "$im")")"
-done
+bench_table verbs-hbm=verbs-HBM tcp-hbm=tcp-HBM=v/tcp "mpi=Open MPI tcp=v/MPI" \
+	ibw=ib_write_bw=v/ibw "ibw-bidi=ib_write_bw -b=v/bidi"
 tap_done

@@ -151,3 +151,57 @@ bench_ibw() {
 	[ -s "$work/$name" ] && t_ok "ib_write_bw ${bidi[*]} $cib/$cport -> $sib/$sport at every size" ||
 		t_fail "ib_write_bw ${bidi[*]} ran" "$out"
 }
+
+# bench_table COL...: one line per size, each COL ("name=header=ratio
+# header") as median (min-max) of $work/name, then the first COL's ratio
+# to each of the others
+bench_table() {
+	local spec name hdr rh s m l h line names=() hdrs=() rhs=() meds
+	for spec in "$@"; do
+		IFS='=' read -r name hdr rh <<<"$spec"
+		names+=("$name") hdrs+=("$hdr") rhs+=("$rh")
+	done
+	line=$(printf '%10s ' size)
+	for hdr in "${hdrs[@]}"; do line+=$(printf ' %-22s' "$hdr"); done
+	for rh in "${rhs[@]:1}"; do line+=$(printf ' %7s' "$rh"); done
+	diag "$line"
+	for s in $(bench_sizes); do
+		line=$(printf '%10s ' "$s") meds=()
+		for name in "${names[@]}"; do
+			read -r m l h <<<"$(bench_med "$name" "$s")"
+			meds+=("$m")
+			line+=$(printf ' %-22s' "$m ($l-$h)")
+		done
+		for m in "${meds[@]:1}"; do line+=$(printf ' %7s' "$(bench_ratio "${meds[0]}" "$m")"); done
+		diag "$line"
+	done
+}
+
+# bench_mpi NS0 SUBNET MPI_NETNS_0=NS... : RUNS runs of Open MPI's
+# all-reduce (collectives/bench/mpi_allreduce.c), one rank per assignment,
+# mpirun in namespace NS0, rank r moved into the namespace MPI_NETNS_r
+# names (empty: stay; collectives/bench/mpi_netns.sh), pml ob1 with btl
+# tcp,self on SUBNET; figures in $work/mpi, errors in $work/mpi.err.
+# Oversubscribed only with more ranks than CPUs: it makes Open MPI yield
+# when idle, which cost it up to 8 ms per all-reduce on the host.
+bench_mpi() {
+	local ns0=$1 net=$2 i e bin=$work/mpi_allreduce xs=() over=()
+	shift 2
+	for e in "$@"; do xs+=(-x "${e%%=*}"); done
+	[ $# -gt "$(nproc)" ] && over=(--oversubscribe)
+	if ! mpicc -O2 -o "$bin" /src/collectives/bench/mpi_allreduce.c 2>"$work/mpicc.err"; then
+		t_fail "Open MPI: mpicc" "$(cat "$work/mpicc.err")"
+		return 1
+	fi
+	for ((i = 0; i < RUNS; i++)); do
+		ip netns exec "$ns0" env "$@" timeout 900 \
+			mpirun --allow-run-as-root --bind-to none "${over[@]}" -np $# "${xs[@]}" \
+			--mca pml ob1 --mca btl tcp,self --mca btl_tcp_if_include "$net" \
+			/src/collectives/bench/mpi_netns.sh "$bin" "$MINB" "$MAXB" 4 5 1 \
+			>"$work/mpi.out" 2>"$work/mpi.err" ||
+			echo "mpirun: exit status $?" >>"$work/mpi.err"
+		# "bytes time_us algbw busbw" for every size
+		awk -v lo="$MINB" '!/^#/ && $1 >= lo && NF >= 4 { print $1, $4 }' \
+			"$work/mpi.out" >>"$work/mpi"
+	done
+}
