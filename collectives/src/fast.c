@@ -596,14 +596,6 @@ bool gc_fast_adapt_ok(struct gcoll_comm *c, size_t bytes, gcoll_request_t *req)
 	       bytes <= f->adapt_max;
 }
 
-static uint64_t now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
-
 static const char *via_name(int via)
 {
 	return via == GC_VIA_CHUNKS ? "the shared segment in chunks" : "the fabric";
@@ -634,13 +626,13 @@ gcoll_result_t gc_fast_adaptive(struct gcoll_comm *c, const void *sendbuf, void 
 	}
 	via = (int)pick - 1;
 	f->via[via]++;
-	t0 = c->rank == 0 ? now_ns() : 0;
+	t0 = c->rank == 0 ? gc_now_ns() : 0;
 	rc = via == GC_VIA_CHUNKS
 		? fast_issue(c, sendbuf, recvbuf, count, bytes, type, op, NULL, true)
 		: gc_algo_allreduce_fabric(c, sendbuf, recvbuf, count, bytes, type, op, NULL);
 	if (rc || c->rank)
 		return rc;
-	if (gc_adapt_record(a, via, (now_ns() - t0) * 1024 / bytes))
+	if (gc_adapt_record(a, via, (gc_now_ns() - t0) * 1024 / bytes))
 		GC_INFO("rank 0: all-reduces of %llu-%llu bytes now take %s (%llu against %llu ns per KiB)",
 			1ull << cls, (2ull << cls) - 1, via_name(a->best),
 			(unsigned long long)a->cost[a->best], (unsigned long long)a->cost[!a->best]);

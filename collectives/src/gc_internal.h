@@ -42,6 +42,7 @@ gcoll_result_t gc_err(gcoll_result_t r, const char *fmt, ...)
 #define GC_INFO(...) do { if (gc_log_lvl() >= GC_LOG_INFO) gc_log(GC_LOG_INFO, __VA_ARGS__); } while (0)
 
 uint64_t gc_now_ms(void);
+uint64_t gc_now_ns(void);
 uint64_t gc_env_u64(const char *name, uint64_t def);
 
 /* ---- reduction kernels (reduce.c) ---- */

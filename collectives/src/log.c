@@ -87,12 +87,17 @@ GC_API int gcoll_get_version(void)
 	return GCOLL_VERSION_CODE;
 }
 
-uint64_t gc_now_ms(void)
+uint64_t gc_now_ns(void)
 {
 	struct timespec ts;
 
 	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+uint64_t gc_now_ms(void)
+{
+	return gc_now_ns() / 1000000;
 }
 
 uint64_t gc_env_u64(const char *name, uint64_t def)
