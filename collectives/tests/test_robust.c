@@ -20,9 +20,14 @@
  *   adapt      chunks or fabric above GCOLL_SHM_BIG_MAX: rank 0's pick
  *              (its state machine alone, then live) reaches every rank, the
  *              quicker road wins, and rank 0's limit holds (shm only)
+ *   fpenv      the reduction kernels leave the caller's floating-point flags
+ *              as they found them
  */
 #define _GNU_SOURCE
 #include <arpa/inet.h>
+#include <fenv.h>
+#include <float.h>
+#include <math.h>
 #include <netinet/in.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -558,6 +563,38 @@ static void t_nonce(void)
 	      "nonce: gcoll_get_unique_id ids differ");
 }
 
+/* ---- fpenv: the reduction kernels leave the caller's floating-point
+ * environment as they found it (reduce.c): no flag raised by their
+ * arithmetic (0.1 + 0.2 is inexact, FLT_MAX + FLT_MAX overflows) is left
+ * set, none the caller had is cleared, and the sums are right */
+static void t_fpenv(void)
+{
+	static float a[1000], b[1000], d[1000];
+	static double x[3] = { 0.1, 1e308, 3 }, y[3] = { 0.2, 1e308, 4 }, z[3];
+	bool sums = true;
+
+	for (int i = 0; i < 1000; i++) {
+		a[i] = i % 2 ? 0.1f : FLT_MAX;
+		b[i] = i % 2 ? 0.2f : FLT_MAX;
+	}
+	feclearexcept(FE_ALL_EXCEPT);
+	gc_reduce(d, a, b, 1000, GCOLL_FLOAT32, GCOLL_SUM);
+	gc_reduce(a, a, b, 1000, GCOLL_FLOAT32, GCOLL_SUM);
+	gc_reduce(z, x, y, 3, GCOLL_FLOAT64, GCOLL_SUM);
+	gc_scale_avg(z, 3, GCOLL_FLOAT64, 3);
+	tu_ok(!fetestexcept(FE_ALL_EXCEPT), "fpenv: no flag left set by inexact and overflowing sums (%#x)",
+	      fetestexcept(FE_ALL_EXCEPT));
+	for (int i = 0; i < 1000; i++)
+		sums &= i % 2 ? d[i] == 0.1f + 0.2f && a[i] == d[i] : isinf(d[i]) && isinf(a[i]);
+	tu_ok(sums && z[0] == (0.1 + 0.2) / 3 && isinf(z[1]) && z[2] == 7.0 / 3,
+	      "fpenv: the sums are right");
+	feraiseexcept(FE_DIVBYZERO);
+	gc_reduce(d, d, b, 1000, GCOLL_FLOAT32, GCOLL_SUM);
+	tu_ok(fetestexcept(FE_ALL_EXCEPT) == FE_DIVBYZERO,
+	      "fpenv: a flag the caller had stays, and only it (%#x)", fetestexcept(FE_ALL_EXCEPT));
+	feclearexcept(FE_ALL_EXCEPT);
+}
+
 /* ---- fastenv: the chunked fast path's tunables are bad input too.  Rank 0
  * asks for a chunk out of range (or not a multiple of 64) and a 4 MiB
  * limit; the other ranks ask for a 4 KiB chunk and no chunked path.
@@ -772,6 +809,7 @@ int main(int argc, char **argv)
 		{ "nonce", t_nonce, false },
 		{ "fastenv", t_fastenv, false },
 		{ "adapt", t_adapt, false },
+		{ "fpenv", t_fpenv, false },
 	};
 	int first = 1;
 
