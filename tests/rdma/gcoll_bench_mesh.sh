@@ -24,6 +24,8 @@ RUNS=${RUNS:-3}
 MINB=4096
 MAXB=${MAXB:-16777216}
 PERFN_TIMEOUT=${PERFN_TIMEOUT:-900}
+# jumbo frames, as gcoll_bench.sh (which says why)
+MESH_MTU=${BENCH_MTU:-9000}
 work=$(mktemp -d)
 
 NR=0
@@ -38,7 +40,7 @@ if ! out=$(mesh_setup "$N" 2>&1); then
 	tap_done
 	exit 1
 fi
-t_ok "$N devices with $((N - 1)) ports each, cabled in a full mesh, one address per rank"
+t_ok "$N devices with $((N - 1)) ports each, cabled in a full mesh, one address per rank, MTU $MESH_MTU"
 
 # gcoll NAME: RUNS runs of gcoll-perf on the mesh (PERFN_TCP as set)
 gcoll() {
@@ -92,8 +94,10 @@ link=("$(ns 0)" "gaudi_$(dev 0)" $(($(port_to 0 1) + 1)) "$g0"
 bench_ibw ibw "${link[@]}"
 bench_ibw ibw-bidi "${link[@]}" -b
 
-diag "all-reduce fp32 sum, $N ranks on a full mesh: busbw GB/s, median of $RUNS (min-max)"
+bench_ceiling "$N"
+diag "all-reduce fp32 sum, $N ranks on a full mesh, MTU $MESH_MTU: busbw GB/s, median of $RUNS (min-max)"
 diag "(ib_write_bw over one cable; -b: one direction's share while both write)"
 bench_table verbs-hbm=verbs-HBM tcp-hbm=tcp-HBM=v/tcp "mpi=Open MPI tcp=v/MPI" \
 	ibw=ib_write_bw=v/ibw "ibw-bidi=ib_write_bw -b=v/bidi"
+bench_goals
 tap_done

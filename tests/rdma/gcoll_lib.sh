@@ -42,7 +42,8 @@ mesh_cleanup() {
 	return 0
 }
 
-# mesh_setup N: N devices with N-1 ports each, cabled in a full mesh
+# mesh_setup N: N devices with N-1 ports each, cabled in a full mesh, at
+# MTU $MESH_MTU (1500)
 mesh_setup() {
 	local n=$1 r p i
 	NR=$n
@@ -63,6 +64,7 @@ mesh_setup() {
 	for ((r = 0; r < n; r++)); do
 		for ((p = 0; p < n - 1; p++)); do
 			ip -n "$(ns $r)" addr add "$(addr $r)/32" dev "gn$(dev $r)p$p"
+			ip -n "$(ns $r)" link set "gn$(dev $r)p$p" mtu "${MESH_MTU:-1500}" || return 1
 			ip -n "$(ns $r)" link set "gn$(dev $r)p$p" up
 		done
 		for ((i = 0; i < n; i++)); do
@@ -150,6 +152,44 @@ bench_ibw() {
 	done
 	[ -s "$work/$name" ] && t_ok "ib_write_bw ${bidi[*]} $cib/$cport -> $sib/$sport at every size" ||
 		t_fail "ib_write_bw ${bidi[*]} ran" "$out"
+}
+
+# bench_ceiling N: what this machine's CPUs allow an N-rank ring
+# all-reduce's busbw, when the ranks' reductions and the emulated engines'
+# copies share them (under TCG, fp32 arithmetic is emulated in software
+# and every byte on a cable is copied by a CPU).  For S bytes the ranks
+# add (N-1)S bytes of output and send 2(N-1)S bytes, each copied once, so
+# on C CPUs with one CPU's add rate A and memcpy rate M, t >= (N-1)S(1/A
+# + 2/M)/C, and busbw = 2(N-1)/N * S/t <= (2/N) C / (1/A + 2/M).  It
+# leaves out per-packet work, polling and the progress engines, so real
+# figures stay below it.  Sets CEIL (GB/s) and reports A and M.
+bench_ceiling() {
+	local bin=${MEMCPY_BW:-/build/tests-rdma-rel/memcpy_bw} m a
+	CEIL=
+	if ! m=$("$bin" 65536 1 2>&1) || ! a=$("$bin" -a 65536 1 2>&1); then
+		t_fail "CPU references measured (memcpy_bw)" "${a:-$m}"
+		return 1
+	fi
+	# "memcpy SIZE KiB: RATE MiB/s (...)", "fp32 add SIZE KiB: RATE MiB/s (...)"
+	m=$(awk '{ print $4 }' <<<"$m") a=$(awk '{ print $5 }' <<<"$a")
+	CEIL=$(awk -v n="$1" -v c="$(nproc)" -v m="$m" -v a="$a" 'BEGIN {
+		a *= 1048576 / 1e9; m *= 1048576 / 1e9
+		printf "%.3f", 2 / n * c / (1 / a + 2 / m) }')
+	t_ok "CPU references, one CPU, 64 MiB buffers: memcpy $m MiB/s, fp32 add $a MiB/s;" \
+		"$1-rank ceiling on $(nproc) CPUs $CEIL GB/s"
+}
+
+# bench_goals: issue 16's goals at the largest size against the ceiling
+# (CEIL): 3 x Open MPI's busbw and 0.6 x ib_write_bw's
+bench_goals() {
+	local v mpi ibw
+	read -r v _ <<<"$(bench_med verbs-hbm "$MAXB")"
+	read -r mpi _ <<<"$(bench_med mpi "$MAXB")"
+	read -r ibw _ <<<"$(bench_med ibw "$MAXB")"
+	[ -n "$CEIL" ] && [ "$v" != - ] && [ "$mpi" != - ] && [ "$ibw" != - ] || return 0
+	diag "ceiling at $MAXB B, ranks' reductions and engines' copies on $(nproc) CPUs (bench_ceiling): $CEIL GB/s" \
+		"verbs-HBM $v GB/s, $(bench_ratio "$v" "$CEIL") of it; ceiling/MPI $(bench_ratio "$CEIL" "$mpi"), ceiling/ib_write_bw $(bench_ratio "$CEIL" "$ibw")" \
+		"(the goals need verbs-HBM/MPI >= 3 and verbs-HBM/ib_write_bw >= 0.6: out of reach here where the ceiling's ratio is below them)"
 }
 
 # bench_table COL...: one line per size, each COL ("name=header=ratio
