@@ -32,15 +32,14 @@ PORT=29700
 # Jumbo frames, as RoCE fabrics run (path MTU 4096, as perftest.sh's
 # runs): every library gets the same MTU on the same netdevs.
 BENCH_MTU=${BENCH_MTU:-9000}
+RDMA_MTU=$BENCH_MTU
 work=$(mktemp -d)
 
 cleanup() { rm -rf "$work"; rdma_env_cleanup; }
 trap cleanup EXIT
 bench_setup() {
 	modprobe -q rdma_ucm || { echo "cannot load rdma_ucm"; return 1; }
-	rdma_env_setup || return 1
-	ns_a ip link set "$IF_A" mtu "$BENCH_MTU" && ns_b ip link set "$IF_B" mtu "$BENCH_MTU" || return 1
-	wait_carrier "$NS_A" "$IF_A" 1 && wait_carrier "$NS_B" "$IF_B" 1
+	rdma_env_setup
 }
 tap_env_start bench_setup
 t_ok "environment: $IB_A ($IF_A in $NS_A, $IP_A) cabled to $IB_B ($IF_B in $NS_B, $IP_B), MTU $BENCH_MTU"

@@ -118,6 +118,9 @@ ib_wait_active() {
 	return 1
 }
 
+# rdma_env_setup: devices DEV_A and DEV_B (HBM: $RDMA_HBM_MB MiB, else the
+# default), their netdevs in NS_A and NS_B, cabled, addressed, at MTU
+# $RDMA_MTU (else the default), up, their ports ACTIVE; sets GID_A, GID_B
 rdma_env_setup() {
 	gib_load || { echo "cannot load the drivers" >&2; return 1; }
 	gn_new_device "$DEV_A" 1 ${RDMA_HBM_MB:-} && gn_new_device "$DEV_B" 1 ${RDMA_HBM_MB:-} || return 1
@@ -128,6 +131,10 @@ rdma_env_setup() {
 	gn_link "$NS_A" "$IF_A" "$NS_B" "$IF_B" || return 1
 	ns_a ip addr add "$IP_A/24" dev "$IF_A"
 	ns_b ip addr add "$IP_B/24" dev "$IF_B"
+	if [ -n "${RDMA_MTU:-}" ]; then
+		ns_a ip link set "$IF_A" mtu "$RDMA_MTU" && ns_b ip link set "$IF_B" mtu "$RDMA_MTU" ||
+			return 1
+	fi
 	ns_a ip link set "$IF_A" up
 	ns_b ip link set "$IF_B" up
 	wait_carrier "$NS_A" "$IF_A" 1 && wait_carrier "$NS_B" "$IF_B" 1 || return 1

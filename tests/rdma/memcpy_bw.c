@@ -56,14 +56,15 @@ int main(int argc, char **argv)
 	long kib = argc > 1 + add ? arg(argv[1 + add], 4, 4L << 20, "SIZE_KIB") : 65536;
 	long secs = argc > 2 + add ? arg(argv[2 + add], 1, 60, "SECONDS") : 1;
 	size_t len = (size_t)kib << 10, nf = len / sizeof(float);
-	char *src = malloc(len), *dst = malloc(len), *src2 = malloc(len);
+	/* -a: a second source operand */
+	char *src = malloc(len), *dst = malloc(len), *src2 = add ? malloc(len) : NULL;
 	float *fa = (float *)src, *fb = (float *)src2, *fd = (float *)dst;
 	double t0, t;
 	long n = 0;
 
-	if (argc > 3 + add || !src || !dst || !src2) {
+	if (argc > 3 + add || !src || !dst || (add && !src2)) {
 		fprintf(stderr, argc > 3 + add ? "usage: memcpy_bw [-a] [SIZE_KIB [SECONDS]]\n" :
-			"memcpy_bw: cannot allocate 3 x %ld KiB\n", kib);
+			"memcpy_bw: cannot allocate %d x %ld KiB\n", 2 + add, kib);
 		return 2;
 	}
 	/* fault every page in before timing */
