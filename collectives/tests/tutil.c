@@ -55,6 +55,39 @@ static void shm_cleanup(const char *pfx)
 	closedir(d);
 }
 
+/* The threads this process has now, from /proc/self/status; 0 if unknown. */
+static int thread_count(void)
+{
+	FILE *f = fopen("/proc/self/status", "r");
+	char line[128];
+	int n = 0;
+
+	if (!f)
+		return 0;
+	while (fgets(line, sizeof(line), f))
+		if (sscanf(line, "Threads: %d", &n) == 1)
+			break;
+	fclose(f);
+	return n;
+}
+
+/*
+ * fork() copies only the calling thread.  A lock another thread holds at
+ * that moment stays held in the child forever; glibc's fork takes its own
+ * malloc locks first, but the sanitizers' allocators (GCC 14's libasan has
+ * no fork handler) do not.  The bootstrap server thread of a communicator
+ * the caller just destroyed frees its memory and exits right then, so
+ * wait for such threads to be gone.  Servers nobody connected to sleep in
+ * poll() until their timeout; after a short wait fork anyway.
+ */
+static void wait_single_threaded(void)
+{
+	double end = tu_now() + 2.0;
+
+	while (thread_count() > 1 && tu_now() < end)
+		usleep(1000);
+}
+
 int tu_run(int nranks, tu_rank_fn fn, void *arg, int timeout_s, int *status)
 {
 	static unsigned runs;
@@ -71,8 +104,9 @@ int tu_run(int nranks, tu_rank_fn fn, void *arg, int timeout_s, int *status)
 	setenv("GCOLL_SHM_PREFIX", pfx, 1);
 	fflush(stdout);
 	fflush(stderr);
+	wait_single_threaded();
 	/* fork first, then create the id (which starts the bootstrap thread)
-	 * and hand it over a pipe: no child is forked from a threaded parent */
+	 * and hand it over a pipe: no child is forked while that thread runs */
 	for (int r = 0; r < nranks; r++) {
 		if (pipe(pfd[r])) {
 			perror("pipe");
