@@ -303,6 +303,7 @@ struct bcase {
 	int rank[2];
 	int fake_version;   /* rank 1 pretends to be another version */
 	int nproc;
+	const char *prov1;  /* rank 1's GCOLL_PROVIDER, if not the others' */
 };
 
 static int boot_main(int rank, int n, gcoll_unique_id id, void *arg)
@@ -315,9 +316,14 @@ static int boot_main(int rank, int n, gcoll_unique_id id, void *arg)
 	(void)n;
 	if (b->fake_version && rank == 1)
 		setenv("GCOLL_TEST_FAKE_VERSION", "999", 1);
+	if (b->prov1 && rank == 1)
+		setenv("GCOLL_PROVIDER", b->prov1, 1);
 	rc = gcoll_comm_init_rank(&c, b->nranks[rank], id, b->rank[rank]);
 	R->rc[rank] = rc;
 	R->secs[rank] = tu_now() - t0;
+	/* a provider mismatch must say which providers met */
+	R->extra[rank] = b->prov1 && rc && strstr(gcoll_get_last_error(), b->prov1) &&
+			 strstr(gcoll_get_last_error(), prov);
 	if (!rc)
 		gcoll_comm_abort(c);
 	return 0;
@@ -330,8 +336,10 @@ static void test_boot(const char *what, struct bcase b, gcoll_result_t want)
 	memset(R, 0, sizeof(*R));
 	tu_run(b.nproc, boot_main, &b, 30, st);
 	for (int r = 0; r < b.nproc; r++)
-		tu_ok(R->rc[r] == (int)want && st[r] == 0, "bootstrap %s: rank %d gets '%s' (want '%s', %.2fs)",
-		      what, r, gcoll_get_error_string(R->rc[r]), gcoll_get_error_string(want), R->secs[r]);
+		tu_ok(R->rc[r] == (int)want && st[r] == 0 && (!b.prov1 || R->extra[r]),
+		      "bootstrap %s: rank %d gets '%s' (want '%s'%s, %.2fs)", what, r,
+		      gcoll_get_error_string(R->rc[r]), gcoll_get_error_string(want),
+		      b.prov1 ? ", naming both providers" : "", R->secs[r]);
 }
 
 int main(int argc, char **argv)
@@ -359,6 +367,9 @@ int main(int argc, char **argv)
 		  GCOLL_ERR_MISMATCH);
 	test_boot("version mismatch", (struct bcase){ { 2, 2 }, { 0, 1 }, 1, 2 }, GCOLL_ERR_VERSION);
 	test_boot("duplicate rank", (struct bcase){ { 2, 2 }, { 0, 0 }, 0, 2 }, GCOLL_ERR_MISMATCH);
+	test_boot("provider mismatch",
+		  (struct bcase){ { 2, 2 }, { 0, 1 }, 0, 2, strcmp(prov, "shm") ? "shm" : "tcp" },
+		  GCOLL_ERR_MISMATCH);
 	test_boot("missing rank (timeout)", (struct bcase){ { 2, 2 }, { 0, 1 }, 0, 1 },
 		  GCOLL_ERR_BOOTSTRAP);
 	return tu_done();
