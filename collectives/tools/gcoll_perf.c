@@ -63,10 +63,11 @@ static struct {
 } o = { C_AR, 8, 256u << 20, 2, GCOLL_SUM, GCOLL_FLOAT32, 1, 20, 5, 2, 0, NULL, 0, 0 };
 
 /* A benchmark buffer: host memory, or HBM of an accel device exported as
- * dma-buf and used through its CPU mapping. */
+ * dma-buf and used through its CPU mapping.  The buffer starts lead bytes
+ * into its allocation (base). */
 struct pbuf {
-	void *cpu;
-	size_t len;
+	void *cpu, *base;
+	size_t len, lead;
 	int acc_fd, dmabuf;
 	uint64_t handle, dva;
 	gcoll_mem_t mem;
@@ -88,18 +89,33 @@ static int hbm_index(int rank)
 }
 #endif
 
-static int pbuf_alloc(gcoll_comm_t c, int rank, struct pbuf *b, size_t len, const char *what)
+/*
+ * lead staggers the buffers: the send buffer starts one page into its
+ * allocation, the receive buffer two.  Two HBM mappings of the same size
+ * land next to each other, so without it the operands of a reduction at
+ * the same offset were exactly the buffer size, a power of two, apart.
+ * Under QEMU's TCG that halved the reduction's speed: its software TLB is
+ * direct-mapped, and such pages evict each other's entries on every
+ * access.  With the leads they are one page more apart (two if mappings
+ * grow upwards).  Host buffers were already staggered by malloc's
+ * headers; this gives both kinds the same layout, as STREAM's OFFSET does,
+ * and registers the HBM buffers at an offset into their dma-bufs.
+ */
+static int pbuf_alloc(gcoll_comm_t c, int rank, struct pbuf *b, size_t len, size_t lead,
+		      const char *what)
 {
 	len = (len + 4095) & ~(size_t)4095;
 	memset(b, 0, sizeof(*b));
 	b->len = len;
+	b->lead = lead;
 	b->acc_fd = -1;
 	b->dmabuf = -1;
 	if (!o.hbm) {
-		b->cpu = aligned_alloc(4096, len);
-		if (!b->cpu)
+		b->base = aligned_alloc(4096, len + lead);
+		if (!b->base)
 			fprintf(stderr, "rank %d: cannot allocate %zu bytes for the %s buffer\n", rank, len,
 				what);
+		b->cpu = b->base ? (char *)b->base + lead : NULL;
 		return b->cpu ? 0 : -1;
 	}
 #ifdef GCOLL_PERF_HBM
@@ -109,19 +125,20 @@ static int pbuf_alloc(gcoll_comm_t c, int rank, struct pbuf *b, size_t len, cons
 	b->acc_fd = hlthunk_open_by_index((uint32_t)acc);
 	if (b->acc_fd < 0)
 		goto fail;
-	b->handle = hlthunk_device_memory_alloc(b->acc_fd, len, 0, true, false);
+	b->handle = hlthunk_device_memory_alloc(b->acc_fd, len + lead, 0, true, false);
 	if (!b->handle)
 		goto fail;
 	b->dva = hlthunk_device_memory_map(b->acc_fd, b->handle, 0);
 	if (!b->dva)
 		goto fail;
-	b->dmabuf = hlthunk_device_mapped_memory_export_dmabuf_fd(b->acc_fd, b->dva, len, 0, 0);
+	b->dmabuf = hlthunk_device_mapped_memory_export_dmabuf_fd(b->acc_fd, b->dva, len + lead, 0, 0);
 	if (b->dmabuf < 0)
 		goto fail;
-	b->cpu = hlthunk_device_memory_mmap(b->acc_fd, b->handle, len);
-	if (!b->cpu)
+	b->base = hlthunk_device_memory_mmap(b->acc_fd, b->handle, len + lead);
+	if (!b->base)
 		goto fail;
-	rc = gcoll_mem_register_dmabuf(c, b->dmabuf, 0, len, b->cpu, &b->mem);
+	b->cpu = (char *)b->base + lead;
+	rc = gcoll_mem_register_dmabuf(c, b->dmabuf, lead, len, b->cpu, &b->mem);
 	if (rc) {
 		fprintf(stderr, "rank %d: registering the %s buffer (HBM of accel %d, dma-buf fd %d): %s\n",
 			rank, what, acc, b->dmabuf, gcoll_get_last_error());
@@ -142,14 +159,14 @@ fail:
 static void pbuf_free(gcoll_comm_t c, struct pbuf *b)
 {
 	if (b->acc_fd < 0) {
-		free(b->cpu);
+		free(b->base);
 		return;
 	}
 #ifdef GCOLL_PERF_HBM
 	if (b->mem)
 		gcoll_mem_deregister(c, b->mem);
-	if (b->cpu)
-		hlthunk_device_memory_munmap(b->cpu, b->len);
+	if (b->base)
+		hlthunk_device_memory_munmap(b->base, b->len + b->lead);
 	if (b->dmabuf >= 0)
 		close(b->dmabuf);
 	if (b->dva)
@@ -450,8 +467,8 @@ static int rank_main(int rank, int n, gcoll_unique_id id)
 	gcoll_comm_transport_info(c, &prov, &rails, &dmab, &rxd);
 	memset(&rbuf, 0, sizeof(rbuf));
 	rbuf.acc_fd = -1;
-	if (pbuf_alloc(c, rank, &sbuf, o.maxb, "send") ||
-	    (!inplace && pbuf_alloc(c, rank, &rbuf, o.maxb, "receive")))
+	if (pbuf_alloc(c, rank, &sbuf, o.maxb, 4096, "send") ||
+	    (!inplace && pbuf_alloc(c, rank, &rbuf, o.maxb, 8192, "receive")))
 		return 1;
 	sb = sbuf.cpu;
 	rb = inplace ? sb : rbuf.cpu;
