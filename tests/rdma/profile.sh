@@ -16,11 +16,9 @@ DEV_B=${DEV_B:-45}
 . "$here/lib.sh"
 
 trap rdma_env_cleanup EXIT
+RDMA_MTU=${RDMA_MTU:-9000}
 tap_env_start rdma_env_setup
 command -v perf >/dev/null || { t_skip "profile" "no perf in the root (linux-perf)"; tap_done; exit 0; }
-ns_a ip link set "$IF_A" mtu 9000
-ns_b ip link set "$IF_B" mtu 9000
-wait_carrier "$NS_A" "$IF_A" 1
 read -r -a cmd <<<"${PERFTEST:-ib_write_bw -F -s 65536 -n 40000 -m 4096}"
 ns_a "${cmd[@]}" -d "$IB_A" -x "$GID_A" >/tmp/gn-prof-s.log 2>&1 &
 wait_listen "$NS_A" 18515 || sleep 1
