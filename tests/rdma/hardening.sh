@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # hardening.sh - the engine against a hostile process and hostile frames
 # (tests/rdma/hardening_test.c): WQEs rewritten in the mmap'd send queue
-# after posting must not change what goes on the wire; the responder
+# after posting must not change what goes on the wire; a producer index
+# moved back behind started WQEs is a fatal QP error, not a loop; the responder
 # resources (max_dest_rd_atomic) are enforced; a 16 MiB READ at MTU 256 is
 # answered once, in bursts, without overflowing the requester; an mmap()
 # racing with the destroy of its ring (held open by the test module

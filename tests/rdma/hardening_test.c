@@ -19,6 +19,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
+#include <poll.h>
 #include <pthread.h>
 #include <stdbool.h>
 #include <stdint.h>
@@ -42,6 +43,8 @@
 #define WQE_SIZE	128
 #define RING_HDR	128
 #define WQE_F_INLINE	0x02
+#define WQE_WRITE	2
+#define WQE_BIND_MW	6
 struct hw_sge {
 	uint64_t addr;
 	uint32_t length;
@@ -112,9 +115,11 @@ static int wait_wc(struct ibv_cq *cq, struct ibv_wc *wc, double secs)
 
 /*
  * The WQE with @wr_id in one of this process's mmap'd gaudi rings (the
- * ring mappings of /dev/infiniband/uverbsN), or NULL.
+ * ring mappings of /dev/infiniband/uverbsN), or NULL.  If @map is not
+ * NULL, it gets the first and the last address of that ring's mapping:
+ * its header, then its entries.
  */
-static struct hw_wqe *find_wqe(uint64_t wr_id, uint8_t opcode)
+static struct hw_wqe *find_wqe(uint64_t wr_id, uint8_t opcode, uintptr_t *map)
 {
 	FILE *f = fopen("/proc/self/maps", "r");
 	struct hw_wqe *found = NULL;
@@ -135,6 +140,10 @@ static struct hw_wqe *find_wqe(uint64_t wr_id, uint8_t opcode)
 
 			if (w->wr_id == wr_id && w->opcode == opcode) {
 				found = w;
+				if (map) {
+					map[0] = lo;
+					map[1] = hi;
+				}
 				break;
 			}
 		}
@@ -221,7 +230,7 @@ static void test_rewrite(struct __test_metadata *_metadata, enum rewrite how)
 	ASSERT_EQ(0, ibv_post_send(qa, &wr, &bad)) TH_LOG("%s: post", rewrite_name[how]);
 	/* the first transmission reaches a QP in INIT and is dropped */
 	usleep(20000);
-	w = find_wqe(wr.wr_id, read ? 4 : 2);
+	w = find_wqe(wr.wr_id, read ? 4 : WQE_WRITE, NULL);
 	ASSERT_NE(NULL, w) TH_LOG("%s: the WQE is in the mmap'd ring", rewrite_name[how]);
 	switch (how) {
 	case SET_INLINE:
@@ -716,6 +725,113 @@ TEST_F_TIMEOUT(hardening, wire, 120)
 	   TH_LOG("after the fuzzer, new QPs carry a WRITE each way");
 out:
 	release((struct ibv_qp *[]){ qa, qb }, 2, ma, mb, a, b);
+}
+
+/* An async event of @qp within @secs, acknowledged: its type, or -1. */
+static int qp_event(struct ibv_context *ctx, struct ibv_qp *qp, double secs)
+{
+	struct pollfd p = { .fd = ctx->async_fd, .events = POLLIN };
+	double end = tu_now() + secs;
+	struct ibv_async_event ev;
+	int type, left;
+
+	while ((left = (int)((end - tu_now()) * 1e3)) >= 0) {
+		if (poll(&p, 1, left) != 1 || ibv_get_async_event(ctx, &ev))
+			return -1;
+		type = ev.event_type;
+		ibv_ack_async_event(&ev);
+		if (ev.element.qp == qp)
+			return type;
+	}
+	return -1;
+}
+
+/*
+ * The producer index moved backwards (N1 of the November review).  A
+ * WRITE waits for its ACK (B's QP is still in INIT) and a type 1 bind
+ * behind it has run: the engine has started both.  The process then
+ * writes that bind into every slot of its send ring, moves the producer
+ * index back to 1, behind the bind, and rings the doorbell.  An engine
+ * that trusted the index ran binds round and round the ring (they take
+ * no packets, so no window stops them) until its 32-bit counter wrapped,
+ * in one doorbell with the device's lock held and BHs off: a soft lockup
+ * of the whole device.  A lying producer is a fatal QP error: the
+ * doorbell returns at once, the QP is in ERR with IBV_EVENT_QP_FATAL,
+ * both started WQEs complete with a flush error (from the engine's
+ * copies, so with their own wr_ids), and new QPs on the device work.
+ */
+TEST_F_TIMEOUT(hardening, prod_backwards, 120)
+{
+	uint8_t *a = aligned_alloc(4096, 8192), *b = aligned_alloc(4096, 8192);
+	struct ibv_mr *ma = ibv_reg_mr(A.pd, a, 8192,
+				       ACC_ALL | IBV_ACCESS_MW_BIND);
+	struct ibv_mr *mb = ibv_reg_mr(B.pd, b, 8192, ACC_ALL);
+	struct ibv_qp *qa = new_qp(&A), *qb = new_qp(&B), *qa2 = NULL, *qb2 = NULL;
+	struct ibv_mw *mw = ibv_alloc_mw(A.pd, IBV_MW_TYPE_1);
+	struct ibv_sge sg = { (uintptr_t)a, LEN, ma ? ma->lkey : 0 };
+	struct ibv_send_wr wr = {
+		.wr_id = WR_ID + 0x60, .sg_list = &sg, .num_sge = 1,
+		.opcode = IBV_WR_RDMA_WRITE, .send_flags = IBV_SEND_SIGNALED,
+		.wr.rdma = { .remote_addr = (uintptr_t)b,
+			     .rkey = mb ? mb->rkey : 0 },
+	}, *bad;
+	struct ibv_mw_bind bind = {
+		.wr_id = WR_ID + 0x61, .send_flags = IBV_SEND_SIGNALED,
+		.bind_info = { .mr = ma, .addr = (uintptr_t)a, .length = 4096,
+			       .mw_access_flags = IBV_ACCESS_REMOTE_WRITE },
+	};
+	struct ibv_qp_init_attr init;
+	struct ibv_qp_attr attr = {};
+	struct ibv_wc wc[2] = {};
+	uintptr_t map[2], off;
+	uint32_t *prod;
+	struct hw_wqe *w;
+	double took;
+	int ret, n;
+
+	ASSERT_TRUE(a && b && ma && mb && qa && qb && mw)
+		TH_LOG("buffers, MRs, QPs and a type 1 window (%s)", strerror(errno));
+	ASSERT_TRUE(!to_init(qa) && !to_init(qb) &&
+		    !to_rts(&A, qa, &B, qb->qp_num))
+		TH_LOG("A's QP to RTS, B's to INIT");
+	ASSERT_EQ(0, ibv_post_send(qa, &wr, &bad)) TH_LOG("post the WRITE");
+	ASSERT_EQ(0, ibv_bind_mw(qa, mw, &bind)) TH_LOG("bind the window behind it");
+	usleep(20000);
+	ASSERT_EQ(0, ibv_poll_cq(A.cq, 1, wc))
+		TH_LOG("nothing completes while the WRITE waits for B");
+	w = find_wqe(bind.wr_id, WQE_BIND_MW, map);
+	ASSERT_NE(NULL, w) TH_LOG("the bind's WQE is in the mmap'd ring");
+	prod = (uint32_t *)map[0];
+	ASSERT_EQ(2, __atomic_load_n(prod, __ATOMIC_ACQUIRE))
+		TH_LOG("the producer index is 2, past the WRITE and the bind");
+	for (off = map[0] + RING_HDR; off + WQE_SIZE <= map[1]; off += WQE_SIZE)
+		if ((struct hw_wqe *)off != w)
+			memcpy((void *)off, w, sizeof(*w));
+	__atomic_store_n(prod, 1, __ATOMIC_RELEASE);
+	took = tu_now();
+	ret = tu_raw_doorbell(qa, NULL);
+	took = tu_now() - took;
+	EXPECT_TRUE(!ret && took < 10)
+		TH_LOG("the doorbell returns (%s, after %.1f s)", strerror(ret), took);
+	for (n = 0; n < 2 && tu_poll(A.cq, &wc[n], 10) == 1; n++)
+		;
+	EXPECT_TRUE(n == 2 && wc[0].wr_id == wr.wr_id && wc[1].wr_id == bind.wr_id &&
+		    wc[0].status == IBV_WC_WR_FLUSH_ERR &&
+		    wc[1].status == IBV_WC_WR_FLUSH_ERR)
+		TH_LOG("the WRITE and the bind complete in order with a flush error (%d completions: %s, %s)",
+		       n, n > 0 ? ibv_wc_status_str(wc[0].status) : "-",
+		       n > 1 ? ibv_wc_status_str(wc[1].status) : "-");
+	EXPECT_EQ(0, ibv_poll_cq(A.cq, 1, wc))
+		TH_LOG("nothing else completes: the binds written behind the index never ran");
+	EXPECT_TRUE(!ibv_query_qp(qa, &attr, IBV_QP_STATE, &init) &&
+		    attr.qp_state == IBV_QPS_ERR)
+		TH_LOG("A's QP is in ERR (state %d)", attr.qp_state);
+	EXPECT_EQ(IBV_EVENT_QP_FATAL, qp_event(A.ctx, qa, 5))
+		TH_LOG("A's QP gets IBV_EVENT_QP_FATAL");
+	EXPECT_TRUE(connect_pair(&qa2, &qb2) && write_ok(&A, qa2, ma, mb, 7))
+		TH_LOG("afterwards a new QP pair carries a WRITE");
+	ibv_dealloc_mw(mw);
+	release((struct ibv_qp *[]){ qa, qb, qa2, qb2 }, 4, ma, mb, a, b);
 }
 
 /*

@@ -29,6 +29,7 @@
 #include <time.h>
 #include <unistd.h>
 #include <infiniband/verbs.h>
+#include <rdma/ib_user_verbs.h>
 
 static int tap_n, tap_failed;
 
@@ -227,6 +228,38 @@ static inline int tu_poll(struct ibv_cq *cq, struct ibv_wc *wc, double secs)
 			return 0;
 		usleep(100);
 	}
+}
+
+/*
+ * The doorbell of user QP @qp, rung by hand: POST_SEND through the
+ * write() ABI with one empty work request (through @ah on a UD QP, where
+ * the core looks the AH up; NULL otherwise).  gaudi_ib only rings the
+ * engine, which reads the ring: a test that wrote the ring itself rings
+ * with this, where the provider would publish its own producer index.
+ */
+static inline int tu_raw_doorbell(struct ibv_qp *qp, struct ibv_ah *ah)
+{
+	struct ib_uverbs_cmd_hdr h = { .command = IB_USER_VERBS_CMD_POST_SEND };
+	struct ib_uverbs_post_send c = {};
+	struct ib_uverbs_send_wr wr = {};
+	struct ib_uverbs_post_send_resp r = {};
+	uint8_t buf[sizeof(h) + sizeof(c) + sizeof(wr)];
+
+	h.in_words = sizeof(buf) / 4;
+	h.out_words = sizeof(r) / 4;
+	c.response = (uintptr_t)&r;
+	c.qp_handle = qp->handle;
+	c.wr_count = 1;
+	c.wqe_size = sizeof(wr);
+	wr.opcode = IB_UVERBS_WR_SEND;
+	if (ah)
+		wr.wr.ud.ah = ah->handle;
+	memcpy(buf, &h, sizeof(h));
+	memcpy(buf + sizeof(h), &c, sizeof(c));
+	memcpy(buf + sizeof(h) + sizeof(c), &wr, sizeof(wr));
+	if (write(qp->context->cmd_fd, buf, sizeof(buf)) != (ssize_t)sizeof(buf))
+		return errno;
+	return 0;
 }
 
 /* Whether @g is an IPv4-mapped GID (::ffff:a.b.c.d). */

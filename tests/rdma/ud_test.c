@@ -1211,35 +1211,6 @@ static struct gaudi_wqe *find_send_wqe(uint64_t wr_id, uint32_t dqpn,
 }
 
 /*
- * The doorbell of user QP @qp: POST_SEND through the write() ABI with one
- * empty UD work request through @ah (the core looks the AH up; gaudi_ib
- * only rings the engine, which reads the ring).
- */
-static int raw_doorbell(struct ibv_qp *qp, struct ibv_ah *ah)
-{
-	struct ib_uverbs_cmd_hdr h = { .command = IB_USER_VERBS_CMD_POST_SEND };
-	struct ib_uverbs_post_send c = {};
-	struct ib_uverbs_send_wr wr = {};
-	struct ib_uverbs_post_send_resp r = {};
-	uint8_t buf[sizeof(h) + sizeof(c) + sizeof(wr)];
-
-	h.in_words = sizeof(buf) / 4;
-	h.out_words = sizeof(r) / 4;
-	c.response = (uintptr_t)&r;
-	c.qp_handle = qp->handle;
-	c.wr_count = 1;
-	c.wqe_size = sizeof(wr);
-	wr.opcode = IB_UVERBS_WR_SEND;
-	wr.wr.ud.ah = ah->handle;
-	memcpy(buf, &h, sizeof(h));
-	memcpy(buf + sizeof(h), &c, sizeof(c));
-	memcpy(buf + sizeof(h) + sizeof(c), &wr, sizeof(wr));
-	if (write(qp->context->cmd_fd, buf, sizeof(buf)) != (ssize_t)sizeof(buf))
-		return errno;
-	return 0;
-}
-
-/*
  * The reserved byte of a UD send's address vector (gaudi_av.rsvd), which
  * the provider leaves zero: a WQE written into the ring with it set
  * completes with IBV_WC_LOC_QP_OP_ERR and sends nothing.  The same WQE
@@ -1283,7 +1254,7 @@ TEST_F_TIMEOUT(ud, av_reserved, 120)
 		ret = post_rx(&self->b, GRH + 256, 0x80 + i);
 		__atomic_store_n(&hdr->prod, 1 + i, __ATOMIC_RELEASE);
 		if (!ret)
-			ret = raw_doorbell(self->a.qp, ah);
+			ret = tu_raw_doorbell(self->a.qp, ah);
 		memset(&wc, 0, sizeof(wc));
 		ret = ret ? ret : wait_wc(self->a.scq, &wc, 10);
 		if (!rsvd) {

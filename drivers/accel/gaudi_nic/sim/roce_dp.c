@@ -368,12 +368,17 @@ void gnsim_rq_consume(struct gn_rqp *qp)
 
 /*
  * Send WQEs posted on @qp's SQ and not completed, or -1 if the producer
- * index lies (more than the ring holds): then the QP is moved to ERR.
+ * index lies: more than the ring holds, or behind a WQE the engine has
+ * already started (an honest producer only moves forward).  A lying
+ * producer moves the QP to ERR.  Every loop over the SQ is bounded by
+ * sq_tail + posted, so this is what keeps them within the ring.
  */
 int gnsim_sq_posted(struct gaudi_nic_roce *r, struct gn_rqp *qp)
 {
 	int posted = gnsim_wq_posted(&qp->sq, qp->sq_tail);
 
+	if (posted >= 0 && (u32)posted < qp->sq_next - qp->sq_tail)
+		posted = -1;
 	if (posted < 0) {
 		gnsim_rdp_to_error(r, qp);
 		gnsim_roce_event(r, GN_ROCE_EV_QP_FATAL, qp->qpn);
@@ -407,13 +412,18 @@ void gnsim_qp_stop_timer(struct gn_rqp *qp)
 	qp->timer_on = false;
 }
 
-/* Flush everything posted; the QP is in ERR. */
+/*
+ * Flush everything posted; the QP is in ERR.  What the engine started is
+ * flushed even if the producer index has since moved back over it (or
+ * lies otherwise): each started WQE completes, from the engine's copy.
+ */
 void gnsim_qp_flush(struct gaudi_nic_roce *r, struct gn_rqp *qp)
 {
 	u32 mask = qp->sq.size - 1;
 	int n;
 
 	n = gnsim_wq_posted(&qp->sq, qp->sq_tail);
+	n = max_t(int, n, qp->sq_next - qp->sq_tail);
 	while (n-- > 0) {
 		const struct gn_rswqe *sw = &qp->swqe[qp->sq_tail & mask];
 		const struct gn_roce_wqe *w = gnsim_rring_entry(&qp->sq,
