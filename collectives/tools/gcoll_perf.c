@@ -27,6 +27,7 @@
  */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <fcntl.h>
 #include <execinfo.h>
 #include <math.h>
 #include <stdbool.h>
@@ -131,7 +132,8 @@ static int pbuf_alloc(gcoll_comm_t c, int rank, struct pbuf *b, size_t len, size
 	b->dva = hlthunk_device_memory_map(b->acc_fd, b->handle, 0);
 	if (!b->dva)
 		goto fail;
-	b->dmabuf = hlthunk_device_mapped_memory_export_dmabuf_fd(b->acc_fd, b->dva, len + lead, 0, 0);
+	b->dmabuf = hlthunk_device_mapped_memory_export_dmabuf_fd(b->acc_fd, b->dva, len + lead, 0,
+								   O_RDWR | O_CLOEXEC);
 	if (b->dmabuf < 0)
 		goto fail;
 	b->base = hlthunk_device_memory_mmap(b->acc_fd, b->handle, len + lead);

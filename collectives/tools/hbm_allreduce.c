@@ -15,6 +15,7 @@
  */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <fcntl.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -67,7 +68,8 @@ int main(int argc, char **argv)
 		return die(rank, "open the accel device", strerror(errno));
 	handle = hlthunk_device_memory_alloc(acc_fd, len, 0, true, false);
 	dva = handle ? hlthunk_device_memory_map(acc_fd, handle, 0) : 0;
-	dmabuf = dva ? hlthunk_device_mapped_memory_export_dmabuf_fd(acc_fd, dva, len, 0, 0) : -1;
+	dmabuf = dva ? hlthunk_device_mapped_memory_export_dmabuf_fd(acc_fd, dva, len, 0,
+								   O_RDWR | O_CLOEXEC) : -1;
 	t = handle ? hlthunk_device_memory_mmap(acc_fd, handle, len) : NULL;
 	if (dmabuf < 0 || !t)
 		return die(rank, "allocate, map and export HBM", strerror(errno));

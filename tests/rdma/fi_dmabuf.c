@@ -30,6 +30,7 @@
 #define _GNU_SOURCE
 #include <arpa/inet.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <inttypes.h>
 #include <netdb.h>
 #include <stdbool.h>
@@ -270,7 +271,7 @@ static void buf_alloc(struct __test_metadata *_metadata, struct buf *b, size_t l
 	ASSERT_NE(0, b->va)
 		TH_LOG("map the HBM on accel %d: %s", acc, strerror(errno));
 	b->dmabuf = hlthunk_device_mapped_memory_export_dmabuf_fd(b->acc_fd, b->va,
-								  len, 0, 0);
+								  len, 0, O_RDWR | O_CLOEXEC);
 	ASSERT_LE(0, b->dmabuf)
 		TH_LOG("export %zu bytes of HBM as a dma-buf: %s", len, strerror(errno));
 	b->cpu = hlthunk_device_memory_mmap(b->acc_fd, b->handle, len);

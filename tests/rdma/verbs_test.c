@@ -433,9 +433,9 @@ TEST_F_TIMEOUT(verbs, hbm, 120)
 	vb = hb ? hlthunk_device_memory_map(fb, hb, 0) : 0;
 	if (va && vb) {
 		da = hlthunk_device_mapped_memory_export_dmabuf_fd(fa, va, size,
-								   0, 0);
+								   0, O_RDWR | O_CLOEXEC);
 		db = hlthunk_device_mapped_memory_export_dmabuf_fd(fb, vb, size,
-								   0, 0);
+								   0, O_RDWR | O_CLOEXEC);
 	}
 	ca = ha ? hlthunk_device_memory_mmap(fa, ha, size) : NULL;
 	cb = hb ? hlthunk_device_memory_mmap(fb, hb, size) : NULL;
@@ -482,6 +482,88 @@ TEST_F_TIMEOUT(verbs, hbm, 120)
 	EXPECT_TRUE(hlthunk_device_memory_free(fa, ha) == 0) TH_LOG("free HBM after dereg");
 	hlthunk_close(fa);
 	hlthunk_close(fb);
+}
+
+/*
+ * A read-only export (O_RDONLY) lends its HBM for reading only: a dma-buf
+ * MR on it with any write access (remote or local) is refused with
+ * EACCES, at registration and at re-registration; a read-only MR on it
+ * serves a peer's RDMA READ.  (N7 of the November review: the write
+ * access was granted and peers could write the exporter's HBM.)
+ */
+TEST_F_TIMEOUT(verbs, hbm_rdonly, 120)
+{
+	const uint64_t size = 64 << 10;
+	uint64_t hb, vb = 0;
+	struct ibv_mr *ma = NULL, *mb;
+	struct ibv_sge sg;
+	struct ibv_wc wc;
+	uint8_t *a, *cb;
+	int fb, db = -1, n, ret;
+
+	if (accel_b < 0)
+		SKIP(return, "no accel devices given (ACCEL_A ACCEL_B)");
+	fb = hlthunk_open_by_index(accel_b);
+	ASSERT_LE(0, fb) TH_LOG("open accel device %d: %s", accel_b, strerror(errno));
+	hb = hlthunk_device_memory_alloc(fb, size, 0, true, false);
+	vb = hb ? hlthunk_device_memory_map(fb, hb, 0) : 0;
+	if (vb)
+		db = hlthunk_device_mapped_memory_export_dmabuf_fd(fb, vb, size, 0,
+								   O_RDONLY | O_CLOEXEC);
+	cb = hb ? hlthunk_device_memory_mmap(fb, hb, size) : NULL;
+	a = aligned_alloc(4096, size);
+	ASSERT_TRUE(db >= 0 && cb && a)
+		TH_LOG("64 KiB of HBM exported O_RDONLY, CPU-mapped (%s)", strerror(errno));
+	errno = 0;
+	mb = ibv_reg_dmabuf_mr(B.pd, 0, size, 0x40000000, db, ACC_ALL);
+	EXPECT_TRUE(!mb && errno == EACCES)
+		TH_LOG("a writable dma-buf MR on the read-only export is refused with EACCES (%s)",
+		       mb ? "registered" : strerror(errno));
+	if (mb)
+		ibv_dereg_mr(mb);
+	errno = 0;
+	mb = ibv_reg_dmabuf_mr(B.pd, 0, size, 0x40000000, db,
+			       IBV_ACCESS_LOCAL_WRITE);
+	EXPECT_TRUE(!mb && errno == EACCES)
+		TH_LOG("so is one with only local write (%s)",
+		       mb ? "registered" : strerror(errno));
+	if (mb)
+		ibv_dereg_mr(mb);
+	mb = ibv_reg_dmabuf_mr(B.pd, 0, size, 0x40000000, db,
+			       IBV_ACCESS_REMOTE_READ);
+	ASSERT_NE(NULL, mb) TH_LOG("a read-only dma-buf MR on it (%s)", strerror(errno));
+	ret = ibv_rereg_mr(mb, IBV_REREG_MR_CHANGE_ACCESS, NULL, NULL, 0,
+			   IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE);
+	EXPECT_NE(0, ret) TH_LOG("re-registering it writable is refused");
+	ma = ibv_reg_mr(A.pd, a, size, ACC_ALL);
+	ASSERT_TRUE(ma && !connect_pair(7)) TH_LOG("an MR on A and a connected pair");
+	fill(cb, size, 29);
+	memset(a, 0, size);
+	sg = (struct ibv_sge){ (uintptr_t)a, size, ma->lkey };
+	post_write(A.qp, IBV_WR_RDMA_READ, &sg, 1, 0x40000000, mb->rkey,
+		   IBV_SEND_SIGNALED, 0);
+	n = wait_wc(A.cq, &wc);
+	EXPECT_TRUE(!n && wc.status == IBV_WC_SUCCESS && !memcmp(a, cb, size))
+		TH_LOG("a peer's RDMA READ of the read-only HBM (%s)",
+		       n ? "no completion" : ibv_wc_status_str(wc.status));
+	fill(a, size, 31);
+	post_write(A.qp, IBV_WR_RDMA_WRITE, &sg, 1, 0x40000000, mb->rkey,
+		   IBV_SEND_SIGNALED, 0);
+	n = wait_wc(A.cq, &wc);
+	EXPECT_TRUE(!n && wc.status == IBV_WC_REM_ACCESS_ERR && cb[0] == (uint8_t)29)
+		TH_LOG("a peer's RDMA WRITE to it fails with a remote access error, HBM untouched (%s)",
+		       n ? "no completion" : ibv_wc_status_str(wc.status));
+	ibv_destroy_qp(A.qp);
+	ibv_destroy_qp(B.qp);
+	A.qp = B.qp = NULL;
+	ibv_dereg_mr(mb);
+	ibv_dereg_mr(ma);
+	close(db);
+	hlthunk_device_memory_munmap(cb, size);
+	hlthunk_memory_unmap(fb, vb);
+	hlthunk_device_memory_free(fb, hb);
+	hlthunk_close(fb);
+	free(a);
 }
 
 /* A dma-buf of the system heap (host pages) as the target of a WRITE. */

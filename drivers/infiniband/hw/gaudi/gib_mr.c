@@ -6,6 +6,7 @@
  * ib_umem_dmabuf_get_pinned().  MWs share the key space (their indices
  * follow the MR ones) and are bound by work requests, not here.
  */
+#include <linux/dma-buf.h>
 #include <linux/dma-mapping.h>
 #include <linux/mm.h>
 #include <rdma/ib_umem.h>
@@ -184,6 +185,24 @@ struct ib_mr *gib_reg_user_mr(struct ib_pd *pd, u64 start, u64 len,
 						       ibuc));
 }
 
+/*
+ * May @access of a dma-buf MR write the buffer?  Only if its dma-buf was
+ * opened for writing: an exporter hands out an O_RDONLY dma-buf to let
+ * others read its memory, and a writable MR on it would let every peer
+ * holding the rkey write there (as ib_umem_get() refuses writable access
+ * to pages the process may only read).  The file checked is the one the
+ * attachment holds, not a second lookup of the fd.
+ */
+static int gib_dmabuf_access_ok(struct ib_umem *umem, int access)
+{
+	struct ib_umem_dmabuf *ud = to_ib_umem_dmabuf(umem);
+
+	if (ib_access_writable(access) &&
+	    !(ud->attach->dmabuf->file->f_mode & FMODE_WRITE))
+		return -EACCES;
+	return 0;
+}
+
 struct ib_mr *gib_reg_user_mr_dmabuf(struct ib_pd *pd, u64 offset, u64 len,
 				     u64 iova, int fd, int access,
 				     struct uverbs_attr_bundle *attrs)
@@ -202,6 +221,11 @@ struct ib_mr *gib_reg_user_mr_dmabuf(struct ib_pd *pd, u64 offset, u64 len,
 	ud = ib_umem_dmabuf_get_pinned(pd->device, offset, len, fd, access);
 	if (IS_ERR(ud))
 		return ERR_CAST(ud);
+	ret = gib_dmabuf_access_ok(&ud->umem, access);
+	if (ret) {
+		ib_umem_release(&ud->umem);
+		return ERR_PTR(ret);
+	}
 	return gib_mr_create(pd, &ud->umem, iova, access,
 			     to_guc(attrs->context));
 }
@@ -242,6 +266,11 @@ struct ib_mr *gib_rereg_user_mr(struct ib_mr *ibmr, int flags, u64 start,
 	if (access & ~GIB_MR_ACCESS ||
 	    (access ^ mr->access) & IB_ACCESS_REMOTE_ATOMIC)
 		return ERR_PTR(-EOPNOTSUPP);
+	if (umem->is_dmabuf) {
+		ret = gib_dmabuf_access_ok(umem, access);
+		if (ret)
+			return ERR_PTR(ret);
+	}
 	if (flags & IB_MR_REREG_TRANS) {
 		if (umem->is_dmabuf)
 			return ERR_PTR(-EOPNOTSUPP);
