@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # test-run-tests.sh - checks that the test runner counts honestly: passes,
 # failures, skips, a crash after passing points, a timeout, a test that
-# prints nothing, a whole-file skip, and tests in the background lane
-# ("&NAME", up to a "wait" line).  Output: TAP.
+# prints nothing, a whole-file skip, tests in the background lane
+# ("&NAME", up to a "wait" line), and the debug lane's watch
+# (GAUDI_NIC_TEST_WATCH) around every test.  Output: TAP.
 set -u
 t=$(mktemp -d)
 trap 'rm -rf "$t"' EXIT
@@ -17,7 +18,7 @@ run() { # LISTTEXT -> counts
 	cat "$t/out/counts"
 }
 echo "TAP version 13"
-echo "1..14"
+echo "1..18"
 check "passes and skips counted"      "2 0 1" "$(run 'a 5 echo ok 1; echo ok 2; echo "ok 3 - x # SKIP no device"')"
 check "not ok counted"                "1 1 0" "$(run 'a 5 echo ok 1; echo not ok 2')"
 check "non-zero exit after passes"    "1 1 0" "$(run 'a 5 echo ok 1; exit 3')"
@@ -54,4 +55,30 @@ EOF2
 check "kselftest harness counted"     "1 1 1" "$(run "a 5 cat $t/ktap; exit 1")"
 run 'a 5 echo ok 1; exit 3' >/dev/null
 check "failure says why" "1" "$(grep -c 'not ok 1 a .*exited with status 3' "$t/tap")"
+# The watch: "mark" before each test, "check NAME" after it; what check
+# prints counts with the test, and every test runs in the foreground.
+cat > "$t/watch" <<EOF2
+#!/bin/bash
+case \$1 in
+mark) echo mark >> $t/watch.log ;;
+check) echo "check \$2" >> $t/watch.log
+       if [ "\$2" = b ]; then echo "not ok - report while \$2 ran"; else echo "ok - clean after \$2"; fi ;;
+esac
+EOF2
+chmod +x "$t/watch"
+watched() { # LISTTEXT -> counts
+	printf '%s\n' "$1" > "$t/l.list"
+	GAUDI_NIC_TEST_WATCH=$t/watch tools/testenv/run-tests.sh "$t/l.list" "$t/out" > "$t/tap" 2>&1
+	cat "$t/out/counts"
+}
+check "the watch's points count with their test" "3 1 0" "$(watched $'a 5 echo ok 1\nb 5 echo ok 1')"
+check "the watch marks before and checks after each test" "mark,check a,mark,check b" \
+	"$(paste -sd, "$t/watch.log")"
+check "a watch's failure fails its test" "1" "$(grep -c '^not ok 2 b ' "$t/tap")"
+# with a watch, "&" tests run in the foreground, one after the other: b
+# finds the file a makes at its end (beside it, in a lane, b would start
+# before a made it)
+rm -f "$t/go" "$t/watch.log"
+check "with a watch, no background lane" "3 1 0" "$(watched "&a 5 sleep 1; touch $t/go; echo ok 1
+b 5 if [ -f $t/go ]; then echo ok 1; else echo not ok 1; fi")"
 exit $bad

@@ -10,6 +10,12 @@
 # point at all counts as one failure: nothing passes by saying nothing.
 # "&NAME ..." runs a test in a second, background lane (see below).
 #
+# GAUDI_NIC_TEST_WATCH, if set, is a command run as "CMD mark" before each
+# test and "CMD check NAME" after it; what check prints is appended to the
+# test's log and counted with its results (the debug-kernel lane's
+# tests/vm/kreports.sh).  A watch needs to know which test a kernel report
+# belongs to, so with one every test runs in the foreground.
+#
 # Writes "PASSED FAILED SKIPPED" to RESULTDIR/counts and each test's raw
 # output to RESULTDIR/NAME.log.  Exits 1 if anything failed.
 set -uo pipefail
@@ -39,8 +45,11 @@ run_one() {
 	local busy0 tot0 busy1 tot1 cpu
 	start=$(date +%s)
 	read -r busy0 tot0 < <(cpu_ticks)
+	[ -z "${GAUDI_NIC_TEST_WATCH:-}" ] || $GAUDI_NIC_TEST_WATCH mark
 	timeout --kill-after=10 "$tmo" bash -c "$cmd" >"$log" 2>&1 </dev/null
 	rc=$?
+	[ -z "${GAUDI_NIC_TEST_WATCH:-}" ] ||
+		$GAUDI_NIC_TEST_WATCH check "$name" >>"$log" 2>&1 </dev/null
 	secs=$(( $(date +%s) - start ))
 	read -r busy1 tot1 < <(cpu_ticks)
 	cpu=$(( (busy1 - busy0) * 100 / (tot1 - tot0 > 0 ? tot1 - tot0 : 1) ))
@@ -119,6 +128,7 @@ echo "TAP version 13"
 echo "1..$ntests"
 for ((i = 0; i < ${#lines[@]}; i++)); do
 	line=${lines[i]}
+	[ -z "${GAUDI_NIC_TEST_WATCH:-}" ] || line=${line#&}
 	if [[ $line =~ ^[[:space:]]*wait[[:space:]]*$ ]]; then
 		join_lane
 	elif [[ $line == "&"* ]]; then
