@@ -38,6 +38,6 @@ tar -xJf "$tarball" -C /opt/linux-src --strip-components=1 --wildcards \
 	'*/Documentation/netlink/*' '*/scripts/subarch.include'
 # The uAPI headers of the root's linux-libc-dev are those of this kernel.
 ln -sfn /usr/include /opt/linux-src/usr/include
-rm -f "$tarball"
+# The tarball stays: the debug kernel is built from it (mkdbgkernel.sh).
 test -x /opt/linux-src/tools/testing/selftests/run_kselftest.sh
 echo "root-setup: kselftest and ynl sources in /opt/linux-src"
