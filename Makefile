@@ -8,6 +8,7 @@
 #   make check    host tests in the root + VM tests in one guest boot
 #   make demo     boot the VM, load the drivers, show what the stack does
 #   make sparse   kernel build with C=1 (sparse)
+#   make check-debug  only the debug-kernel lane (lockdep, KASAN, kmemleak)
 #   make root     only create/refresh the cached test root
 #   make ksft     only the kernel's drivers/net selftests (tests/ksft) in the VM
 #   make clean    remove the build directory
@@ -25,10 +26,10 @@ root:
 clean:
 	rm -rf build
 
-all check demo sparse kmod user bench ksft torch:
+all check check-debug demo sparse kmod kmod-debug user bench ksft torch:
 	@$(INROOT) $(MAKE) --no-print-directory -C /src $@ V=$(V)
 
-.PHONY: root clean all check demo sparse kmod user bench ksft torch
+.PHONY: root clean all check check-debug demo sparse kmod kmod-debug user bench ksft torch
 else
 # ---------------------------------------------------------------- root side
 KVER ?= $(GAUDI_NIC_KVER)
@@ -44,11 +45,14 @@ KSRC := Kbuild drivers include tests/kmod
 
 all: kmod user ksft-build
 
+# $(call ksync,DIR): the kernel sources into DIR, where Kbuild builds them
+ksync = mkdir -p $(1) && rsync -a --delete --exclude '*.o' --exclude '*.ko' \
+	--exclude '.*.cmd' --exclude '*.mod*' --exclude modules.order \
+	--exclude Module.symvers --exclude .release \
+	--relative $(wildcard $(KSRC)) $(1)/
+
 kmod-sync:
-	@mkdir -p $(KMOD)
-	@rsync -a --delete --exclude '*.o' --exclude '*.ko' --exclude '.*.cmd' \
-		--exclude '*.mod*' --exclude modules.order --exclude Module.symvers \
-		--relative $(wildcard $(KSRC)) $(KMOD)/
+	@$(call ksync,$(KMOD))
 
 kmod: kmod-sync
 	@echo "  KBUILD  modules for $(KVER) (W=1, -Werror)"
@@ -60,6 +64,21 @@ sparse: kmod-sync
 		KCFLAGS=-Werror modules 2>&1 | tee $(B)/sparse.log
 	@if grep -E '(warning|error):' $(B)/sparse.log; then \
 		echo "sparse: the lines above need fixing (log: build/sparse.log)"; exit 1; fi
+
+# The debug kernel (tools/testenv/mkdbgkernel.sh: built once, cached in the
+# root) and our modules built against it, in $(KDBG), with W=1 and sparse
+# on every file (C=2).  Its release goes to $(KDBG)/.release for check.sh.
+KDBG := $(B)/kmod-debug
+kmod-debug:
+	@set -eo pipefail; rel=$$(tools/testenv/mkdbgkernel.sh | tail -n1); \
+	[ "$$(cat $(KDBG)/.release 2>/dev/null)" = "$$rel" ] || rm -rf $(KDBG); \
+	$(call ksync,$(KDBG)); \
+	echo "  KBUILD  modules for the debug kernel $$rel (W=1, -Werror, sparse)"; \
+	$(MAKE) --no-print-directory -C /lib/modules/$$rel/build M=$(KDBG) W=1 C=2 \
+		KCFLAGS=-Werror modules 2>&1 | tee $(KDBG)/build.log; \
+	if grep -E '(warning|error):' $(KDBG)/build.log; then \
+		echo "kmod-debug: the lines above need fixing (log: build/kmod-debug/build.log)"; exit 1; fi; \
+	echo "$$rel" > $(KDBG)/.release
 
 # Each userspace component is its own Meson project, built twice: with ASan
 # and UBSan for the unit tests (<c>), and optimised for benchmarks, the demo
@@ -101,8 +120,11 @@ torch:
 	@ninja -j2 -C $(B)/torch install >$(B)/torch.ninja.log 2>&1 || \
 		{ cat $(B)/torch.ninja.log; exit 1; }
 
-check: all
+check: all kmod-debug
 	@tools/testenv/check.sh
+
+check-debug: all kmod-debug
+	@tools/testenv/check.sh --debug-only
 
 demo: all
 	@tools/testenv/vm.sh --demo tools/testenv/demo.sh
@@ -121,5 +143,6 @@ ksft: all
 		tests/vm.d/40-ksft.list >$(B)/ksft.list
 	@tools/testenv/vm.sh $(B)/ksft.list $(B)/results/ksft
 
-.PHONY: all kmod kmod-sync sparse user check demo bench ksft-build ksft torch
+.PHONY: all kmod kmod-sync kmod-debug sparse user check check-debug demo bench \
+	ksft-build ksft torch
 endif

@@ -1,11 +1,11 @@
 # SPDX-License-Identifier: GPL-2.0
 # Helpers for the accel VM tests (sourced).
 . "$(dirname "${BASH_SOURCE[0]}")/../lib/klog.sh"
-KO=/build/kmod/drivers/accel/gaudi_nic/gaudi_nic.ko
+KO=${GAUDI_NIC_KMOD:-/build/kmod}/drivers/accel/gaudi_nic/gaudi_nic.ko
 # the emulated ASIC: creates the devices, owns the control files
-SIM_KO=/build/kmod/drivers/accel/gaudi_nic/gaudi_nic_sim.ko
+SIM_KO=${GAUDI_NIC_KMOD:-/build/kmod}/drivers/accel/gaudi_nic/gaudi_nic_sim.ko
 SIMDRV=/sys/bus/platform/drivers/gaudi_nic_sim
-IMP_KO=/build/kmod/tests/kmod/gaudi_nic_test_importer.ko
+IMP_KO=${GAUDI_NIC_KMOD:-/build/kmod}/tests/kmod/gaudi_nic_test_importer.ko
 # hl-thunk's example and benchmark (hl-thunk/meson.build, release build)
 BIN=/build/hl-thunk-rel
 # gn-accel-test and gn-accel-fuzz (tests/accel/meson.build, release build)

@@ -8,6 +8,13 @@
 KLOG_TROUBLE='WARNING:|BUG:|Oops|general protection fault[:,]|KASAN|UBSAN|refcount_t:|list_add corruption|list_del corruption|Call Trace|unreferenced object'
 # what the tests with RDMA users add: a task blocked in the kernel
 KLOG_HUNG='INFO: task .* blocked'
+# what the debug kernel's detectors add (tests/vm/kreports.sh): the ones
+# above catch most ("BUG: KASAN", "BUG: sleeping function called from
+# invalid context", "WARNING: possible circular locking dependency",
+# "WARNING: suspicious RCU usage"); these are the reports that do not
+# start that way: RCU stalls, lockups, DEBUG_OBJECTS, SLUB's poison and
+# redzone checks ("BUG kmalloc-64 (...): Poison overwritten"), ref_tracker
+KLOG_DEBUG="$KLOG_TROUBLE|$KLOG_HUNG|rcu: INFO|detected stalls? on|soft lockup|hard LOCKUP|ODEBUG:|BUG [a-zA-Z0-9_:()-]+ \\(|ref_tracker: .* has [0-9]+/[0-9]+ users"
 
 # klog_mark: the log's length now; klog_since: the log after the mark
 klog_mark() { KLOG_MARK=$(dmesg | wc -l); }

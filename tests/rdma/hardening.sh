@@ -24,7 +24,7 @@ t_ok "environment: $IB_A cabled to $IB_B"
 # built by `make user` (tests/rdma/meson.build): the ASan+UBSan build
 bin=${HARDENING_TEST:-/build/tests-rdma/hardening_test}
 need_test_bin hardening_test "$bin"
-DELAY_KO=/build/kmod/tests/kmod/gaudi_nic_test_delay.ko
+DELAY_KO=${GAUDI_NIC_KMOD:-/build/kmod}/tests/kmod/gaudi_nic_test_delay.ko
 if grep -q '^gaudi_nic_test_delay ' /proc/modules || insmod "$DELAY_KO"; then
 	t_ok "load the delay injector gaudi_nic_test_delay"
 else

@@ -7,7 +7,7 @@ here_rdma=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 . "$here_rdma/../net/lib.sh"
 . "$here_rdma/../lib/klog.sh"
 
-GIB_KO=${GIB_KO:-/build/kmod/drivers/infiniband/hw/gaudi/gaudi_ib.ko}
+GIB_KO=${GIB_KO:-${GAUDI_NIC_KMOD:-/build/kmod}/drivers/infiniband/hw/gaudi/gaudi_ib.ko}
 export RDMAV_DRIVERS=${RDMAV_DRIVERS:-/build/prefix/lib/libibverbs/libgaudi}
 DEV_A=${DEV_A:-30}
 DEV_B=${DEV_B:-31}

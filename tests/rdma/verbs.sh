@@ -35,9 +35,12 @@ run_verbs_test() { # SUFFIX
 }
 run_verbs_test ""
 # again with large frames received in the sender's context, not queued by
-# reference to the sender's pages (the receive pipeline, rdma.md)
+# reference to the sender's pages (the receive pipeline, rdma.md); the
+# debug-kernel lane, short of time, leaves that pass to the stock lane
 PIPE_PARAM=/sys/module/gaudi_nic_sim/parameters/roce_rx_pipeline
-if [ -w "$PIPE_PARAM" ]; then
+if [ -n "${VERBS_ONE_PASS:-}" ]; then
+	diag "VERBS_ONE_PASS: the pass with the receive pipeline off runs in the stock lane only"
+elif [ -w "$PIPE_PARAM" ]; then
 	echo 0 > "$PIPE_PARAM"
 	run_verbs_test " [receive pipeline off]"
 	echo 1 > "$PIPE_PARAM"

@@ -1,13 +1,52 @@
 #!/usr/bin/env bash
-# check.sh - everything 'make check' runs, inside the test root: the VM
-# tests in one guest boot and, beside the guest's first lists, the host
-# tests (no VM).  Ends with the line
+# check.sh [--debug-only] - everything 'make check' runs, inside the test
+# root: the VM tests in one guest boot and, beside the guest's first lists,
+# the host tests (no VM); then the debug-kernel lane, a second guest on the
+# debug kernel (make kmod-debug) running tests/vm-debug.d.  --debug-only
+# (make check-debug) runs that lane alone.  Ends with the line
 # "N passed, N failed[, N skipped]" and a non-zero status on any failure.
 set -uo pipefail
 cd /src
 res=/build/results
 rm -rf "$res"; mkdir -p "$res"
 status=0
+
+# debug_lane: the kernel-facing suites again on the debug kernel, each
+# watched by tests/vm/kreports.sh (detector reports, kmemleak)
+debug_lane() {
+	local rel
+	rel=$(cat /build/kmod-debug/.release 2>/dev/null) ||
+		{ echo "not ok - debug-kernel lane: no debug kernel (make kmod-debug)"
+		  echo "0 1 0" > "$res/vm-debug.counts.extra"; return 1; }
+	echo "# debug-kernel lane: $rel (lockdep, KASAN, UBSAN, kmemleak, DEBUG_OBJECTS, DEBUG_NET), tests/vm-debug.d"
+	GAUDI_NIC_VM_KVER=$rel GAUDI_NIC_VM_MEM=4G GAUDI_NIC_VM_LIMIT=2400 \
+	GAUDI_NIC_VM_ENV="GAUDI_NIC_KMOD=/build/kmod-debug GAUDI_NIC_TEST_WATCH=/src/tests/vm/kreports.sh GAUDI_NIC_DEBUG_LANE=1" \
+		tools/testenv/vm.sh tests/vm-debug.d "$res/vm-debug" </dev/null && return 0
+	[ -f "$res/vm-debug/finished" ] || echo "0 1 0" > "$res/vm-debug.counts.extra"
+	return 1
+}
+
+# totals: the closing line over every lane's counts; the status
+totals() {
+	local p f s
+	read -r p f s < <(cat "$res"/*/counts "$res"/*.counts.extra 2>/dev/null |
+		awk '{ p += $1; f += $2; s += $3 } END { print p + 0, f + 0, s + 0 }')
+	if [ "$f" -gt 0 ]; then
+		echo "# per-test logs: build/results/{host,vm,vm-debug}/NAME.log; guest consoles: build/results/vm*.console.log"
+	fi
+	[ "$f" = 0 ] || status=1
+	if [ "$s" -gt 0 ]; then
+		echo "$p passed, $f failed, $s skipped"
+	else
+		echo "$p passed, $f failed"
+	fi
+	exit "$status"
+}
+
+if [ "${1:-}" = --debug-only ]; then
+	debug_lane || status=1
+	totals
+fi
 
 # The guest boots first and the host tests run beside its first lists
 # (accel and net keep one of the guest's two CPUs busy, so the host's
@@ -26,15 +65,5 @@ if ! wait "$vmpid"; then
 	[ -f "$res/vm/finished" ] || echo "0 1 0" > "$res/vm.counts.extra"
 fi
 
-read -r p f s < <(cat "$res"/*/counts "$res"/*.counts.extra 2>/dev/null |
-	awk '{ p += $1; f += $2; s += $3 } END { print p + 0, f + 0, s + 0 }')
-if [ "$f" -gt 0 ]; then
-	echo "# per-test logs: build/results/{host,vm}/NAME.log; guest console: build/results/vm.console.log"
-fi
-[ "$f" = 0 ] || status=1
-if [ "$s" -gt 0 ]; then
-	echo "$p passed, $f failed, $s skipped"
-else
-	echo "$p passed, $f failed"
-fi
-exit "$status"
+debug_lane || status=1
+totals

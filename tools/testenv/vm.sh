@@ -8,13 +8,16 @@
 #                           logs and counts into RESULTDIR (under /build)
 #   vm.sh --demo SCRIPT     run SCRIPT in the guest, output on the terminal
 #
+# GAUDI_NIC_VM_KVER boots another kernel of the root than its own
+# (/boot/vmlinuz-RELEASE: the debug kernel), GAUDI_NIC_VM_ENV gives the
+# guest's test runner environment variables ("NAME=VALUE ...").
 # The guest console goes to RESULTDIR.console.log (demo: /build/demo.log).
 # The exit status is the guest's own: run-tests.sh's (non-zero if a test
 # failed), or 1 if the guest never finished.
 # qemu runs in the PID namespace made by inroot.sh, so it cannot outlive us;
 # on a timeout we also kill it here.
 set -uo pipefail
-kver=${GAUDI_NIC_KVER:?run inside the test root}
+kver=${GAUDI_NIC_VM_KVER:-${GAUDI_NIC_KVER:?run inside the test root}}
 kernel=/boot/vmlinuz-$kver
 mem=${GAUDI_NIC_VM_MEM:-3G}
 
@@ -50,7 +53,7 @@ total=$(cat "${lists[@]}" | awk -v max="$limit" '!/^[[:space:]]*(#|$)/ { t += $2
 ntests=$(cat "${lists[@]}" | grep -cv '^[[:space:]]*\(#\|$\|wait[[:space:]]*$\)')
 echo "# booting $kernel under TCG for $ntests VM tests (limit ${total}s)"
 start=$(date +%s)
-vng_run "$total" "/src/tools/testenv/run-tests.sh $list $out; echo \$? > $out/finished; dmesg > $out/dmesg.log" \
+vng_run "$total" "env ${GAUDI_NIC_VM_ENV:-} /src/tools/testenv/run-tests.sh $list $out; echo \$? > $out/finished; dmesg > $out/dmesg.log" \
 	</dev/null >"$console" 2>&1 &
 vpid=$!
 # Progress: each test's result line, as the guest prints it: only whole
