@@ -35,7 +35,11 @@ MODULE_PARM_DESC(shift, "what=ubsan shifts 1U by this (40: past its width)");
 static DEFINE_MUTEX(canary_lock);
 static void *canary_obj;
 
-static int __init canary_init(void)
+/*
+ * Not __init: the init section is freed once the module is loaded, and a
+ * report read later (kmemleak's backtrace) could not name the function.
+ */
+static noinline int canary_fire(void)
 {
 	char *p;
 
@@ -60,6 +64,11 @@ static int __init canary_init(void)
 		return -EINVAL;
 	}
 	return 0;
+}
+
+static int __init canary_init(void)
+{
+	return canary_fire();
 }
 
 static void __exit canary_exit(void)

@@ -54,8 +54,8 @@ if grep -q '^not ok' <<<"$out"; then
 else
 	echo "ok $n - nothing is pending before the canaries"
 fi
-expect assert 'detector reports' 'WARNING: .*canary_init'
-expect leak 'kmemleak finds [1-9][0-9]* unreferenced' 'canary_init'
+expect assert 'detector reports' 'WARNING: .*canary_fire'
+expect leak 'kmemleak finds [1-9][0-9]* unreferenced' 'canary_fire'
 expect ubsan 'detector reports' 'UBSAN: shift-out-of-bounds'
 expect kasan 'detector reports' 'BUG: KASAN: slab-out-of-bounds'
 exit $bad
