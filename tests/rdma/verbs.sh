@@ -64,9 +64,15 @@ sp=$!
 wait_listen "$NS_A" 18515
 ns_b timeout 60 ibv_rc_pingpong -d "$IB_B" -g "$GID_B" -n 1000000 "$IP_A" >/tmp/pc.log 2>&1 &
 cp=$!
-sleep 2
-res=$(rdma resource show qp link "$IB_B/1" 2>&1; rdma resource show cq dev "$IB_B" 2>&1;
-      rdma resource show mr dev "$IB_B" 2>&1)
+# the client creates its QP once connected to the server: on the debug
+# kernel that can take longer than the 2 s once waited here, so wait for it
+# (up to 30 s) rather than for a fixed time
+for ((i = 0; i < 100; i++)); do
+	res=$(rdma resource show qp link "$IB_B/1" 2>&1; rdma resource show cq dev "$IB_B" 2>&1;
+	      rdma resource show mr dev "$IB_B" 2>&1)
+	grep -q "type RC" <<<"$res" && break
+	sleep 0.3
+done
 if grep -q "type RC" <<<"$res" && grep -q "^dev $IB_B cqn" <<<"$res" &&
    grep -q "^dev $IB_B mrn" <<<"$res" && grep -q ibv_rc_pingpong <<<"$res"; then
 	t_ok "rdma resource shows the live QP, CQ and MR"
