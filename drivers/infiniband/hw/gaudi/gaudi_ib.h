@@ -310,6 +310,7 @@ int gib_destroy_cq(struct ib_cq *ibcq, struct ib_udata *udata);
 int gib_resize_cq(struct ib_cq *ibcq, int cqe, struct ib_udata *udata);
 int gib_poll_cq(struct ib_cq *ibcq, int n, struct ib_wc *wc);
 int gib_req_notify_cq(struct ib_cq *ibcq, enum ib_cq_notify_flags f);
+void gib_cq_clean(struct ib_cq *ibcq, u32 qpn);
 
 /* gib_qp.c */
 extern const struct gib_wr_ops gib_recv_wr_ops;	/* *priv: max SGEs */

@@ -162,7 +162,7 @@ static struct gn_roce_ring_hdr *gib_cq_hdr(struct gib_cq *cq)
 	return cq->ring.buf;
 }
 
-static const struct gn_roce_cqe *gib_cq_slot(struct gib_cq *cq, u32 idx)
+static struct gn_roce_cqe *gib_cq_slot(struct gib_cq *cq, u32 idx)
 {
 	return cq->ring.buf + GN_ROCE_RING_HDR_SIZE +
 	       (size_t)(idx & ((1U << cq->ring.log_size) - 1)) * cq->ring.stride;
@@ -255,6 +255,43 @@ static bool gib_cqe_to_wc(struct gib_dev *dev, struct gib_cq *cq,
 	wc->pkey_index = 0;
 	wc->port_num = qp->port;
 	return true;
+}
+
+/*
+ * Remove the CQEs of QP @qpn, destroyed, from kernel CQ @ibcq (N8 of the
+ * November review): QP numbers are reused lowest-first, and a kernel
+ * consumer's wr_id is often a pointer (struct ib_cqe), so a CQE left
+ * behind would reach the next QP of that number as a use-after-free.
+ * The engine has stopped writing CQEs of the QP; it may still append
+ * those of others past the snapshot of prod, so the CQEs kept move
+ * towards prod within the snapshot and cons advances by those removed
+ * (as mlx4 and mlx5 clean their CQs).  User CQs are the provider's.
+ */
+void gib_cq_clean(struct ib_cq *ibcq, u32 qpn)
+{
+	struct gib_cq *cq = to_gcq(ibcq);
+	unsigned long flags;
+	u32 n, i, freed = 0;
+
+	if (ibcq->uobject)
+		return;
+	spin_lock_irqsave(&cq->lock, flags);
+	n = gib_cq_pending(cq);
+	for (i = n; i-- > 0;) {
+		const struct gn_roce_cqe *c = gib_cq_slot(cq, cq->cons + i);
+
+		if (le32_to_cpu(c->qpn) == qpn)
+			freed++;
+		else if (freed)
+			memcpy(gib_cq_slot(cq, cq->cons + i + freed), c,
+			       sizeof(*c));
+	}
+	if (freed) {
+		cq->cons += freed;
+		/* the moves are done before the engine may reuse the slots */
+		smp_store_release(&gib_cq_hdr(cq)->cons, cpu_to_le32(cq->cons));
+	}
+	spin_unlock_irqrestore(&cq->lock, flags);
 }
 
 /*

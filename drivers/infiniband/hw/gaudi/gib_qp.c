@@ -663,6 +663,10 @@ int gib_destroy_qp(struct ib_qp *ibqp, struct ib_udata *udata)
 	cancel_work_sync(&qp->db_work);
 	gaudi_nic_roce_cmd(dev->hw, GN_ROCE_CMD_DESTROY_QP, qp->qpn, NULL, 0,
 			   NULL, 0);
+	/* the engine writes no more CQEs of it: drop those left (kernel CQs) */
+	gib_cq_clean(ibqp->send_cq, qp->qpn);
+	if (ibqp->recv_cq && ibqp->recv_cq != ibqp->send_cq)
+		gib_cq_clean(ibqp->recv_cq, qp->qpn);
 	gib_ring_free(dev, &qp->sq);
 	gib_ring_free(dev, &qp->rq);
 	rdma_destroy_ah_attr(&qp->attr.ah_attr);
