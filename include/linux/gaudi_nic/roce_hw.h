@@ -570,8 +570,12 @@ typedef void (*gn_roce_event_fn)(void *priv, const struct gn_roce_eqe *eqe);
 
 /**
  * struct gaudi_nic_roce_ops - the engine, as a driver programs it
- * @enable: install the event handler @fn (called with @priv, in atomic
- *	context) and reset every context; -EBUSY if already enabled
+ * @enable: install the event handler @fn and reset every context; -EBUSY
+ *	if already enabled.  @fn is called with @priv in softirq context,
+ *	one event at a time, with no engine lock held: it may ring
+ *	doorbells (re-arm a CQ, post).  Events of one kind for one object
+ *	not yet delivered are merged into one.  Once DESTROY_* of an
+ *	object returns, no event of it is delivered any more.
  * @disable: destroy whatever contexts are left; returns once no event
  *	handler runs any more
  * @cmd: a mailbox command (GN_ROCE_CMD_*): 0 or a negative errno:

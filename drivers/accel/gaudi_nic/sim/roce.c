@@ -118,15 +118,6 @@ static int gn_rring_load(struct gaudi_nic_roce *r, const struct gn_roce_pbl *p,
 	return 0;
 }
 
-void gnsim_roce_event(struct gaudi_nic_roce *r, u8 type, u32 num)
-{
-	struct gn_roce_eqe eqe = { .type = type, .num = cpu_to_le32(num) };
-
-	lockdep_assert_held(&r->dp_lock);
-	if (r->event_fn)
-		r->event_fn(r->event_priv, &eqe);
-}
-
 /* ------------------------------------------------------------ commands */
 
 static int gn_cmd_create_cq(struct gaudi_nic_roce *r, u32 cqn,
@@ -225,9 +216,12 @@ static int gn_cmd_destroy_cq(struct gaudi_nic_roce *r, u32 cqn)
 		return -EBUSY;
 	}
 	r->cqs[cqn] = NULL;
+	gnsim_roce_ev_drop(r, GN_ROCE_EV_COMP, GN_ROCE_EV_CQ_ERR, cqn);
 	spin_unlock_bh(&r->dp_lock);
 	if (!cq)
 		return -ENOENT;
+	/* a delivery under way ends before the number can be reused */
+	flush_work(&r->ev_work);
 	gn_cq_free(cq);
 	return 0;
 }
@@ -278,9 +272,11 @@ static int gn_cmd_destroy_srq(struct gaudi_nic_roce *r, u32 srqn)
 		return -EBUSY;
 	}
 	r->srqs[srqn] = NULL;
+	gnsim_roce_ev_drop(r, GN_ROCE_EV_SRQ_LIMIT, GN_ROCE_EV_SRQ_LIMIT, srqn);
 	spin_unlock_bh(&r->dp_lock);
 	if (!srq)
 		return -ENOENT;
+	flush_work(&r->ev_work);
 	gn_rmem_free(&srq->ring.mem);
 	kfree(srq);
 	return 0;
@@ -485,6 +481,7 @@ static int gn_cmd_destroy_qp(struct gaudi_nic_roce *r, u32 qpn)
 	spin_lock_bh(&r->dp_lock);
 	qp = r->qps[qpn];
 	r->qps[qpn] = NULL;
+	gnsim_roce_ev_drop(r, GN_ROCE_EV_QP_FATAL, GN_ROCE_EV_QP_LAST_WQE, qpn);
 	if (qp) {
 		gnsim_mw_qp_gone(r, qpn);
 		if (r->ports[qp->ctx.port].gsi == qp)
@@ -501,6 +498,7 @@ static int gn_cmd_destroy_qp(struct gaudi_nic_roce *r, u32 qpn)
 		return -ENOENT;
 	/* The timer may re-arm itself only under dp_lock via the table. */
 	timer_shutdown_sync(&qp->timer);
+	flush_work(&r->ev_work);
 	gn_qp_free(qp);
 	return 0;
 }
@@ -989,7 +987,10 @@ static void gnsim_roce_disable(struct gaudi_nic_roce *r)
 	r->enabled = false;
 	r->event_fn = NULL;
 	r->event_priv = NULL;
+	bitmap_zero(r->ev_pend, GN_EV_BITS);
 	spin_unlock_bh(&r->dp_lock);
+	/* no handler runs once this returns (the ops' contract) */
+	cancel_work_sync(&r->ev_work);
 	gnsim_rdp_stop(r);
 	gn_roce_reset_all(r);
 	mutex_unlock(&r->cmd_lock);
@@ -1007,6 +1008,7 @@ const struct gaudi_nic_roce_ops gnsim_roce_ops = {
 
 static void gn_roce_free(struct gaudi_nic_roce *r)
 {
+	cancel_work_sync(&r->ev_work);
 	if (!IS_ERR_OR_NULL(r->kworker))
 		kthread_destroy_worker(r->kworker);
 	if (r->rdp_ref)
@@ -1018,6 +1020,8 @@ static void gn_roce_free(struct gaudi_nic_roce *r)
 	kvfree(r->mws);
 	bitmap_free(r->kick);
 	bitmap_free(r->resend);
+	bitmap_free(r->ev_pend);
+	bitmap_free(r->ev_batch);
 	kfree_skb(r->txskb);
 	kfree(r->frame_buf);
 	kfree(r->train);
@@ -1108,6 +1112,7 @@ struct gaudi_nic_roce *gnsim_roce_alloc(struct device *dma_dev, u32 id,
 	INIT_LIST_HEAD(&r->ack_list);
 	INIT_LIST_HEAD(&r->read_list);
 	kthread_init_work(&r->work, gnsim_rdp_work);
+	INIT_WORK(&r->ev_work, gnsim_roce_ev_work);
 	hrtimer_init(&r->ack_timer, CLOCK_MONOTONIC, HRTIMER_MODE_REL);
 	r->ack_timer.function = gnsim_rdp_ack_timer;
 	hrtimer_init(&r->read_timer, CLOCK_MONOTONIC, HRTIMER_MODE_REL);
@@ -1119,12 +1124,15 @@ struct gaudi_nic_roce *gnsim_roce_alloc(struct device *dma_dev, u32 id,
 	r->srqs = kvcalloc(GN_ROCE_MAX_SRQ, sizeof(*r->srqs), GFP_KERNEL);
 	r->kick = bitmap_zalloc(GN_ROCE_MAX_QP, GFP_KERNEL);
 	r->resend = bitmap_zalloc(GN_ROCE_MAX_QP, GFP_KERNEL);
+	r->ev_pend = bitmap_zalloc(GN_EV_BITS, GFP_KERNEL);
+	r->ev_batch = bitmap_zalloc(GN_EV_BITS, GFP_KERNEL);
 	r->frame_buf = kzalloc(GN_RR_MAX_FRAME, GFP_KERNEL);
 	r->train = kzalloc(sizeof(*r->train), GFP_KERNEL);
 	r->txskb = alloc_skb(GN_RR_MAX_FRAME, GFP_KERNEL);
 	r->frame = r->txskb ? r->txskb->data : r->frame_buf;
 	if (!r->qps || !r->cqs || !r->mrs || !r->mws || !r->srqs || !r->kick ||
-	    !r->resend || !r->frame_buf || !r->train) {
+	    !r->resend || !r->ev_pend || !r->ev_batch || !r->frame_buf ||
+	    !r->train) {
 		gn_roce_free(r);
 		return ERR_PTR(-ENOMEM);
 	}

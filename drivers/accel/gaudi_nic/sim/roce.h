@@ -26,6 +26,13 @@
  * first.  Mailbox commands are serialised by @cmd_lock and change tables under
  * @dp_lock; a context removed from its table is never seen again by the
  * data path, so it can be freed right after.
+ * Events (completion, QP and SRQ events) are raised under @dp_lock into
+ * @ev_pend, one bit per object and event type (a second event of a kind
+ * not yet delivered adds nothing), and delivered by @ev_work on the BH
+ * workqueue (softirq context, the engine's interrupt) with no engine
+ * lock held: a completion handler may re-arm its CQ or post.  Destroying
+ * an object drops its pending events and waits for a delivery under way,
+ * so no event reaches an object that reuses its number.
  */
 #ifndef _GAUDI_NIC_SIM_ROCE_H
 #define _GAUDI_NIC_SIM_ROCE_H
@@ -37,6 +44,7 @@
 #include <linux/timer.h>
 #include <linux/kthread.h>
 #include <linux/sizes.h>
+#include <linux/workqueue.h>
 #include <linux/gaudi_nic/core.h>
 #include "mac.h"
 #include <linux/gaudi_nic/roce_hw.h>
@@ -291,8 +299,11 @@ struct gaudi_nic_roce {
 	struct mutex cmd_lock;		/* serialises mailbox commands */
 	spinlock_t dp_lock;		/* the pipeline: see the top */
 	bool enabled;
-	gn_roce_event_fn event_fn;
+	gn_roce_event_fn event_fn;	/* under dp_lock */
 	void *event_priv;
+	unsigned long *ev_pend;		/* GN_EV_BITS, under dp_lock */
+	unsigned long *ev_batch;	/* what @ev_work is delivering */
+	struct work_struct ev_work;	/* on system_bh_wq */
 	struct gn_rqp **qps;
 	struct gn_rcq **cqs;
 	struct gn_rsrq **srqs;
@@ -335,9 +346,22 @@ struct gaudi_nic_roce {
 	struct gn_rport ports[] __counted_by(num_ports);
 };
 
+/*
+ * Pending events: GN_ROCE_EV_COMP .. GN_ROCE_EV_SRQ_LIMIT (1..7), each a
+ * bitmap of GN_EV_OBJS objects (QPs, CQs and SRQs all number < 1024).
+ */
+#define GN_EV_FIRST	GN_ROCE_EV_COMP
+#define GN_EV_LAST	GN_ROCE_EV_SRQ_LIMIT
+#define GN_EV_OBJS	1024
+#define GN_EV_BITS	((GN_EV_LAST - GN_EV_FIRST + 1) * GN_EV_OBJS)
+
 /* roce.c */
-void gnsim_roce_event(struct gaudi_nic_roce *r, u8 type, u32 num);
 void *gnsim_roce_dma_virt(struct gaudi_nic_roce *r, u64 addr);
+
+/* roce_ev.c */
+void gnsim_roce_event(struct gaudi_nic_roce *r, u8 type, u32 num);
+void gnsim_roce_ev_drop(struct gaudi_nic_roce *r, u8 first, u8 last, u32 num);
+void gnsim_roce_ev_work(struct work_struct *work);
 
 /* roce_dp.c */
 void gnsim_rdp_sq_doorbell(struct gaudi_nic_roce *r, struct gn_rqp *qp);
