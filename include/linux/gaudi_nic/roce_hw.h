@@ -575,7 +575,7 @@ typedef void (*gn_roce_event_fn)(void *priv, const struct gn_roce_eqe *eqe);
  *	one event at a time, with no engine lock held: it may ring
  *	doorbells (re-arm a CQ, post).  Events of one kind for one object
  *	not yet delivered are merged into one.  Once DESTROY_* of an
- *	object returns, no event of it is delivered any more.
+ *	object returns, no event of it is being delivered or will be.
  * @disable: destroy whatever contexts are left; returns once no event
  *	handler runs any more
  * @cmd: a mailbox command (GN_ROCE_CMD_*): 0 or a negative errno:

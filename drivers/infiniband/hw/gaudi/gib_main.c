@@ -16,10 +16,12 @@
 
 /*
  * An engine event, in softirq context with no engine lock held (the
- * engine's interrupt): handlers may re-arm their CQ or post (N4 of the
- * November review: they used to run under the engine's lock with IRQs
- * off).  The table's lock is held across the handler, so destroy, which
- * erases the object from the table first, waits for it.
+ * engine's interrupt): handlers may poll, re-arm their CQ or post (N4 of
+ * the November review: they used to run under the engine's lock with
+ * IRQs off).  No lock of ours is held across a handler either: the
+ * object cannot go away under it, because destroy erases it from its
+ * table and then destroys its engine context, and the engine's DESTROY_*
+ * returns only once no delivery of its events is under way.
  */
 static void gib_event(void *priv, const struct gn_roce_eqe *eqe)
 {
@@ -33,7 +35,6 @@ static void gib_event(void *priv, const struct gn_roce_eqe *eqe)
 	switch (eqe->type) {
 	case GN_ROCE_EV_COMP:
 	case GN_ROCE_EV_CQ_ERR:
-		xa_lock(&dev->cqs);
 		cq = xa_load(&dev->cqs, num);
 		if (cq && eqe->type == GN_ROCE_EV_COMP) {
 			if (cq->ibcq.comp_handler)
@@ -44,7 +45,6 @@ static void gib_event(void *priv, const struct gn_roce_eqe *eqe)
 			ev.element.cq = &cq->ibcq;
 			cq->ibcq.event_handler(&ev, cq->ibcq.cq_context);
 		}
-		xa_unlock(&dev->cqs);
 		break;
 	case GN_ROCE_EV_QP_FATAL:
 	case GN_ROCE_EV_QP_REQ_ERR:
@@ -58,23 +58,19 @@ static void gib_event(void *priv, const struct gn_roce_eqe *eqe)
 			ev.event = IB_EVENT_QP_ACCESS_ERR;
 		else
 			ev.event = IB_EVENT_QP_LAST_WQE_REACHED;
-		xa_lock(&dev->qps);
 		qp = xa_load(&dev->qps, num);
 		if (qp && qp->ibqp.event_handler) {
 			ev.element.qp = &qp->ibqp;
 			qp->ibqp.event_handler(&ev, qp->ibqp.qp_context);
 		}
-		xa_unlock(&dev->qps);
 		break;
 	case GN_ROCE_EV_SRQ_LIMIT:
-		xa_lock(&dev->srqs);
 		srq = xa_load(&dev->srqs, num);
 		if (srq && srq->ibsrq.event_handler) {
 			ev.event = IB_EVENT_SRQ_LIMIT_REACHED;
 			ev.element.srq = &srq->ibsrq;
 			srq->ibsrq.event_handler(&ev, srq->ibsrq.srq_context);
 		}
-		xa_unlock(&dev->srqs);
 		break;
 	default:
 		break;
