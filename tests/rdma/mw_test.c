@@ -8,7 +8,8 @@
  * invalidated (LOCAL_INV, SEND_WITH_INV) or freed refuses its key with a
  * remote access error and leaves memory untouched; a type 2 window serves
  * only the QP it was bound on; binds of a bad MR or of a bound type 2
- * window fail with IBV_WC_MW_BIND_ERR.  Re-registration keeps the keys
+ * window fail with IBV_WC_MW_BIND_ERR; an MR with a window bound refuses
+ * deregistration and re-registration (EBUSY).  Re-registration keeps the keys
  * and changes access, translation and PD; bad flags and access are
  * refused.  Parent domains carry traffic and hold their PD.  A context,
  * PD and MR imported from another descriptor (ibv_import_*) carry traffic.
@@ -389,6 +390,89 @@ static void test_mw(struct __test_metadata *_metadata)
 	test_mw_type2(_metadata, mr, nobind);
 	ibv_dereg_mr(mr);
 	ibv_dereg_mr(nobind);
+}
+
+/*
+ * N6 of the November review: an MR with a window bound to it refuses
+ * ibv_dereg_mr() and ibv_rereg_mr() with EBUSY (IBTA), whether the window
+ * is type 1 or type 2, and takes either once the window is unbound,
+ * invalidated or freed.  Without that, a window outlived its MR and, the
+ * MR's index reused, its rkey could reach a new buffer.  The last MR is
+ * left with a bound window to the process's exit (verbs.sh checks that
+ * nothing of it is left).
+ */
+static void test_bound_dereg(struct __test_metadata *_metadata)
+{
+	int acc = IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_MW_BIND;
+	struct ibv_mr *mr = ibv_reg_mr(A.pd, abuf, LEN, acc);
+	struct ibv_mr *last = ibv_reg_mr(A.pd, abuf, LEN, acc);
+	struct ibv_mw *mw1 = ibv_alloc_mw(A.pd, IBV_MW_TYPE_1);
+	struct ibv_mw *mw2 = ibv_alloc_mw(A.pd, IBV_MW_TYPE_2);
+	uint8_t *win = abuf + 4096;
+	struct ibv_mw_bind bind = {
+		.wr_id = 5, .send_flags = IBV_SEND_SIGNALED,
+		.bind_info = { .mr = mr, .addr = (uintptr_t)win, .length = 256,
+			       .mw_access_flags = IBV_ACCESS_REMOTE_WRITE },
+	};
+	uint32_t key2 = mw2 ? mw2->rkey : 0;
+	struct ibv_wc wc = {};
+	int ret, st;
+
+	ASSERT_TRUE(mr && last && mw1 && mw2 && !reconnect())
+		TH_LOG("MRs, a type 1 and a type 2 window, a connection");
+	st = ibv_bind_mw(qa, mw1, &bind) ? -1 : wait_wc(A.cq, &wc);
+	ASSERT_EQ(IBV_WC_SUCCESS, st) TH_LOG("type 1 window bound");
+	ret = ibv_dereg_mr(mr);
+	EXPECT_EQ(EBUSY, ret)
+		TH_LOG("ibv_dereg_mr() of an MR with a type 1 window bound: EBUSY (%d)",
+	   ret);
+	errno = 0;
+	ret = ibv_rereg_mr(mr, IBV_REREG_MR_CHANGE_ACCESS, NULL, NULL, 0,
+			   acc | IBV_ACCESS_REMOTE_READ);
+	EXPECT_TRUE(ret && errno == EBUSY)
+		TH_LOG("ibv_rereg_mr() of it: refused with EBUSY (%d, %s)", ret,
+	   strerror(errno));
+	memset(abuf, 0xee, LEN);
+	st = bwrite((uintptr_t)win, mw1->rkey);
+	EXPECT_TRUE(st == IBV_WC_SUCCESS && !memcmp(win, bbuf, 64))
+		TH_LOG("the window still works after both were refused (status %d)",
+	   st);
+	/* unbind the type 1 window, bind the type 2 one */
+	bind.bind_info.length = 0;
+	bind.bind_info.mw_access_flags = 0;
+	st = ibv_bind_mw(qa, mw1, &bind) ? -1 : wait_wc(A.cq, &wc);
+	EXPECT_EQ(IBV_WC_SUCCESS, st) TH_LOG("type 1 window unbound");
+	st = bind2(mw2, mr, win, 256, IBV_ACCESS_REMOTE_WRITE, &key2);
+	ASSERT_EQ(IBV_WC_SUCCESS, st) TH_LOG("type 2 window bound");
+	ret = ibv_dereg_mr(mr);
+	EXPECT_EQ(EBUSY, ret)
+		TH_LOG("ibv_dereg_mr() with a type 2 window bound: EBUSY (%d)",
+	   ret);
+	st = local_inv(key2);
+	EXPECT_EQ(IBV_WC_SUCCESS, st) TH_LOG("type 2 window invalidated");
+	/* a type 1 window bound again, then freed */
+	bind.bind_info.length = 256;
+	bind.bind_info.mw_access_flags = IBV_ACCESS_REMOTE_WRITE;
+	st = ibv_bind_mw(qa, mw1, &bind) ? -1 : wait_wc(A.cq, &wc);
+	EXPECT_EQ(IBV_WC_SUCCESS, st) TH_LOG("type 1 window bound again");
+	EXPECT_EQ(0, ibv_dealloc_mw(mw1)) TH_LOG("the bound type 1 window freed");
+	ret = ibv_dereg_mr(mr);
+	EXPECT_EQ(0, ret)
+		TH_LOG("ibv_dereg_mr() once no window is bound any more (%d)",
+	   ret);
+	/* a type 2 window bound through a QP that is then destroyed */
+	st = bind2(mw2, last, win, 256, IBV_ACCESS_REMOTE_WRITE, &key2);
+	EXPECT_EQ(IBV_WC_SUCCESS, st) TH_LOG("type 2 window bound to the last MR");
+	EXPECT_EQ(0, reconnect()) TH_LOG("its QP destroyed (a new pair)");
+	bind.bind_info.mr = last;
+	st = ibv_bind_mw(qa, (mw1 = ibv_alloc_mw(A.pd, IBV_MW_TYPE_1)), &bind) ?
+	     -1 : wait_wc(A.cq, &wc);
+	EXPECT_EQ(IBV_WC_SUCCESS, st)
+		TH_LOG("a new type 1 window bound to the last MR, left bound to the exit");
+	ret = ibv_dereg_mr(last);
+	EXPECT_EQ(EBUSY, ret)
+		TH_LOG("the last MR refuses: its type 1 window, not the type 2 one of the destroyed QP (%d)",
+	   ret);
 }
 
 static void test_rereg(struct __test_metadata *_metadata)
@@ -1071,6 +1155,11 @@ FIXTURE_TEARDOWN(mw)
 TEST_F_TIMEOUT(mw, memory_windows, 120)
 {
 	test_mw(_metadata);
+}
+
+TEST_F_TIMEOUT(mw, bound_dereg, 120)
+{
+	test_bound_dereg(_metadata);
 }
 
 TEST_F_TIMEOUT(mw, rereg_mr, 120)

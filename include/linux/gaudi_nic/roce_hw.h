@@ -464,6 +464,9 @@ struct gn_roce_srq_ctx {
  * device's HBM bus window (peer-to-peer).  @key is the full lkey/rkey.
  * REREG_MR replaces every field of an existing MR at once (@key must be
  * the MR's own): packets see the old or the new context, never a mix.
+ * DESTROY_MR and REREG_MR fail with -EBUSY while a memory window is bound
+ * to the MR (IBTA); unbinding, invalidating or destroying the window, or
+ * destroying the QP a type 2 window was bound through, releases it.
  */
 struct gn_roce_mr_ctx {
 	__le64 iova;

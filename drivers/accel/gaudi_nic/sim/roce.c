@@ -699,18 +699,21 @@ static int gn_cmd_rereg_mr(struct gaudi_nic_roce *r, u32 index,
 			   const struct gn_roce_mr_ctx *c)
 {
 	struct gn_rmr *mr, *old;
+	int ret;
 
 	mr = gn_mr_build(r, index, c);
 	if (IS_ERR(mr))
 		return PTR_ERR(mr);
 	spin_lock_bh(&r->dp_lock);
 	old = r->mrs[index];
-	if (old && old->key == mr->key)
+	ret = !old ? -ENOENT : old->key != mr->key ? -EINVAL :
+	      old->mws ? -EBUSY : 0;
+	if (!ret)
 		r->mrs[index] = mr;
 	spin_unlock_bh(&r->dp_lock);
-	if (!old || old->key != mr->key) {
+	if (ret) {
 		gn_mr_free(mr);
-		return old ? -EINVAL : -ENOENT;
+		return ret;
 	}
 	gn_mr_free(old);
 	return 0;
@@ -724,6 +727,11 @@ static int gn_cmd_destroy_mr(struct gaudi_nic_roce *r, u32 index)
 		return -EINVAL;
 	spin_lock_bh(&r->dp_lock);
 	mr = r->mrs[index];
+	/* IBTA: deregistering an MR with windows bound to it fails (N6) */
+	if (mr && mr->mws) {
+		spin_unlock_bh(&r->dp_lock);
+		return -EBUSY;
+	}
 	r->mrs[index] = NULL;
 	spin_unlock_bh(&r->dp_lock);
 	if (!mr)
@@ -943,12 +951,13 @@ static void gn_roce_reset_all(struct gaudi_nic_roce *r)
 	for (i = 0; i < GN_ROCE_MAX_QP; i++)
 		if (r->qps[i])
 			gn_cmd_destroy_qp(r, i);
-	for (i = 0; i < GN_ROCE_MAX_MR; i++)
-		if (r->mrs[i])
-			gn_cmd_destroy_mr(r, i);
+	/* windows first: an MR with windows bound refuses to go */
 	for (i = 0; i < GN_ROCE_MAX_MW; i++)
 		if (r->mws[i].used)
 			gnsim_cmd_destroy_mw(r, i);
+	for (i = 0; i < GN_ROCE_MAX_MR; i++)
+		if (r->mrs[i])
+			gn_cmd_destroy_mr(r, i);
 	for (i = 0; i < GN_ROCE_MAX_SRQ; i++)
 		if (r->srqs[i])
 			gn_cmd_destroy_srq(r, i);

@@ -156,6 +156,7 @@ struct gn_rmr {
 	u32 key;
 	u32 pdn;
 	u32 access;
+	u32 mws;		/* windows bound to it, under dp_lock */
 	u64 iova;
 	u64 length;
 	u32 offset;

@@ -13,6 +13,24 @@
  */
 #include "roce_dp.h"
 
+/*
+ * Unbind @mw.  Its MR counts the windows bound to it (gn_rmr.mws), and
+ * refuses DESTROY_MR and REREG_MR while any is (N6 of the November
+ * review: a window outlived its MR, and with the MR's index reused and a
+ * 1 in 256 tag match, its old rkey reached a new buffer).
+ */
+static void gn_mw_unbind(struct gaudi_nic_roce *r, struct gn_rmw *mw)
+{
+	struct gn_rmr *mr;
+
+	if (!mw->bound)
+		return;
+	mr = gnsim_mr_get(r, mw->mr_key, mw->pdn);
+	if (!WARN_ON_ONCE(!mr || !mr->mws))
+		mr->mws--;
+	mw->bound = false;
+}
+
 static struct gn_rmw *gn_mw_of(struct gaudi_nic_roce *r, u32 key)
 {
 	u32 idx = key >> 8;
@@ -60,10 +78,12 @@ int gnsim_cmd_destroy_mw(struct gaudi_nic_roce *r, u32 index)
 	if (index >= GN_ROCE_MAX_MW)
 		return -EINVAL;
 	spin_lock_bh(&r->dp_lock);
-	if (r->mws[index].used)
+	if (r->mws[index].used) {
+		gn_mw_unbind(r, &r->mws[index]);
 		memset(&r->mws[index], 0, sizeof(r->mws[index]));
-	else
+	} else {
 		ret = -ENOENT;
+	}
 	spin_unlock_bh(&r->dp_lock);
 	return ret;
 }
@@ -78,7 +98,7 @@ void gnsim_mw_qp_gone(struct gaudi_nic_roce *r, u32 qpn)
 		struct gn_rmw *mw = &r->mws[i];
 
 		if (mw->used && mw->bound && mw->type == 2 && mw->qpn == qpn)
-			mw->bound = false;
+			gn_mw_unbind(r, mw);
 	}
 }
 
@@ -124,7 +144,7 @@ static int gn_mw_bind(struct gaudi_nic_roce *r, struct gn_rqp *qp,
 	if (mw->type == 2 && (mw->bound || !len))
 		return GN_ROCE_CQE_MW_BIND_ERR;
 	if (!len) {			/* type 1: unbind */
-		mw->bound = false;
+		gn_mw_unbind(r, mw);
 		mw->key = key;
 		return 0;
 	}
@@ -134,6 +154,9 @@ static int gn_mw_bind(struct gaudi_nic_roce *r, struct gn_rqp *qp,
 	    ((acc & GN_ROCE_MR_REMOTE_WRITE) &&
 	     !(mr->access & GN_ROCE_MR_LOCAL_WRITE)))
 		return GN_ROCE_CQE_MW_BIND_ERR;
+	/* a type 1 window bound elsewhere moves */
+	gn_mw_unbind(r, mw);
+	mr->mws++;
 	mw->key = key;
 	mw->mr_key = mr->key;
 	mw->va = va;
@@ -153,7 +176,7 @@ static bool gn_mw_invalidate(struct gaudi_nic_roce *r, u32 key, u32 pdn,
 	if (!mw || !mw->used || mw->type != 2 || !mw->bound ||
 	    mw->key != key || mw->pdn != pdn || (qpn && mw->qpn != *qpn))
 		return false;
-	mw->bound = false;
+	gn_mw_unbind(r, mw);
 	return true;
 }
 

@@ -241,7 +241,8 @@ struct ib_mr *gib_reg_user_mr_dmabuf(struct ib_pd *pd, u64 offset, u64 len,
  * IB_ACCESS_REMOTE_ATOMIC is EOPNOTSUPP too: the device has no atomics
  * (atomic_cap NONE), registration accepts the flag only because
  * libfabric always asks for it, and a change of it could only be
- * observed through atomic operations.
+ * observed through atomic operations.  With a memory window bound to
+ * the MR the engine refuses (-EBUSY), as it refuses deregistration.
  */
 struct ib_mr *gib_rereg_user_mr(struct ib_mr *ibmr, int flags, u64 start,
 				u64 len, u64 iova, int access,
@@ -312,14 +313,22 @@ err:
 	return ERR_PTR(ret);
 }
 
+/*
+ * Deregistration fails with -EBUSY while memory windows are bound to the
+ * MR (IBTA; the engine refuses).  When a process ends, uverbs retries the
+ * MRs that failed after the other objects, its windows, are gone.
+ */
 int gib_dereg_mr(struct ib_mr *ibmr, struct ib_udata *udata)
 {
 	struct gib_dev *dev = to_gdev(ibmr->device);
 	struct gib_mr *mr = to_gmr(ibmr);
+	int ret;
 
 	/* After this the engine holds no translation of the pages. */
-	gaudi_nic_roce_cmd(dev->hw, GN_ROCE_CMD_DESTROY_MR, mr->index, NULL, 0,
-			   NULL, 0);
+	ret = gaudi_nic_roce_cmd(dev->hw, GN_ROCE_CMD_DESTROY_MR, mr->index,
+				 NULL, 0, NULL, 0);
+	if (ret == -EBUSY)
+		return ret;
 	ib_umem_release(mr->umem);
 	ida_free(&dev->mr_ida, mr->index);
 	gib_uncharge(mr->uc, GIB_RES_MR, 0);
