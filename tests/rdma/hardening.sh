@@ -40,6 +40,8 @@ ns_b ip -6 addr add 2001:db8:46::2/64 dev "$IF_B" nodad
 export INJECT_PEER6="$IF_B $mac_a 2001:db8:46::2 2001:db8:46::1"
 export FUZZ_SECS=${FUZZ_SECS:-15}
 export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=0:abort_on_error=0}
+# limit_reserve loads it while user contexts hold every QP they can get
+export KULP_KO=${GAUDI_NIC_KMOD:-/build/kmod}/tests/kmod/gaudi_nic_test_kulp.ko
 dmesg_mark=$(dmesg | wc -l)
 ksft_relay hardening_test < <(timeout 200 "$bin" "$IB_A" "$GID_A" "$IB_B" "$GID_B" 2>&1)
 diag "$IB_A: $(ib_stats "$IB_A" 1)"

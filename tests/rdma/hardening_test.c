@@ -847,11 +847,14 @@ TEST_F_TIMEOUT(hardening, prod_backwards, 120)
 #define LIM_PARAMS	"/sys/module/gaudi_ib/parameters/"
 #define LIM_N		3
 
-enum lim_kind { LIM_PD, LIM_CQ, LIM_QP, LIM_SRQ, LIM_MR, LIM_AH, LIM_KINDS };
+enum lim_kind {
+	LIM_PD, LIM_CQ, LIM_QP, LIM_SRQ, LIM_MR, LIM_AH, LIM_MW, LIM_KINDS
+};
 
 static const char *const lim_param[LIM_KINDS] = {
 	"max_pd_per_ctx", "max_cq_per_ctx", "max_qp_per_ctx",
 	"max_srq_per_ctx", "max_mr_per_ctx", "max_ah_per_ctx",
+	"max_mw_per_ctx",
 };
 
 
@@ -956,6 +959,8 @@ static void *lim_create(struct lim_ctx *c, enum lim_kind kind)
 		return ibv_reg_mr(c->pd, c->buf, 4096, IBV_ACCESS_LOCAL_WRITE);
 	case LIM_AH:
 		return ibv_create_ah(c->pd, &aa);
+	case LIM_MW:
+		return ibv_alloc_mw(c->pd, IBV_MW_TYPE_1);
 	default:
 		return NULL;
 	}
@@ -981,6 +986,9 @@ static void lim_destroy(enum lim_kind kind, void *o)
 		break;
 	case LIM_AH:
 		ibv_destroy_ah(o);
+		break;
+	case LIM_MW:
+		ibv_dealloc_mw(o);
 		break;
 	default:
 		break;
@@ -1113,6 +1121,103 @@ TEST_F_TIMEOUT(hardening, limits, 120)
 
 	for (kind = 0; kind < LIM_KINDS; kind++)
 		test_limit_kind(_metadata, kind);
+}
+
+/*
+ * N2 of the November review: with the default limits one context took
+ * every memory window of the device (4096), and two every QP.  Now a
+ * context stops at its default share of windows with EDQUOT, well short
+ * of the device's space, and another process still gets windows.
+ */
+TEST_F_TIMEOUT(hardening, limit_defaults, 120)
+{
+	struct ibv_device_attr da = {};
+	struct lim_ctx c, c2;
+	char val[32];
+	void **o = NULL;
+	int n = 0, err = 0, status = -1, lim;
+	pid_t pid;
+
+	ASSERT_EQ(0, param_get("max_mw_per_ctx", val, sizeof(val)))
+		TH_LOG("max_mw_per_ctx: read it (%s)", strerror(errno));
+	lim = atoi(val);
+	ASSERT_TRUE(!lim_open(&c) && !ibv_query_device(c.ctx, &da))
+		TH_LOG("open a context on %s (%s)", dev_a_name, strerror(errno));
+	o = calloc(da.max_mw + 1, sizeof(*o));
+	ASSERT_NE(NULL, o);
+	n = lim_fill(&c, LIM_MW, o, da.max_mw + 1, &err);
+	EXPECT_TRUE(lim > 0 && n == lim && err == EDQUOT && n <= da.max_mw / 8)
+	   TH_LOG("with the default max_mw_per_ctx (%d) a context gets %d of the device's %d windows, then EDQUOT (%s)",
+	   lim, n, da.max_mw, strerror(err));
+	fflush(stdout);
+	pid = fork();
+	if (pid == 0) {
+		void *mw;
+
+		if (lim_open(&c2))
+			_exit(2);
+		mw = lim_create(&c2, LIM_MW);
+		if (!mw)
+			printf("# child: %s\n", strerror(errno));
+		_exit(mw ? 0 : 1);
+	}
+	if (pid > 0)
+		waitpid(pid, &status, 0);
+	EXPECT_TRUE(pid > 0 && WIFEXITED(status) && !WEXITSTATUS(status))
+	   TH_LOG("meanwhile another process allocates a window");
+	while (n-- > 0)
+		lim_destroy(LIM_MW, o[n]);
+	free(o);
+	lim_close(&c);
+}
+
+/*
+ * The kernel's reserve: with max_qp_per_ctx lifted, user contexts
+ * together get every QP number but the lowest, which kernel consumers
+ * keep; then a kernel ULP (gaudi_nic_test_kulp.ko, $KULP_KO) still
+ * creates its QPs and CQs.  Before N2's fix user contexts could take
+ * every number, and the kernel's next QP (QP1 of a new port, rdma_cm's)
+ * failed.
+ */
+TEST_F_TIMEOUT(hardening, limit_reserve, 180)
+{
+	const char *ko = getenv("KULP_KO");
+	struct ibv_device_attr da = {};
+	char saved[32], cmd[512];
+	void **o = NULL;
+	int n = 0, err = 0, rc;
+	struct lim_ctx c;
+
+	if (!ko || access(ko, R_OK))
+		SKIP(return, "KULP_KO (gaudi_nic_test_kulp.ko) not given: hardening.sh sets it");
+	ASSERT_EQ(0, param_get("max_qp_per_ctx", saved, sizeof(saved)));
+	ASSERT_EQ(0, param_set("max_qp_per_ctx", "0"));
+	/* from here on the parameter is restored before any return */
+	if (lim_open(&c) || ibv_query_device(c.ctx, &da) ||
+	    !(o = calloc(da.max_qp + 1, sizeof(*o)))) {
+		EXPECT_TRUE(0) TH_LOG("open a context on %s (%s)", dev_a_name,
+				      strerror(errno));
+		goto out;
+	}
+	n = lim_fill(&c, LIM_QP, o, da.max_qp + 1, &err);
+	EXPECT_TRUE(n > 0 && n < da.max_qp && err)
+	   TH_LOG("with no per-context limit a context gets %d of the device's %d QPs, then %s",
+	   n, da.max_qp, strerror(err));
+	snprintf(cmd, sizeof(cmd),
+		 "insmod %s ibdev=%s 2>&1 && rmmod gaudi_nic_test_kulp",
+		 ko, dev_a_name);
+	fflush(stdout);
+	rc = system(cmd);
+	EXPECT_EQ(0, rc)
+	   TH_LOG("meanwhile a kernel ULP creates its CQs and QPs (insmod gaudi_nic_test_kulp: status %d)",
+	   rc);
+out:
+	while (n-- > 0)
+		lim_destroy(LIM_QP, o[n]);
+	free(o);
+	lim_close(&c);
+	err = param_set("max_qp_per_ctx", saved);
+	EXPECT_EQ(0, err) TH_LOG("max_qp_per_ctx: restore %s (%s)", saved, strerror(err));
 }
 
 /* The ring memory limit: CQ rings of 4 MiB + a page and 8 MiB + a page. */

@@ -250,6 +250,8 @@ struct gib_pbl {
 void gib_limits_init(struct gib_ucontext *uc);
 int gib_charge(struct gib_ucontext *uc, enum gib_res res, u64 bytes);
 void gib_uncharge(struct gib_ucontext *uc, enum gib_res res, u64 bytes);
+int gib_id_alloc(struct ida *ida, struct gib_ucontext *uc, enum gib_res res,
+		 u32 min, u32 max, gfp_t gfp);
 
 /* gib_verbs.c */
 extern const struct ib_device_ops gib_dev_ops;

@@ -57,7 +57,8 @@ int gib_create_cq(struct ib_cq *ibcq, const struct ib_cq_init_attr *attr,
 			 gib_ring_bytes(log, GN_ROCE_CQE_SIZE));
 	if (ret)
 		return ret;
-	ret = ida_alloc_range(&dev->cq_ida, 0, GN_ROCE_MAX_CQ - 1, GFP_KERNEL);
+	ret = gib_id_alloc(&dev->cq_ida, cq->uc, GIB_RES_CQ, 0,
+			   GN_ROCE_MAX_CQ - 1, GFP_KERNEL);
 	if (ret < 0)
 		goto err_uncharge;
 	cq->cqn = ret;

@@ -11,48 +11,56 @@
  * parameters, writable at run time; a new value applies to the next
  * creation (objects that already exist stay).  0 means no limit.
  *
+ * The defaults are an eighth of each id space (N2 of the November review:
+ * they were half of it, the whole of it for windows, so one or two
+ * contexts took everything).  The lowest numbers of each space are kept
+ * for kernel consumers (gib_kernel_reserve): user contexts together can
+ * exhaust only the rest, so QP1, rdma_cm's AHs and kernel ULPs still get
+ * theirs.
+ *
  * A process can open the device several times: the rdma cgroup's
- * hca_handle limit bounds how many contexts it has.
+ * hca_handle and hca_object limits (charged by the RDMA core for every
+ * uverbs object) bound how many contexts and objects it has.
  */
 #include <linux/module.h>
 #include <linux/sched.h>
 
 #include "gaudi_ib.h"
 
-static unsigned int gib_max_pd = 16384;
+static unsigned int gib_max_pd = 8192;
 module_param_named(max_pd_per_ctx, gib_max_pd, uint, 0644);
 MODULE_PARM_DESC(max_pd_per_ctx,
-		 "PDs one user context may hold (default 16384, 0: no limit)");
+		 "PDs one user context may hold (default 8192, 0: no limit)");
 
-static unsigned int gib_max_cq = 512;
+static unsigned int gib_max_cq = 128;
 module_param_named(max_cq_per_ctx, gib_max_cq, uint, 0644);
 MODULE_PARM_DESC(max_cq_per_ctx,
-		 "CQs one user context may hold (default 512, 0: no limit)");
+		 "CQs one user context may hold (default 128, 0: no limit)");
 
-static unsigned int gib_max_qp = 512;
+static unsigned int gib_max_qp = 128;
 module_param_named(max_qp_per_ctx, gib_max_qp, uint, 0644);
 MODULE_PARM_DESC(max_qp_per_ctx,
-		 "QPs one user context may hold (default 512, 0: no limit)");
+		 "QPs one user context may hold (default 128, 0: no limit)");
 
-static unsigned int gib_max_srq = 512;
+static unsigned int gib_max_srq = 128;
 module_param_named(max_srq_per_ctx, gib_max_srq, uint, 0644);
 MODULE_PARM_DESC(max_srq_per_ctx,
-		 "SRQs one user context may hold (default 512, 0: no limit)");
+		 "SRQs one user context may hold (default 128, 0: no limit)");
 
-static unsigned int gib_max_mr = 4096;
+static unsigned int gib_max_mr = 1024;
 module_param_named(max_mr_per_ctx, gib_max_mr, uint, 0644);
 MODULE_PARM_DESC(max_mr_per_ctx,
-		 "MRs one user context may hold (default 4096, 0: no limit)");
+		 "MRs one user context may hold (default 1024, 0: no limit)");
 
-static unsigned int gib_max_ah = 16384;
+static unsigned int gib_max_ah = 8192;
 module_param_named(max_ah_per_ctx, gib_max_ah, uint, 0644);
 MODULE_PARM_DESC(max_ah_per_ctx,
-		 "AHs one user context may hold (default 16384, 0: no limit)");
+		 "AHs one user context may hold (default 8192, 0: no limit)");
 
-static unsigned int gib_max_mw = 4096;
+static unsigned int gib_max_mw = 512;
 module_param_named(max_mw_per_ctx, gib_max_mw, uint, 0644);
 MODULE_PARM_DESC(max_mw_per_ctx,
-		 "memory windows one user context may hold (default 4096, 0: no limit)");
+		 "memory windows one user context may hold (default 512, 0: no limit)");
 
 static unsigned int gib_max_ring_mb = 1024;
 module_param_named(max_ring_mb_per_ctx, gib_max_ring_mb, uint, 0644);
@@ -72,6 +80,34 @@ static const struct {
 	[GIB_RES_AH] = { "AHs", "max_ah_per_ctx", &gib_max_ah },
 	[GIB_RES_MW] = { "MWs", "max_mw_per_ctx", &gib_max_mw },
 };
+
+/*
+ * Numbers at the bottom of each id space only kernel objects take: QP1 of
+ * every port, the MAD layer's and rdma_cm's CQs, PDs and AHs, kernel ULPs.
+ * No kernel MRs (gib_get_dma_mr() makes none) or windows are made.
+ */
+static const u32 gib_kernel_reserve[GIB_RES_MAX] = {
+	[GIB_RES_PD] = 64,
+	[GIB_RES_CQ] = 64,
+	[GIB_RES_QP] = 64,
+	[GIB_RES_SRQ] = 16,
+	[GIB_RES_AH] = 1024,
+};
+
+/*
+ * A number for a new object of type @res from @ida, in @min .. @max; a
+ * user object's (@uc set) above the kernel's reserve.  -ENOSPC when the
+ * space is full.
+ */
+int gib_id_alloc(struct ida *ida, struct gib_ucontext *uc, enum gib_res res,
+		 u32 min, u32 max, gfp_t gfp)
+{
+	if (uc)
+		min += gib_kernel_reserve[res];
+	if (min > max)
+		return -ENOSPC;
+	return ida_alloc_range(ida, min, max, gfp);
+}
 
 void gib_limits_init(struct gib_ucontext *uc)
 {

@@ -106,7 +106,8 @@ static struct ib_mr *gib_mr_create(struct ib_pd *ibpd, struct ib_umem *umem,
 		goto err_uncharge;
 	}
 	mr->uc = uc;
-	ret = ida_alloc_range(&dev->mr_ida, 1, GN_ROCE_MAX_MR - 1, GFP_KERNEL);
+	ret = gib_id_alloc(&dev->mr_ida, uc, GIB_RES_MR, 1,
+			   GN_ROCE_MAX_MR - 1, GFP_KERNEL);
 	if (ret < 0)
 		goto err_free;
 	mr->index = ret;
@@ -356,7 +357,8 @@ int gib_alloc_mw(struct ib_mw *ibmw, struct ib_udata *udata)
 	ret = gib_charge(uc, GIB_RES_MW, 0);
 	if (ret)
 		return ret;
-	ret = ida_alloc_max(&dev->mw_ida, GN_ROCE_MAX_MW - 1, GFP_KERNEL);
+	ret = gib_id_alloc(&dev->mw_ida, uc, GIB_RES_MW, 0,
+			   GN_ROCE_MAX_MW - 1, GFP_KERNEL);
 	if (ret < 0)
 		goto err_uncharge;
 	mw->index = ret;

@@ -211,8 +211,8 @@ int gib_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init,
 	if (ret)
 		return ret;
 
-	ret = ida_alloc_range(&dev->qp_ida, GN_ROCE_MIN_QPN,
-			      GN_ROCE_MAX_QP - 1, GFP_KERNEL);
+	ret = gib_id_alloc(&dev->qp_ida, qp->uc, GIB_RES_QP, GN_ROCE_MIN_QPN,
+			   GN_ROCE_MAX_QP - 1, GFP_KERNEL);
 	if (ret < 0)
 		goto err_uncharge;
 	qp->qpn = ret;

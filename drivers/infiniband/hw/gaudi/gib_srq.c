@@ -72,8 +72,8 @@ int gib_create_srq(struct ib_srq *ibsrq, struct ib_srq_init_attr *init,
 			 gib_ring_bytes(log, GN_ROCE_WQE_SIZE));
 	if (ret)
 		return ret;
-	ret = ida_alloc_range(&dev->srq_ida, 0, GN_ROCE_MAX_SRQ - 1,
-			      GFP_KERNEL);
+	ret = gib_id_alloc(&dev->srq_ida, srq->uc, GIB_RES_SRQ, 0,
+			   GN_ROCE_MAX_SRQ - 1, GFP_KERNEL);
 	if (ret < 0) {
 		ret = ret == -ENOSPC ? -ENOMEM : ret;
 		goto err_uncharge;

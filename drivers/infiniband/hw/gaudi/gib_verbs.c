@@ -423,7 +423,8 @@ static int gib_alloc_pd(struct ib_pd *ibpd, struct ib_udata *udata)
 	ret = gib_charge(pd->uc, GIB_RES_PD, 0);
 	if (ret)
 		return ret;
-	ret = ida_alloc_range(&dev->pd_ida, 1, GN_ROCE_MAX_PD, GFP_KERNEL);
+	ret = gib_id_alloc(&dev->pd_ida, pd->uc, GIB_RES_PD, 1, GN_ROCE_MAX_PD,
+			   GFP_KERNEL);
 	if (ret < 0)
 		goto err_uncharge;
 	pd->pdn = ret;
@@ -485,7 +486,7 @@ static int gib_create_ah(struct ib_ah *ibah, struct rdma_ah_init_attr *init,
 	ret = gib_charge(ah->uc, GIB_RES_AH, 0);
 	if (ret)
 		return ret;
-	ret = ida_alloc_range(&dev->ah_ida, 1, GIB_MAX_AH, gfp);
+	ret = gib_id_alloc(&dev->ah_ida, ah->uc, GIB_RES_AH, 1, GIB_MAX_AH, gfp);
 	if (ret < 0) {
 		ret = ret == -ENOSPC ? -ENOMEM : ret;
 		goto err_uncharge;
