@@ -106,6 +106,35 @@ if grep -qw memory "$cg/cgroup.controllers" 2>/dev/null; then
 		t_fail "memory cgroup: CQ rings are charged to their process's cgroup" "bigcq: $(cat "$held")" "the cgroup's vmalloc: ${vm:-none} bytes"
 	fi
 	rm -f "$held"
+	# and what the engine holds for MRs (N3): 256 registrations of one
+	# 8 MiB buffer cost the engine 256 page arrays of 16 KiB, charged to
+	# the process's cgroup as kernel memory, against a run with one
+	kmem_with() {
+		local n=$1 k out
+		out=$(mktemp)
+		(echo $BASHPID > "$cg/gn-mem/cgroup.procs" &&
+		 exec "$bin" manymr "$IB_A" "$n" 20) >"$out" 2>&1 &
+		local pid=$!
+		for _ in $(seq 120); do
+			grep -q '^mrs ' "$out" && break
+			sleep 0.5
+		done
+		k=$(awk '$1 == "kernel" { print $2 }' "$cg/gn-mem/memory.stat")
+		kill "$pid" 2>/dev/null
+		wait "$pid" 2>/dev/null
+		echo "$k $(cat "$out")"
+		rm -f "$out"
+	}
+	read -r k1 _ n1 _ <<<"$(kmem_with 1)"
+	read -r k256 _ n256 rest <<<"$(kmem_with 256)"
+	if [ "${n1:-0}" = 1 ] && [ "${n256:-0}" = 256 ] &&
+	   [ $((k256 - k1)) -ge $((3 << 20)) ]; then
+		t_ok "memory cgroup: 255 more MRs of 8 MiB cost their process's cgroup $(((k256 - k1) >> 10)) KiB of kernel memory (the engine's page arrays: 4080 KiB)"
+	else
+		t_fail "memory cgroup: the engine's MR page arrays are charged to the process's cgroup" \
+			"1 MR: ${n1:-?} registered, kernel ${k1:-?} bytes" \
+			"256 MRs: ${n256:-?} registered ($rest), kernel ${k256:-?} bytes"
+	fi
 	rmdir "$cg/gn-mem" 2>/dev/null
 else
 	t_skip "memory cgroup accounting of rings" "the guest kernel has no memory cgroup controller in $cg"

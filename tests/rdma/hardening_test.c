@@ -1464,10 +1464,51 @@ out:
 	return ret;
 }
 
+/*
+ * "manymr DEV N HOLD": register one 8 MiB buffer N times on DEV, print
+ * how many, hold them HOLD seconds.  hardening.sh runs it in a memory
+ * cgroup: the engine's page array of each MR (16 KiB here) is charged
+ * there (N3 of the November review).
+ */
+static int manymr(const char *name, int n, int hold)
+{
+	struct ibv_context *ctx = open_device_by_name(name);
+	struct ibv_mr **mrs = calloc(n, sizeof(*mrs));
+	size_t len = 8 << 20;
+	void *buf = aligned_alloc(4096, len);
+	struct ibv_pd *pd = ctx ? ibv_alloc_pd(ctx) : NULL;
+	int i, err = 0;
+
+	if (!pd || !mrs || !buf) {
+		printf("manymr: cannot open %s\n", name);
+		return 1;
+	}
+	memset(buf, 1, len);
+	for (i = 0; i < n; i++) {
+		mrs[i] = ibv_reg_mr(pd, buf, len, IBV_ACCESS_LOCAL_WRITE);
+		if (!mrs[i]) {
+			err = errno;
+			break;
+		}
+	}
+	printf("mrs %d errno %d (%s)\n", i, err, err ? strerror(err) : "none");
+	fflush(stdout);
+	sleep(hold);
+	while (i-- > 0)
+		ibv_dereg_mr(mrs[i]);
+	free(mrs);
+	free(buf);
+	ibv_dealloc_pd(pd);
+	ibv_close_device(ctx);
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	char *run[] = { argv[0], NULL };
 
+	if (argc == 5 && !strcmp(argv[1], "manymr"))
+		return manymr(argv[2], atoi(argv[3]), atoi(argv[4]));
 	if (argc == 5 && !strcmp(argv[1], "exhaust"))
 		return exhaust(argv[2], atoi(argv[3]), atoi(argv[4]));
 	if (argc == 5 && !strcmp(argv[1], "bigcq"))
@@ -1482,7 +1523,7 @@ int main(int argc, char **argv)
 	}
 	if (argc < 5) {
 		fprintf(stderr, "usage: %s DEV_A GID_A DEV_B GID_B\n"
-			"       %s exhaust|bigcq DEV N HOLD_SECS\n"
+			"       %s exhaust|bigcq|manymr DEV N HOLD_SECS\n"
 			"       %s lat|readload DEV_A GID_A DEV_B GID_B N|SECS\n",
 			argv[0], argv[0], argv[0]);
 		return 2;

@@ -76,7 +76,13 @@ static int gn_rmem_load(struct gaudi_nic_roce *r, const struct gn_roce_pbl *p,
 	if (!n || n > GN_ROCE_MAX_PBL_PAGES || p->rsvd)
 		return -EINVAL;
 	pbl = gnsim_roce_dma_virt(r, le64_to_cpu(p->pbl));
-	m->pages = kvcalloc(n, sizeof(*m->pages), GFP_KERNEL);
+	/*
+	 * Commands run in their caller's context: what a process makes the
+	 * engine hold is charged to its memory cgroup (N3 of the November
+	 * review).  A dma-buf MR pins no process memory, so this array is
+	 * all that registering one HBM export thousands of times costs.
+	 */
+	m->pages = kvcalloc(n, sizeof(*m->pages), GFP_KERNEL_ACCOUNT);
 	if (!m->pages)
 		return -ENOMEM;
 	m->npages = n;
@@ -132,7 +138,7 @@ static int gn_cmd_create_cq(struct gaudi_nic_roce *r, u32 cqn,
 		return -EINVAL;
 	if (r->cqs[cqn])
 		return -EBUSY;
-	cq = kzalloc(sizeof(*cq), GFP_KERNEL);
+	cq = kzalloc(sizeof(*cq), GFP_KERNEL_ACCOUNT);
 	if (!cq)
 		return -ENOMEM;
 	cq->cqn = cqn;
@@ -239,7 +245,7 @@ static int gn_cmd_create_srq(struct gaudi_nic_roce *r, u32 srqn,
 		return -EINVAL;
 	if (r->srqs[srqn])
 		return -EBUSY;
-	srq = kzalloc(sizeof(*srq), GFP_KERNEL);
+	srq = kzalloc(sizeof(*srq), GFP_KERNEL_ACCOUNT);
 	if (!srq)
 		return -ENOMEM;
 	srq->srqn = srqn;
@@ -409,7 +415,7 @@ static int gn_cmd_create_qp(struct gaudi_nic_roce *r, u32 qpn,
 		return -EINVAL;
 	if (r->qps[qpn])
 		return -EBUSY;
-	qp = kzalloc(sizeof(*qp), GFP_KERNEL);
+	qp = kzalloc(sizeof(*qp), GFP_KERNEL_ACCOUNT);
 	if (!qp)
 		return -ENOMEM;
 	qp->ctx = *c;
@@ -645,7 +651,7 @@ static struct gn_rmr *gn_mr_build(struct gaudi_nic_roce *r, u32 index,
 				      GN_ROCE_MR_FLUSH_GLOBAL |
 				      GN_ROCE_MR_FLUSH_PERSIST))
 		return ERR_PTR(-EINVAL);
-	mr = kzalloc(sizeof(*mr), GFP_KERNEL);
+	mr = kzalloc(sizeof(*mr), GFP_KERNEL_ACCOUNT);
 	if (!mr)
 		return ERR_PTR(-ENOMEM);
 	ret = gn_rmem_load(r, &c->pages, &mr->mem);
