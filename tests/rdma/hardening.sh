@@ -38,6 +38,9 @@ export INJECT_FOREIGN="$IF_B $mac_a 192.0.2.99 $IP_A" INJECT_PEER="$IF_B $mac_a 
 ns_a ip -6 addr add 2001:db8:46::1/64 dev "$IF_A" nodad
 ns_b ip -6 addr add 2001:db8:46::2/64 dev "$IF_B" nodad
 export INJECT_PEER6="$IF_B $mac_a 2001:db8:46::2 2001:db8:46::1"
+# gid_removed deletes A's address (its GID goes) and puts it back
+export V6_DEL_A="ip netns exec $NS_A ip -6 addr del 2001:db8:46::1/64 dev $IF_A"
+export V6_ADD_A="ip netns exec $NS_A ip -6 addr add 2001:db8:46::1/64 dev $IF_A nodad"
 export FUZZ_SECS=${FUZZ_SECS:-15}
 export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=0:abort_on_error=0}
 # limit_reserve loads it while user contexts hold every QP they can get

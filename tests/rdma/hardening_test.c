@@ -655,6 +655,178 @@ static bool write_ok(struct tu_side *s, struct ibv_qp *qp, struct ibv_mr *src,
 	       wc.status == IBV_WC_SUCCESS && !memcmp(src->addr, dst->addr, 64);
 }
 
+/* B READs @len bytes of A's @ma at @off into @mb; the CQE's status or -1. */
+static int read_from_a(struct ibv_qp *qb, struct ibv_mr *mb, struct ibv_mr *ma,
+		       size_t off, uint32_t len)
+{
+	struct ibv_sge sg = { (uintptr_t)mb->addr, len, mb->lkey };
+	struct ibv_send_wr wr = {
+		.wr_id = 88, .sg_list = &sg, .num_sge = 1,
+		.opcode = IBV_WR_RDMA_READ, .send_flags = IBV_SEND_SIGNALED,
+		.wr.rdma = { .remote_addr = (uintptr_t)ma->addr + off,
+			     .rkey = ma->rkey },
+	}, *bad;
+	struct ibv_wc wc;
+
+	if (ibv_post_send(qb, &wr, &bad) || wait_wc(B.cq, &wc, 20))
+		return -1;
+	return wc.status;
+}
+
+#define DUP_LEN		(2u << 20)	/* 2048 packets at MTU 1024 */
+
+/*
+ * N5 of the November review: a duplicate READ forged from the peer's
+ * address moved the responder's send cursor back, so that the next real
+ * READ found the responder resources (max_dest_rd_atomic 1) all taken,
+ * was answered as an invalid request, and the connection was torn down.
+ * B READs 2 MiB at PSN 100 (2048 packets, so that a replay of it takes a
+ * while); then a duplicate of it and a new 64-byte READ at PSN 2148 are
+ * injected back to back from B's address.  B's own READ at 2148 must get
+ * its data (A answers it as a duplicate of the injected one), and A's QP
+ * stays in RTS.
+ */
+TEST_F_TIMEOUT(hardening, dup_read_rewind, 120)
+{
+	const char *peer = getenv("INJECT_PEER");
+	uint8_t *a = aligned_alloc(4096, 2 * DUP_LEN);
+	uint8_t *b = aligned_alloc(4096, 2 * DUP_LEN);
+	struct ibv_mr *ma = a ? ibv_reg_mr(A.pd, a, 2 * DUP_LEN, ACC_ALL) : NULL;
+	struct ibv_mr *mb = b ? ibv_reg_mr(B.pd, b, 2 * DUP_LEN, ACC_ALL) : NULL;
+	struct ibv_qp *qa = NULL, *qb = NULL;
+	struct ibv_qp_init_attr init;
+	struct ibv_qp_attr attr = {};
+	unsigned int psn = 100 + DUP_LEN / 1024;
+	char args[512];
+	int st;
+
+	if (!getenv("INJECT") || !peer)
+		SKIP(goto out, "INJECT and INJECT_PEER are not set (tests/rdma/hardening.sh sets them)");
+	ASSERT_TRUE(a && b && ma && mb)
+		TH_LOG("buffers and MRs (%s)", strerror(errno));
+	dest_rd_atomic = 1;
+	ASSERT_TRUE(connect_pair(&qa, &qb))
+		TH_LOG("a connected QP pair, max_dest_rd_atomic 1 (%s)",
+		       strerror(errno));
+	fill(a, 2 * DUP_LEN, 5);
+	st = read_from_a(qb, mb, ma, 0, DUP_LEN);
+	ASSERT_EQ(IBV_WC_SUCCESS, st) TH_LOG("B's READ of 2 MiB at PSN 100");
+	snprintf(args, sizeof(args),
+		 "reads %s %u 100 %#llx %#x %u %u %#llx %#x 64 >/dev/null",
+		 peer, qa->qp_num, (unsigned long long)(uintptr_t)a, ma->rkey,
+		 DUP_LEN, psn,
+		 (unsigned long long)(uintptr_t)a + DUP_LEN, ma->rkey);
+	EXPECT_EQ(0, inject(args)) TH_LOG("inject: %s", args);
+	usleep(200 * 1000);
+	memset(b, 0, 64);
+	st = read_from_a(qb, mb, ma, DUP_LEN, 64);
+	EXPECT_TRUE(st == IBV_WC_SUCCESS && !memcmp(b, a + DUP_LEN, 64))
+	   TH_LOG("B's own READ at PSN %u gets its data after the forged pair (status %d)",
+	   psn, st);
+	EXPECT_TRUE(!ibv_query_qp(qa, &attr, IBV_QP_STATE, &init) &&
+	   attr.qp_state == IBV_QPS_RTS)
+	   TH_LOG("A's QP is still in RTS (state %d)", attr.qp_state);
+out:
+	dest_rd_atomic = 4;
+	release((struct ibv_qp *[]){ qa, qb }, 2, ma, mb, a, b);
+}
+
+/* The index of GID @addr (text) on port 1 of @ctx, or -1. */
+static int gid_index_of(struct ibv_context *ctx, const char *addr)
+{
+	union ibv_gid want, g;
+	int i;
+
+	if (inet_pton(AF_INET6, addr, &want) != 1)
+		return -1;
+	for (i = 0; i < 16; i++)
+		if (!ibv_query_gid(ctx, 1, i, &g) && !memcmp(&g, &want, 16))
+			return i;
+	return -1;
+}
+
+/*
+ * N5 of the November review: a QP's source GID removed (its address
+ * deleted: the entry becomes type 0, all zeros) still matched IPv6
+ * packets addressed to "::".  A pair is connected over the IPv6 GIDs, a
+ * SEND from B's address to A's is taken (the control), A's address is
+ * deleted, and a SEND from B's address to :: must be dropped.  Needs
+ * $INJECT_PEER6 ("IFACE DMAC B_ADDR A_ADDR") and $V6_DEL_A / $V6_ADD_A
+ * (commands that delete and restore A's address), from hardening.sh.
+ */
+TEST_F_TIMEOUT(hardening, gid_removed, 120)
+{
+	const char *peer6 = getenv("INJECT_PEER6"), *del = getenv("V6_DEL_A");
+	const char *add = getenv("V6_ADD_A");
+	char ifc[64], mac[32], baddr[64], aaddr[64], args[512];
+	struct tu_side a6 = {}, b6 = {};
+	uint8_t *a = aligned_alloc(4096, 4096);
+	struct ibv_qp *qa = NULL, *qb = NULL;
+	struct ibv_mr *ma = NULL;
+	struct ibv_wc wc;
+	union ibv_gid g;
+	int ia, ib, got, i;
+
+	if (!getenv("INJECT") || !peer6 || !del || !add ||
+	    sscanf(peer6, "%63s %31s %63s %63s", ifc, mac, baddr, aaddr) != 4)
+		SKIP(free(a); return, "INJECT, INJECT_PEER6, V6_DEL_A and V6_ADD_A are not set (tests/rdma/hardening.sh sets them)");
+	ASSERT_EQ(0, open_side(&a6, dev_a_name, 0));
+	ASSERT_EQ(0, open_side(&b6, dev_b_name, 0));
+	ia = gid_index_of(a6.ctx, aaddr);
+	ib = gid_index_of(b6.ctx, baddr);
+	ASSERT_TRUE(ia >= 0 && ib >= 0)
+		TH_LOG("GIDs of %s and %s (%d, %d)", aaddr, baddr, ia, ib);
+	ibv_query_gid(a6.ctx, 1, ia, &a6.gid);
+	ibv_query_gid(b6.ctx, 1, ib, &b6.gid);
+	a6.gid_index = ia;
+	b6.gid_index = ib;
+	ma = ibv_reg_mr(a6.pd, a, 4096, ACC_ALL);
+	qa = new_qp(&a6);
+	qb = new_qp(&b6);
+	ASSERT_TRUE(a && ma && qa && qb && !to_init(qa) && !to_init(qb) &&
+		    !to_rts(&a6, qa, &b6, qb->qp_num) &&
+		    !to_rts(&b6, qb, &a6, qa->qp_num))
+		TH_LOG("a pair over the IPv6 GIDs %d and %d (%s)", ia, ib,
+		       strerror(errno));
+	ASSERT_EQ(0, post_recv8(qa, ma, a, 600));
+	ASSERT_EQ(0, post_recv8(qa, ma, a, 601));
+	snprintf(args, sizeof(args), "send %s %s %s %s %u 100 >/dev/null",
+		 ifc, mac, baddr, aaddr, qa->qp_num);
+	inject(args);
+	got = !wait_wc(a6.cq, &wc, 5);
+	EXPECT_TRUE(got && wc.wr_id == 600)
+		TH_LOG("the control: a SEND from %s to %s is taken", baddr, aaddr);
+	fflush(stdout);
+	EXPECT_EQ(0, system(del)) TH_LOG("delete %s: %s", aaddr, del);
+	/* the RDMA core removes the GID from its work queue */
+	for (i = 0; i < 100; i++) {
+		if (!ibv_query_gid(a6.ctx, 1, ia, &g) &&
+		    !memcmp(&g, (uint8_t[16]){0}, 16))
+			break;
+		usleep(50 * 1000);
+	}
+	EXPECT_LT(i, 100) TH_LOG("GID %d of %s goes with the address", ia,
+				 dev_a_name);
+	snprintf(args, sizeof(args), "send %s %s %s :: %u 101 >/dev/null",
+		 ifc, mac, baddr, qa->qp_num);
+	inject(args);
+	got = !wait_wc(a6.cq, &wc, 2);
+	EXPECT_FALSE(got)
+		TH_LOG("a SEND from %s to :: is dropped once the QP's GID is removed (%s)",
+		       baddr, got ? "it completed a receive" : "no receive");
+	fflush(stdout);
+	EXPECT_EQ(0, system(add)) TH_LOG("restore %s: %s", aaddr, add);
+	ibv_destroy_qp(qa);
+	ibv_destroy_qp(qb);
+	ibv_dereg_mr(ma);
+	free(a);
+	for (struct tu_side *t = &a6; t; t = t == &a6 ? &b6 : NULL) {
+		ibv_destroy_cq(t->cq);
+		ibv_dealloc_pd(t->pd);
+		ibv_close_device(t->ctx);
+	}
+}
+
 /*
  * Frames from the wire that are not the connection's.  A SEND Only with
  * a valid ICRC, the QP's number and its expected PSN, sent from an

@@ -8,6 +8,9 @@ host would: with no engine's "unaltered" mark, ICRC checked.
   roce_inject.py send IFACE DMAC SRC_IP DST_IP DQPN PSN
       one SEND Only of 8 bytes with a correct ICRC (IPv4 or IPv6 by the
       address family)
+  roce_inject.py reads IFACE DMAC SRC_IP DST_IP DQPN PSN VA RKEY LEN [...]
+      RDMA READ Request Only frames, one per PSN VA RKEY LEN group, back
+      to back (numbers in C notation: 0x... is hex)
   roce_inject.py fuzz IFACE DMAC SRC_IP DST_IP DQPN SECONDS SEED
       for SECONDS, malformed and boundary frames towards DQPN and its
       neighbours: truncated frames and bad lengths, unknown opcodes, UD
@@ -187,6 +190,21 @@ def main():
         s.send(frame(dmac, smac, src, dst, 0x04, dqpn, psn,
                      payload=b'injected'))
         print('sent 1 SEND Only to QP %d PSN %d from %s' % (dqpn, psn, src))
+        return
+    if cmd == 'reads':
+        groups = sys.argv[7:]
+        if not groups or len(groups) % 4:
+            sys.exit(__doc__)
+        frames = []
+        for i in range(0, len(groups), 4):
+            psn, va, rkey, ln = (int(x, 0) for x in groups[i:i + 4])
+            reth = struct.pack('!QII', va, rkey, ln)
+            frames.append(frame(dmac, smac, src, dst, 0x0c, dqpn, psn,
+                                ext=reth))
+        for f in frames:
+            s.send(f)
+        print('sent %d READ requests to QP %d from %s' % (len(frames), dqpn,
+                                                          src))
         return
     if cmd != 'fuzz' or len(sys.argv) < 9:
         sys.exit(__doc__)

@@ -253,11 +253,15 @@ struct gn_rqp {
 	 * the oldest whose responses are not all sent (all sent: rd_send ==
 	 * rd_head), indices modulo GN_ROCE_MAX_RD_ATOM.  While responses are
 	 * owed the QP is on gaudi_nic_roce.read_list, and the ACKs of later
-	 * requests wait (@ack_after_read) so that none overtakes them.
+	 * requests wait (@ack_after_read) so that none overtakes them.  A
+	 * duplicate READ moves rd_send back to replay; @rd_first, the oldest
+	 * READ not yet answered once, never moves back: the responder
+	 * resources in use are rd_head - rd_first.
 	 */
 	struct gn_rread reads[GN_ROCE_MAX_RD_ATOM];
 	u32 rd_head;
 	u32 rd_send;
+	u32 rd_first;
 	bool ack_after_read;
 	struct list_head read_node;	/* on gaudi_nic_roce.read_list */
 };

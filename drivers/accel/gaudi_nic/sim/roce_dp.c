@@ -493,6 +493,7 @@ void gnsim_rdp_detach(struct gaudi_nic_roce *r, struct gn_rqp *qp)
 	lockdep_assert_held(&r->dp_lock);
 	list_del_init(&qp->read_node);
 	qp->rd_send = qp->rd_head;
+	qp->rd_first = qp->rd_head;
 	qp->ack_after_read = false;
 }
 
@@ -503,6 +504,7 @@ void gnsim_rdp_reset(struct gaudi_nic_roce *r, struct gn_rqp *qp)
 	gnsim_rdp_detach(r, qp);
 	qp->rd_head = 0;
 	qp->rd_send = 0;
+	qp->rd_first = 0;
 	qp->state = GN_ROCE_QPS_RESET;
 	/* The rings are emptied: whatever was posted is dropped. */
 	qp->sq_tail = le32_to_cpu(READ_ONCE(gnsim_rring_hdr(&qp->sq)->prod));

@@ -153,6 +153,8 @@ static bool gn_resp_read_burst(struct gaudi_nic_roce *r, struct gn_rqp *qp)
 
 		if (rd->next >= rd->npkts) {
 			qp->rd_send++;
+			if ((s32)(qp->rd_send - qp->rd_first) > 0)
+				qp->rd_first = qp->rd_send;
 			continue;
 		}
 		/* the MR may have been deregistered since the request */
@@ -221,6 +223,25 @@ bool gnsim_rdp_reads_run(struct gaudi_nic_roce *r, bool *paused)
 	if (!list_empty(&r->read_list))
 		list_rotate_left(&r->read_list);
 	return !list_empty(&r->read_list);
+}
+
+/*
+ * Room for a new READ (or FLUSH) in the responder resources: fewer than
+ * max_dest_rd_atomic READs not yet answered once.  A duplicate moves
+ * rd_send back but not rd_first (N5 of the November review: a forged
+ * duplicate from the peer's address used to make the next real READ an
+ * invalid request, which tore the connection down).  The slot the new
+ * READ takes may hold the oldest one a replay is still sending: the
+ * requester cannot still want that one if it sends a new one past its
+ * limit, so the replay of it ends.
+ */
+static bool gn_resp_rd_room(struct gn_rqp *qp)
+{
+	if (qp->rd_head - qp->rd_first >= gn_resp_rd_max(qp))
+		return false;
+	if (qp->rd_head - qp->rd_send >= GN_ROCE_MAX_RD_ATOM)
+		qp->rd_send = qp->rd_head - GN_ROCE_MAX_RD_ATOM + 1;
+	return true;
 }
 
 /*
@@ -485,10 +506,11 @@ static enum gn_resp_res gn_resp_read_req(struct gaudi_nic_roce *r,
 		return GN_RESP_INVALID;
 	/*
 	 * Responder resources: none (max_dest_rd_atomic 0), or all still
-	 * sending, means the requester exceeds what it was given: an
-	 * invalid request (rxe answers it the same way).
+	 * to be answered, means the requester exceeds what it was given: an
+	 * invalid request (rxe answers it the same way).  Replays of
+	 * duplicates do not count (gn_resp_rd_room()).
 	 */
-	if (qp->rd_head - qp->rd_send >= gn_resp_rd_max(qp))
+	if (!gn_resp_rd_room(qp))
 		return GN_RESP_INVALID;
 	if (!gn_resp_check(r, qp, p->rkey, p->va, p->dmalen,
 			   GN_ROCE_MR_REMOTE_READ, GN_ROCE_ACC_REMOTE_READ)) {
@@ -530,7 +552,7 @@ static enum gn_resp_res gn_resp_flush(struct gaudi_nic_roce *r,
 	if (qp->in_send || qp->in_write || !acc ||
 	    level > GN_ROCE_FLUSH_MR)
 		return GN_RESP_INVALID;
-	if (qp->rd_head - qp->rd_send >= gn_resp_rd_max(qp))
+	if (!gn_resp_rd_room(qp))
 		return GN_RESP_INVALID;
 	if (!gn_resp_check(r, qp, p->rkey, p->va,
 			   level == GN_ROCE_FLUSH_MR ? 0 : p->dmalen, acc,

@@ -57,7 +57,8 @@ static bool gn_rdp_addr_ok(const struct gn_rport *pt, const struct gn_rqp *qp,
 	} else {
 		const struct ipv6hdr *ih = (const struct ipv6hdr *)l3;
 
-		return g->type != GN_ROCE_GID_V2_IPV4 &&
+		/* a removed GID (type 0, all zeros) matches nothing (N5) */
+		return g->type == GN_ROCE_GID_V2_IPV6 &&
 		       !memcmp(&ih->saddr, qp->ctx.dgid, 16) &&
 		       !memcmp(&ih->daddr, g->gid, 16);
 	}
