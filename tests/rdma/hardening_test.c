@@ -731,6 +731,101 @@ out:
 	release((struct ibv_qp *[]){ qa, qb }, 2, ma, mb, a, b);
 }
 
+#define CAP_WRITES	1024	/* one doorbell: four times the SQ budget */
+#define CAP_PAIRS	12	/* READs owed at once: past a pass's cap of 8 */
+#define CAP_READ	(1u << 20)
+
+/*
+ * N9 of the November review: the work done under the engine's lock is
+ * capped per pass, not per QP.  A doorbell for 1024 posted WRITEs starts
+ * 256 and leaves the rest to the work item (A's sq_deferrals counter
+ * moves), and every WRITE lands; 12 QPs owing 1 MiB of READ responses at
+ * once are served 8 bursts a pass (A's read_pass_yields moves), and every
+ * READ gets its data.
+ */
+TEST_F_TIMEOUT(hardening, work_caps, 180)
+{
+	size_t len = CAP_PAIRS * CAP_READ;
+	uint8_t *a = aligned_alloc(4096, len), *b = aligned_alloc(4096, len);
+	struct ibv_mr *ma = a ? ibv_reg_mr(A.pd, a, len, ACC_ALL) : NULL;
+	struct ibv_mr *mb = b ? ibv_reg_mr(B.pd, b, len, ACC_ALL) : NULL;
+	struct ibv_qp *qa[CAP_PAIRS] = {}, *qb[CAP_PAIRS] = {}, *wa, *wb;
+	static struct ibv_send_wr wr[CAP_WRITES];
+	static struct ibv_sge sg[CAP_WRITES];
+	long long def0, def1, yl0, yl1;
+	struct ibv_send_wr *bad;
+	struct ibv_wc wc;
+	int i, ok = 0;
+
+	ASSERT_TRUE(ma && mb) TH_LOG("buffers and MRs (%s)", strerror(errno));
+	wa = tu_qp(A.pd, A.cq, IBV_QPT_RC, &(struct ibv_qp_cap){
+		   .max_send_wr = CAP_WRITES, .max_recv_wr = 1,
+		   .max_send_sge = 1, .max_recv_sge = 1 });
+	wb = new_qp(&B);
+	ASSERT_TRUE(wa && wb && !to_init(wa) && !to_init(wb) &&
+		    !to_rts(&A, wa, &B, wb->qp_num) &&
+		    !to_rts(&B, wb, &A, wa->qp_num))
+		TH_LOG("a pair with a send queue of %d", CAP_WRITES);
+	fill(a, CAP_WRITES * 64, 9);
+	memset(b, 0, CAP_WRITES * 64);
+	for (i = 0; i < CAP_WRITES; i++) {
+		sg[i] = (struct ibv_sge){ (uintptr_t)a + i * 64, 64, ma->lkey };
+		wr[i] = (struct ibv_send_wr){
+			.wr_id = i, .sg_list = &sg[i], .num_sge = 1,
+			.opcode = IBV_WR_RDMA_WRITE,
+			.send_flags = i == CAP_WRITES - 1 ? IBV_SEND_SIGNALED : 0,
+			.wr.rdma = { (uintptr_t)b + i * 64, mb->rkey },
+			.next = i == CAP_WRITES - 1 ? NULL : &wr[i + 1],
+		};
+	}
+	def0 = hw_counter(&A, "sq_deferrals");
+	EXPECT_TRUE(!ibv_post_send(wa, wr, &bad) && !wait_wc(A.cq, &wc, 60) &&
+	   wc.status == IBV_WC_SUCCESS && wc.wr_id == CAP_WRITES - 1 &&
+	   !memcmp(a, b, CAP_WRITES * 64))
+	   TH_LOG("%d WRITEs posted with one doorbell all land", CAP_WRITES);
+	/* the core caches hw_counters for 10 ms: read them anew */
+	usleep(50 * 1000);
+	def1 = hw_counter(&A, "sq_deferrals");
+	EXPECT_TRUE(def0 >= 0 && def1 > def0)
+	   TH_LOG("the doorbell left work to the work item: sq_deferrals %lld -> %lld",
+	   def0, def1);
+	ibv_destroy_qp(wa);
+	ibv_destroy_qp(wb);
+
+	for (i = 0; i < CAP_PAIRS; i++)
+		if (!connect_pair(&qa[i], &qb[i]))
+			break;
+	ASSERT_EQ(CAP_PAIRS, i) TH_LOG("%d connected pairs", CAP_PAIRS);
+	fill(a, len, 3);
+	memset(b, 0, len);
+	yl0 = hw_counter(&A, "read_pass_yields");
+	for (i = 0; i < CAP_PAIRS; i++) {
+		struct ibv_sge rs = { (uintptr_t)b + i * CAP_READ, CAP_READ,
+				      mb->lkey };
+		struct ibv_send_wr rw = {
+			.wr_id = 100 + i, .sg_list = &rs, .num_sge = 1,
+			.opcode = IBV_WR_RDMA_READ,
+			.send_flags = IBV_SEND_SIGNALED,
+			.wr.rdma = { (uintptr_t)a + i * CAP_READ, ma->rkey },
+		};
+
+		if (ibv_post_send(qb[i], &rw, &bad))
+			break;
+	}
+	for (int n = 0; n < i; n++)
+		ok += !wait_wc(B.cq, &wc, 60) && wc.status == IBV_WC_SUCCESS;
+	usleep(50 * 1000);
+	yl1 = hw_counter(&A, "read_pass_yields");
+	EXPECT_TRUE(ok == CAP_PAIRS && !memcmp(a, b, len))
+	   TH_LOG("%d READs of 1 MiB on %d QPs at once all get their data (%d did)",
+	   CAP_PAIRS, CAP_PAIRS, ok);
+	EXPECT_TRUE(yl0 >= 0 && yl1 > yl0)
+	   TH_LOG("passes stopped at their cap of READ bursts: read_pass_yields %lld -> %lld",
+	   yl0, yl1);
+	release(qa, CAP_PAIRS, NULL, NULL, NULL, NULL);
+	release(qb, CAP_PAIRS, ma, mb, a, b);
+}
+
 /* The index of GID @addr (text) on port 1 of @ctx, or -1. */
 static int gid_index_of(struct ibv_context *ctx, const char *addr)
 {

@@ -566,6 +566,8 @@ struct gn_roce_stats {
 	__le64 rem_access_errs;
 	__le64 qkey_viols;	/* UD/GSI datagrams with a wrong Q_Key */
 	__le64 loopback_pkts;	/* frames to the port's own MAC, looped */
+	__le64 sq_deferrals;	/* SQ work past a doorbell's budget, deferred */
+	__le64 read_yields;	/* READ response passes that reached their cap */
 };
 
 /* ---------------------------------------------------- the aux device */

@@ -75,6 +75,16 @@ struct gn_mac;
 #define GN_RR_READ_BURST	64
 #define GN_RR_READ_BURST_BYTES	SZ_256K
 /*
+ * The work per dp_lock hold is capped per pass, not per QP (N9 of the
+ * November review): a work item pass sends at most this many READ bursts
+ * (2 MiB) whatever the number of QPs owing responses, and a doorbell (or
+ * the work item's turn of a QP) starts at most GN_RR_SQ_BUDGET WQEs,
+ * local operations (BIND_MW, LOCAL_INV) and UD datagrams included; the
+ * rest is the work item's, which goes on in later passes.
+ */
+#define GN_RR_READ_PASS		8
+#define GN_RR_SQ_BUDGET		256
+/*
  * Link-level flow control between engines (PFC on the RoCE priority): a
  * receive queue this long asserts XOFF to the link partner, one this
  * short lifts it; a paused sender looks again after GN_RR_PAUSE_US.
@@ -284,6 +294,8 @@ struct gn_rstats {
 	u64 rem_access_errs;
 	u64 qkey_viols;
 	u64 loopback_pkts;
+	u64 sq_deferrals;	/* SQ work left to the work item (budget) */
+	u64 read_yields;	/* READ passes that ended at their cap */
 };
 
 struct gn_rport {
@@ -370,6 +382,7 @@ void gnsim_roce_ev_work(struct work_struct *work);
 
 /* roce_dp.c */
 void gnsim_rdp_sq_doorbell(struct gaudi_nic_roce *r, struct gn_rqp *qp);
+void gnsim_rdp_sq_defer(struct gaudi_nic_roce *r, struct gn_rqp *qp);
 void gnsim_rdp_rq_doorbell(struct gaudi_nic_roce *r, struct gn_rqp *qp);
 void gnsim_rdp_ack_now(struct gaudi_nic_roce *r, struct gn_rqp *qp);
 void gnsim_rdp_to_error(struct gaudi_nic_roce *r, struct gn_rqp *qp);

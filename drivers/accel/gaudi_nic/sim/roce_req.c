@@ -192,6 +192,7 @@ static void gn_req_progress(struct gaudi_nic_roce *r, struct gn_rqp *qp,
 void gnsim_req_send(struct gaudi_nic_roce *r, struct gn_rqp *qp)
 {
 	u32 mask = qp->sq.size - 1;
+	unsigned int budget = GN_RR_SQ_BUDGET;
 	bool local = false, uc;
 	int posted;
 
@@ -218,6 +219,10 @@ void gnsim_req_send(struct gaudi_nic_roce *r, struct gn_rqp *qp)
 		if (psn_diff(qp->npsn, qp->una) >= GN_RR_WINDOW)
 			break;
 		if (qp->sq_head == qp->sq_next) {
+			if (!budget--) {
+				gnsim_rdp_sq_defer(r, qp);
+				break;
+			}
 			/*
 			 * The one read of this WQE from the ring: the slot of
 			 * @sw is free (sq_next - sq_tail < size).

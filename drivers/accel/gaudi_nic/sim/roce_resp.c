@@ -192,35 +192,49 @@ static bool gn_resp_read_burst(struct gaudi_nic_roce *r, struct gn_rqp *qp)
 	return false;
 }
 
-/* @qp owes READ responses: send the first burst now, the rest later. */
+/*
+ * @qp owes READ responses: it joins the READ list, which the work item
+ * serves after the frames of its pass (READ requests are never taken in
+ * a MAC's call chain), within that pass's cap.
+ */
 static void gn_resp_read_start(struct gaudi_nic_roce *r, struct gn_rqp *qp)
 {
-	if (gn_resp_read_burst(r, qp) && list_empty(&qp->read_node))
+	if (list_empty(&qp->read_node))
 		list_add_tail(&qp->read_node, &r->read_list);
 }
 
 /*
- * One burst for every QP that owes READ responses and whose link partner
- * does not pause it.  Returns true if responses are still owed; @paused
- * tells whether a pause held any back.
+ * One burst each for the QPs that owe READ responses and whose link
+ * partner does not pause them, at most GN_RR_READ_PASS in a pass; the
+ * next pass starts where this one stopped.  Returns true if responses are
+ * still owed; @paused tells whether a pause held any back.
  */
 bool gnsim_rdp_reads_run(struct gaudi_nic_roce *r, bool *paused)
 {
-	struct gn_rqp *qp, *tmp;
+	struct gn_rqp *qp, *tmp, *next = NULL;
+	unsigned int bursts = 0;
 
 	*paused = false;
 	list_for_each_entry_safe(qp, tmp, &r->read_list, read_node) {
 		struct gn_mac *mac = r->ports[qp->ctx.port].mac;
 
+		if (bursts == GN_RR_READ_PASS) {
+			next = qp;
+			r->ports[qp->ctx.port].st.read_yields++;
+			break;
+		}
 		if (mac && gnsim_mac_roce_tx_paused(mac)) {
 			*paused = true;
 			continue;
 		}
+		bursts++;
 		if (!gn_resp_read_burst(r, qp))
 			list_del_init(&qp->read_node);
 	}
 	/* the next run starts with another QP */
-	if (!list_empty(&r->read_list))
+	if (next)
+		list_rotate_to_front(&next->read_node, &r->read_list);
+	else if (!list_empty(&r->read_list))
 		list_rotate_left(&r->read_list);
 	return !list_empty(&r->read_list);
 }

@@ -279,7 +279,8 @@ static bool gn_rdp_rx_inline(struct gn_rport *pt,
 	r->rx_inline = true;
 	gn_rdp_rx_one(r, pt, frags, nfrags, len, flags);
 	r->rx_inline = false;
-	kick = !skb_queue_empty(&r->txq) ||
+	/* a FLUSH taken here owes its response from the READ list */
+	kick = !skb_queue_empty(&r->txq) || !list_empty(&r->read_list) ||
 	       !bitmap_empty(r->resend, GN_ROCE_MAX_QP);
 	if (!kick && !list_empty(&r->ack_list) &&
 	    !hrtimer_is_queued(&r->ack_timer))
@@ -520,6 +521,18 @@ static void gn_rdp_timeout(struct gaudi_nic_roce *r, struct gn_rqp *qp)
 void gnsim_rdp_kick(struct gaudi_nic_roce *r)
 {
 	kthread_queue_work(r->kworker, &r->work);
+}
+
+/*
+ * @qp has more posted on its SQ than one doorbell (or one turn of the
+ * work item) may start: the work item goes on with it in its next pass.
+ */
+void gnsim_rdp_sq_defer(struct gaudi_nic_roce *r, struct gn_rqp *qp)
+{
+	lockdep_assert_held(&r->dp_lock);
+	set_bit(qp->qpn, r->resend);
+	r->ports[qp->ctx.port].st.sq_deferrals++;
+	gnsim_rdp_kick(r);
 }
 
 /* The link partner paused READ responses a while ago: look again. */

@@ -115,6 +115,7 @@ static int gn_ud_send_one(struct gaudi_nic_roce *r, struct gn_rport *pt,
 void gnsim_ud_send(struct gaudi_nic_roce *r, struct gn_rqp *qp)
 {
 	struct gn_rport *pt = &r->ports[qp->ctx.port];
+	unsigned int budget = GN_RR_SQ_BUDGET;
 	u32 mask = qp->sq.size - 1;
 	int posted, status;
 
@@ -132,6 +133,10 @@ void gnsim_ud_send(struct gaudi_nic_roce *r, struct gn_rqp *qp)
 	while (posted-- > 0) {
 		struct gn_rswqe *sw = &qp->swqe[qp->sq_tail & mask];
 
+		if (!budget--) {
+			gnsim_rdp_sq_defer(r, qp);
+			break;
+		}
 		memcpy(&sw->wqe, gnsim_rring_entry(&qp->sq, qp->sq_tail),
 		       sizeof(sw->wqe));
 		sw->wr_id = le64_to_cpu(sw->wqe.wr_id);

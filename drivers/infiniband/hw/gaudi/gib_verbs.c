@@ -542,6 +542,8 @@ static const struct rdma_stat_desc gib_stat_descs[] = {
 	{ .name = "remote_access_errors" },
 	{ .name = "qkey_violations" },
 	{ .name = "loopback_packets" },
+	{ .name = "sq_deferrals" },
+	{ .name = "read_pass_yields" },
 };
 
 static_assert(ARRAY_SIZE(gib_stat_descs) ==
