@@ -174,6 +174,11 @@ struct srv_pend {
 	uint64_t deadline;
 };
 
+/* Connections that have not said hello yet are kept up to SRV_HELLO_MS
+ * each; when SRV_MAX_PENDING of them are open, a new one evicts the oldest.
+ * A rank says hello as soon as it is connected, so idle connections cannot
+ * lock it out: its hello is read long before 255 newer connections have
+ * pushed it out, and a rank that is evicted anyway connects again. */
 #define SRV_MAX_PENDING 256
 #define SRV_HELLO_MS 10000
 
@@ -191,13 +196,30 @@ static int pend_read(struct srv_pend *p)
 	return p->got == sizeof(p->h);
 }
 
+/* The table of pending connections is full: close the one accepted first. */
+static void pend_evict(struct srv_pend *pend, int *np, uint64_t *evicted)
+{
+	int old = 0;
+
+	for (int i = 1; i < *np; i++)
+		if (pend[i].deadline < pend[old].deadline)
+			old = i;
+	close(pend[old].fd);
+	pend[old] = pend[--*np];
+	if (!(*evicted)++)
+		GC_INFO("bootstrap: %d connections without a hello; evicting the oldest for each new one",
+			SRV_MAX_PENDING);
+}
+
 /* Accept every rank's connection and hello.  Connections are read without
  * blocking, each with its own deadline, so a client that connects and says
- * nothing (a port scanner, a stuck process) delays nobody else. */
+ * nothing (a port scanner, a stuck process) delays nobody else; a flood of
+ * them evicts its own oldest members, not the ranks. */
 static void srv_accept_all(struct srv *s, struct srv_acc *a, uint64_t deadline)
 {
 	struct srv_pend *pend = calloc(SRV_MAX_PENDING, sizeof(*pend));
 	struct pollfd *pfd = calloc(SRV_MAX_PENDING + 1, sizeof(*pfd));
+	uint64_t evicted = 0;
 	int np = 0;
 
 	if (!pend || !pfd)
@@ -230,13 +252,16 @@ static void srv_accept_all(struct srv *s, struct srv_acc *a, uint64_t deadline)
 			int fd = accept4(s->lfd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
 
 			if (fd >= 0 && np == SRV_MAX_PENDING)
-				close(fd);
-			else if (fd >= 0)
+				pend_evict(pend, &np, &evicted);
+			if (fd >= 0)
 				pend[np++] = (struct srv_pend){ .fd = fd,
 					.deadline = now + SRV_HELLO_MS };
 		}
 	}
 out:
+	if (evicted)
+		GC_INFO("bootstrap: %llu connections without a hello evicted",
+			(unsigned long long)evicted);
 	for (int i = 0; i < np; i++)
 		close(pend[i].fd);
 	free(pend);
@@ -456,6 +481,61 @@ GC_API gcoll_result_t gcoll_unique_id_from_addr(gcoll_unique_id *id, const char 
 	return GCOLL_SUCCESS;
 }
 
+/* Connect to the root, with retries until the deadline. */
+static gcoll_result_t boot_dial(const struct sockaddr_in *sa, int rank, uint64_t deadline,
+				int *fdp)
+{
+	int one = 1;
+
+	for (;;) {
+		int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+
+		if (fd < 0)
+			return gc_err(GCOLL_ERR_SYSTEM, "bootstrap: rank %d: socket: %s", rank,
+				      strerror(errno));
+		if (!connect(fd, (const struct sockaddr *)sa, sizeof(*sa))) {
+			setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+			*fdp = fd;
+			return GCOLL_SUCCESS;
+		}
+		close(fd);
+		if (gc_now_ms() >= deadline)
+			return gc_err(GCOLL_ERR_BOOTSTRAP,
+				      "bootstrap: rank %d cannot reach root %s:%u: %s", rank,
+				      inet_ntoa(sa->sin_addr), ntohs(sa->sin_port), strerror(errno));
+		usleep(20000);
+	}
+}
+
+/* Say hello and wait for the root's answer (st).  A root that closes the
+ * connection without an answer has dropped it before reading the hello
+ * (evicted among idle connections): connect again until the deadline. */
+static gcoll_result_t boot_hello(const struct sockaddr_in *sa, const struct gc_hello *h,
+				 uint64_t deadline, uint64_t timeout_ms, int32_t st[2], int *fdp)
+{
+	for (;;) {
+		gcoll_result_t rc = boot_dial(sa, h->rank, deadline, fdp);
+		int r;
+
+		if (rc)
+			return rc;
+		r = io_full(*fdp, (void *)h, sizeof(*h), deadline, true);
+		if (!r)
+			r = io_full(*fdp, st, sizeof(int32_t) * 2, deadline, false);
+		if (!r)
+			return GCOLL_SUCCESS;
+		close(*fdp);
+		if ((r != -ECONNRESET && r != -EPIPE) || gc_now_ms() >= deadline)
+			return gc_err(GCOLL_ERR_BOOTSTRAP,
+				      "bootstrap: rank %d: no answer from root: %s (not all %d ranks arrived in %llu ms?)",
+				      h->rank, strerror(-r), h->nranks,
+				      (unsigned long long)timeout_ms);
+		GC_INFO("bootstrap: rank %d: root closed the connection before answering; connecting again",
+			h->rank);
+		usleep(20000);
+	}
+}
+
 gcoll_result_t gc_boot_connect(const gcoll_unique_id *id, int rank, int nranks,
 			       uint64_t timeout_ms, struct gc_boot **out)
 {
@@ -465,7 +545,8 @@ gcoll_result_t gc_boot_connect(const gcoll_unique_id *id, int rank, int nranks,
 	uint64_t deadline = gc_now_ms() + timeout_ms;
 	int32_t st[2];
 	struct gc_boot *b;
-	int fd = -1, one = 1, r;
+	gcoll_result_t rc;
+	int fd = -1;
 
 	memcpy(&u, id->internal, sizeof(u));
 	if (u.magic != GC_UID_MAGIC)
@@ -479,31 +560,9 @@ gcoll_result_t gc_boot_connect(const gcoll_unique_id *id, int rank, int nranks,
 	h.version = (uint32_t)gc_env_u64("GCOLL_TEST_FAKE_VERSION", GCOLL_VERSION_CODE);
 	sa.sin_addr.s_addr = u.ip;
 	sa.sin_port = u.port;
-	for (;;) {
-		fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-		if (fd < 0)
-			return gc_err(GCOLL_ERR_SYSTEM, "bootstrap: socket: %s", strerror(errno));
-		if (!connect(fd, (struct sockaddr *)&sa, sizeof(sa)))
-			break;
-		close(fd);
-		fd = -1;
-		if (gc_now_ms() >= deadline)
-			return gc_err(GCOLL_ERR_BOOTSTRAP,
-				      "bootstrap: rank %d cannot reach root %s:%u: %s",
-				      rank, inet_ntoa(sa.sin_addr), ntohs(u.port),
-				      strerror(errno));
-		usleep(20000);
-	}
-	setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
-	r = io_full(fd, &h, sizeof(h), deadline, true);
-	if (!r)
-		r = io_full(fd, st, sizeof(st), deadline, false);
-	if (r) {
-		close(fd);
-		return gc_err(GCOLL_ERR_BOOTSTRAP,
-			      "bootstrap: rank %d: no answer from root: %s (not all %d ranks arrived in %llu ms?)",
-			      rank, strerror(-r), nranks, (unsigned long long)timeout_ms);
-	}
+	rc = boot_hello(&sa, &h, deadline, timeout_ms, st, &fd);
+	if (rc)
+		return rc;
 	if (st[0] != GCOLL_SUCCESS) {
 		close(fd);
 		if (st[0] == GCOLL_ERR_VERSION)

@@ -129,6 +129,7 @@ struct addr_blob {
 	int32_t nrails;
 	uint32_t addrlen;
 	uint32_t pad;
+	uint64_t hello_key;     /* rank 0's is the job's key for connection hellos */
 	char prov[32];
 	char addr[GC_MAX_RAILS * GC_ADDR_MAX];
 };
@@ -144,6 +145,7 @@ static gcoll_result_t tp_exchange(struct gc_boot *b, const char *prov, bool quie
 	gcoll_result_t rc;
 
 	memset(mine, 0, sizeof(*mine));
+	mine->hello_key = gc_random_u64();
 	gc_err_quiet += quiet;
 	rc = gc_tp_open((int)gc_env_u64("GCOLL_NRAILS", 1), prov, &tp);
 	gc_err_quiet -= quiet;
@@ -283,6 +285,7 @@ static gcoll_result_t init_set_peers(struct init_state *st)
 	free(addrs);
 	if (rc)
 		return rc;
+	tp->hello_key = st->all[0].hello_key;
 	ncpu = sysconf(_SC_NPROCESSORS_ONLN);
 	/* mostly spin like MPI when every rank has a core (yielding now and
 	 * then bounds the damage when other load shares the cores); yield on

@@ -44,6 +44,10 @@ gcoll_result_t gc_err(gcoll_result_t r, const char *fmt, ...)
 uint64_t gc_now_ms(void);
 uint64_t gc_now_ns(void);
 uint64_t gc_env_u64(const char *name, uint64_t def);
+/* len random bytes: getrandom(), or if the kernel cannot give them a hash
+ * of the time, pid and a counter (distinct, but guessable) */
+void gc_random_fill(void *buf, size_t len);
+uint64_t gc_random_u64(void);
 
 /* ---- reduction kernels (reduce.c) ---- */
 size_t gc_type_size(gcoll_datatype_t t);
@@ -92,6 +96,13 @@ struct gc_mr {
 	int pinned;        /* user registration: never evicted */
 	int users;         /* in-flight transfers using it */
 	uint64_t last_use;
+	/* a registration for every role (gc_mr_reg): registered for sends
+	 * only; its remote-writable twin is added when the range is first
+	 * received into (gc_mr_role), from the same memory (dma-buf: its own
+	 * duplicate of the fd) */
+	struct gc_mr *twin;
+	int dmabuf_fd;     /* owned duplicate, or -1 */
+	uint64_t dmabuf_off;
 };
 
 struct gc_rxbuf {
@@ -142,9 +153,15 @@ struct gc_transport {
 	struct gc_xfer **slots;
 	uint32_t slot_hint;
 	uint32_t slots_used;
-	uint8_t *slot_gen;    /* per slot: generation, bumped on every allocation */
-	uint8_t *slot_chk;    /* per slot: check byte of its last owner */
+	/* per slot: generation, the check byte of its owner; starts random,
+	 * bumped on every allocation */
+	uint8_t *slot_gen;
 	uint64_t stray_writes;/* remote writes dropped by the immediate check */
+	/* connection hellos (gc_tp_connect_all) */
+	uint64_t hello_key;   /* the job's secret, from rank 0 over the bootstrap */
+	struct gc_conn_hello *hellos;  /* rails x peers; freed after the endpoints */
+	struct gc_mr *hello_mr;
+	uint64_t stray_hellos;/* hellos dropped: not from the expected peer */
 	/* contexts whose owners died with operations still posted */
 	struct gc_xfer *zombies;
 	uint16_t next_ctx;
@@ -161,6 +178,15 @@ enum gc_ctx_type {
 	GC_CTX_CTRL_RECV,
 	GC_CTX_WRITE,
 	GC_CTX_RXPOOL,
+	GC_CTX_HELLO,
+};
+
+/* One connection hello, sent to a higher rank or expected from a lower
+ * one: the context and the buffer of its operation. */
+struct gc_conn_hello {
+	int type;          /* GC_CTX_HELLO */
+	bool posted, done;
+	uint64_t token;    /* gc_hello_token(key, from, to, rail) */
 };
 
 struct gc_xfer;
@@ -202,6 +228,10 @@ struct gc_xfer {
 	uint8_t chk;         /* receiver: check byte its writes must carry */
 	bool has_slot;
 	size_t nseg, seg_posted, seg_done;
+	/* receiver, while it has a slot: the segments counted, by index
+	 * modulo 256 - a bitmap up to 256 segments, else a count each */
+	uint64_t seg_seen[4];
+	uint32_t *seg_cnt;
 	struct gc_ctx c_main, c_write;
 	struct gc_xfer *znext;
 	struct gcoll_comm *comm;
@@ -217,19 +247,28 @@ static inline uint64_t gc_tag(uint64_t kind, uint16_t ctx, int src, uint32_t seq
 	       ((uint64_t)(src & 0xfff) << 32) | seq;
 }
 /* immediate data of a rendezvous write: [31:24] check byte of the slot's
- * owner (a hash of communicator id, peer, sequence and the slot's
- * generation), [23:8] slot, [7:0] segment index modulo 256 */
+ * owner (the slot's generation: it differs from those of the slot's 255
+ * previous owners), [23:8] slot, [7:0] segment index modulo 256.  The
+ * receiver counts a write only if the check byte is its own and the
+ * segment index one it still expects (never a segment twice). */
 static inline uint32_t gc_imm(uint32_t chk, uint32_t slot, size_t seg)
 {
 	return ((chk & 0xff) << 24) | ((slot & 0xffff) << 8) | (seg & 0xff);
 }
+/* Rendezvous slots of a receiving transfer whose nseg is set (xfer.c). */
+gcoll_result_t gc_slot_alloc(struct gc_transport *tp, struct gc_xfer *x);
+void gc_slot_free(struct gc_transport *tp, struct gc_xfer *x);
+/* A write's immediate as the receiver's progress handles it. */
+void gc_handle_imm(struct gc_transport *tp, uint32_t imm);
 
 /* GCOLL_PROVIDER "gaudi": libfabric's verbs;ofi_rxm on a gaudi_N device */
 #define GC_PROV_VERBS "verbs;ofi_rxm"
 bool gc_prov_is_gaudi(const char *prov);
 bool gc_prov_is_verbs(const char *prov);
 gcoll_result_t gc_tp_open(int nrails_req, const char *prov, struct gc_transport **out);
+/* Hellos carry gc_hello_token(tp->hello_key, ...): set hello_key first. */
 gcoll_result_t gc_tp_connect_all(struct gc_transport *tp, uint64_t timeout_ms);
+uint64_t gc_hello_token(uint64_t key, int from, int to, int rail);
 gcoll_result_t gc_tp_set_peers(struct gc_transport *tp, int npeers, int myrank,
 			       const char *addrs /* npeers * nrails * addrlen */);
 void gc_tp_put(struct gc_transport *tp);
@@ -249,19 +288,28 @@ void gc_tp_adopt_zombie(struct gc_transport *tp, struct gc_xfer *x);
 /* Access a registration gets: only what the buffer's role needs.  Sources
  * of sends and RDMA writes get no remote access at all; receive targets get
  * remote write (rendezvous) but never remote read; the sender's control
- * mailbox only FI_RECV.  User, scratch and dma-buf registrations serve both
- * directions (GC_ACC_BOTH). */
+ * mailbox only FI_RECV.  User, scratch and dma-buf registrations serve
+ * both roles with two registrations: GC_ACC_SRC from the start, GC_ACC_DST
+ * (the twin) once the range is received into; a buffer that is only sent
+ * from is never remote-writable. */
 #define GC_ACC_SRC (FI_SEND | FI_WRITE | FI_READ)
 #define GC_ACC_DST (FI_RECV | FI_REMOTE_WRITE)
 #define GC_ACC_MAILBOX FI_RECV
-#define GC_ACC_BOTH (GC_ACC_SRC | GC_ACC_DST)
 /* Find (or make and cache) a registration covering [buf, buf+len) with
- * exactly access (a pinned one with more access also serves). */
+ * exactly access, or the registration for that role of a pinned one. */
 gcoll_result_t gc_mr_lookup(struct gc_transport *tp, const void *buf, size_t len,
 			    uint64_t access, struct gc_mr **out);
-/* gc_mr_reg_access with GC_ACC_BOTH. */
+/* A registration for every role (user, scratch, dma-buf): GC_ACC_SRC now,
+ * the twin later (gc_mr_role).  A dma-buf fd is duplicated and kept. */
 gcoll_result_t gc_mr_reg(struct gc_transport *tp, void *buf, size_t len,
 			 int dmabuf_fd, uint64_t dmabuf_off, struct gc_mr **out);
+/* The registration of m's range for access (m itself, or its twin,
+ * registered on first use), with a user taken; GCOLL_ERR_INVALID_USAGE if
+ * neither can have it. */
+gcoll_result_t gc_mr_role(struct gc_transport *tp, struct gc_mr *m, uint64_t access,
+			  struct gc_mr **out);
+/* Transfers using m or its twin. */
+int gc_mr_users(const struct gc_mr *m);
 gcoll_result_t gc_mr_reg_access(struct gc_transport *tp, void *buf, size_t len,
 				int dmabuf_fd, uint64_t dmabuf_off, uint64_t access,
 				struct gc_mr **out);

@@ -1,9 +1,12 @@
 /* SPDX-License-Identifier: MIT */
 /* Logging, error strings, small helpers. */
+#define _GNU_SOURCE
+#include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/random.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -115,5 +118,40 @@ uint64_t gc_env_u64(const char *name, uint64_t def)
 		v <<= 20;
 	else if (*end == 'g' || *end == 'G')
 		v <<= 30;
+	return v;
+}
+
+void gc_random_fill(void *buf, size_t len)
+{
+	static uint64_t ctr;
+	unsigned char *p = buf;
+
+	while (len) {
+		ssize_t n = getrandom(p, len, 0);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			break;
+		p += n;
+		len -= (size_t)n;
+	}
+	/* no randomness from the kernel: splitmix64 over time, pid and a counter */
+	for (uint64_t h = gc_now_ns() ^ ((uint64_t)getpid() << 40) ^
+			  __atomic_add_fetch(&ctr, 1, __ATOMIC_RELAXED) * 0x9e3779b97f4a7c15ull;
+	     len; len--) {
+		uint64_t z = (h += 0x9e3779b97f4a7c15ull);
+
+		z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+		z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+		*p++ = (unsigned char)(z ^ (z >> 31));
+	}
+}
+
+uint64_t gc_random_u64(void)
+{
+	uint64_t v;
+
+	gc_random_fill(&v, sizeof(v));
 	return v;
 }

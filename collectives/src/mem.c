@@ -10,6 +10,9 @@
  * shm is a case of its own: it accepts the dma-buf (as host memory) but its
  * peers copy with process_vm_readv/writev, which cannot reach a VM_PFNMAP
  * mapping (EIO or EFAULT): such regions are staged from the start.
+ * Every registration here starts with send access only; the first
+ * operation that receives into it adds a remote-writable one (gc_mr_role
+ * in mr.c), so a region that is only sent from stays unwritable to peers.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -172,9 +175,10 @@ GC_API gcoll_result_t gcoll_mem_deregister(gcoll_comm_t c, gcoll_mem_t h)
 		return gc_err(GCOLL_ERR_INVALID_ARGUMENT, "%s: handle is NULL", fn);
 	if (h->comm != c)
 		return gc_err(GCOLL_ERR_INVALID_ARGUMENT, "%s: handle belongs to another communicator", fn);
-	if (h->mr->users)
-		return gc_err(GCOLL_ERR_INVALID_USAGE, "%s: memory is in use by %d transfers", fn,
-			      h->mr->users);
+	if (gc_mr_users(h->mr))
+		return gc_err(GCOLL_ERR_INVALID_USAGE,
+			      "%s: memory is in use by %d transfers; wait for them first", fn,
+			      gc_mr_users(h->mr));
 	if (h->staged) {
 		for (struct gcoll_mem **pp = &c->staged; *pp; pp = &(*pp)->next)
 			if (*pp == h) {

@@ -2,11 +2,18 @@
 /*
  * Registration cache of the libfabric transport: registrations with only
  * the access a buffer's role needs (GC_ACC_*), cached by address range;
- * user, scratch and dma-buf registrations are pinned in it.
+ * user, scratch and dma-buf registrations are pinned in it.  Those serve
+ * every role with two registrations of the same range: one for sends
+ * (no remote access) from the start, and a remote-writable twin made the
+ * first time the range is received into.  A buffer that is only sent from
+ * never has a registration a peer may write.
  */
+#define _GNU_SOURCE
 #include <errno.h>
+#include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 #include <rdma/fi_domain.h>
 
 #include "gc_internal.h"
@@ -14,7 +21,59 @@
 gcoll_result_t gc_mr_reg(struct gc_transport *tp, void *buf, size_t len, int dmabuf_fd,
 			 uint64_t dmabuf_off, struct gc_mr **out)
 {
-	return gc_mr_reg_access(tp, buf, len, dmabuf_fd, dmabuf_off, GC_ACC_BOTH, out);
+	gcoll_result_t rc;
+	int fd = -1;
+
+	/* the twin is registered later, from this fd: the caller may close
+	 * its own, and the number may be reused for another file by then */
+	if (dmabuf_fd >= 0) {
+		fd = fcntl(dmabuf_fd, F_DUPFD_CLOEXEC, 0);
+		if (fd < 0)
+			return gc_err(GCOLL_ERR_SYSTEM,
+				      "registration: cannot duplicate dma-buf fd %d: %s (raise the open file limit?)",
+				      dmabuf_fd, strerror(errno));
+	}
+	rc = gc_mr_reg_access(tp, buf, len, fd, dmabuf_off, GC_ACC_SRC, out);
+	if (rc) {
+		if (fd >= 0)
+			close(fd);
+		return rc;
+	}
+	(*out)->dmabuf_fd = fd;
+	(*out)->dmabuf_off = dmabuf_off;
+	return GCOLL_SUCCESS;
+}
+
+gcoll_result_t gc_mr_role(struct gc_transport *tp, struct gc_mr *m, uint64_t access,
+			  struct gc_mr **out)
+{
+	gcoll_result_t rc;
+
+	if ((m->access & access) == access) {
+		*out = m;
+	} else if ((GC_ACC_DST & access) == access) {
+		if (!m->twin) {
+			rc = gc_mr_reg_access(tp, (void *)m->base, m->len, m->dmabuf_fd,
+					      m->dmabuf_off, GC_ACC_DST, &m->twin);
+			if (rc)
+				return gc_err(rc, "registration: %zu bytes at %p are registered for sends; registering them to receive into failed%s",
+					      m->len, (void *)m->base,
+					      m->dmabuf_fd >= 0 ? " (a dma-buf exported read-only? export it O_RDWR to receive into it)" : "");
+			m->twin->pinned = m->pinned;
+		}
+		*out = m->twin;
+	} else {
+		return gc_err(GCOLL_ERR_INVALID_USAGE,
+			      "registration: no role of %p has access 0x%llx", (void *)m->base,
+			      (unsigned long long)access);
+	}
+	(*out)->users++;
+	return GCOLL_SUCCESS;
+}
+
+int gc_mr_users(const struct gc_mr *m)
+{
+	return m->users + (m->twin ? m->twin->users : 0);
 }
 
 gcoll_result_t gc_mr_reg_access(struct gc_transport *tp, void *buf, size_t len, int dmabuf_fd,
@@ -30,6 +89,7 @@ gcoll_result_t gc_mr_reg_access(struct gc_transport *tp, void *buf, size_t len, 
 	m = calloc(1, sizeof(*m));
 	if (!m)
 		return GCOLL_ERR_NOMEM;
+	m->dmabuf_fd = -1;
 	attr.access = access;
 	attr.requested_key = tp->next_key++;
 	attr.iface = FI_HMEM_SYSTEM;
@@ -60,11 +120,13 @@ gcoll_result_t gc_mr_reg_access(struct gc_transport *tp, void *buf, size_t len, 
 
 void gc_mr_free(struct gc_transport *tp, struct gc_mr *m)
 {
-	(void)tp;
 	if (!m)
 		return;
+	gc_mr_free(tp, m->twin);
 	if (m->mr)
 		fi_close(&m->mr->fid);
+	if (m->dmabuf_fd >= 0)
+		close(m->dmabuf_fd);
 	free(m);
 }
 
@@ -93,8 +155,8 @@ static void cache_insert(struct gc_transport *tp, struct gc_mr *m)
 
 /* Find (or create) a registration covering [buf, buf+len) with access.
  * The cache is keyed by access too: a send buffer never borrows a receive
- * target's registration (and its remote write), only a pinned one serves
- * every role it was registered for. */
+ * target's registration (and its remote write).  A pinned one serves every
+ * role, through its twin for receives. */
 gcoll_result_t gc_mr_lookup(struct gc_transport *tp, const void *buf, size_t len,
 			    uint64_t access, struct gc_mr **out)
 {
@@ -103,14 +165,20 @@ gcoll_result_t gc_mr_lookup(struct gc_transport *tp, const void *buf, size_t len
 	struct gc_mr *m;
 	gcoll_result_t rc;
 
-	for (m = tp->cache; m; m = m->next)
-		if (a >= m->base && a + len <= m->base + m->len &&
-		    (m->access == access || (m->pinned && (m->access & access) == access))) {
+	for (m = tp->cache; m; m = m->next) {
+		if (a < m->base || a + len > m->base + m->len)
+			continue;
+		if (m->pinned) {
+			m->last_use = ++tick;
+			return gc_mr_role(tp, m, access, out);
+		}
+		if (m->access == access) {
 			m->users++;
 			m->last_use = ++tick;
 			*out = m;
 			return GCOLL_SUCCESS;
 		}
+	}
 	lo = a & ~(pg - 1);
 	hi = (a + len + pg - 1) & ~(pg - 1);
 	rc = gc_mr_reg_access(tp, (void *)lo, hi - lo, -1, 0, access, &m);

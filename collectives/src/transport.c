@@ -569,66 +569,169 @@ gcoll_result_t gc_tp_set_peers(struct gc_transport *tp, int npeers, int myrank,
  * other at once it keeps the connection of the rank with the larger
  * address.  Our endpoints listen on the wildcard address, so each rank
  * sees its own name as 0.0.0.0: both keep the other's connection, close
- * their own, and the first messages hang.  Here rank r sends a zero-byte
- * hello to every higher rank and waits for one from every lower rank, so
- * only the lower rank of a pair ever starts a connection. */
+ * their own, and the first messages hang.  Here rank r sends a hello to
+ * every higher rank and waits for one from every lower rank, so only the
+ * lower rank of a pair ever starts a connection.
+ *
+ * A hello is taken only from the rank it names: the receive is directed
+ * to that rank's address (FI_DIRECTED_RECV), and the hello carries a token
+ * only the job's ranks can make (gc_hello_token() of the key rank 0 handed
+ * out over the bootstrap).  A hello from anyone else, or with a wrong
+ * token, is counted in stray_hellos and the receive posted again: another
+ * process cannot stand in for a rank whose connection is still to come. */
+uint64_t gc_hello_token(uint64_t key, int from, int to, int rail)
+{
+	uint64_t h = key ^ ((uint64_t)(uint32_t)from << 32 | (uint32_t)to);
+
+	for (int round = 0; round < 2; round++) {
+		h ^= (uint64_t)rail << 56 ^ (round ? key >> 17 | key << 47 : 0);
+		h *= 0xbf58476d1ce4e5b9ull;
+		h ^= h >> 31;
+		h *= 0x94d049bb133111ebull;
+		h ^= h >> 29;
+	}
+	return h;
+}
+
+static gcoll_result_t hello_setup(struct gc_transport *tp)
+{
+	size_t nh = (size_t)tp->nrails * (size_t)tp->npeers;
+
+	if (tp->hellos)
+		return GCOLL_SUCCESS;
+	tp->hellos = calloc(nh, sizeof(*tp->hellos));
+	if (!tp->hellos)
+		return GCOLL_ERR_NOMEM;
+	for (size_t k = 0; k < nh; k++)
+		tp->hellos[k].type = GC_CTX_HELLO;
+	if (tp->mr_local && gc_mr_reg_access(tp, tp->hellos, nh * sizeof(*tp->hellos), -1, 0,
+					     FI_SEND | FI_RECV, &tp->hello_mr)) {
+		free(tp->hellos);
+		tp->hellos = NULL;
+		return GCOLL_ERR_FABRIC;
+	}
+	return GCOLL_SUCCESS;
+}
+
+/* Post hello h of rail i: to peer p above us, or the receive of p's. */
+static ssize_t hello_post(struct gc_transport *tp, int i, int p, struct gc_conn_hello *h)
+{
+	struct gc_rail *r = &tp->rails[i];
+	void *desc = tp->hello_mr ? tp->hello_mr->desc : NULL;
+	int me = tp->myrank;
+	ssize_t ret;
+
+	if (p > me) {
+		h->token = gc_hello_token(tp->hello_key, me, p, i);
+		ret = fi_tsend(r->ep, &h->token, sizeof(h->token), desc, r->peers[p],
+			       gc_tag(GC_TAG_HELLO, 0, me, 0), h);
+	} else {
+		h->token = 0;
+		ret = fi_trecv(r->ep, &h->token, sizeof(h->token), desc,
+			       tp->info->caps & FI_DIRECTED_RECV ? r->peers[p] : FI_ADDR_UNSPEC,
+			       gc_tag(GC_TAG_HELLO, 0, p, 0), 0, h);
+	}
+	h->posted = !ret;
+	return ret;
+}
+
+/* The hello of a completion (entry or error), or NULL. */
+static struct gc_conn_hello *hello_of(struct gc_transport *tp, void *ctx, int *i, int *p)
+{
+	size_t nh = (size_t)tp->nrails * (size_t)tp->npeers;
+	uintptr_t a = (uintptr_t)ctx, lo = (uintptr_t)tp->hellos;
+	size_t k;
+
+	if (a < lo || a >= lo + nh * sizeof(*tp->hellos))
+		return NULL;
+	k = (a - lo) / sizeof(*tp->hellos);
+	*i = (int)(k / (size_t)tp->npeers);
+	*p = (int)(k % (size_t)tp->npeers);
+	return &tp->hellos[k];
+}
+
+/* A hello received from the wrong process, or with the wrong token: drop
+ * it and post the receive again. */
+static void hello_stray(struct gc_transport *tp, struct gc_conn_hello *h, int i, int p,
+			const char *why)
+{
+	tp->stray_hellos++;
+	h->posted = false;
+	GC_INFO("transport: rail %d: connection hello claiming rank %d dropped (%s)", i, p, why);
+}
+
+/* Read up to 8 completions of rail i; -1 on an error that is not a hello's. */
+static int hello_poll(struct gc_transport *tp, int i)
+{
+	struct gc_rail *r = &tp->rails[i];
+	struct fi_cq_data_entry e[8];
+	struct gc_conn_hello *h;
+	ssize_t n = fi_cq_read(r->cq, e, 8);
+	int hi, p;
+
+	if (n == -FI_EAVAIL) {
+		struct fi_cq_err_entry err = { 0 };
+
+		fi_cq_readerr(r->cq, &err, 0);
+		h = hello_of(tp, err.op_context, &hi, &p);
+		if (h && p < tp->myrank && err.err == FI_ETRUNC) {
+			hello_stray(tp, h, hi, p, "longer than a hello");
+			return 0;
+		}
+		gc_err(GCOLL_ERR_FABRIC, "transport: rank %d connecting rail %d%s: %s", tp->myrank,
+		       i, h ? (p > tp->myrank ? " (hello sent)" : " (hello received)") : "",
+		       fi_strerror(err.err));
+		return -1;
+	}
+	for (ssize_t k = 0; k < n; k++) {
+		h = hello_of(tp, e[k].op_context, &hi, &p);
+		if (!h)
+			continue;
+		if (p > tp->myrank)
+			h->done = true;
+		else if (e[k].len != sizeof(h->token) ||
+			 h->token != gc_hello_token(tp->hello_key, p, tp->myrank, hi))
+			hello_stray(tp, h, hi, p, "wrong token");
+		else
+			h->done = true;
+	}
+	return 0;
+}
+
 gcoll_result_t gc_tp_connect_all(struct gc_transport *tp, uint64_t timeout_ms)
 {
-	int n = tp->npeers, me = tp->myrank, want = 0, got = 0;
-	struct gc_ctx hello = { .type = 0 };
+	int n = tp->npeers, me = tp->myrank, want = (n - 1) * tp->nrails, got = 0;
 	uint64_t end = gc_now_ms() + timeout_ms;
-	bool *posted;
+	gcoll_result_t rc = hello_setup(tp);
 
-	posted = calloc((size_t)n * (size_t)tp->nrails, sizeof(*posted));
-	if (!posted)
-		return GCOLL_ERR_NOMEM;
-	for (int i = 0; i < tp->nrails; i++)
-		for (int p = 0; p < n; p++)
-			want += p != me;
+	if (rc)
+		return gc_err(rc, "transport: rank %d: cannot set up its %d connection hellos",
+			      me, want);
 	while (got < want) {
 		for (int i = 0; i < tp->nrails; i++) {
-			struct gc_rail *r = &tp->rails[i];
-			struct fi_cq_data_entry e;
-			ssize_t ret;
-
 			for (int p = 0; p < n; p++) {
-				bool *done = &posted[(size_t)i * (size_t)n + (size_t)p];
+				struct gc_conn_hello *h = &tp->hellos[(size_t)i * (size_t)n + (size_t)p];
+				ssize_t ret;
 
-				if (p == me || *done)
+				if (p == me || h->posted || h->done)
 					continue;
-				if (p > me)
-					ret = fi_tsend(r->ep, NULL, 0, NULL, r->peers[p],
-						       gc_tag(GC_TAG_HELLO, 0, me, 0), &hello);
-				else
-					ret = fi_trecv(r->ep, NULL, 0, NULL, FI_ADDR_UNSPEC,
-						       gc_tag(GC_TAG_HELLO, 0, p, 0), 0, &hello);
-				if (ret && ret != -FI_EAGAIN) {
-					free(posted);
+				ret = hello_post(tp, i, p, h);
+				if (ret && ret != -FI_EAGAIN)
 					return gc_fi_err((int)ret, p > me ? "fi_tsend (connect)"
 									  : "fi_trecv (connect)");
-				}
-				*done = !ret;
 			}
-			ret = fi_cq_read(r->cq, &e, 1);
-			if (ret == 1 && e.op_context == &hello)
-				got++;
-			if (ret == -FI_EAVAIL) {
-				struct fi_cq_err_entry err = { 0 };
-
-				fi_cq_readerr(r->cq, &err, 0);
-				free(posted);
-				return gc_err(GCOLL_ERR_FABRIC, "transport: connecting rail %d: %s", i,
-					      fi_strerror(err.err));
-			}
+			if (hello_poll(tp, i))
+				return GCOLL_ERR_FABRIC;
 		}
-		if (gc_now_ms() > end) {
-			free(posted);
+		got = 0;
+		for (size_t k = 0; k < (size_t)n * (size_t)tp->nrails; k++)
+			got += tp->hellos[k].done;
+		if (got < want && gc_now_ms() > end)
 			return gc_err(GCOLL_ERR_TIMEOUT,
-				      "transport: rank %d connected %d of its %d connections within %llu ms",
-				      me, got, want, (unsigned long long)timeout_ms);
-		}
+				      "transport: rank %d connected %d of its %d connections within %llu ms (%llu hellos from unexpected sources dropped); are all ranks up, on the same fabric?",
+				      me, got, want, (unsigned long long)timeout_ms,
+				      (unsigned long long)tp->stray_hellos);
 	}
-	free(posted);
 	return GCOLL_SUCCESS;
 }
 
@@ -660,10 +763,11 @@ void gc_tp_put(struct gc_transport *tp)
 		struct gc_mr *m = tp->cache;
 
 		tp->cache = m->next;
-		if (m->mr)
-			fi_close(&m->mr->fid);
-		free(m);
+		gc_mr_free(tp, m);
 	}
+	/* the hellos' buffers: only now that no endpoint can write them */
+	gc_mr_free(tp, tp->hello_mr);
+	free(tp->hellos);
 	if (tp->domain)
 		fi_close(&tp->domain->fid);
 	if (tp->fabric)
@@ -672,6 +776,5 @@ void gc_tp_put(struct gc_transport *tp)
 	fi_freeinfo(tp->ep_info);
 	free(tp->slots);
 	free(tp->slot_gen);
-	free(tp->slot_chk);
 	free(tp);
 }

@@ -30,11 +30,8 @@ static gcoll_result_t xfer_mr(struct gcoll_comm *c, struct gc_xfer *x, bool need
 {
 	if (x->mr || !need)
 		return GCOLL_SUCCESS;
-	if (x->own_mr) {
-		x->mr = x->own_mr;
-		x->mr->users++;
-		return GCOLL_SUCCESS;
-	}
+	if (x->own_mr)
+		return gc_mr_role(c->tp, x->own_mr, gc_xfer_access(x), &x->mr);
 	return gc_mr_lookup(c->tp, x->buf, x->len, gc_xfer_access(x), &x->mr);
 }
 
@@ -76,48 +73,43 @@ static void xfer_fail(struct gc_xfer *x, gcoll_result_t e)
 	}
 }
 
-static void slot_free(struct gc_transport *tp, struct gc_xfer *x)
+void gc_slot_free(struct gc_transport *tp, struct gc_xfer *x)
 {
 	if (x->has_slot) {
 		tp->slots[x->slot] = NULL;
 		tp->slots_used--;
 		x->has_slot = false;
+		free(x->seg_cnt);
+		x->seg_cnt = NULL;
 	}
 }
 
-/* The check byte of a slot's new owner: a hash of everything that
- * identifies the transfer (whole communicator id, peer, sequence) and of the
- * slot's generation, never equal to the previous owner's.  A write meant for
- * that previous owner - a late one after an abort, or one for another
- * communicator whose id has the same low bits - therefore never counts for
- * the new one. */
-static uint8_t slot_check(struct gc_transport *tp, uint32_t s, uint16_t ctx, int peer,
-			  uint32_t seq)
-{
-	uint8_t chk;
-
-	do {
-		uint64_t h = ((uint64_t)ctx << 48) ^ ((uint64_t)(uint32_t)peer << 32) ^ seq;
-
-		h ^= (uint64_t)++tp->slot_gen[s] << 56;
-		h *= 0x9e3779b97f4a7c15ull;
-		h ^= h >> 29;
-		h *= 0xbf58476d1ce4e5b9ull;
-		chk = (uint8_t)(h >> 56);
-	} while (chk == tp->slot_chk[s]);
-	tp->slot_chk[s] = chk;
-	return chk;
-}
-
-static gcoll_result_t slot_alloc(struct gc_transport *tp, struct gcoll_comm *c,
-				 struct gc_xfer *x)
+/* A slot for receiving transfer x (x->nseg set) and its check byte: the
+ * slot's generation, which starts at a random value and goes up by one on
+ * every allocation.  So the check byte of a new owner differs from the check
+ * bytes of the slot's last 255 owners: a write meant for one of them - a
+ * late one after an abort, or one for another communicator - never counts
+ * for the new one, whatever their communicator ids, peers and sequences.
+ * Slots are taken round-robin, so a slot comes back only after the other
+ * 65535 have been passed: a stale write could match only after 255 such
+ * rounds. */
+gcoll_result_t gc_slot_alloc(struct gc_transport *tp, struct gc_xfer *x)
 {
 	if (tp->slots_used >= GC_NSLOTS - 1)
-		return gc_err(GCOLL_ERR_NOMEM, "transport: out of rendezvous slots");
+		return gc_err(GCOLL_ERR_NOMEM,
+			      "transport: all %d rendezvous slots in use (too many receives in flight)",
+			      GC_NSLOTS - 1);
 	if (!tp->slot_gen) {
-		tp->slot_gen = calloc(GC_NSLOTS, 1);
-		tp->slot_chk = calloc(GC_NSLOTS, 1);
-		if (!tp->slot_gen || !tp->slot_chk)
+		tp->slot_gen = malloc(GC_NSLOTS);
+		if (!tp->slot_gen)
+			return GCOLL_ERR_NOMEM;
+		gc_random_fill(tp->slot_gen, GC_NSLOTS);
+	}
+	memset(x->seg_seen, 0, sizeof(x->seg_seen));
+	x->seg_cnt = NULL;
+	if (x->nseg > 256) {
+		x->seg_cnt = calloc(256, sizeof(*x->seg_cnt));
+		if (!x->seg_cnt)
 			return GCOLL_ERR_NOMEM;
 	}
 	for (;;) {
@@ -127,7 +119,7 @@ static gcoll_result_t slot_alloc(struct gc_transport *tp, struct gcoll_comm *c,
 			tp->slots[s] = x;
 			tp->slots_used++;
 			x->slot = s;
-			x->chk = slot_check(tp, s, c->ctx, c->tpeer[x->peer], x->seq);
+			x->chk = ++tp->slot_gen[s];
 			x->has_slot = true;
 			return GCOLL_SUCCESS;
 		}
@@ -220,7 +212,8 @@ static gcoll_result_t rndv_recv_advance(struct gcoll_comm *c, struct gc_xfer *x)
 		rc = xfer_mr(c, x, true);
 		if (rc)
 			return rc;
-		rc = slot_alloc(tp, c, x);
+		x->nseg = (x->len + c->wsize - 1) / c->wsize;
+		rc = gc_slot_alloc(tp, x);
 		if (rc)
 			return rc;
 		x->ctrl.addr = tp->mr_virt ? (uint64_t)(uintptr_t)x->buf
@@ -231,7 +224,6 @@ static gcoll_result_t rndv_recv_advance(struct gcoll_comm *c, struct gc_xfer *x)
 		x->ctrl.slot = x->slot;
 		x->ctrl.wsize = (uint32_t)c->wsize;
 		x->ctrl.chk = x->chk;
-		x->nseg = (x->len + c->wsize - 1) / c->wsize;
 	}
 	if (tp->ctrl_inject)
 		ret = fi_tinject(r->ep, &x->ctrl, sizeof(x->ctrl),
@@ -337,7 +329,7 @@ void gc_xfer_cancel(struct gcoll_comm *c, struct gc_xfer *x)
 {
 	struct gc_transport *tp = c->tp;
 
-	slot_free(tp, x);
+	gc_slot_free(tp, x);
 	if (x->inflight && x->posted &&
 	    (x->c_main.type == GC_CTX_EAGER_RECV || x->c_main.type == GC_CTX_CTRL_RECV))
 		fi_cancel(&tp->rails[x->rail].ep->fid, &x->c_main);
@@ -346,7 +338,7 @@ void gc_xfer_cancel(struct gcoll_comm *c, struct gc_xfer *x)
 
 bool gc_xfer_release(struct gc_transport *tp, struct gc_xfer *x)
 {
-	slot_free(tp, x);
+	gc_slot_free(tp, x);
 	mr_put(x);
 	return x->inflight == 0;
 }
@@ -367,22 +359,45 @@ static void ctx_finish(struct gc_transport *tp, struct gc_xfer *x)
 		gc_tp_free_zombie(tp, x);
 }
 
-static void handle_cq_data(struct gc_transport *tp, uint64_t data)
+/* Take segment index idx (modulo 256) of x if x still expects one:
+ * nseg / 256 segments have each index, one more for the indexes below
+ * nseg % 256.  Up to 256 segments, each is taken once. */
+static bool seg_take(struct gc_xfer *x, uint32_t idx)
 {
-	uint32_t imm = (uint32_t)data, slot = (imm >> 8) & 0xffff;
+	size_t want = (x->nseg >> 8) + (idx < (x->nseg & 0xff));
+	uint64_t bit = 1ull << (idx & 63);
+
+	if (x->seg_cnt) {
+		if (x->seg_cnt[idx] >= want)
+			return false;
+		x->seg_cnt[idx]++;
+		return true;
+	}
+	if (!want || (x->seg_seen[idx >> 6] & bit))
+		return false;
+	x->seg_seen[idx >> 6] |= bit;
+	return true;
+}
+
+void gc_handle_imm(struct gc_transport *tp, uint32_t imm)
+{
+	uint32_t slot = (imm >> 8) & 0xffff;
 	struct gc_xfer *x = tp->slots[slot];
 
-	/* the slot's owner must be live and the check byte its own: a write
-	 * for an aborted transfer, for a slot since reused, or for another
-	 * communicator is counted and dropped */
-	if (!x || !x->comm || x->chk != imm >> 24) {
+	/* the slot's owner must be live, the check byte its own and the
+	 * segment one it still expects: a write for an aborted transfer, for
+	 * a slot since reused or for another communicator, and a segment out
+	 * of range or seen before, is counted and dropped */
+	if (!x || !x->comm || x->chk != imm >> 24 || !seg_take(x, imm & 0xff)) {
 		tp->stray_writes++;
-		GC_TRACE("stray rendezvous write imm 0x%08x dropped", imm);
+		GC_TRACE("stray rendezvous write imm 0x%08x dropped (%s)", imm,
+			 !x || !x->comm ? "slot not in use" : x->chk != imm >> 24 ?
+			 "check byte of another owner" : "segment not expected");
 		return;
 	}
 	x->seg_done++;
 	if (x->seg_done >= x->nseg) {
-		slot_free(tp, x);
+		gc_slot_free(tp, x);
 		xfer_done(x);
 	}
 }
@@ -393,7 +408,7 @@ static void handle_entry(struct gc_transport *tp, struct fi_cq_data_entry *e)
 	struct gc_xfer *x;
 
 	if (e->flags & FI_REMOTE_CQ_DATA) {
-		handle_cq_data(tp, e->data);
+		gc_handle_imm(tp, (uint32_t)e->data);
 		if (tp->rx_cq_data && ctx && ctx->type == GC_CTX_RXPOOL) {
 			struct gc_rxbuf *b = (struct gc_rxbuf *)ctx;
 
