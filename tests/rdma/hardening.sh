@@ -6,9 +6,11 @@
 # resources (max_dest_rd_atomic) are enforced; a 16 MiB READ at MTU 256 is
 # answered once, in bursts, without overflowing the requester; an mmap()
 # racing with the destroy of its ring (held open by the test module
-# gaudi_nic_test_delay) maps the ring, not freed memory; the per-context
-# limits (gaudi_ib's max_*_per_ctx parameters) stop one process and not
-# another; the rdma cgroup limits a process, and the memory cgroup is
+# gaudi_nic_test_delay) maps the ring, not freed memory; forged READs
+# and removed GIDs; the work per engine lock hold is capped; then
+# tests/rdma/limits_test.c: the per-context limits (gaudi_ib's
+# max_*_per_ctx parameters) stop one process and not another, and the
+# kernel keeps its ids; the rdma cgroup limits a process, and the memory cgroup is
 # charged for its rings; random uverbs commands and ring contents
 # (verbs_fuzz) leave the device working and nothing allocated.  The
 # kernel log must stay free of warnings.
@@ -24,6 +26,8 @@ t_ok "environment: $IB_A cabled to $IB_B"
 # built by `make user` (tests/rdma/meson.build): the ASan+UBSan build
 bin=${HARDENING_TEST:-/build/tests-rdma/hardening_test}
 need_test_bin hardening_test "$bin"
+lbin=${LIMITS_TEST:-/build/tests-rdma/limits_test}
+need_test_bin limits_test "$lbin"
 DELAY_KO=${GAUDI_NIC_KMOD:-/build/kmod}/tests/kmod/gaudi_nic_test_delay.ko
 if grep -q '^gaudi_nic_test_delay ' /proc/modules || insmod "$DELAY_KO"; then
 	t_ok "load the delay injector gaudi_nic_test_delay"
@@ -47,6 +51,7 @@ export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=0:abort_on_error=0}
 export KULP_KO=${GAUDI_NIC_KMOD:-/build/kmod}/tests/kmod/gaudi_nic_test_kulp.ko
 dmesg_mark=$(dmesg | wc -l)
 ksft_relay hardening_test < <(timeout 200 "$bin" "$IB_A" "$GID_A" "$IB_B" "$GID_B" 2>&1)
+ksft_relay limits_test < <(timeout 200 "$lbin" "$IB_A" "$GID_A" "$IB_B" "$GID_B" 2>&1)
 diag "$IB_A: $(ib_stats "$IB_A" 1)"
 
 # Per-process limits: the rdma cgroup controller, which ib_core applies to
@@ -62,10 +67,10 @@ if grep -qw rdma "$cg/cgroup.controllers" 2>/dev/null; then
 	echo "$IB_A hca_handle=1 hca_object=8" > "$cg/gn-limit/rdma.max"
 	held=$(mktemp)
 	(echo $BASHPID > "$cg/gn-limit/cgroup.procs" &&
-	 exec "$bin" exhaust "$IB_A" 40 6) >"$held" 2>&1 &
+	 exec "$lbin" exhaust "$IB_A" 40 6) >"$held" 2>&1 &
 	hpid=$!
 	sleep 3
-	free_out=$("$bin" exhaust "$IB_A" 40 0 2>&1)
+	free_out=$("$lbin" exhaust "$IB_A" 40 0 2>&1)
 	wait "$hpid"
 	read -r _ nheld _ eheld _ <"$held"
 	read -r _ nfree _ <<<"$free_out"
@@ -93,7 +98,7 @@ if grep -qw memory "$cg/cgroup.controllers" 2>/dev/null; then
 	mkdir -p "$cg/gn-mem"
 	held=$(mktemp)
 	(echo $BASHPID > "$cg/gn-mem/cgroup.procs" &&
-	 exec "$bin" bigcq "$IB_A" 4 20) >"$held" 2>&1 &
+	 exec "$lbin" bigcq "$IB_A" 4 20) >"$held" 2>&1 &
 	hpid=$!
 	for _ in $(seq 60); do
 		grep -q '^cqs ' "$held" && break
@@ -116,7 +121,7 @@ if grep -qw memory "$cg/cgroup.controllers" 2>/dev/null; then
 		local n=$1 k out
 		out=$(mktemp)
 		(echo $BASHPID > "$cg/gn-mem/cgroup.procs" &&
-		 exec "$bin" manymr "$IB_A" "$n" 20) >"$out" 2>&1 &
+		 exec "$lbin" manymr "$IB_A" "$n" 20) >"$out" 2>&1 &
 		local pid=$!
 		for _ in $(seq 120); do
 			grep -q '^mrs ' "$out" && break
