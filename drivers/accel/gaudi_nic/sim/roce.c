@@ -82,7 +82,8 @@ static int gn_rmem_load(struct gaudi_nic_roce *r, const struct gn_roce_pbl *p,
 	 * review).  A dma-buf MR pins no process memory, so this array is
 	 * all that registering one HBM export thousands of times costs.
 	 */
-	m->pages = kvcalloc(n, sizeof(*m->pages), GFP_KERNEL_ACCOUNT);
+	m->pages = kvcalloc(n, sizeof(*m->pages),
+			    GFP_KERNEL_ACCOUNT | __GFP_NOWARN);
 	if (!m->pages)
 		return -ENOMEM;
 	m->npages = n;
@@ -440,7 +441,7 @@ static int gn_cmd_create_qp(struct gaudi_nic_roce *r, u32 qpn,
 			goto err;
 	}
 	qp->swqe = kvcalloc(qp->sq.size, sizeof(*qp->swqe),
-			    GFP_KERNEL_ACCOUNT);
+			    GFP_KERNEL_ACCOUNT | __GFP_NOWARN);
 	if (!qp->swqe) {
 		ret = -ENOMEM;
 		goto err;
