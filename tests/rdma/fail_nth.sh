@@ -42,7 +42,6 @@ for f in failslab fail_page_alloc; do
 	knob "$dbg/$f/ignore-gfp-wait" N
 	knob "$dbg/$f/verbose" 0
 done
-res_of() { rdma resource show | awk -v d="$1:" '$2 == d { $1 = $2 = ""; print }'; }
 res0=$(res_of "$IB_A")
 out=$(mktemp)
 timeout 600 "$bin" "$IB_A" "$GID_A" >"$out" 2>&1

@@ -152,7 +152,6 @@ fi
 # exited, nothing it made is left on the device.
 fuzz=${VERBS_FUZZ:-/build/tests-rdma/verbs_fuzz}
 need_test_bin verbs_fuzz "$fuzz"
-res_of() { rdma resource show | awk -v d="$1:" '$2 == d { $1 = $2 = ""; print }'; }
 res0=$(res_of "$IB_A")
 fout=$(mktemp)
 timeout $((${VERBS_FUZZ_SECS:-10} + 120)) "$fuzz" "$IB_A" "$GID_A" \

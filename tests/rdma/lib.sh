@@ -29,6 +29,10 @@ gib_load() {
 	grep -q '^gaudi_ib ' /proc/modules || insmod "$GIB_KO"
 }
 
+# res_of DEV: the object counts of DEV in `rdma resource show` (pd, cq,
+# qp, cm_id, mr, ctx, srq), to compare before and after a program ran
+res_of() { rdma resource show | awk -v d="$1:" '$2 == d { $1 = $2 = ""; print }'; }
+
 # need_test_bin NAME PATH: end the test (failed) unless the test program
 # NAME, built by `make user` (tests/rdma/meson.build), is at PATH
 need_test_bin() {
