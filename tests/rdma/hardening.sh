@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # hardening.sh - the engine against a hostile process and hostile frames
-# (tests/rdma/hardening_test.c): WQEs rewritten in the mmap'd send queue
-# after posting must not change what goes on the wire; a producer index
+# (tests/rdma/rewrite_test.c): WQEs rewritten in the mmap'd send queue
+# after posting, RC ones awaiting retransmission and UD ones inside the
+# doorbell, must not change what goes on the wire; then
+# tests/rdma/hardening_test.c: a producer index
 # moved back behind started WQEs is a fatal QP error, not a loop; the responder
 # resources (max_dest_rd_atomic) are enforced; a 16 MiB READ at MTU 256 is
 # answered once, in bursts, without overflowing the requester; an mmap()
@@ -28,6 +30,8 @@ bin=${HARDENING_TEST:-/build/tests-rdma/hardening_test}
 need_test_bin hardening_test "$bin"
 lbin=${LIMITS_TEST:-/build/tests-rdma/limits_test}
 need_test_bin limits_test "$lbin"
+rbin=${REWRITE_TEST:-/build/tests-rdma/rewrite_test}
+need_test_bin rewrite_test "$rbin"
 DELAY_KO=${GAUDI_NIC_KMOD:-/build/kmod}/tests/kmod/gaudi_nic_test_delay.ko
 if grep -q '^gaudi_nic_test_delay ' /proc/modules || insmod "$DELAY_KO"; then
 	t_ok "load the delay injector gaudi_nic_test_delay"
@@ -50,6 +54,7 @@ export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=0:abort_on_error=0}
 # limit_reserve loads it while user contexts hold every QP they can get
 export KULP_KO=${GAUDI_NIC_KMOD:-/build/kmod}/tests/kmod/gaudi_nic_test_kulp.ko
 dmesg_mark=$(dmesg | wc -l)
+ksft_relay rewrite_test < <(timeout 200 "$rbin" "$IB_A" "$GID_A" "$IB_B" "$GID_B" 2>&1)
 ksft_relay hardening_test < <(timeout 200 "$bin" "$IB_A" "$GID_A" "$IB_B" "$GID_B" 2>&1)
 ksft_relay limits_test < <(timeout 200 "$lbin" "$IB_A" "$GID_A" "$IB_B" "$GID_B" 2>&1)
 diag "$IB_A: $(ib_stats "$IB_A" 1)"

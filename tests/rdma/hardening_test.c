@@ -3,13 +3,13 @@
  * hardening_test - what a hostile process can do to the RoCE engine
  * through memory it is allowed to write, two devices in one process.
  *
- * The send queue is mmap'd into the process: after posting, the process
- * can rewrite the WQE while the engine still needs it (a packet not yet
- * sent, a retransmission, a READ response still to scatter).  The engine
- * must use the copy it validated when it started the WQE.  Each test
- * posts a WQE while the peer QP is still in INIT (so the first packets
- * are dropped and must be retransmitted), rewrites the WQE in the ring,
- * then lets the peer go to RTR: the data must be what was posted.
+ * The rings are mmap'd into the process: after posting, it can move the
+ * producer index back behind WQEs the engine started (prod_backwards),
+ * or map a ring while its QP is destroyed (mmap_race).  From the wire:
+ * READs that exceed the responder resources, a READ replayed, GIDs
+ * removed under traffic, forged frames.  The engine's work per lock hold
+ * is capped (work_caps).  WQEs rewritten after posting are
+ * rewrite_test.c's.
  *
  * usage: hardening_test DEV_A GID_A DEV_B GID_B
  * A kselftest (kselftest_harness.h): one test per area, each in its own
@@ -35,167 +35,10 @@
 
 #include "kselftest_harness.h"
 #include "pairutil.h"
-
-/*
- * The engine's WQE layout (include/linux/gaudi_nic/roce_hw.h,
- * struct gn_roce_wqe): what a process finds in its mmap'd send queue.
- */
-#define WQE_SIZE	128
-#define RING_HDR	128
-#define WQE_F_INLINE	0x02
-#define WQE_WRITE	2
-#define WQE_BIND_MW	6
-struct hw_sge {
-	uint64_t addr;
-	uint32_t length;
-	uint32_t lkey;
-};
-struct hw_wqe {
-	uint64_t wr_id;
-	uint8_t opcode;
-	uint8_t flags;
-	uint8_t num_sge;
-	uint8_t rsvd0;
-	uint32_t imm;
-	uint32_t inline_len;
-	uint32_t rkey;
-	uint64_t remote_addr;
-	struct hw_sge sge[6];
-};
-_Static_assert(sizeof(struct hw_wqe) == WQE_SIZE, "WQE layout");
-
-
-/*
- * The WQE with @wr_id in one of this process's mmap'd gaudi rings (the
- * ring mappings of /dev/infiniband/uverbsN), or NULL.  If @map is not
- * NULL, it gets the first and the last address of that ring's mapping:
- * its header, then its entries.
- */
-static struct hw_wqe *find_wqe(uint64_t wr_id, uint8_t opcode, uintptr_t *map)
-{
-	FILE *f = fopen("/proc/self/maps", "r");
-	struct hw_wqe *found = NULL;
-	char line[512];
-
-	if (!f)
-		return NULL;
-	while (!found && fgets(line, sizeof(line), f)) {
-		uintptr_t lo, hi, off;
-		char perms[8];
-
-		if (!strstr(line, "/dev/infiniband/uverbs") ||
-		    sscanf(line, "%" SCNxPTR "-%" SCNxPTR " %7s", &lo, &hi,
-			   perms) != 3 || strncmp(perms, "rw", 2))
-			continue;
-		for (off = RING_HDR; lo + off + WQE_SIZE <= hi; off += WQE_SIZE) {
-			struct hw_wqe *w = (struct hw_wqe *)(lo + off);
-
-			if (w->wr_id == wr_id && w->opcode == opcode) {
-				found = w;
-				if (map) {
-					map[0] = lo;
-					map[1] = hi;
-				}
-				break;
-			}
-		}
-	}
-	fclose(f);
-	return found;
-}
-
-
-enum rewrite {
-	SET_INLINE,		/* the WRITE's data becomes "inline" */
-	SET_NUM_SGE,		/* num_sge 255, SGE 0 shrunk: walk past the WQE */
-	MOVE_READ_SGE,		/* the READ's target moves in the MR */
-};
-
-static const char *const rewrite_name[] = {
-	[SET_INLINE] = "INLINE flag set on a posted 256 B RDMA WRITE",
-	[SET_NUM_SGE] = "num_sge 255 and SGE 0 shrunk on a posted 256 B RDMA WRITE",
-	[MOVE_READ_SGE] = "SGE moved on a posted 256 B RDMA READ",
-};
+#include "ringutil.h"
 
 #define LEN	256
 #define WR_ID	0x5eedf00dcafe0000ULL
-
-/*
- * Post a 256 B WRITE (or READ) from A to B while B's QP is in INIT,
- * rewrite the WQE in A's ring as @how says, bring B's QP up; the
- * retransmission must carry (or scatter) exactly what was posted.
- */
-static void test_rewrite(struct __test_metadata *_metadata, enum rewrite how)
-{
-	uint8_t *a = aligned_alloc(4096, 8192), *b = aligned_alloc(4096, 8192);
-	struct ibv_mr *ma = ibv_reg_mr(A.pd, a, 8192, ACC_ALL);
-	struct ibv_mr *mb = ibv_reg_mr(B.pd, b, 8192, ACC_ALL);
-	struct ibv_qp *qa = new_qp(&A), *qb = new_qp(&B);
-	bool read = how == MOVE_READ_SGE;
-	struct ibv_sge sg = { (uintptr_t)a, LEN, ma ? ma->lkey : 0 };
-	struct ibv_send_wr wr = {
-		.wr_id = WR_ID + how, .sg_list = &sg, .num_sge = 1,
-		.opcode = read ? IBV_WR_RDMA_READ : IBV_WR_RDMA_WRITE,
-		.send_flags = IBV_SEND_SIGNALED,
-		.wr.rdma = { .remote_addr = (uintptr_t)b,
-			     .rkey = mb ? mb->rkey : 0 },
-	}, *bad;
-	struct hw_wqe *w;
-	struct ibv_wc wc = {};
-	int ret;
-
-	ASSERT_TRUE(a && b && ma && mb && qa && qb)
-		TH_LOG("%s: buffers, MRs and QPs (%s)", rewrite_name[how], strerror(errno));
-	ASSERT_EQ(0, to_init(qa)) TH_LOG("%s: A's QP to INIT", rewrite_name[how]);
-	ASSERT_EQ(0, to_init(qb)) TH_LOG("%s: B's QP to INIT", rewrite_name[how]);
-	ASSERT_EQ(0, to_rts(&A, qa, &B, qb->qp_num))
-		TH_LOG("%s: A's QP to RTS", rewrite_name[how]);
-	fill(a, 8192, read ? 3 : 1);
-	fill(b, 8192, read ? 1 : 3);
-	ASSERT_EQ(0, ibv_post_send(qa, &wr, &bad)) TH_LOG("%s: post", rewrite_name[how]);
-	/* the first transmission reaches a QP in INIT and is dropped */
-	usleep(20000);
-	w = find_wqe(wr.wr_id, read ? 4 : WQE_WRITE, NULL);
-	ASSERT_NE(NULL, w) TH_LOG("%s: the WQE is in the mmap'd ring", rewrite_name[how]);
-	switch (how) {
-	case SET_INLINE:
-		__atomic_store_n(&w->flags, w->flags | WQE_F_INLINE,
-				 __ATOMIC_RELEASE);
-		break;
-	case SET_NUM_SGE:
-		__atomic_store_n(&w->sge[0].length, 16, __ATOMIC_RELEASE);
-		__atomic_store_n(&w->num_sge, 255, __ATOMIC_RELEASE);
-		break;
-	case MOVE_READ_SGE:
-		__atomic_store_n(&w->sge[0].addr, (uintptr_t)a + 4096,
-				 __ATOMIC_RELEASE);
-		break;
-	}
-	ASSERT_EQ(0, to_rts(&B, qb, &A, qa->qp_num))
-		TH_LOG("%s: B's QP to RTS", rewrite_name[how]);
-	ret = wait_wc(A.cq, &wc, 20);
-	if (read) {
-		uint8_t want[LEN];
-
-		fill(want, sizeof(want), 1);	/* b's first bytes */
-		EXPECT_TRUE(!ret && wc.status == IBV_WC_SUCCESS && !memcmp(a, want, LEN))
-		   TH_LOG("%s: the response lands where it was posted to (%s)",
-		   rewrite_name[how], ret ? "no completion" :
-		   ibv_wc_status_str(wc.status));
-		fill(want, sizeof(want), 3);	/* a's bytes at 4096 */
-		EXPECT_TRUE(!memcmp(a + 4096, want, LEN))
-		   TH_LOG("%s: the rewritten target is untouched", rewrite_name[how]);
-	} else {
-		EXPECT_TRUE(!ret && wc.status == IBV_WC_SUCCESS && !memcmp(b, a, LEN))
-		   TH_LOG("%s: the target holds exactly the posted bytes (%s)",
-		   rewrite_name[how], ret ? "no completion" :
-		   ibv_wc_status_str(wc.status));
-		EXPECT_TRUE(b[LEN] == (uint8_t)(LEN * 13 + 3))
-		   TH_LOG("%s: nothing written past the message", rewrite_name[how]);
-	}
-	release((struct ibv_qp *[]){ qa, qb }, 2, ma, mb, a, b);
-}
-
 
 /*
  * The responder resources are enforced: with max_dest_rd_atomic 0 no
@@ -274,27 +117,6 @@ FIXTURE_TEARDOWN(hardening)
 {
 }
 
-/*
- * One large READ at MTU 256 (64 Ki responses): the responder sends each
- * response once (no replay of what was received), the requester's
- * receive queue never overflows, and a WRITE on another QP of the same
- * devices, posted behind it, completes while the READ is still going on.
- */
-TEST_F_TIMEOUT(hardening, rewrite_set_inline, 120)
-{
-	test_rewrite(_metadata, SET_INLINE);
-}
-
-TEST_F_TIMEOUT(hardening, rewrite_set_num_sge, 120)
-{
-	test_rewrite(_metadata, SET_NUM_SGE);
-}
-
-TEST_F_TIMEOUT(hardening, rewrite_move_read_sge, 120)
-{
-	test_rewrite(_metadata, MOVE_READ_SGE);
-}
-
 TEST_F_TIMEOUT(hardening, rd_limit_0_1, 120)
 {
 	test_rd_limit(_metadata, 0, 1);
@@ -305,6 +127,12 @@ TEST_F_TIMEOUT(hardening, rd_limit_1_2, 120)
 	test_rd_limit(_metadata, 1, 2);
 }
 
+/*
+ * One large READ at MTU 256 (64 Ki responses): the responder sends each
+ * response once (no replay of what was received), the requester's
+ * receive queue never overflows, and a WRITE on another QP of the same
+ * devices, posted behind it, completes while the READ is still going on.
+ */
 TEST_F_TIMEOUT(hardening, big_read, 120)
 {
 	size_t len = 16 << 20;
@@ -405,8 +233,6 @@ static int uverbs_maps(uintptr_t *lo, uintptr_t *hi, unsigned long long *off,
 	return n;
 }
 
-#define DELAY_ARM "/sys/kernel/debug/gaudi_nic_test_delay/arm"
-
 struct mmap_race {
 	int fd;
 	size_t len;
@@ -448,7 +274,6 @@ TEST_F_TIMEOUT(hardening, mmap_race, 120)
 	int n0, n1, i, j, fired;
 	uint64_t *ring = NULL;
 	bool armed;
-	FILE *arm;
 	int err;
 
 	if (access(DELAY_ARM, W_OK))
@@ -474,10 +299,7 @@ TEST_F_TIMEOUT(hardening, mmap_race, 120)
 		TH_LOG("mmap race: thread");
 	while (!__atomic_load_n(&m.tid, __ATOMIC_ACQUIRE))
 		usleep(1000);
-	arm = fopen(DELAY_ARM, "w");
-	armed = arm && fprintf(arm, "vm_insert_page %d 500\n", m.tid) >= 0;
-	if (arm && fclose(arm))
-		armed = false;
+	armed = !delay_arm("vm_insert_page", m.tid, 500);
 	err = errno;
 	if (!armed) {
 		/* the thread first: it waits for go */
@@ -490,23 +312,14 @@ TEST_F_TIMEOUT(hardening, mmap_race, 120)
 	ibv_destroy_qp(qp);
 	qp = NULL;
 	pthread_join(th, NULL);
-	/* reading "arm" tells whether the delay fired (1) or not (0) */
-	arm = fopen(DELAY_ARM, "r");
-	if (!arm || fscanf(arm, "%d", &fired) != 1)
-		fired = -1;
-	if (arm)
-		fclose(arm);
+	fired = delay_fired();
 	EXPECT_TRUE(fired == 1 && m.map != MAP_FAILED &&
 	   ((uint64_t *)m.map)[m.len / 8 - 1] == marker)
 	   TH_LOG("mmap of a ring during its QP's destroy maps the ring as it was (%s, delay fired %d)",
 	   m.map == MAP_FAILED ? strerror(m.err) : "mapped", fired);
 	if (m.map != MAP_FAILED)
 		munmap(m.map, m.len);
-	arm = fopen(DELAY_ARM, "w");
-	if (arm) {
-		fputs("off\n", arm);
-		fclose(arm);
-	}
+	delay_off();
 	if (qp)
 		ibv_destroy_qp(qp);
 }
@@ -931,7 +744,7 @@ TEST_F_TIMEOUT(hardening, prod_backwards, 120)
 	struct ibv_wc wc[2] = {};
 	uintptr_t map[2], off;
 	uint32_t *prod;
-	struct hw_wqe *w;
+	struct gaudi_wqe *w;
 	double took;
 	int ret, n;
 
@@ -945,13 +758,14 @@ TEST_F_TIMEOUT(hardening, prod_backwards, 120)
 	usleep(20000);
 	ASSERT_EQ(0, ibv_poll_cq(A.cq, 1, wc))
 		TH_LOG("nothing completes while the WRITE waits for B");
-	w = find_wqe(bind.wr_id, WQE_BIND_MW, map);
+	w = ring_find_wqe(bind.wr_id, GAUDI_WQE_BIND_MW, map);
 	ASSERT_NE(NULL, w) TH_LOG("the bind's WQE is in the mmap'd ring");
 	prod = (uint32_t *)map[0];
 	ASSERT_EQ(2, __atomic_load_n(prod, __ATOMIC_ACQUIRE))
 		TH_LOG("the producer index is 2, past the WRITE and the bind");
-	for (off = map[0] + RING_HDR; off + WQE_SIZE <= map[1]; off += WQE_SIZE)
-		if ((struct hw_wqe *)off != w)
+	for (off = map[0] + GAUDI_RING_HDR_SIZE; off + GAUDI_WQE_SIZE <= map[1];
+	     off += GAUDI_WQE_SIZE)
+		if ((struct gaudi_wqe *)off != w)
 			memcpy((void *)off, w, sizeof(*w));
 	__atomic_store_n(prod, 1, __ATOMIC_RELEASE);
 	took = tu_now();

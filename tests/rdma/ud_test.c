@@ -37,10 +37,10 @@
 #include <arpa/inet.h>
 #include <infiniband/verbs.h>
 #include <rdma/ib_user_verbs.h>
-#include <rdma/gaudi-abi.h>	/* the ring formats, for av_reserved */
 
 #include "kselftest_harness.h"
 #include "testutil.h"
+#include "ringutil.h"
 
 #define GRH		40
 #define QKEY		0x11111111U
@@ -1174,43 +1174,6 @@ TEST_F_TIMEOUT(ud, bad_input, 120)
 }
 
 /*
- * The send WQE @wr_id (a SEND to QPN @dqpn) in one of this process's
- * mmap'd rings, and the header of that ring (the start of its mapping).
- */
-static struct gaudi_wqe *find_send_wqe(uint64_t wr_id, uint32_t dqpn,
-				       struct gaudi_ring_hdr **hdr)
-{
-	FILE *f = fopen("/proc/self/maps", "r");
-	struct gaudi_wqe *found = NULL;
-	char line[512];
-
-	if (!f)
-		return NULL;
-	while (!found && fgets(line, sizeof(line), f)) {
-		unsigned long lo, hi, off;
-		char perms[8];
-
-		if (!strstr(line, "/dev/infiniband/uverbs") ||
-		    sscanf(line, "%lx-%lx %7s", &lo, &hi, perms) != 3 ||
-		    strncmp(perms, "rw", 2))
-			continue;
-		for (off = GAUDI_RING_HDR_SIZE; lo + off + GAUDI_WQE_SIZE <= hi;
-		     off += GAUDI_WQE_SIZE) {
-			struct gaudi_wqe *w = (struct gaudi_wqe *)(lo + off);
-
-			if (w->wr_id == wr_id && w->opcode == GAUDI_WQE_SEND &&
-			    (uint32_t)w->remote_addr == dqpn) {
-				found = w;
-				*hdr = (struct gaudi_ring_hdr *)lo;
-				break;
-			}
-		}
-	}
-	fclose(f);
-	return found;
-}
-
-/*
  * The reserved byte of a UD send's address vector (gaudi_av.rsvd), which
  * the provider leaves zero: a WQE written into the ring with it set
  * completes with IBV_WC_LOC_QP_OP_ERR and sends nothing.  The same WQE
@@ -1223,6 +1186,7 @@ TEST_F_TIMEOUT(ud, av_reserved, 120)
 	struct gaudi_wqe *w;
 	struct ibv_wc wc = {};
 	struct ibv_ah *ah;
+	uintptr_t map[2];
 	uint32_t dqpn;
 	int i, ret;
 
@@ -1239,8 +1203,10 @@ TEST_F_TIMEOUT(ud, av_reserved, 120)
 		    !wait_wc(self->b.rcq, &wc, 10) && wc.status == IBV_WC_SUCCESS)
 		TH_LOG("a UD send through the provider (%s)",
 		       ret ? strerror(ret) : ibv_wc_status_str(wc.status));
-	w = find_send_wqe(0x71, dqpn, &hdr);
-	ASSERT_TRUE(w && (uint8_t *)w == (uint8_t *)hdr + GAUDI_RING_HDR_SIZE &&
+	w = ring_find_wqe(0x71, GAUDI_WQE_SEND, map);
+	hdr = w ? (struct gaudi_ring_hdr *)map[0] : NULL;
+	ASSERT_TRUE(w && (uint32_t)w->remote_addr == dqpn &&
+		    (uint8_t *)w == (uint8_t *)hdr + GAUDI_RING_HDR_SIZE &&
 		    __atomic_load_n(&hdr->prod, __ATOMIC_ACQUIRE) == 1)
 		TH_LOG("its WQE is the first of an mmap'd SQ ring (%s)",
 		       w ? "elsewhere" : "not found");

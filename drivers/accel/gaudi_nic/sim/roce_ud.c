@@ -44,9 +44,15 @@ static u32 gn_ud_mtu(const struct gn_rport *pt)
 	return 1024;
 }
 
-/* Build and send the datagram of @sw; 0 or a CQE status. */
-static int gn_ud_send_one(struct gaudi_nic_roce *r, struct gn_rport *pt,
-			  struct gn_rqp *qp, struct gn_rswqe *sw)
+/*
+ * Build and send the datagram of @sw; 0 or a CQE status.  It reads only
+ * the engine's copy of the WQE, never the ring.  Not inlined: a test
+ * holds the posting thread here while another rewrites the WQE in the
+ * ring (tests/rdma/rewrite_test.c).
+ */
+static noinline int gn_ud_send_one(struct gaudi_nic_roce *r,
+				   struct gn_rport *pt, struct gn_rqp *qp,
+				   struct gn_rswqe *sw)
 {
 	const struct gn_roce_wqe *w = &sw->wqe;
 	const struct gn_roce_av *av = &w->ud.av;
