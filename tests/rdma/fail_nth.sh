@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # fail_nth.sh - the error paths of the verbs creations (issue 31,
 # deliverable 4): tests/rdma/fail_nth.c fails every fault-injection site
-# on the path of each creation in turn, through /proc/thread-self/fail-nth,
+# on the path of each creation in turn (a dma-buf MR on HBM of the accel
+# device among them), through /proc/thread-self/fail-nth,
 # with failslab and fail_page_alloc told to fail sleeping allocations too
 # and to print nothing (their stack traces would read as warnings).  Each
 # call must fail cleanly and the device serve it again; afterwards nothing
@@ -13,17 +14,10 @@ here=$(dirname "$0")
 DEV_A=${DEV_A:-64}
 DEV_B=${DEV_B:-65}
 . "$here/lib.sh"
+. "$here/../lib/failnth.sh"
 
-dbg=/sys/kernel/debug
-saved=()
-# knob FILE VALUE: set a fault-injection knob, remembering its value
-knob() {
-	saved+=("$1=$(cat "$1")")
-	echo "$2" > "$1"
-}
 restore() {
-	local kv
-	for kv in "${saved[@]}"; do echo "${kv#*=}" > "${kv%%=*}"; done
+	fn_restore
 	rdma_env_cleanup
 }
 trap restore EXIT
@@ -31,20 +25,12 @@ tap_env_start rdma_env_setup
 t_ok "environment: $IB_A cabled to $IB_B"
 bin=${FAIL_NTH:-/build/tests-rdma-rel/fail_nth}
 need_test_bin fail_nth "$bin"
-grep -q " $dbg debugfs" /proc/mounts || mount -t debugfs none "$dbg" 2>/dev/null
-if [ ! -e /proc/self/fail-nth ] || [ ! -d "$dbg/failslab" ]; then
-	t_skip "every fault site of each verbs creation" "this kernel has no fault injection (CONFIG_FAULT_INJECTION, FAILSLAB): the debug lane runs it"
-	tap_done
-	exit 0
-fi
-for f in failslab fail_page_alloc; do
-	[ -d "$dbg/$f" ] || continue
-	knob "$dbg/$f/ignore-gfp-wait" N
-	knob "$dbg/$f/verbose" 0
-done
+fn_setup "every fault site of each verbs creation"
 res0=$(res_of "$IB_A")
+mem0=$(accel_mem "$DEV_A")
 out=$(mktemp)
-timeout 600 "$bin" "$IB_A" "$GID_A" >"$out" 2>&1
+# the dma-buf MR's export: HBM of DEV_A's accel device
+timeout 600 "$bin" "$IB_A" "$GID_A" "gaudi_nic.$DEV_A" >"$out" 2>&1
 rc=$?
 ksft_relay fail_nth " (fail_nth)" <"$out"
 t_expect "fail_nth exits 0 (1: a step failed, 124: timed out)" 0 "$rc"
@@ -55,4 +41,6 @@ if [ "$res1" = "$res0" ]; then
 else
 	t_fail "nothing fail_nth made is left on $IB_A" "before: $res0" "after: $res1"
 fi
+# the exported HBM went with the program (its dma-buf, mapping, allocation)
+t_expect "nothing fail_nth made is left on gaudi_nic.$DEV_A's accel device" "$mem0" "$(accel_mem "$DEV_A")"
 tap_done
