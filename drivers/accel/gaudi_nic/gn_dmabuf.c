@@ -134,7 +134,6 @@ int gn_dmabuf_export(struct gn_ctx *ctx, struct gn_alloc *alloc, u64 offset,
 	int fd;
 
 	lockdep_assert_held(&ctx->lock);
-	lockdep_assert_held(&ctx->lock);
 	exp = kzalloc(sizeof(*exp), GFP_KERNEL_ACCOUNT);
 	if (!exp)
 		return -ENOMEM;
