@@ -19,8 +19,8 @@
  * ib_device with sysfs files by the hundred; opening a port allocates each
  * RX buffer: sites that all fail the same way).  The loop first counts the
  * sites of the path (fail-nth armed far beyond it: what is left of it says
- * how many were passed; the count varies by a few from call to call, with
- * the slabs that need a new page).  With more sites than the step's
+ * how many were passed; the count varies by a few dozen from call to
+ * call, with the slabs that need a new page).  With more sites than the step's
  * budget, it visits every one of the first @head and of the last @tail,
  * and between them every stride-th, the stride the smallest that keeps
  * the visits within the budget: a fixed set, no randomness, and the
@@ -231,10 +231,13 @@ static int fn_run(int num, const struct fn_step *s)
 			}
 			/*
 			 * A stride passed the end, the count having been
-			 * high: the tail from the end this call found.
+			 * high (a path's count varies by a few dozen from
+			 * call to call: slabs that need a new page, RCU
+			 * frees): the tail from the end this call found,
+			 * again if the next call is shorter still.
 			 */
-			if (tail && !retailed && n - left > last) {
-				retailed = 1;
+			if (tail && retailed < 8 && n - left > last) {
+				retailed++;
 				tail_start = n - left >= last + tail ?
 					     n - left - tail + 1 : last + 1;
 				n = tail_start - 1;	/* next: tail_start */
