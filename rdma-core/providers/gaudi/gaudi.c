@@ -494,20 +494,9 @@ static int gaudi_destroy_qp(struct ibv_qp *ibqp)
 	struct ibv_context *ibctx = ibqp->context;
 	int ret;
 
-	if (gaudi_ctx_closed(ibctx))
-		goto free;
-	ret = ibv_cmd_destroy_qp(ibqp);
+	ret = gaudi_ctx_closed(ibctx) ? 0 : ibv_cmd_destroy_qp(ibqp);
 	if (ret)
 		return ret;
-	/*
-	 * The engine has let the QP go: its completions not yet polled go
-	 * too, or they would be read as a later QP's that gets its number
-	 * (as mlx4 and mlx5 clean their CQs).
-	 */
-	gaudi_cq_clean(ibqp->send_cq, ibqp->qp_num);
-	if (ibqp->recv_cq && ibqp->recv_cq != ibqp->send_cq)
-		gaudi_cq_clean(ibqp->recv_cq, ibqp->qp_num);
-free:
 	gaudi_ring_unmap(&qp->sq);
 	gaudi_ring_unmap(&qp->rq);
 	pthread_spin_destroy(&qp->sq_lock);
