@@ -46,13 +46,15 @@ size_t gib_ring_bytes(u32 log_size, u32 stride)
  * A zeroed ring.  A @user ring (up to several MiB, sized by the process)
  * is charged to the memory cgroup of the process creating it; a kernel
  * object's is not (it would be charged to whichever task happens to run).
- * A process that asks for more than the host can give gets -ENOMEM, not
- * an allocation-failure splat in the kernel log (__GFP_NOWARN).
+ * Every ring is sized by its creator, a process or a kernel consumer
+ * (ib_alloc_cq()'s entries): one that asks for more than the host can
+ * give gets -ENOMEM to report, not an allocation-failure splat in the
+ * kernel log (__GFP_NOWARN).
  */
 int gib_ring_alloc(struct gib_dev *dev, struct gib_ring *r, u32 log_size,
 		   u32 stride, bool user)
 {
-	gfp_t gfp = user ? GFP_KERNEL_ACCOUNT | __GFP_NOWARN : GFP_KERNEL;
+	gfp_t gfp = (user ? GFP_KERNEL_ACCOUNT : GFP_KERNEL) | __GFP_NOWARN;
 	u32 i;
 
 	r->log_size = log_size;
