@@ -155,25 +155,24 @@ static unsigned int fn_next(unsigned int n, unsigned int head,
 	return n + stride < tail_start ? n + stride : tail_start;
 }
 
-/* One step, its fault sites failed in turn; 0 if it held. */
-static int fn_run(int num, const struct fn_step *s)
+/*
+ * The number of fault sites on @s's path, or -1 (a failed point printed):
+ * the call once unarmed (the program's first touch of its pages is not
+ * the call's), then armed far beyond the path: what is left of the count
+ * says how many sites it passed.
+ */
+static long fn_count(int num, const struct fn_step *s)
 {
-	unsigned int n, budget, head, tail = 0, tail_start, stride = 1;
-	unsigned int visits = 0, last = 0, retailed = 0;
-	unsigned int failed = 0, absorbed = 0, partial = 0;
 	const char *why = "";
-	double t0 = fn_now();
 	union fn_obj o;
-	long left, sites;
+	long left;
 	int ret;
 
-	/* once unarmed: the program's first touch of its pages is not the call's */
 	if (fn_clean(s, &why)) {
 		printf("not ok %d - %s: %s (%s)\n", num, s->name, why,
 		       strerror(errno));
 		return -1;
 	}
-	/* the number of sites on the path: armed beyond it, never fired */
 	if (fn_arm(FN_COUNT_ARM)) {
 		printf("not ok %d - %s: arm fail-nth: %s\n", num, s->name,
 		       strerror(errno));
@@ -187,23 +186,65 @@ static int fn_run(int num, const struct fn_step *s)
 		       strerror(errno));
 		return -1;
 	}
-	sites = FN_COUNT_ARM - left;
 	if (fn_undo_whole(s, o)) {
 		printf("not ok %d - %s: without a fault, the call's work is half done or cannot be undone (%s)\n",
 		       num, s->name, strerror(errno));
 		return -1;
 	}
+	return FN_COUNT_ARM - left;
+}
+
+/* What one step's walk over its fault sites visited, and found. */
+struct fn_walk {
+	long sites;			/* counted before the walk */
+	unsigned int head, tail, stride;
+	unsigned int visits, failed, absorbed, partial;
+};
+
+/* The step's TAP point and its diagnostics. */
+static void fn_report(int num, const struct fn_step *s,
+		      const struct fn_walk *w, long last_sites, double t0)
+{
+	if (w->stride == 1)
+		printf("ok %d - %s: each of its %ld fault sites failed in turn: %u returned an error, %u were absorbed (the call succeeded), and the device served the call again after each\n",
+		       num, s->name, last_sites, w->failed, w->absorbed);
+	else
+		printf("ok %d - %s: of its %ld fault sites, each of the first %u and of the last %u, and every %u-th between, failed in turn (%u sites): %u returned an error, %u were absorbed (the call succeeded), and the device served the call again after each\n",
+		       num, s->name, w->sites, w->head, w->tail, w->stride,
+		       w->visits, w->failed, w->absorbed);
+	if (s->whole)
+		printf("# %s: besides, %u faults left the call's work half done (it succeeded, a part missing), and the undo removed what there was\n",
+		       s->name, w->partial);
+	printf("# %s: %ld sites counted, %ld on the last call, %u visited, %.1f s\n",
+	       s->name, w->sites, last_sites, w->visits, fn_now() - t0);
+	fflush(stdout);
+}
+
+/* One step, its fault sites failed in turn; 0 if it held. */
+static int fn_run(int num, const struct fn_step *s)
+{
+	struct fn_walk w = { .stride = 1 };
+	unsigned int n, budget, tail_start, last = 0, retailed = 0;
+	const char *why = "";
+	double t0 = fn_now();
+	union fn_obj o;
+	long left;
+	int ret;
+
+	w.sites = fn_count(num, s);
+	if (w.sites < 0)
+		return -1;
 	budget = fn_budget ? fn_budget : s->budget ? s->budget : FN_BUDGET;
-	head = sites;
-	tail_start = sites;
-	if (sites > budget) {
-		head = s->head < budget / 2 ? s->head : budget / 2;
-		tail = s->tail < budget / 4 ? s->tail : budget / 4;
-		tail_start = sites - tail;
-		stride = (tail_start - head + (budget - head - tail) - 1) /
-			 (budget - head - tail);
+	w.head = w.sites;
+	tail_start = w.sites;
+	if (w.sites > budget) {
+		w.head = s->head < budget / 2 ? s->head : budget / 2;
+		w.tail = s->tail < budget / 4 ? s->tail : budget / 4;
+		tail_start = w.sites - w.tail;
+		w.stride = (tail_start - w.head + (budget - w.head - w.tail) - 1) /
+			   (budget - w.head - w.tail);
 	}
-	for (n = 1;; n = fn_next(n, head, stride, tail_start)) {
+	for (n = 1;; n = fn_next(n, w.head, w.stride, tail_start)) {
 		if (fn_arm(n)) {
 			printf("not ok %d - %s: arm fail-nth %u: %s\n", num,
 			       s->name, n, strerror(errno));
@@ -236,17 +277,17 @@ static int fn_run(int num, const struct fn_step *s)
 			 * frees): the tail from the end this call found,
 			 * again if the next call is shorter still.
 			 */
-			if (tail && retailed < 8 && n - left > last) {
+			if (w.tail && retailed < 8 && n - left > last) {
 				retailed++;
-				tail_start = n - left >= last + tail ?
-					     n - left - tail + 1 : last + 1;
+				tail_start = n - left >= last + w.tail ?
+					     n - left - w.tail + 1 : last + 1;
 				n = tail_start - 1;	/* next: tail_start */
 				continue;
 			}
 			break;
 		}
 		last = n;
-		visits++;
+		w.visits++;
 		if (!ret) {
 			ret = fn_undo_whole(s, o);
 			if (ret < 0) {
@@ -255,11 +296,11 @@ static int fn_run(int num, const struct fn_step *s)
 				return -1;
 			}
 			if (ret)
-				partial++;
+				w.partial++;
 			else
-				absorbed++;
+				w.absorbed++;
 		} else {
-			failed++;
+			w.failed++;
 		}
 		/* the device still works: the same call without a fault */
 		if (fn_clean(s, &why)) {
@@ -268,19 +309,7 @@ static int fn_run(int num, const struct fn_step *s)
 			return -1;
 		}
 	}
-	if (stride == 1)
-		printf("ok %d - %s: each of its %ld fault sites failed in turn: %u returned an error, %u were absorbed (the call succeeded), and the device served the call again after each\n",
-		       num, s->name, (long)n - left, failed, absorbed);
-	else
-		printf("ok %d - %s: of its %ld fault sites, each of the first %u and of the last %u, and every %u-th between, failed in turn (%u sites): %u returned an error, %u were absorbed (the call succeeded), and the device served the call again after each\n",
-		       num, s->name, sites, head, tail, stride, visits, failed,
-		       absorbed);
-	if (s->whole)
-		printf("# %s: besides, %u faults left the call's work half done (it succeeded, a part missing), and the undo removed what there was\n",
-		       s->name, partial);
-	printf("# %s: %ld sites counted, %ld on the last call, %u visited, %.1f s\n",
-	       s->name, sites, (long)n - left, visits, fn_now() - t0);
-	fflush(stdout);
+	fn_report(num, s, &w, (long)n - left, t0);
 	return 0;
 }
 
