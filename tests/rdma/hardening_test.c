@@ -102,20 +102,7 @@ static void test_rd_limit(struct __test_metadata *_metadata, int dest, int nread
 	release((struct ibv_qp *[]){ qa, qb }, 2, ma, mb, a, b);
 }
 
-/* Every test opens both devices anew, in its own process. */
-FIXTURE(hardening) {};
-
-FIXTURE_SETUP(hardening)
-{
-	ASSERT_EQ(0, open_side(&A, dev_a_name, gid_a))
-		TH_LOG("open %s (GID index %d): %s", dev_a_name, gid_a, strerror(errno));
-	ASSERT_EQ(0, open_side(&B, dev_b_name, gid_b))
-		TH_LOG("open %s (GID index %d): %s", dev_b_name, gid_b, strerror(errno));
-}
-
-FIXTURE_TEARDOWN(hardening)
-{
-}
+PAIR_FIXTURE(hardening)
 
 TEST_F_TIMEOUT(hardening, rd_limit_0_1, 120)
 {
@@ -925,15 +912,11 @@ int main(int argc, char **argv)
 		return argv[1][0] == 'l' ? bench_lat(atoi(argv[6])) :
 		       bench_readload(atoi(argv[6]));
 	}
-	if (argc < 5) {
+	if (pair_args(argc, argv)) {
 		fprintf(stderr, "usage: %s DEV_A GID_A DEV_B GID_B\n"
 			"       %s lat|readload DEV_A GID_A DEV_B GID_B N|SECS\n",
 			argv[0], argv[0]);
 		return 2;
 	}
-	dev_a_name = argv[1];
-	gid_a = atoi(argv[2]);
-	dev_b_name = argv[3];
-	gid_b = atoi(argv[4]);
 	return test_harness_run(1, run);
 }

@@ -26,20 +26,7 @@
 #include "kselftest_harness.h"
 #include "pairutil.h"
 
-/* Every test opens both devices anew, in its own process. */
-FIXTURE(limits) {};
-
-FIXTURE_SETUP(limits)
-{
-	ASSERT_EQ(0, open_side(&A, dev_a_name, gid_a))
-		TH_LOG("open %s (GID index %d): %s", dev_a_name, gid_a, strerror(errno));
-	ASSERT_EQ(0, open_side(&B, dev_b_name, gid_b))
-		TH_LOG("open %s (GID index %d): %s", dev_b_name, gid_b, strerror(errno));
-}
-
-FIXTURE_TEARDOWN(limits)
-{
-}
+PAIR_FIXTURE(limits)
 
 /*
  * Per-context limits (gaudi_ib's max_*_per_ctx module parameters).  For
@@ -603,15 +590,11 @@ int main(int argc, char **argv)
 		return exhaust(argv[2], atoi(argv[3]), atoi(argv[4]));
 	if (argc == 5 && !strcmp(argv[1], "bigcq"))
 		return bigcq(argv[2], atoi(argv[3]), atoi(argv[4]));
-	if (argc < 5) {
+	if (pair_args(argc, argv)) {
 		fprintf(stderr, "usage: %s DEV_A GID_A DEV_B GID_B\n"
 			"       %s exhaust|bigcq|manymr DEV N HOLD_SECS\n",
 			argv[0], argv[0]);
 		return 2;
 	}
-	dev_a_name = argv[1];
-	gid_a = atoi(argv[2]);
-	dev_b_name = argv[3];
-	gid_b = atoi(argv[4]);
 	return test_harness_run(1, run);
 }

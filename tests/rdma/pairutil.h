@@ -2,8 +2,9 @@
 /*
  * pairutil.h - two gaudi_ib devices in one process and RC pairs between
  * them, for the tests that need both ends in hand (hardening_test.c,
- * limits_test.c): each opens A and B in its fixture, from the command
- * line's DEV_A GID_A DEV_B GID_B.
+ * rewrite_test.c, limits_test.c): each opens A and B in its fixture
+ * (PAIR_FIXTURE), from the command line's DEV_A GID_A DEV_B GID_B
+ * (pair_args()).
  */
 #ifndef GAUDI_TESTS_PAIRUTIL_H
 #define GAUDI_TESTS_PAIRUTIL_H
@@ -30,6 +31,37 @@ static inline int open_side(struct tu_side *s, const char *name,
 			    int gid_index)
 {
 	return tu_open(s, name, gid_index, 64) ? -1 : 0;
+}
+
+/*
+ * The fixture @name of a two-device test (kselftest_harness.h included
+ * first): every test opens A and B anew, in its own process.
+ */
+#define PAIR_FIXTURE(name)						\
+	FIXTURE(name) {};						\
+	FIXTURE_SETUP(name)						\
+	{								\
+		ASSERT_EQ(0, open_side(&A, dev_a_name, gid_a))		\
+			TH_LOG("open %s (GID index %d): %s", dev_a_name,	\
+			       gid_a, strerror(errno));			\
+		ASSERT_EQ(0, open_side(&B, dev_b_name, gid_b))		\
+			TH_LOG("open %s (GID index %d): %s", dev_b_name,	\
+			       gid_b, strerror(errno));			\
+	}								\
+	FIXTURE_TEARDOWN(name)						\
+	{								\
+	}
+
+/* DEV_A GID_A DEV_B GID_B from argv[1..4]; 0, or -1 if too few. */
+static inline int pair_args(int argc, char **argv)
+{
+	if (argc < 5)
+		return -1;
+	dev_a_name = argv[1];
+	gid_a = atoi(argv[2]);
+	dev_b_name = argv[3];
+	gid_b = atoi(argv[4]);
+	return 0;
 }
 
 static inline struct ibv_qp *new_qp(struct tu_side *s)

@@ -372,20 +372,7 @@ static void test_ud_rewrite(struct __test_metadata *_metadata,
 	release((struct ibv_qp *[]){ qa, qb }, 2, ma, mb, a, b);
 }
 
-/* Every test opens both devices anew, in its own process. */
-FIXTURE(rewrite) {};
-
-FIXTURE_SETUP(rewrite)
-{
-	ASSERT_EQ(0, open_side(&A, dev_a_name, gid_a))
-		TH_LOG("open %s (GID index %d): %s", dev_a_name, gid_a, strerror(errno));
-	ASSERT_EQ(0, open_side(&B, dev_b_name, gid_b))
-		TH_LOG("open %s (GID index %d): %s", dev_b_name, gid_b, strerror(errno));
-}
-
-FIXTURE_TEARDOWN(rewrite)
-{
-}
+PAIR_FIXTURE(rewrite)
 
 TEST_F_TIMEOUT(rewrite, rc_set_inline, 120)
 {
@@ -439,13 +426,9 @@ int main(int argc, char **argv)
 {
 	char *run[] = { argv[0], NULL };
 
-	if (argc != 5) {
+	if (argc != 5 || pair_args(argc, argv)) {
 		fprintf(stderr, "usage: %s DEV_A GID_A DEV_B GID_B\n", argv[0]);
 		return 2;
 	}
-	dev_a_name = argv[1];
-	gid_a = atoi(argv[2]);
-	dev_b_name = argv[3];
-	gid_b = atoi(argv[4]);
 	return test_harness_run(1, run);
 }
