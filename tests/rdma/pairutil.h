@@ -130,20 +130,7 @@ static inline void release(struct ibv_qp *const *qps, int nqps,
 /* Hardware counter @name of port 1 of @s, or -1. */
 static inline long long hw_counter(struct tu_side *s, const char *name)
 {
-	char path[256];
-	long long v = -1;
-	FILE *f;
-
-	snprintf(path, sizeof(path),
-		 "/sys/class/infiniband/%s/ports/1/hw_counters/%s",
-		 ibv_get_device_name(s->ctx->device), name);
-	f = fopen(path, "r");
-	if (!f)
-		return -1;
-	if (fscanf(f, "%lld", &v) != 1)
-		v = -1;
-	fclose(f);
-	return v;
+	return tu_hw_counter(ibv_get_device_name(s->ctx->device), name);
 }
 
 /* A connected pair of QPs, A's to B's; false if it could not be made. */

@@ -505,24 +505,6 @@ out:
 	EXPECT_TRUE(ibv_destroy_ah(ah) == 0) TH_LOG("%s: destroy the AH", tag);
 }
 
-/* /sys/class/infiniband/DEV/ports/1/hw_counters/NAME, or -1 */
-static long long hw_counter(const char *dev, const char *name)
-{
-	char path[256];
-	long long v = -1;
-	FILE *f;
-
-	snprintf(path, sizeof(path),
-		 "/sys/class/infiniband/%s/ports/1/hw_counters/%s", dev, name);
-	f = fopen(path, "r");
-	if (!f)
-		return -1;
-	if (fscanf(f, "%lld", &v) != 1)
-		v = -1;
-	fclose(f);
-	return v;
-}
-
 /* Wrong Q_Key, the QP's own Q_Key, oversized sends and receives. */
 static void test_bad_input(struct __test_metadata *_metadata, struct uqp *s, struct uqp *r)
 {
@@ -537,7 +519,7 @@ static void test_bad_input(struct __test_metadata *_metadata, struct uqp *s, str
 	ASSERT_NE(NULL, ah) TH_LOG("AH for the bad input tests: %s", strerror(errno));
 
 	/* a wrong Q_Key: dropped, counted; the next message arrives */
-	before = hw_counter(r->d->name, "qkey_violations");
+	before = tu_hw_counter(r->d->name, "qkey_violations");
 	ret = post_rx(r, GRH + 256, 0x41);
 	fill(s->d->buf + TX_OFF, 64, 1);
 	if (!ret)
@@ -554,7 +536,7 @@ static void test_bad_input(struct __test_metadata *_metadata, struct uqp *s, str
 	   wc.status == IBV_WC_SUCCESS && ntohl(wc.imm_data) == 2)
 	   TH_LOG("the next message, with the right Q_Key, is the one received (imm %u)",
 	   ntohl(wc.imm_data));
-	after = hw_counter(r->d->name, "qkey_violations");
+	after = tu_hw_counter(r->d->name, "qkey_violations");
 	EXPECT_TRUE(before >= 0 && after == before + 1)
 	   TH_LOG("%s qkey_violations counts it (%lld -> %lld)", r->d->name, before,
 	   after);
