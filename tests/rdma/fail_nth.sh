@@ -35,12 +35,7 @@ rc=$?
 ksft_relay fail_nth " (fail_nth)" <"$out"
 t_expect "fail_nth exits 0 (1: a step failed, 124: timed out)" 0 "$rc"
 rm -f "$out"
-res1=$(res_of "$IB_A")
-if [ "$res1" = "$res0" ]; then
-	t_ok "nothing fail_nth made is left on $IB_A ($res1)"
-else
-	t_fail "nothing fail_nth made is left on $IB_A" "before: $res0" "after: $res1"
-fi
+res_back fail_nth "$IB_A" "$res0"
 # the exported HBM went with the program (its dma-buf, mapping, allocation)
 t_expect "nothing fail_nth made is left on gaudi_nic.$DEV_A's accel device" "$mem0" "$(accel_mem "$DEV_A")"
 tap_done

@@ -165,11 +165,6 @@ rc=$?
 ksft_relay verbs_fuzz " (verbs_fuzz)" <"$fout"
 t_expect "verbs_fuzz exits 0 (1: a point failed, 124: timed out, >128: killed by a signal)" 0 "$rc"
 rm -f "$fout"
-res1=$(res_of "$IB_A")
-if [ "$res1" = "$res0" ]; then
-	t_ok "verbs_fuzz: nothing it made is left on $IB_A ($res1)"
-else
-	t_fail "verbs_fuzz: nothing it made is left on $IB_A" "before: $res0" "after: $res1"
-fi
+res_back verbs_fuzz "$IB_A" "$res0"
 dmesg_check "$dmesg_mark"
 tap_done

@@ -33,6 +33,18 @@ gib_load() {
 # qp, cm_id, mr, ctx, srq), to compare before and after a program ran
 res_of() { rdma resource show | awk -v d="$1:" '$2 == d { $1 = $2 = ""; print }'; }
 
+# res_back WHO DEV BEFORE: a point that DEV's resource counts are BEFORE
+# (res_of) again, now that WHO has gone
+res_back() {
+	local now
+	now=$(res_of "$2")
+	if [ "$now" = "$3" ]; then
+		t_ok "nothing $1 made is left on $2 ($now)"
+	else
+		t_fail "nothing $1 made is left on $2" "before: $3" "after: $now"
+	fi
+}
+
 # need_test_bin NAME PATH: end the test (failed) unless the test program
 # NAME, built by `make user` (tests/rdma/meson.build), is at PATH
 need_test_bin() {
