@@ -26,12 +26,30 @@ debug_lane() {
 	return 1
 }
 
+# failures: each failed test's failing points again, with the diagnostics
+# under them (20 lines each at most), so that the end of the output, which
+# is all a CI excerpt may keep, says what failed and why
+failures() {
+	local r name why nf
+	echo "# failures, again:"
+	for r in "$res"/*/*.res; do
+		[ -e "$r" ] || continue
+		read -r _ nf _ _ _ why < "$r"
+		[ "${nf:-0}" -gt 0 ] || continue
+		name=${r#"$res"/}; name=${name%.res}
+		echo "# $name${why:+: $why}"
+		awk '/^not ok / { n = 20 } n > 0 { print "#   " $0; n-- }' \
+			"${r%.res}.log" | head -n 40
+	done
+}
+
 # totals: the closing line over every lane's counts; the status
 totals() {
 	local p f s
 	read -r p f s < <(cat "$res"/*/counts "$res"/*.counts.extra 2>/dev/null |
 		awk '{ p += $1; f += $2; s += $3 } END { print p + 0, f + 0, s + 0 }')
 	if [ "$f" -gt 0 ]; then
+		failures
 		echo "# per-test logs: build/results/{host,vm,vm-debug}/NAME.log; guest consoles: build/results/vm*.console.log"
 	fi
 	[ "$f" = 0 ] || status=1
