@@ -136,6 +136,23 @@ gn_unlink() {
 	exec {fa}<&-
 	return $rc
 }
+# ko_insert NAME KO [PARAM...]: insmod KO unless module NAME is loaded.
+# A test in the other lane may be loading it at the same moment: insmod
+# then fails with "File exists", and this waits (10 s at most) for that
+# load to finish
+ko_insert() {
+	local name=$1 ko=$2 err i
+	shift 2
+	grep -q "^$name " /proc/modules && return 0
+	err=$(insmod "$ko" "$@" 2>&1) && return 0
+	for ((i = 0; i < 100; i++)); do
+		[ "$(cat "/sys/module/$name/initstate" 2>/dev/null)" = live ] &&
+			return 0
+		sleep 0.1
+	done
+	echo "$err" >&2
+	return 1
+}
 # gn_load: the driver and the emulator (no devices yet), unless loaded
 gn_load() {
 	local dep
@@ -144,9 +161,9 @@ gn_load() {
 		for dep in $(modinfo -F depends "$GN_KO" | tr , ' '); do
 			modprobe -q "$dep" || return 1
 		done
-		insmod "$GN_KO" || return 1
+		ko_insert gaudi_nic "$GN_KO" || return 1
 	fi
-	grep -q '^gaudi_nic_sim ' /proc/modules || insmod "$GN_SIM_KO" num_devices=0
+	ko_insert gaudi_nic_sim "$GN_SIM_KO" num_devices=0
 }
 # gn_new_device ID [PORTS [HBM_MB]]: create a device and wait for its netdevs
 gn_new_device() {

@@ -26,7 +26,7 @@ ns_b() { ip netns exec "$NS_B" "$@"; }
 gib_load() {
 	modprobe -q ib_core && modprobe -q ib_uverbs || return 1
 	gn_load || return 1
-	grep -q '^gaudi_ib ' /proc/modules || insmod "$GIB_KO"
+	ko_insert gaudi_ib "$GIB_KO"
 }
 
 # res_of DEV: the object counts of DEV in `rdma resource show` (pd, cq,
