@@ -158,8 +158,9 @@ def main():
             ok(not bad, "struct %s: %d field offsets identical on all ABIs%s"
                % (name, len(fields), (" (differ: " + ", ".join(bad) + ")") if bad else ""))
             holes, end = [], 0
+            # members of an anonymous union overlap: only a gap is a hole
             for off, sz, fld in sorted(top):
-                if off != end:
+                if off > end:
                     holes.append("before %s" % fld)
                 end = max(end, off + sz)
             if end != size:
