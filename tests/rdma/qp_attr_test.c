@@ -10,7 +10,9 @@
  *  - user UD QPs: limits, state changes with a Q_Key, query; datagrams
  *    with a GRH area, the source QP, immediate data, the QP's own Q_Key;
  *    a wrong Q_Key dropped and counted (qkey_viol_cntr); a datagram over
- *    the path MTU failing with a length error.
+ *    the path MTU failing with a length error;
+ *  - every QP type (RC, UD, each also on an SRQ) at exactly the limits
+ *    the device reports, with a SEND that uses them all.
  * A kselftest (kselftest_harness.h): one test per area, each in its own
  * process with both devices opened anew; output KTAP.
  *
@@ -230,22 +232,23 @@ static void test_ud(struct __test_metadata *_metadata, struct tu_side *a, struct
 	uint32_t viols;
 	int ret;
 
-	a->qp = make_qp(a, IBV_QPT_UD, 4, 64);
+	/* UD takes the limits of every type: 256-byte UD WQEs (issue 35) */
+	a->qp = make_qp(a, IBV_QPT_UD, 6, 192);
 	if (!a->qp && errno == EOPNOTSUPP)
 		SKIP(return, "UD QPs: the provider has no UD QPs");
-	q = make_qp(a, IBV_QPT_UD, 5, 0);
-	EXPECT_TRUE(!q && errno == EINVAL) TH_LOG("UD QP with 5 send SGEs refused: EINVAL (%s)",
+	q = make_qp(a, IBV_QPT_UD, 7, 0);
+	EXPECT_TRUE(!q && errno == EINVAL) TH_LOG("UD QP with 7 send SGEs refused: EINVAL (%s)",
 	   q ? "created" : strerror(errno));
 	if (q)
 		ibv_destroy_qp(q);
-	q = make_qp(a, IBV_QPT_UD, 1, 65);
+	q = make_qp(a, IBV_QPT_UD, 1, 193);
 	EXPECT_TRUE(!q && errno == EINVAL)
-	   TH_LOG("UD QP with 65 bytes inline refused: EINVAL (%s)",
+	   TH_LOG("UD QP with 193 bytes inline refused: EINVAL (%s)",
 	   q ? "created" : strerror(errno));
 	if (q)
 		ibv_destroy_qp(q);
-	b->qp = make_qp(b, IBV_QPT_UD, 4, 64);
-	EXPECT_TRUE(a->qp && b->qp) TH_LOG("UD QPs with 4 send SGEs, 64 bytes inline (%s)",
+	b->qp = make_qp(b, IBV_QPT_UD, 6, 192);
+	EXPECT_TRUE(a->qp && b->qp) TH_LOG("UD QPs with 6 send SGEs, 192 bytes inline (%s)",
 	   a->qp && b->qp ? "ok" : strerror(errno));
 	if (!a->qp || !b->qp)
 		return;
@@ -268,7 +271,7 @@ static void test_ud(struct __test_metadata *_metadata, struct tu_side *a, struct
 			   IBV_QP_PORT | IBV_QP_CAP, &gi);
 	EXPECT_TRUE(!ret && got.qp_state == IBV_QPS_RTS && got.qkey == QKEY &&
 	   got.port_num == 1 && gi.qp_type == IBV_QPT_UD &&
-	   got.cap.max_send_sge == 4 && got.cap.max_inline_data == 64)
+	   got.cap.max_send_sge == 6 && got.cap.max_inline_data == 192)
 	   TH_LOG("UD query: RTS, qkey 0x%x, port %u, type %d, send SGEs %u, inline %u",
 	   got.qkey, got.port_num, gi.qp_type, got.cap.max_send_sge,
 	   got.cap.max_inline_data);
@@ -365,6 +368,151 @@ static void test_ud(struct __test_metadata *_metadata, struct tu_side *a, struct
 static const char *dev_a, *dev_b;
 static int gid_a, gid_b;
 
+/* ------------------------------------------------- the reported limits */
+
+#define CAPS_PIECE	16	/* bytes per SGE */
+#define CAPS_TX		2048	/* a's pieces, CAPS_STRIDE apart */
+#define CAPS_RX		1024	/* b's pieces */
+#define CAPS_STRIDE	128
+
+/*
+ * One QP type (on an SRQ at B if @srq) at exactly the limits the device
+ * reports: A's and B's QPs with max_qp_wr WRs and max_sge SGEs each way
+ * (B's SRQ with max_srq_wr and max_srq_sge), connected; then a SEND
+ * gathered from max_sge pieces must land at B scattered over as many.
+ */
+static void test_caps1(struct __test_metadata *_metadata, struct tu_side *a,
+		       struct tu_side *b, const struct ibv_device_attr *d,
+		       enum ibv_qp_type type, bool srq)
+{
+	const char *what = type == IBV_QPT_UD ? (srq ? "UD on an SRQ" : "UD") :
+						(srq ? "RC on an SRQ" : "RC");
+	bool ud = type == IBV_QPT_UD;
+	struct ibv_srq_init_attr sa = {
+		.attr = { .max_wr = d->max_srq_wr, .max_sge = d->max_srq_sge },
+	};
+	struct ibv_qp_init_attr ia = {
+		.qp_type = type,
+		.cap = { .max_send_wr = d->max_qp_wr, .max_recv_wr = d->max_qp_wr,
+			 .max_send_sge = d->max_sge, .max_recv_sge = d->max_sge },
+	};
+	int nrx = srq ? d->max_srq_sge : d->max_sge, i, ret = 0;
+	struct ibv_sge tx[32], rx[32];
+	uint32_t len = d->max_sge * CAPS_PIECE, off = 0;
+	struct ibv_send_wr wr = {
+		.wr_id = 1, .sg_list = tx, .num_sge = d->max_sge,
+		.opcode = IBV_WR_SEND, .send_flags = IBV_SEND_SIGNALED,
+	}, *bad;
+	struct ibv_recv_wr rwr = { .wr_id = 2, .sg_list = rx, .num_sge = nrx };
+	struct ibv_recv_wr *rbad;
+	struct ibv_srq *q = NULL;
+	struct ibv_ah *ah = NULL;
+	struct ibv_wc wc = {}, rwc = {};
+	bool same = true;
+
+	ASSERT_TRUE(d->max_sge <= 32 && nrx <= 32 && nrx >= d->max_sge)
+		TH_LOG("%s: max_sge %d, max_srq_sge %d", what, d->max_sge,
+		       d->max_srq_sge);
+	if (srq) {
+		q = ibv_create_srq(b->pd, &sa);
+		EXPECT_TRUE(q != NULL)
+			TH_LOG("%s: SRQ of max_srq_wr (%d) WRs and max_srq_sge (%d) SGEs (%s)",
+			       what, d->max_srq_wr, d->max_srq_sge, strerror(errno));
+		if (!q)
+			return;
+	}
+	ia.send_cq = ia.recv_cq = a->cq;
+	a->qp = ibv_create_qp(a->pd, &ia);
+	ia.send_cq = ia.recv_cq = b->cq;
+	ia.srq = q;
+	if (q)
+		ia.cap.max_recv_wr = ia.cap.max_recv_sge = 0;
+	b->qp = ibv_create_qp(b->pd, &ia);
+	EXPECT_TRUE(a->qp && b->qp)
+		TH_LOG("%s: QPs of max_qp_wr (%d) WRs and max_sge (%d) SGEs each way (%s)",
+		       what, d->max_qp_wr, d->max_sge, strerror(errno));
+	if (!a->qp || !b->qp)
+		goto out;
+	if (ud) {
+		ret = ud_up(a, QKEY) || ud_up(b, QKEY);
+		ah = ret ? NULL : ah_to(a, b);
+		ret = ret || !ah;
+		wr.wr.ud.ah = ah;
+		wr.wr.ud.remote_qpn = b->qp->qp_num;
+		wr.wr.ud.remote_qkey = QKEY;
+	} else {
+		ret = rc_connect(a, b) || rc_connect(b, a);
+	}
+	EXPECT_EQ(0, ret) TH_LOG("%s: QPs to RTS", what);
+	if (ret)
+		goto out;
+	memset(b->buf, 0, BUF);
+	for (i = 0; i < d->max_sge; i++) {
+		uint8_t *p = a->buf + CAPS_TX + i * CAPS_STRIDE;
+		int j;
+
+		for (j = 0; j < CAPS_PIECE; j++)
+			p[j] = (uint8_t)((i * CAPS_PIECE + j) ^ 0xa5);
+		tx[i] = (struct ibv_sge){ (uintptr_t)p, CAPS_PIECE, a->mr->lkey };
+	}
+	for (i = 0; i < nrx; i++) {
+		uint32_t n = CAPS_PIECE + (ud && !i ? GRH : 0);
+
+		rx[i] = (struct ibv_sge){ (uintptr_t)b->buf + CAPS_RX +
+					  i * CAPS_STRIDE, n, b->mr->lkey };
+	}
+	ret = srq ? ibv_post_srq_recv(q, &rwr, &rbad) :
+		    ibv_post_recv(b->qp, &rwr, &rbad);
+	ret = ret ?: ibv_post_send(a->qp, &wr, &bad);
+	EXPECT_EQ(0, ret) TH_LOG("%s: post a receive of %d SGEs and a SEND of %d (%s)",
+				 what, nrx, d->max_sge, strerror(ret));
+	if (ret)
+		goto out;
+	EXPECT_TRUE(wait_wc(a->cq, &wc, 10) && wc.status == IBV_WC_SUCCESS)
+		TH_LOG("%s: the SEND of %d SGEs completes (%s)", what, d->max_sge,
+		       ibv_wc_status_str(wc.status));
+	/* the bytes in order over the receive's pieces, after the GRH area */
+	for (i = 0; i < d->max_sge * CAPS_PIECE; i++, off++) {
+		uint32_t piece = off / CAPS_PIECE;
+		const uint8_t *at = b->buf + CAPS_RX + piece * CAPS_STRIDE +
+				    (ud && !piece ? GRH : 0) + off % CAPS_PIECE;
+
+		same = same && *at == (uint8_t)(i ^ 0xa5);
+	}
+	EXPECT_TRUE(wait_wc(b->cq, &rwc, 10) && rwc.status == IBV_WC_SUCCESS &&
+		    rwc.byte_len == len + (ud ? GRH : 0) && same)
+		TH_LOG("%s: B receives the %u bytes over %d SGEs (%s, %u bytes, %s)",
+		       what, len, nrx, ibv_wc_status_str(rwc.status), rwc.byte_len,
+		       same ? "in order" : "not as sent");
+out:
+	if (ah)
+		ibv_destroy_ah(ah);
+	if (a->qp)
+		ibv_destroy_qp(a->qp);
+	if (b->qp)
+		ibv_destroy_qp(b->qp);
+	a->qp = b->qp = NULL;
+	if (q)
+		ibv_destroy_srq(q);
+}
+
+/*
+ * Every QP type at the limits ibv_query_device() reports (issue 35: UCX
+ * creates its UD QPs with max_sge send SGEs, and the device had said 6
+ * where UD takes 4): a consumer may create any type at those limits.
+ */
+static void test_caps(struct __test_metadata *_metadata, struct tu_side *a,
+		      struct tu_side *b)
+{
+	struct ibv_device_attr d;
+
+	ASSERT_EQ(0, ibv_query_device(a->ctx, &d)) TH_LOG("ibv_query_device");
+	test_caps1(_metadata, a, b, &d, IBV_QPT_RC, false);
+	test_caps1(_metadata, a, b, &d, IBV_QPT_RC, true);
+	test_caps1(_metadata, a, b, &d, IBV_QPT_UD, false);
+	test_caps1(_metadata, a, b, &d, IBV_QPT_UD, true);
+}
+
 /* Every test opens both devices anew, in its own process. */
 FIXTURE(qp_attr) {
 	struct tu_side a, b;
@@ -395,6 +543,11 @@ TEST_F_TIMEOUT(qp_attr, mr, 120)
 TEST_F_TIMEOUT(qp_attr, ud, 120)
 {
 	test_ud(_metadata, &self->a, &self->b);
+}
+
+TEST_F_TIMEOUT(qp_attr, caps, 120)
+{
+	test_caps(_metadata, &self->a, &self->b);
 }
 
 int main(int argc, char **argv)

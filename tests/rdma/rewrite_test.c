@@ -170,7 +170,7 @@ struct ud_rewriter {
 	int in_window;		/* ... before the post returned */
 };
 
-static void ud_rewrite_wqe(struct ud_rewriter *rw, struct gaudi_wqe *w)
+static void ud_rewrite_wqe(struct ud_rewriter *rw, struct gaudi_ud_wqe *w)
 {
 	static const uint8_t bogus_gid[16] = {
 		[10] = 0xff, [11] = 0xff, 10, 255, 255, 1 };
@@ -178,26 +178,26 @@ static void ud_rewrite_wqe(struct ud_rewriter *rw, struct gaudi_wqe *w)
 
 	switch (rw->how) {
 	case UD_INLINE:
-		memset(w->data.ud.inline_data, 0xee, GAUDI_UD_MAX_INLINE);
-		__atomic_store_n(&w->inline_len, GAUDI_UD_MAX_INLINE,
+		memset(w->inline_data, 0xee, GAUDI_UD_WQE256_MAX_INLINE);
+		__atomic_store_n(&w->inline_len, GAUDI_UD_WQE256_MAX_INLINE,
 				 __ATOMIC_RELEASE);
 		break;
 	case UD_SGE:
-		for (i = 0; i < GAUDI_UD_MAX_SGE; i++) {
-			w->data.ud.sge[i].addr = rw->other;
-			w->data.ud.sge[i].length = 200;
-			w->data.ud.sge[i].lkey = w->data.ud.sge[0].lkey;
+		for (i = 0; i < GAUDI_MAX_SGE; i++) {
+			w->sge[i].addr = rw->other;
+			w->sge[i].length = 100;
+			w->sge[i].lkey = w->sge[0].lkey;
 		}
-		__atomic_store_n(&w->num_sge, GAUDI_UD_MAX_SGE,
+		__atomic_store_n(&w->num_sge, GAUDI_MAX_SGE,
 				 __ATOMIC_RELEASE);
 		break;
 	case UD_DEST:
-		w->rkey = UD_QKEY2;
-		__atomic_store_n(&w->remote_addr, rw->qpn2, __ATOMIC_RELEASE);
+		w->qkey = UD_QKEY2;
+		__atomic_store_n(&w->dest_qpn, rw->qpn2, __ATOMIC_RELEASE);
 		break;
 	case UD_AV:
-		memcpy(w->data.ud.av.dgid, bogus_gid, sizeof(bogus_gid));
-		memset(w->data.ud.av.dmac, 0x02, sizeof(w->data.ud.av.dmac));
+		memcpy(w->av.dgid, bogus_gid, sizeof(bogus_gid));
+		memset(w->av.dmac, 0x02, sizeof(w->av.dmac));
 		__atomic_thread_fence(__ATOMIC_RELEASE);
 		break;
 	}
@@ -210,7 +210,7 @@ static void ud_rewrite_wqe(struct ud_rewriter *rw, struct gaudi_wqe *w)
 static void *ud_rewriter_thread(void *arg)
 {
 	struct ud_rewriter *rw = arg;
-	struct gaudi_wqe *w;
+	struct gaudi_ud_wqe *w;
 	double end;
 
 	while (!__atomic_load_n(&rw->go, __ATOMIC_ACQUIRE))
@@ -221,7 +221,9 @@ static void *ud_rewriter_thread(void *arg)
 		usleep(1000);
 	if (rw->fired != 1)
 		return NULL;
-	w = ring_find_wqe(rw->wr_id, GAUDI_WQE_SEND, NULL);
+	/* a UD WQE starts as a gaudi_wqe does (gaudi-abi.h) */
+	w = (struct gaudi_ud_wqe *)ring_find_wqe(rw->wr_id, GAUDI_WQE_SEND,
+						 NULL);
 	if (!w)
 		return NULL;
 	ud_rewrite_wqe(rw, w);
@@ -236,9 +238,10 @@ static struct ibv_qp *ud_qp(struct tu_side *s, uint32_t qkey)
 	struct ibv_qp *qp = tu_qp(s->pd, s->cq, IBV_QPT_UD,
 				  &(struct ibv_qp_cap){
 					.max_send_wr = 16, .max_recv_wr = 16,
-					.max_send_sge = GAUDI_UD_MAX_SGE,
+					.max_send_sge = GAUDI_MAX_SGE,
 					.max_recv_sge = 1,
-					.max_inline_data = GAUDI_UD_MAX_INLINE });
+					.max_inline_data =
+						GAUDI_UD_WQE256_MAX_INLINE });
 	struct ibv_qp_attr a = {
 		.qp_state = IBV_QPS_INIT, .port_num = 1, .qkey = qkey,
 	};

@@ -28,6 +28,11 @@ for ((i = 0; i < 50; i++)); do
 	sleep 0.1
 done
 ksft_relay ud_test < <(timeout 300 "$bin" "$IB_A" "$GID_A" "$IB_B" "$GID_B" 2>&1)
+# again as a provider from before 256-byte UD WQEs (issue 35) would run:
+# GAUDI_UD_WQE=128 gives 128-byte UD WQEs with 4 SGEs and 64 bytes
+# inline, the kernel's and the engine's compatibility path
+ksft_relay ud_test " (128-byte UD WQEs)" < <(GAUDI_UD_WQE=128 timeout 300 \
+	"$bin" "$IB_A" "$GID_A" "$IB_B" "$GID_B" 2>&1)
 diag "$IB_A: $(ib_stats "$IB_A" 1)"
 diag "$IB_B: $(ib_stats "$IB_B" 1)"
 

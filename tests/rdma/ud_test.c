@@ -49,8 +49,16 @@
 #define BUF_SIZE	(64 * 1024)
 #define TX_OFF		0
 #define RX_OFF		(32 * 1024)
-#define UD_MAX_SGE	4
-#define UD_MAX_INLINE	64
+/* the device's limits, UD's as every type's (256-byte UD WQEs, issue 35) */
+#define UD_MAX_SGE	6
+#define UD_MAX_INLINE	192
+/*
+ * The limits in use: with GAUDI_UD_WQE=128 the provider asks for the
+ * 128-byte UD WQEs of a provider from before issue 35 (the kernel's
+ * compatibility path), with room for 4 SGEs and 64 bytes inline.
+ */
+static uint32_t ud_max_sge = UD_MAX_SGE, ud_max_inline = UD_MAX_INLINE;
+static size_t ud_stride = sizeof(struct gaudi_ud_wqe);
 
 struct dev {
 	const char *name;
@@ -158,7 +166,7 @@ static int ud_up(struct __test_metadata *_metadata, struct uqp *u, struct dev *d
 {
 	int ret;
 
-	ASSERT_EQ(0, ud_create(u, d, UD_MAX_SGE, UD_MAX_INLINE))
+	ASSERT_EQ(0, ud_create(u, d, ud_max_sge, ud_max_inline))
 		TH_LOG("%s: UD QP on %s: %s", what, d->name, strerror(errno));
 	ret = ud_rts(u, QKEY);
 	ASSERT_EQ(0, ret) TH_LOG("%s: UD QP %#x on %s to RTS: %s", what,
@@ -216,11 +224,11 @@ static int post_rx_at(struct uqp *u, uint32_t off, uint64_t id)
 	return ibv_post_recv(u->qp, &wr, &bad);
 }
 
-enum how { VIA_SGE, VIA_4SGE, VIA_INLINE };
+enum how { VIA_SGE, VIA_MAXSGE, VIA_INLINE };
 
 static const char *how_name(enum how how)
 {
-	return how == VIA_INLINE ? "inline" : how == VIA_4SGE ? "4 SGEs" :
+	return how == VIA_INLINE ? "inline" : how == VIA_MAXSGE ? "max SGEs" :
 	       "1 SGE";
 }
 
@@ -246,7 +254,7 @@ static int post_ud(struct uqp *u, struct ibv_ah *ah, uint32_t dqpn,
 			   .remote_qkey = qkey },
 	};
 	uint8_t *base = u->d->buf + TX_OFF;
-	uint32_t n = how == VIA_4SGE ? UD_MAX_SGE : 1, i, off = 0;
+	uint32_t n = how == VIA_MAXSGE ? ud_max_sge : 1, i, off = 0;
 
 	for (i = 0; i < n; i++) {
 		/* uneven pieces, the last takes the rest */
@@ -410,30 +418,30 @@ TEST_F_TIMEOUT(ud, caps, 120)
 	ret = ibv_query_device(A.ctx, &da);
 	EXPECT_TRUE(!ret && da.atomic_cap == IBV_ATOMIC_NONE)
 	   TH_LOG("%s reports atomic_cap NONE (%d)", A.name, ret ? -1 : (int)da.atomic_cap);
-	ret = ud_create(&u, &A, UD_MAX_SGE, UD_MAX_INLINE);
-	EXPECT_TRUE(!ret) TH_LOG("UD QP with %d send SGEs and %d bytes inline: %s", UD_MAX_SGE,
-	   UD_MAX_INLINE, ret ? strerror(errno) : "created");
+	ret = ud_create(&u, &A, ud_max_sge, ud_max_inline);
+	EXPECT_TRUE(!ret) TH_LOG("UD QP with %d send SGEs and %d bytes inline: %s", ud_max_sge,
+	   ud_max_inline, ret ? strerror(errno) : "created");
 	if (!ret) {
-		EXPECT_TRUE(u.cap.max_send_sge == UD_MAX_SGE &&
-		   u.cap.max_inline_data == UD_MAX_INLINE)
+		EXPECT_TRUE(u.cap.max_send_sge == ud_max_sge &&
+		   u.cap.max_inline_data == ud_max_inline)
 		   TH_LOG("create_qp reports the UD limits (%u SGEs, %u inline)",
 		   u.cap.max_send_sge, u.cap.max_inline_data);
 		ret = ibv_query_qp(u.qp, &qa, IBV_QP_CAP, &qia);
 		EXPECT_TRUE(!ret && qia.qp_type == IBV_QPT_UD &&
-		   qa.cap.max_send_sge <= UD_MAX_SGE &&
-		   qa.cap.max_inline_data <= UD_MAX_INLINE)
+		   qa.cap.max_send_sge <= ud_max_sge &&
+		   qa.cap.max_inline_data <= ud_max_inline)
 		   TH_LOG("query_qp: type UD, %u send SGEs, %u inline (%s)",
 		   qa.cap.max_send_sge, qa.cap.max_inline_data,
 		   ret ? strerror(ret) : "ok");
 	}
 	ud_destroy(&u);
-	ret = ud_create(&u, &A, UD_MAX_SGE + 1, 0);
+	ret = ud_create(&u, &A, ud_max_sge + 1, 0);
 	EXPECT_TRUE(ret && errno == EINVAL) TH_LOG("UD QP with %d send SGEs refused: %s",
-	   UD_MAX_SGE + 1, ret ? strerror(errno) : "created");
+	   ud_max_sge + 1, ret ? strerror(errno) : "created");
 	ud_destroy(&u);
-	ret = ud_create(&u, &A, 1, UD_MAX_INLINE + 1);
+	ret = ud_create(&u, &A, 1, ud_max_inline + 1);
 	EXPECT_TRUE(ret && errno == EINVAL) TH_LOG("UD QP with %d bytes inline refused: %s",
-	   UD_MAX_INLINE + 1, ret ? strerror(errno) : "created");
+	   ud_max_inline + 1, ret ? strerror(errno) : "created");
 	ud_destroy(&u);
 }
 
@@ -457,15 +465,15 @@ static void test_exchange(struct __test_metadata *_metadata, const char *fam, st
 	xfer(_metadata, tag, s, r, ah, sgid, dgid, IBV_WR_SEND, 0, VIA_SGE, &wc);
 	xfer(_metadata, tag, s, r, ah, sgid, dgid, IBV_WR_SEND_WITH_IMM, 0, VIA_SGE, &wc);
 	xfer(_metadata, tag, s, r, ah, sgid, dgid, IBV_WR_SEND, 100, VIA_SGE, &wc);
-	xfer(_metadata, tag, s, r, ah, sgid, dgid, IBV_WR_SEND_WITH_IMM, 1000, VIA_4SGE,
+	xfer(_metadata, tag, s, r, ah, sgid, dgid, IBV_WR_SEND_WITH_IMM, 1000, VIA_MAXSGE,
 	     &wc);
-	xfer(_metadata, tag, s, r, ah, sgid, dgid, IBV_WR_SEND, UD_MAX_INLINE, VIA_INLINE,
+	xfer(_metadata, tag, s, r, ah, sgid, dgid, IBV_WR_SEND, ud_max_inline, VIA_INLINE,
 	     &wc);
 	xfer(_metadata, tag, s, r, ah, sgid, dgid, IBV_WR_SEND_WITH_IMM, 7, VIA_INLINE,
 	     &wc);
 	xfer(_metadata, tag, s, r, ah, sgid, dgid, IBV_WR_SEND, s->d->mtu, VIA_SGE, &wc);
 	if (!xfer(_metadata, tag, s, r, ah, sgid, dgid, IBV_WR_SEND_WITH_IMM, s->d->mtu,
-		  VIA_4SGE, &wc))
+		  VIA_MAXSGE, &wc))
 		goto out;
 
 	/* the reply goes to where the last message came from */
@@ -590,9 +598,9 @@ static void test_bad_input(struct __test_metadata *_metadata, struct uqp *s, str
 	/* more than the UD limits in one work request: refused at post */
 	bad = NULL;
 	ret = post_ud(s, ah, r->qp->qp_num, QKEY, IBV_WR_SEND,
-		      UD_MAX_INLINE + 1, VIA_INLINE, 0, 0x4a, &bad);
+		      ud_max_inline + 1, VIA_INLINE, 0, 0x4a, &bad);
 	EXPECT_TRUE(ret == EINVAL && bad) TH_LOG("inline UD send of %d bytes refused (%s)",
-	   UD_MAX_INLINE + 1, strerror(ret));
+	   ud_max_inline + 1, strerror(ret));
 	ibv_destroy_ah(ah);
 
 	/* an AH on a GID index that does not exist */
@@ -766,8 +774,8 @@ static void test_qpex(struct __test_metadata *_metadata, struct uqp *r)
 {
 	struct ibv_qp_init_attr_ex ia = {
 		.cap = { .max_send_wr = 64, .max_recv_wr = 64,
-			 .max_send_sge = UD_MAX_SGE, .max_recv_sge = 4,
-			 .max_inline_data = UD_MAX_INLINE },
+			 .max_send_sge = ud_max_sge, .max_recv_sge = 4,
+			 .max_inline_data = ud_max_inline },
 		.qp_type = IBV_QPT_UD,
 		.comp_mask = IBV_QP_INIT_ATTR_PD |
 			     IBV_QP_INIT_ATTR_SEND_OPS_FLAGS,
@@ -860,7 +868,7 @@ static void test_qpex(struct __test_metadata *_metadata, struct uqp *r)
 	for (i = 0; i < 4; i++) {
 		static const char *const what[] = {
 			"RDMA_WRITE (not enabled)", "no UD address",
-			"5 SGEs", "65 bytes inline",
+			"max_send_sge + 1 SGEs", "max_inline + 1 bytes inline",
 		};
 
 		ibv_wr_start(x);
@@ -881,12 +889,12 @@ static void test_qpex(struct __test_metadata *_metadata, struct uqp *r)
 		case 2:
 			ibv_wr_send(x);
 			ibv_wr_set_ud_addr(x, ah, r->qp->qp_num, QKEY);
-			ibv_wr_set_sge_list(x, UD_MAX_SGE + 1, sg);
+			ibv_wr_set_sge_list(x, ud_max_sge + 1, sg);
 			break;
 		case 3:
 			ibv_wr_send(x);
 			ibv_wr_set_ud_addr(x, ah, r->qp->qp_num, QKEY);
-			ibv_wr_set_inline_data(x, tx, UD_MAX_INLINE + 1);
+			ibv_wr_set_inline_data(x, tx, ud_max_inline + 1);
 			break;
 		}
 		ret = ibv_wr_complete(x);
@@ -1165,7 +1173,7 @@ TEST_F_TIMEOUT(ud, av_reserved, 120)
 {
 	struct ibv_send_wr *bad = NULL;
 	struct gaudi_ring_hdr *hdr = NULL;
-	struct gaudi_wqe *w;
+	struct gaudi_ud_wqe *w;
 	struct ibv_wc wc = {};
 	struct ibv_ah *ah;
 	uintptr_t map[2];
@@ -1185,9 +1193,10 @@ TEST_F_TIMEOUT(ud, av_reserved, 120)
 		    !wait_wc(self->b.rcq, &wc, 10) && wc.status == IBV_WC_SUCCESS)
 		TH_LOG("a UD send through the provider (%s)",
 		       ret ? strerror(ret) : ibv_wc_status_str(wc.status));
-	w = ring_find_wqe(0x71, GAUDI_WQE_SEND, map);
+	/* a UD WQE starts as a gaudi_wqe does (gaudi-abi.h) */
+	w = (struct gaudi_ud_wqe *)ring_find_wqe(0x71, GAUDI_WQE_SEND, map);
 	hdr = w ? (struct gaudi_ring_hdr *)map[0] : NULL;
-	ASSERT_TRUE(w && (uint32_t)w->remote_addr == dqpn &&
+	ASSERT_TRUE(w && w->dest_qpn == dqpn &&
 		    (uint8_t *)w == (uint8_t *)hdr + GAUDI_RING_HDR_SIZE &&
 		    __atomic_load_n(&hdr->prod, __ATOMIC_ACQUIRE) == 1)
 		TH_LOG("its WQE is the first of an mmap'd SQ ring (%s)",
@@ -1195,10 +1204,11 @@ TEST_F_TIMEOUT(ud, av_reserved, 120)
 	/* slot 1 (rsvd 0) then slot 2 (rsvd 1): copies of it */
 	for (i = 1; i <= 2; i++) {
 		uint8_t rsvd = i - 1;
+		struct gaudi_ud_wqe *wi = (void *)((uint8_t *)w + i * ud_stride);
 
-		memcpy(w + i, w, sizeof(*w));
-		w[i].wr_id = 0x71 + i;
-		w[i].data.ud.av.rsvd = rsvd;
+		memcpy(wi, w, ud_stride);
+		wi->wr_id = 0x71 + i;
+		wi->av.rsvd = rsvd;
 		ret = post_rx(&self->b, GRH + 256, 0x80 + i);
 		__atomic_store_n(&hdr->prod, 1 + i, __ATOMIC_RELEASE);
 		if (!ret)
@@ -1239,7 +1249,14 @@ int main(int argc, char **argv)
 {
 	char *run[] = { argv[0], NULL };
 
+	const char *fmt = getenv("GAUDI_UD_WQE");
+
 	if (tu_two_dev_args(argc, argv, &dev_a, &gid_a, &dev_b, &gid_b))
 		return 2;
+	if (fmt && !strcmp(fmt, "128")) {
+		ud_max_sge = 4;
+		ud_max_inline = 64;
+		ud_stride = GAUDI_WQE_SIZE;
+	}
 	return test_harness_run(1, run);
 }

@@ -65,8 +65,10 @@ struct gaudi_nic_roce;
 #define GN_ROCE_MAX_RD_ATOM	16
 #define GN_ROCE_MAX_GID		16	/* per port */
 #define GN_ROCE_MAX_PBL_PAGES	BIT(19)		/* PAGE_SIZE pages per MR */
-#define GN_ROCE_UD_MAX_SGE	4	/* UD/GSI send WQEs: the AV takes room */
-#define GN_ROCE_UD_MAX_INLINE	64
+#define GN_ROCE_UD_MAX_SGE	4	/* 128-byte UD/GSI send WQEs: the AV */
+#define GN_ROCE_UD_MAX_INLINE	64	/* takes room (gn_roce_ud_wqe) */
+#define GN_ROCE_UD_WQE_SIZE	256	/* GN_ROCE_QPF_UD_WQE256 */
+#define GN_ROCE_UD_WQE256_MAX_INLINE	192
 #define GN_ROCE_GRH_SIZE	40	/* UD/GSI receive: GRH area first */
 
 /*
@@ -218,6 +220,34 @@ struct gn_roce_wqe {
 	};
 };
 
+/*
+ * UD and GSI send WQEs.  A UD or GSI QP created with GN_ROCE_QPF_UD_WQE256
+ * has a send queue of GN_ROCE_UD_WQE_SIZE-byte entries in this format:
+ * GN_ROCE_MAX_SGE SGEs or GN_ROCE_UD_WQE256_MAX_INLINE bytes of inline
+ * data after the address vector, the limits of every other QP type.
+ * Without the flag its entries are GN_ROCE_WQE_SIZE bytes, the first half
+ * of this format (struct gn_roce_wqe's ud member), with room for
+ * GN_ROCE_UD_MAX_SGE SGEs or GN_ROCE_UD_MAX_INLINE bytes.  @qkey,
+ * @dest_qpn, the AV and the data are at the same offsets in both.
+ */
+struct gn_roce_ud_wqe {
+	__le64 wr_id;
+	u8 opcode;			/* SEND or SEND_IMM */
+	u8 flags;
+	u8 num_sge;
+	u8 rsvd0;
+	__be32 imm;
+	__le32 inline_len;
+	__le32 qkey;
+	__le32 dest_qpn;
+	__le32 rsvd1;
+	struct gn_roce_av av;
+	union {
+		struct gn_roce_sge sge[GN_ROCE_MAX_SGE];
+		u8 inline_data[GN_ROCE_UD_WQE256_MAX_INLINE];
+	};
+};
+
 /* Completion opcodes (gn_roce_cqe.opcode). */
 enum gn_roce_cqe_op {
 	GN_ROCE_CQE_SEND		= 0,
@@ -345,6 +375,7 @@ enum gn_roce_qp_state {
 /* gn_roce_qp_ctx.flags (CREATE_QP only) */
 #define GN_ROCE_QPF_PRIV	0x01	/* kernel QP: may use LOCAL_DMA_LKEY */
 #define GN_ROCE_QPF_SRQ		0x02	/* receives from SRQ @srqn, no RQ */
+#define GN_ROCE_QPF_UD_WQE256	0x04	/* UD, GSI: SQ of gn_roce_ud_wqe */
 
 /* gn_roce_qp_ctx.access (remote access granted to the peer) */
 #define GN_ROCE_ACC_REMOTE_WRITE	0x1

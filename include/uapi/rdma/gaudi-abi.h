@@ -6,8 +6,8 @@
  *
  * Rules: fixed-width types, 64-bit fields __aligned_u64, every struct a
  * multiple of 8 bytes with explicit padding; reserved fields must be zero
- * (-EINVAL otherwise).  The driver accepts no input udata today: any
- * non-zero input byte gives -EINVAL.
+ * (-EINVAL otherwise).  Commands without an input struct here refuse
+ * any non-zero input byte with -EINVAL.
  *
  * Rings: a work queue or CQ is mapped with mmap(offset = *_mmap_key,
  * length = *_mmap_len) on the verbs file.  It starts with a header
@@ -31,8 +31,10 @@
 #define GAUDI_CQE_SIZE		32
 #define GAUDI_MAX_SGE		6
 #define GAUDI_MAX_INLINE	96
-#define GAUDI_UD_MAX_SGE	4
+#define GAUDI_UD_MAX_SGE	4	/* UD QPs without GAUDI_QP_UD_WQE256 */
 #define GAUDI_UD_MAX_INLINE	64
+#define GAUDI_UD_WQE_SIZE	256	/* UD QPs with GAUDI_QP_UD_WQE256 */
+#define GAUDI_UD_WQE256_MAX_INLINE	192
 #define GAUDI_GRH_SIZE		40
 /* remote_qkey of a UD send with this bit set: use the QP's own Q_Key */
 #define GAUDI_QKEY_USE_QP	0x80000000U
@@ -138,6 +140,32 @@ struct gaudi_wqe {
 	} data;
 };
 
+/*
+ * Send WQE of a UD QP created with GAUDI_QP_UD_WQE256: GAUDI_UD_WQE_SIZE
+ * bytes, with room after the AV for GAUDI_MAX_SGE SGEs or
+ * GAUDI_UD_WQE256_MAX_INLINE bytes, the limits of the other QP types.
+ * Its first GAUDI_WQE_SIZE bytes are laid out as a struct gaudi_wqe with
+ * data.ud (rkey is @qkey, remote_addr @dest_qpn and @rsvd1), the format
+ * of a UD QP created without the flag.
+ */
+struct gaudi_ud_wqe {
+	__aligned_u64 wr_id;
+	__u8 opcode;		/* GAUDI_WQE_SEND or GAUDI_WQE_SEND_IMM */
+	__u8 flags;
+	__u8 num_sge;
+	__u8 rsvd0;
+	__be32 imm_data;
+	__u32 inline_len;
+	__u32 qkey;		/* GAUDI_QKEY_USE_QP: the QP's own */
+	__u32 dest_qpn;
+	__u32 rsvd1;
+	struct gaudi_av av;
+	union {
+		struct gaudi_sge sge[GAUDI_MAX_SGE];
+		__u8 inline_data[GAUDI_UD_WQE256_MAX_INLINE];
+	};
+};
+
 enum gaudi_cqe_opcode {
 	GAUDI_CQE_SEND			= 0,
 	GAUDI_CQE_WRITE			= 1,
@@ -199,6 +227,25 @@ struct gaudi_create_cq_resp {
 	__u32 log_size;
 };
 
+/*
+ * create_qp input (optional: none is flags 0).  GAUDI_QP_UD_WQE256, on a
+ * UD QP: its send queue holds struct gaudi_ud_wqe, so that it takes the
+ * SGE and inline limits the device reports for every QP type.  Without
+ * it a UD send queue holds struct gaudi_wqe (data.ud: GAUDI_UD_MAX_SGE
+ * SGEs, GAUDI_UD_MAX_INLINE bytes).  A kernel from before this command
+ * refuses any input with EINVAL; one that knows it refuses unknown flags
+ * and a non-zero @rsvd the same way.
+ */
+enum gaudi_create_qp_flags {
+	GAUDI_QP_UD_WQE256	= 1 << 0,
+};
+
+struct gaudi_create_qp_cmd {
+	__u32 flags;
+	__u32 rsvd;
+};
+
+/* @sq_wqe_size: the send queue's entry size; 0 from an older kernel: 128 */
 struct gaudi_create_qp_resp {
 	__aligned_u64 sq_mmap_key;
 	__aligned_u64 sq_mmap_len;
@@ -207,7 +254,7 @@ struct gaudi_create_qp_resp {
 	__u32 qpn;
 	__u32 sq_log_size;
 	__u32 rq_log_size;
-	__u32 rsvd;
+	__u32 sq_wqe_size;
 };
 
 /*

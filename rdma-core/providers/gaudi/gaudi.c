@@ -328,8 +328,9 @@ void gaudi_ring_unmap(struct gaudi_ring *r)
 }
 
 /*
- * The send limits of a QP: a UD send WQE holds the address vector before
- * its SGEs or inline data, so it has room for fewer of them.
+ * The send limits of a QP: those of every type, except in a 128-byte UD
+ * send WQE (an older kernel), which holds the address vector before its
+ * SGEs or inline data and so has room for fewer of them.
  */
 static void gaudi_clamp_caps(struct gaudi_qp *qp, struct ibv_qp_cap *cap)
 {
@@ -339,14 +340,60 @@ static void gaudi_clamp_caps(struct gaudi_qp *qp, struct ibv_qp_cap *cap)
 		cap->max_inline_data = qp->max_inline;
 }
 
+/*
+ * The kernel side of a new QP.  A UD QP asks for 256-byte send WQEs
+ * (GAUDI_QP_UD_WQE256), which take the SGE and inline limits the device
+ * reports; a kernel from before them refuses the input with EINVAL, and
+ * the QP is then created again with 128-byte WQEs if what it asks for
+ * fits their smaller limits.  GAUDI_UD_WQE=128 in the environment asks
+ * for those at once, as a provider from before the flag did: it tests a
+ * kernel's compatibility path (gaudi(7)).
+ */
+static int gaudi_create_qp_cmd(struct gaudi_context *ctx, struct ibv_pd *pd,
+			       struct gaudi_qp *qp,
+			       struct ibv_qp_init_attr *attr,
+			       struct ugaudi_create_qp_resp *resp)
+{
+	struct ugaudi_create_qp cmd = {};
+	const char *fmt = getenv("GAUDI_UD_WQE");
+	int ret;
+
+	if (qp->ud && !(fmt && !strcmp(fmt, "128")))
+		cmd.flags = GAUDI_QP_UD_WQE256;
+	ret = ibv_cmd_create_qp(pd, &qp->vqp.qp, attr, &cmd.ibv_cmd,
+				sizeof(cmd), &resp->ibv_resp, sizeof(*resp));
+	if (ret == EINVAL && qp->ud &&
+	    attr->cap.max_send_sge <= ctx->ud_max_sge &&
+	    attr->cap.max_inline_data <= ctx->ud_max_inline) {
+		cmd.flags = 0;
+		ret = ibv_cmd_create_qp(pd, &qp->vqp.qp, attr, &cmd.ibv_cmd,
+					sizeof(cmd), &resp->ibv_resp,
+					sizeof(*resp));
+	}
+	if (ret)
+		return ret;
+	/* the limits of the SQ's format */
+	if (!resp->sq_wqe_size)
+		resp->sq_wqe_size = GAUDI_WQE_SIZE;
+	if (qp->ud && resp->sq_wqe_size == GAUDI_WQE_SIZE) {
+		qp->max_send_sge = ctx->ud_max_sge;
+		qp->max_inline = ctx->ud_max_inline;
+	} else if (qp->ud && resp->sq_wqe_size == GAUDI_UD_WQE_SIZE) {
+		qp->max_send_sge = GAUDI_MAX_SGE;
+		qp->max_inline = GAUDI_UD_WQE256_MAX_INLINE;
+	} else if (resp->sq_wqe_size != GAUDI_WQE_SIZE) {
+		ibv_cmd_destroy_qp(&qp->vqp.qp);
+		return EPROTO;
+	}
+	return 0;
+}
+
 static struct ibv_qp *gaudi_create_qp(struct ibv_pd *pd,
 				      struct ibv_qp_init_attr *attr)
 {
 	struct gaudi_context *ctx = to_gctx(pd->context);
 	struct ugaudi_create_qp_resp resp = {};
-	struct ibv_create_qp cmd = {};
 	struct gaudi_qp *qp;
-	bool ud;
 	int ret;
 
 	/* RC, UC and UD only; RC and UD QPs may take receives from an SRQ */
@@ -356,33 +403,29 @@ static struct ibv_qp *gaudi_create_qp(struct ibv_pd *pd,
 		errno = EOPNOTSUPP;
 		return NULL;
 	}
-	ud = attr->qp_type == IBV_QPT_UD;
-	if (ud && (attr->cap.max_send_sge > ctx->ud_max_sge ||
-		   attr->cap.max_inline_data > ctx->ud_max_inline)) {
-		if (getenv("GAUDI_DEBUG"))
-			fprintf(stderr,
-				"gaudi: create_qp: a UD QP takes at most %u send SGEs and %u bytes inline (asked %u, %u)\n",
-				ctx->ud_max_sge, ctx->ud_max_inline,
-				attr->cap.max_send_sge,
-				attr->cap.max_inline_data);
-		errno = EINVAL;
-		return NULL;
-	}
 	qp = calloc(1, sizeof(*qp));
 	if (!qp)
 		return NULL;
-	qp->ud = ud;
-	qp->max_send_sge = ud ? ctx->ud_max_sge : GAUDI_MAX_SGE;
-	qp->max_inline = ud ? ctx->ud_max_inline : GAUDI_MAX_INLINE;
+	qp->ud = attr->qp_type == IBV_QPT_UD;
+	qp->max_send_sge = GAUDI_MAX_SGE;
+	qp->max_inline = GAUDI_MAX_INLINE;
 	pthread_spin_init(&qp->sq_lock, PTHREAD_PROCESS_PRIVATE);
 	pthread_spin_init(&qp->rq_lock, PTHREAD_PROCESS_PRIVATE);
-	ret = ibv_cmd_create_qp(pd, &qp->vqp.qp, attr, &cmd, sizeof(cmd),
-				&resp.ibv_resp, sizeof(resp));
-	if (ret)
+	ret = gaudi_create_qp_cmd(ctx, pd, qp, attr, &resp);
+	if (ret) {
+		if (getenv("GAUDI_DEBUG"))
+			fprintf(stderr,
+				"gaudi: create_qp: type %d, send wr %u sge %u inline %u, recv wr %u sge %u: %s\n",
+				attr->qp_type, attr->cap.max_send_wr,
+				attr->cap.max_send_sge,
+				attr->cap.max_inline_data,
+				attr->cap.max_recv_wr, attr->cap.max_recv_sge,
+				strerror(ret));
 		goto err_free;
+	}
 	ret = gaudi_ring_map(pd->context, &qp->sq, resp.sq_mmap_key,
 			     resp.sq_mmap_len, resp.sq_log_size,
-			     GAUDI_WQE_SIZE);
+			     resp.sq_wqe_size);
 	if (ret)
 		goto err_destroy;
 	/* a QP on an SRQ has no RQ (rq_mmap_len 0): qp->rq stays unmapped */

@@ -26,7 +26,7 @@ DECLARE_DRV_CMD(ugaudi_create_cq_ex, IB_USER_VERBS_EX_CMD_CREATE_CQ,
 DECLARE_DRV_CMD(ugaudi_resize_cq, IB_USER_VERBS_CMD_RESIZE_CQ,
 		empty, gaudi_resize_cq_resp);
 DECLARE_DRV_CMD(ugaudi_create_qp, IB_USER_VERBS_CMD_CREATE_QP,
-		empty, gaudi_create_qp_resp);
+		gaudi_create_qp_cmd, gaudi_create_qp_resp);
 DECLARE_DRV_CMD(ugaudi_create_srq, IB_USER_VERBS_CMD_CREATE_SRQ,
 		empty, gaudi_create_srq_resp);
 DECLARE_DRV_CMD(ugaudi_modify_srq, IB_USER_VERBS_CMD_MODIFY_SRQ,
@@ -43,7 +43,10 @@ struct gaudi_context {
 	/* objects open (PDs, MRs, CQs, QPs, AHs); closed by close_device */
 	atomic_int live;
 	atomic_bool closed;
-	/* send limits of UD QPs: the AV takes room in the WQE */
+	/*
+	 * send limits of UD QPs in 128-byte WQEs (a kernel without
+	 * GAUDI_QP_UD_WQE256): the AV takes room in the WQE
+	 */
 	uint32_t ud_max_sge;
 	uint32_t ud_max_inline;
 };
@@ -104,7 +107,7 @@ struct gaudi_wr_state {
 	bool open;		/* a WR is being built (cur) */
 	struct ibv_send_wr cur;
 	struct ibv_sge sge[GAUDI_MAX_SGE];
-	uint8_t inl[GAUDI_MAX_INLINE];
+	uint8_t inl[GAUDI_UD_WQE256_MAX_INLINE];	/* the largest */
 	struct ibv_ah *db_ah;	/* UD: an AH of the batch, for the doorbell */
 	/* wr_flush: what ibv_send_wr has no room for (cur.wr.rdma, length) */
 	uint64_t flush_len;
@@ -181,10 +184,19 @@ int gaudi_post_send(struct ibv_qp *ibqp, struct ibv_send_wr *wr,
 		    struct ibv_send_wr **bad_wr);
 int gaudi_post_recv(struct ibv_qp *ibqp, struct ibv_recv_wr *wr,
 		    struct ibv_recv_wr **bad_wr);
-int gaudi_build_send(struct gaudi_qp *qp, struct gaudi_wqe *w,
+/*
+ * A send WQE being built, in the SQ's format: struct gaudi_ud_wqe on a UD
+ * QP (of which a 128-byte SQ takes the first half), gaudi_wqe otherwise.
+ */
+union gaudi_swqe {
+	struct gaudi_wqe w;
+	struct gaudi_ud_wqe ud;
+};
+
+int gaudi_build_send(struct gaudi_qp *qp, union gaudi_swqe *s,
 		     const struct ibv_send_wr *wr);
 bool gaudi_sq_ready(struct gaudi_qp *qp);
-int gaudi_sq_put(struct gaudi_qp *qp, const struct gaudi_wqe *w);
+int gaudi_sq_put(struct gaudi_qp *qp, const union gaudi_swqe *s);
 int gaudi_sq_doorbell(struct gaudi_qp *qp, uint32_t start, struct ibv_ah *ah);
 
 /* qpex.c */

@@ -67,23 +67,29 @@ static int gaudi_fill_inline(struct gaudi_wqe *w, const struct ibv_sge *sg,
 	return ret;
 }
 
-static void gaudi_send_flags(struct gaudi_wqe *w, const struct ibv_send_wr *wr)
+/* The WQE flags of @wr's send flags. */
+static uint8_t gaudi_send_flags(const struct ibv_send_wr *wr)
 {
+	uint8_t f = 0;
+
 	if (wr->send_flags & IBV_SEND_SIGNALED)
-		w->flags |= GAUDI_WQE_F_SIGNALED;
+		f |= GAUDI_WQE_F_SIGNALED;
 	if (wr->send_flags & IBV_SEND_SOLICITED)
-		w->flags |= GAUDI_WQE_F_SOLICITED;
+		f |= GAUDI_WQE_F_SOLICITED;
 	if (wr->send_flags & IBV_SEND_FENCE)
-		w->flags |= GAUDI_WQE_F_FENCE;
+		f |= GAUDI_WQE_F_FENCE;
+	return f;
 }
 
 /*
- * A UD send: SEND or SEND with immediate to the AH's address vector;
- * the destination QPN goes in the low 32 bits of remote_addr, the Q_Key
- * in rkey (GAUDI_QKEY_USE_QP: the QP's own).  A message longer than the
- * path MTU is the engine's to refuse (IBV_WC_LOC_LEN_ERR).
+ * A UD send: SEND or SEND with immediate to the AH's address vector,
+ * QPN and Q_Key (GAUDI_QKEY_USE_QP: the QP's own), in a struct
+ * gaudi_ud_wqe whatever the SQ's stride: a 128-byte SQ takes its first
+ * half, which is why qp->max_send_sge and max_inline are smaller there.
+ * A message longer than the path MTU is the engine's to refuse
+ * (IBV_WC_LOC_LEN_ERR).
  */
-static int gaudi_build_ud_send(struct gaudi_qp *qp, struct gaudi_wqe *w,
+static int gaudi_build_ud_send(struct gaudi_qp *qp, struct gaudi_ud_wqe *w,
 			       const struct ibv_send_wr *wr)
 {
 	const struct gaudi_ah *ah;
@@ -105,12 +111,12 @@ static int gaudi_build_ud_send(struct gaudi_qp *qp, struct gaudi_wqe *w,
 	ah = container_of(wr->wr.ud.ah, struct gaudi_ah, ibv_ah);
 	if (!ah->av.network)	/* the kernel gave no address vector */
 		return EOPNOTSUPP;
-	w->data.ud.av = ah->av;
-	w->remote_addr = wr->wr.ud.remote_qpn;
-	w->rkey = wr->wr.ud.remote_qkey;
-	gaudi_send_flags(w, wr);
+	w->av = ah->av;
+	w->dest_qpn = wr->wr.ud.remote_qpn;
+	w->qkey = wr->wr.ud.remote_qkey;
+	w->flags |= gaudi_send_flags(wr);
 	if (wr->send_flags & IBV_SEND_INLINE) {
-		ret = gaudi_gather_inline(w->data.ud.inline_data,
+		ret = gaudi_gather_inline(w->inline_data,
 					  qp->max_inline, &w->inline_len,
 					  wr->sg_list, wr->num_sge);
 		if (!ret)
@@ -119,7 +125,7 @@ static int gaudi_build_ud_send(struct gaudi_qp *qp, struct gaudi_wqe *w,
 	}
 	if (wr->num_sge < 0 || (uint32_t)wr->num_sge > qp->max_send_sge)
 		return EINVAL;
-	gaudi_copy_sge(w->data.ud.sge, wr->sg_list, wr->num_sge);
+	gaudi_copy_sge(w->sge, wr->sg_list, wr->num_sge);
 	w->num_sge = wr->num_sge;
 	return 0;
 }
@@ -154,17 +160,22 @@ static int gaudi_build_bind(struct gaudi_wqe *w, const struct ibv_send_wr *wr)
 		w->data.bind.access |= GAUDI_MW_REMOTE_WRITE;
 	if (bi->mw_access_flags & IBV_ACCESS_REMOTE_READ)
 		w->data.bind.access |= GAUDI_MW_REMOTE_READ;
-	gaudi_send_flags(w, wr);
+	w->flags |= gaudi_send_flags(wr);
 	return 0;
 }
 
-int gaudi_build_send(struct gaudi_qp *qp, struct gaudi_wqe *w,
+int gaudi_build_send(struct gaudi_qp *qp, union gaudi_swqe *s,
 		     const struct ibv_send_wr *wr)
 {
+	struct gaudi_wqe *w = &s->w;
+
+	if (qp->ud) {
+		memset(&s->ud, 0, sizeof(s->ud));
+		s->ud.wr_id = wr->wr_id;
+		return gaudi_build_ud_send(qp, &s->ud, wr);
+	}
 	memset(w, 0, sizeof(*w));
 	w->wr_id = wr->wr_id;
-	if (qp->ud)
-		return gaudi_build_ud_send(qp, w, wr);
 	switch (wr->opcode) {
 	case IBV_WR_SEND:
 		w->opcode = GAUDI_WQE_SEND;
@@ -195,7 +206,7 @@ int gaudi_build_send(struct gaudi_qp *qp, struct gaudi_wqe *w,
 	case IBV_WR_LOCAL_INV:
 		w->opcode = GAUDI_WQE_LOCAL_INV;
 		w->rkey = wr->invalidate_rkey;
-		gaudi_send_flags(w, wr);
+		w->flags |= gaudi_send_flags(wr);
 		return 0;
 	case IBV_WR_BIND_MW:
 		return gaudi_build_bind(w, wr);
@@ -206,7 +217,7 @@ int gaudi_build_send(struct gaudi_qp *qp, struct gaudi_wqe *w,
 		w->remote_addr = wr->wr.rdma.remote_addr;
 		w->rkey = wr->wr.rdma.rkey;
 	}
-	gaudi_send_flags(w, wr);
+	w->flags |= gaudi_send_flags(wr);
 	if ((wr->send_flags & IBV_SEND_INLINE) &&
 	    w->opcode != GAUDI_WQE_READ)
 		return gaudi_fill_inline(w, wr->sg_list, wr->num_sge);
@@ -222,14 +233,17 @@ bool gaudi_sq_ready(struct gaudi_qp *qp)
 	return qp->vqp.qp.state >= IBV_QPS_RTS;
 }
 
-/* Append @w to the SQ, unpublished (under sq_lock); ENOMEM when full. */
-int gaudi_sq_put(struct gaudi_qp *qp, const struct gaudi_wqe *w)
+/*
+ * Append @s to the SQ, unpublished (under sq_lock); ENOMEM when full.
+ * The SQ's stride says how much of @s is the WQE.
+ */
+int gaudi_sq_put(struct gaudi_qp *qp, const union gaudi_swqe *s)
 {
 	uint32_t cons = gaudi_load_acquire(&qp->sq.hdr->cons);
 
 	if (qp->sq_prod - cons >= qp->sq.size)
 		return ENOMEM;
-	memcpy(gaudi_ring_entry(&qp->sq, qp->sq_prod), w, sizeof(*w));
+	memcpy(gaudi_ring_entry(&qp->sq, qp->sq_prod), s, qp->sq.stride);
 	qp->sq_prod++;
 	return 0;
 }
@@ -262,7 +276,7 @@ int gaudi_post_send(struct ibv_qp *ibqp, struct ibv_send_wr *wr,
 	pthread_spin_lock(&qp->sq_lock);
 	start = qp->sq_prod;
 	for (; wr; wr = wr->next) {
-		struct gaudi_wqe w;
+		union gaudi_swqe w;
 
 		/* an opcode the engine lacks is EOPNOTSUPP in any state */
 		ret = gaudi_build_send(qp, &w, wr);

@@ -66,7 +66,8 @@ static void wr_fail(struct gaudi_wr_state *s, int err)
 static void wr_put(struct gaudi_qp *qp)
 {
 	struct gaudi_wr_state *s = &qp->wr;
-	struct gaudi_wqe w;
+	union gaudi_swqe u;
+	struct gaudi_wqe *w = &u.w;
 	int ret;
 
 	if (!s->open)
@@ -76,24 +77,24 @@ static void wr_put(struct gaudi_qp *qp)
 		return;
 	if (s->cur.opcode == IBV_WR_FLUSH) {
 		/* only here: ibv_post_send() has no FLUSH */
-		memset(&w, 0, sizeof(w));
-		w.wr_id = s->cur.wr_id;
-		w.opcode = GAUDI_WQE_FLUSH;
-		w.rkey = s->cur.wr.rdma.rkey;
-		w.remote_addr = s->cur.wr.rdma.remote_addr;
-		w.data.flush.length = s->flush_len;
-		w.data.flush.type = s->flush_type;
-		w.data.flush.level = s->flush_level;
+		memset(w, 0, sizeof(*w));
+		w->wr_id = s->cur.wr_id;
+		w->opcode = GAUDI_WQE_FLUSH;
+		w->rkey = s->cur.wr.rdma.rkey;
+		w->remote_addr = s->cur.wr.rdma.remote_addr;
+		w->data.flush.length = s->flush_len;
+		w->data.flush.type = s->flush_type;
+		w->data.flush.level = s->flush_level;
 		if (s->cur.send_flags & IBV_SEND_SIGNALED)
-			w.flags |= GAUDI_WQE_F_SIGNALED;
+			w->flags |= GAUDI_WQE_F_SIGNALED;
 		if (s->cur.send_flags & IBV_SEND_FENCE)
-			w.flags |= GAUDI_WQE_F_FENCE;
+			w->flags |= GAUDI_WQE_F_FENCE;
 		ret = 0;
 	} else {
-		ret = gaudi_build_send(qp, &w, &s->cur);
+		ret = gaudi_build_send(qp, &u, &s->cur);
 	}
 	if (!ret)
-		ret = gaudi_sq_put(qp, &w);
+		ret = gaudi_sq_put(qp, &u);
 	if (ret) {
 		wr_fail(s, ret);
 		return;

@@ -402,7 +402,10 @@ static int gn_cmd_create_qp(struct gaudi_nic_roce *r, u32 qpn,
 	    le32_to_cpu(c->qpn) != qpn ||
 	    (c->type != GN_ROCE_QPT_RC && c->type != GN_ROCE_QPT_UD &&
 	     c->type != GN_ROCE_QPT_GSI && c->type != GN_ROCE_QPT_UC) ||
-	    c->flags & ~(GN_ROCE_QPF_PRIV | GN_ROCE_QPF_SRQ) || c->rsvd0 ||
+	    c->flags & ~(GN_ROCE_QPF_PRIV | GN_ROCE_QPF_SRQ |
+			 GN_ROCE_QPF_UD_WQE256) || c->rsvd0 ||
+	    ((c->flags & GN_ROCE_QPF_UD_WQE256) &&
+	     c->type != GN_ROCE_QPT_UD && c->type != GN_ROCE_QPT_GSI) ||
 	    c->rsvd1 || ((c->flags & GN_ROCE_QPF_SRQ) &&
 			 (le32_to_cpu(c->srqn) >= GN_ROCE_MAX_SRQ ||
 			  c->type == GN_ROCE_QPT_GSI)) ||
@@ -430,8 +433,9 @@ static int gn_cmd_create_qp(struct gaudi_nic_roce *r, u32 qpn,
 	timer_setup(&qp->timer, gnsim_rdp_timer, 0);
 	INIT_LIST_HEAD(&qp->ack_node);
 	INIT_LIST_HEAD(&qp->read_node);
-	ret = gn_rring_load(r, &c->sq, c->sq_log_size, GN_ROCE_WQE_SIZE,
-			    &qp->sq);
+	ret = gn_rring_load(r, &c->sq, c->sq_log_size,
+			    c->flags & GN_ROCE_QPF_UD_WQE256 ?
+			    GN_ROCE_UD_WQE_SIZE : GN_ROCE_WQE_SIZE, &qp->sq);
 	if (ret)
 		goto err;
 	if (!(c->flags & GN_ROCE_QPF_SRQ)) {

@@ -352,6 +352,8 @@ struct gaudi_nic_roce {
 	u8 *frame;
 	struct sk_buff *txskb;
 	u8 *frame_buf;
+	/* the UD or GSI send WQE being sent, copied out of its ring */
+	struct gn_roce_ud_wqe ud_wqe;
 	/*
 	 * Frames sent zero-copy, gathered into a train for the MAC
 	 * (gn_tx_train_slot()), under dp_lock: of one QP, and empty whenever
@@ -400,6 +402,7 @@ void gnsim_rdp_rx(void *ctx, const struct gn_mac_roce_frame *frames,
 void gnsim_rdp_get(void);
 void gnsim_rdp_put(void);
 void *gnsim_rring_entry(struct gn_rring *ring, u32 idx);
+void gnsim_rring_read(struct gn_rring *ring, u32 idx, void *dst);
 struct gn_roce_ring_hdr *gnsim_rring_hdr(struct gn_rring *ring);
 
 /* glue with the core driver */

@@ -71,6 +71,27 @@ void *gnsim_rring_entry(struct gn_rring *ring, u32 idx)
 	       (off & ~PAGE_MASK);
 }
 
+/*
+ * Copy entry @idx of @ring to @dst (ring->stride bytes).  An entry larger
+ * than the ring header (a 256-byte UD WQE) may cross a page of the ring,
+ * whose pages need not be contiguous.
+ */
+void gnsim_rring_read(struct gn_rring *ring, u32 idx, void *dst)
+{
+	size_t off = GN_ROCE_RING_HDR_SIZE +
+		     (size_t)(idx & (ring->size - 1)) * ring->stride;
+	size_t left = ring->stride, n;
+
+	while (left) {
+		n = min_t(size_t, left, PAGE_SIZE - (off & ~PAGE_MASK));
+		memcpy(dst, page_address(ring->mem.pages[off >> PAGE_SHIFT]) +
+		       (off & ~PAGE_MASK), n);
+		dst += n;
+		off += n;
+		left -= n;
+	}
+}
+
 struct gn_rmr *gnsim_mr_get(struct gaudi_nic_roce *r, u32 key, u32 pdn)
 {
 	struct gn_rmr *mr;

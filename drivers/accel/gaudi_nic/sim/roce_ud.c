@@ -45,8 +45,10 @@ static u32 gn_ud_mtu(const struct gn_rport *pt)
 }
 
 /*
- * Build and send the datagram of @sw; 0 or a CQE status.  It reads only
- * the engine's copy of the WQE, never the ring.  Not inlined: a test
+ * Build and send the datagram of @sw, whose WQE the engine copied to
+ * r->ud_wqe; 0 or a CQE status.  It reads only that copy, never the
+ * ring.  A QP without GN_ROCE_QPF_UD_WQE256 has 128-byte WQEs, the first
+ * half of the format, and their smaller limits.  Not inlined: a test
  * holds the posting thread here while another rewrites the WQE in the
  * ring (tests/rdma/rewrite_test.c).
  */
@@ -54,9 +56,10 @@ static noinline int gn_ud_send_one(struct gaudi_nic_roce *r,
 				   struct gn_rport *pt, struct gn_rqp *qp,
 				   struct gn_rswqe *sw)
 {
-	const struct gn_roce_wqe *w = &sw->wqe;
-	const struct gn_roce_av *av = &w->ud.av;
+	const struct gn_roce_ud_wqe *w = &r->ud_wqe;
+	const struct gn_roce_av *av = &w->av;
 	bool inl = w->flags & GN_ROCE_WQE_F_INLINE;
+	bool big = qp->sq.stride == GN_ROCE_UD_WQE_SIZE;
 	const struct gn_roce_gid_ctx *g;
 	struct gn_roce_wqe sg;	/* the SGEs where gnsim_sge_io() wants them */
 	u32 qkey = le32_to_cpu(w->qkey), len, i;
@@ -66,7 +69,7 @@ static noinline int gn_ud_send_one(struct gaudi_nic_roce *r,
 
 	if ((w->opcode != GN_ROCE_WQE_SEND &&
 	     w->opcode != GN_ROCE_WQE_SEND_IMM) ||
-	    w->num_sge > GN_ROCE_UD_MAX_SGE ||
+	    w->num_sge > (big ? GN_ROCE_MAX_SGE : GN_ROCE_UD_MAX_SGE) ||
 	    av->sgid_index >= GN_ROCE_MAX_GID || av->rsvd)
 		return GN_ROCE_CQE_LOC_QP_OP_ERR;
 	g = &pt->gids[av->sgid_index];
@@ -74,12 +77,13 @@ static noinline int gn_ud_send_one(struct gaudi_nic_roce *r,
 		return GN_ROCE_CQE_LOC_QP_OP_ERR;
 	if (inl) {
 		len = le32_to_cpu(w->inline_len);
-		if (len > GN_ROCE_UD_MAX_INLINE)
+		if (len > (big ? GN_ROCE_UD_WQE256_MAX_INLINE :
+				 GN_ROCE_UD_MAX_INLINE))
 			return GN_ROCE_CQE_LOC_QP_OP_ERR;
 	} else {
 		sg.num_sge = w->num_sge;
 		for (i = 0; i < w->num_sge; i++) {
-			sg.sge[i] = w->ud.sge[i];
+			sg.sge[i] = w->sge[i];
 			sum += le32_to_cpu(sg.sge[i].length);
 		}
 		if (sum > U32_MAX)
@@ -108,15 +112,15 @@ static noinline int gn_ud_send_one(struct gaudi_nic_roce *r,
 		return GN_ROCE_CQE_LOC_QP_OP_ERR;
 	if (!inl)
 		return gnsim_tx_mem(r, qp, &p, hl, &sg, 0, NULL, 0);
-	memcpy(r->frame + hl, w->ud.inline_data, len);
+	memcpy(r->frame + hl, w->inline_data, len);
 	gnsim_tx(r, qp, &p);
 	return 0;
 }
 
 /*
  * Send what is posted on the SQ of UD or GSI QP @qp.  Each WQE is copied
- * out of the ring once, into its slot's gn_rswqe, and only that copy is
- * used.
+ * out of the ring once, into r->ud_wqe, and only that copy is used; its
+ * slot's gn_rswqe keeps what a completion or a flush needs.
  */
 void gnsim_ud_send(struct gaudi_nic_roce *r, struct gn_rqp *qp)
 {
@@ -143,11 +147,10 @@ void gnsim_ud_send(struct gaudi_nic_roce *r, struct gn_rqp *qp)
 			gnsim_rdp_sq_defer(r, qp);
 			break;
 		}
-		memcpy(&sw->wqe, gnsim_rring_entry(&qp->sq, qp->sq_tail),
-		       sizeof(sw->wqe));
-		sw->wr_id = le64_to_cpu(sw->wqe.wr_id);
-		sw->opcode = sw->wqe.opcode;
-		sw->flags = sw->wqe.flags;
+		gnsim_rring_read(&qp->sq, qp->sq_tail, &r->ud_wqe);
+		sw->wr_id = le64_to_cpu(r->ud_wqe.wr_id);
+		sw->opcode = r->ud_wqe.opcode;
+		sw->flags = r->ud_wqe.flags;
 		sw->len = 0;
 		/* started: a flush takes wr_id from the copy */
 		qp->sq_head = qp->sq_tail + 1;

@@ -278,12 +278,19 @@ int gib_ring_replace(struct gib_dev *dev, struct gib_ucontext *uc,
 		     u32 cmd, u32 num, void *ctx, size_t ctx_len,
 		     struct gn_roce_pbl *hw, u64 *key, u64 *len);
 
+/* A WQE of a kernel ring, in any of the formats its rings hold. */
+union gib_wqe {
+	struct gn_roce_wqe wqe;
+	struct gn_roce_ud_wqe ud;	/* UD, GSI send queues */
+};
+
 /*
  * A kind of work request list for gib_kring_post(): @build turns work
  * request @wr into WQE @w (0 or -errno), @next gives the one after @wr.
+ * The ring's stride says how much of @w is the WQE.
  */
 struct gib_wr_ops {
-	int (*build)(void *priv, const void *wr, struct gn_roce_wqe *w);
+	int (*build)(void *priv, const void *wr, union gib_wqe *w);
 	const void *(*next)(const void *wr);
 };
 

@@ -68,12 +68,60 @@ static bool gib_qp_is_ud(const struct gib_qp *qp)
 	return qp->ibqp.qp_type == IB_QPT_UD || qp->ibqp.qp_type == IB_QPT_GSI;
 }
 
-/* QP types, owners and creation attributes the device serves. */
+/*
+ * The send WQE format of a new QP, from its type and its create_qp input
+ * (struct gaudi_create_qp_cmd; an older provider sends none): @qp's send
+ * limits, and the SQ's stride, returned.  RC and UC QPs, and UD QPs of
+ * such a provider, have 128-byte WQEs; a UD QP holds the address vector
+ * in them too, so fewer SGEs and less inline data.  Kernel UD and GSI
+ * QPs, and user UD QPs created with GAUDI_QP_UD_WQE256, have 256-byte
+ * struct gn_roce_ud_wqe and the device's limits, the ones query_device
+ * reports.  Negative: an input this driver does not know.
+ */
+static int gib_qp_sq_format(struct gib_qp *qp,
+			    const struct ib_qp_init_attr *init,
+			    struct ib_udata *udata)
+{
+	bool ud = init->qp_type == IB_QPT_UD || init->qp_type == IB_QPT_GSI;
+	struct gaudi_create_qp_cmd cmd = {};
+	int ret;
+
+	qp->max_send_sge = GN_ROCE_MAX_SGE;
+	qp->max_inline = GN_ROCE_MAX_INLINE;
+	if (ud && !udata)
+		cmd.flags = GAUDI_QP_UD_WQE256;
+	if (udata && udata->inlen) {
+		ret = ib_copy_from_udata(&cmd, udata,
+					 min(sizeof(cmd), udata->inlen));
+		if (ret)
+			return ret;
+		if ((udata->inlen > sizeof(cmd) &&
+		     !ib_is_udata_cleared(udata, sizeof(cmd),
+					  udata->inlen - sizeof(cmd))) ||
+		    cmd.rsvd || cmd.flags & ~GAUDI_QP_UD_WQE256 ||
+		    (cmd.flags && !ud))
+			return -EINVAL;
+	}
+	if (!ud)
+		return GN_ROCE_WQE_SIZE;
+	if (cmd.flags & GAUDI_QP_UD_WQE256) {
+		qp->max_inline = GN_ROCE_UD_WQE256_MAX_INLINE;
+		return GN_ROCE_UD_WQE_SIZE;
+	}
+	qp->max_send_sge = GN_ROCE_UD_MAX_SGE;
+	qp->max_inline = GN_ROCE_UD_MAX_INLINE;
+	return GN_ROCE_WQE_SIZE;
+}
+
+/*
+ * QP types, owners and creation attributes the device serves; @qp's send
+ * limits are set (gib_qp_sq_format()).
+ */
 static int gib_check_qp_init(struct gib_dev *dev,
-			     const struct ib_qp_init_attr *init, bool user)
+			     const struct ib_qp_init_attr *init, bool user,
+			     const struct gib_qp *qp)
 {
 	const struct ib_qp_cap *cap = &init->cap;
-	u32 max_sge, max_inline;
 
 	switch (init->qp_type) {
 	case IB_QPT_RC:
@@ -81,8 +129,6 @@ static int gib_check_qp_init(struct gib_dev *dev,
 		/* kernel RC and UC QPs: see the top of this file */
 		if (!user)
 			return -EOPNOTSUPP;
-		max_sge = GN_ROCE_MAX_SGE;
-		max_inline = GN_ROCE_MAX_INLINE;
 		break;
 	case IB_QPT_GSI:
 		/* QP1 is the MAD layer's */
@@ -90,10 +136,8 @@ static int gib_check_qp_init(struct gib_dev *dev,
 			return -EOPNOTSUPP;
 		if (!init->port_num || init->port_num > dev->num_ports)
 			return -EINVAL;
-		fallthrough;
+		break;
 	case IB_QPT_UD:
-		max_sge = GN_ROCE_UD_MAX_SGE;
-		max_inline = GN_ROCE_UD_MAX_INLINE;
 		break;
 	default:
 		/* XRC, raw packet, SMI (no QP0 on RoCE), driver QPs */
@@ -111,9 +155,9 @@ static int gib_check_qp_init(struct gib_dev *dev,
 	if (!cap->max_send_wr || (!init->srq && !cap->max_recv_wr) ||
 	    cap->max_send_wr > (1 << GN_ROCE_MAX_WQ_LOG) ||
 	    (!init->srq && cap->max_recv_wr > (1 << GN_ROCE_MAX_WQ_LOG)) ||
-	    cap->max_send_sge > max_sge ||
+	    cap->max_send_sge > qp->max_send_sge ||
 	    (!init->srq && cap->max_recv_sge > GN_ROCE_MAX_SGE) ||
-	    cap->max_inline_data > max_inline)
+	    cap->max_inline_data > qp->max_inline)
 		return -EINVAL;
 	return 0;
 }
@@ -131,13 +175,6 @@ static void gib_qp_init_sw(struct gib_qp *qp,
 	qp->rq_prod = 0;
 	qp->state = IB_QPS_RESET;
 	qp->sig_all = init->sq_sig_type == IB_SIGNAL_ALL_WR;
-	if (gib_qp_is_ud(qp)) {
-		qp->max_send_sge = GN_ROCE_UD_MAX_SGE;
-		qp->max_inline = GN_ROCE_UD_MAX_INLINE;
-	} else {
-		qp->max_send_sge = GN_ROCE_MAX_SGE;
-		qp->max_inline = GN_ROCE_MAX_INLINE;
-	}
 	qp->port = init->qp_type == IB_QPT_GSI ? init->port_num : 0;
 	qp->uc = uc;
 }
@@ -184,16 +221,17 @@ int gib_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init,
 	struct gib_pbl sq_pbl = {}, rq_pbl = {};
 	struct ib_qp_cap *cap = &init->cap;
 	struct gib_ucontext *uc = NULL;
-	u32 sq_log, rq_log;
+	u32 sq_log, rq_log, stride;
 	int ret;
 
-	ret = gib_check_qp_init(dev, init, !!udata);
+	ret = gib_qp_sq_format(qp, init, udata);
+	if (ret < 0)
+		return ret;
+	stride = ret;
+	ret = gib_check_qp_init(dev, init, !!udata, qp);
 	if (ret)
 		return ret;
 	if (udata) {
-		ret = gib_check_udata_in(udata);
-		if (ret)
-			return ret;
 		uc = rdma_udata_to_drv_context(udata, struct gib_ucontext,
 					       ibuc);
 		if (!uc)
@@ -204,7 +242,7 @@ int gib_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init,
 	/* a QP on an SRQ has no RQ: qp->rq stays empty (log_size 0, no buf) */
 	rq_log = init->srq ? 0 : order_base_2(cap->max_recv_wr);
 	gib_qp_init_sw(qp, init, uc);
-	qp->ring_bytes = gib_ring_bytes(sq_log, GN_ROCE_WQE_SIZE) +
+	qp->ring_bytes = gib_ring_bytes(sq_log, stride) +
 			 (init->srq ? 0 : gib_ring_bytes(rq_log,
 							 GN_ROCE_WQE_SIZE));
 	ret = gib_charge(qp->uc, GIB_RES_QP, qp->ring_bytes);
@@ -217,9 +255,8 @@ int gib_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init,
 		goto err_uncharge;
 	qp->qpn = ret;
 	ibqp->qp_num = init->qp_type == IB_QPT_GSI ? GN_ROCE_GSI_QPN : qp->qpn;
-	ret = gib_ring_offer(dev, uc, &qp->sq, sq_log, GN_ROCE_WQE_SIZE,
-			     &sq_pbl, &ctx.sq, &resp.sq_mmap_key,
-			     &resp.sq_mmap_len);
+	ret = gib_ring_offer(dev, uc, &qp->sq, sq_log, stride, &sq_pbl,
+			     &ctx.sq, &resp.sq_mmap_key, &resp.sq_mmap_len);
 	if (ret)
 		goto err_ida;
 	if (init->srq) {
@@ -235,6 +272,8 @@ int gib_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init,
 	}
 
 	gib_qp_ctx_init(qp, init, !udata, sq_log, rq_log, &ctx);
+	if (stride == GN_ROCE_UD_WQE_SIZE)
+		ctx.flags |= GN_ROCE_QPF_UD_WQE256;
 	ret = gaudi_nic_roce_cmd(dev->hw, GN_ROCE_CMD_CREATE_QP, qp->qpn, &ctx,
 				 sizeof(ctx), NULL, 0);
 	gib_pbl_free(dev, &rq_pbl);
@@ -248,6 +287,7 @@ int gib_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init,
 		resp.qpn = qp->qpn;
 		resp.sq_log_size = sq_log;
 		resp.rq_log_size = rq_log;
+		resp.sq_wqe_size = stride;
 		ret = gib_respond(udata, &resp, sizeof(resp));
 		if (ret)
 			goto err_erase;
@@ -679,7 +719,8 @@ int gib_destroy_qp(struct ib_qp *ibqp, struct ib_udata *udata)
  * Inline data of a kernel UD send: the SGE addresses are kernel virtual
  * addresses (as in every kernel driver that offers IB_SEND_INLINE).
  */
-static int gib_fill_ud_inline(struct gn_roce_wqe *w, const struct ib_send_wr *wr)
+static int gib_fill_ud_inline(struct gn_roce_ud_wqe *w,
+			      const struct ib_send_wr *wr)
 {
 	u32 len = 0;
 	int i;
@@ -687,9 +728,9 @@ static int gib_fill_ud_inline(struct gn_roce_wqe *w, const struct ib_send_wr *wr
 	for (i = 0; i < wr->num_sge; i++) {
 		const struct ib_sge *sg = &wr->sg_list[i];
 
-		if (sg->length > GN_ROCE_UD_MAX_INLINE - len)
+		if (sg->length > GN_ROCE_UD_WQE256_MAX_INLINE - len)
 			return -EINVAL;
-		memcpy(w->ud.inline_data + len, (void *)(uintptr_t)sg->addr,
+		memcpy(w->inline_data + len, (void *)(uintptr_t)sg->addr,
 		       sg->length);
 		len += sg->length;
 	}
@@ -698,11 +739,15 @@ static int gib_fill_ud_inline(struct gn_roce_wqe *w, const struct ib_send_wr *wr
 	return 0;
 }
 
-/* One kernel UD/GSI send work request @v of QP @priv as a WQE. */
-static int gib_build_ud_send(void *priv, const void *v, struct gn_roce_wqe *w)
+/*
+ * One kernel UD/GSI send work request @v of QP @priv as a WQE: kernel UD
+ * and GSI QPs have 256-byte send WQEs (gib_qp_sq_format()).
+ */
+static int gib_build_ud_send(void *priv, const void *v, union gib_wqe *u)
 {
 	const struct ib_send_wr *wr = v;
 	const struct ib_ud_wr *ud = ud_wr(wr);
+	struct gn_roce_ud_wqe *w = &u->ud;
 	struct gib_qp *qp = priv;
 	int i;
 
@@ -720,7 +765,7 @@ static int gib_build_ud_send(void *priv, const void *v, struct gn_roce_wqe *w)
 		/* UD has sends only */
 		return -EINVAL;
 	}
-	if (wr->num_sge < 0 || wr->num_sge > GN_ROCE_UD_MAX_SGE || !ud->ah ||
+	if (wr->num_sge < 0 || wr->num_sge > qp->max_send_sge || !ud->ah ||
 	    ud->remote_qpn > 0xffffff)
 		return -EINVAL;
 	if ((wr->send_flags & IB_SEND_SIGNALED) || qp->sig_all)
@@ -730,13 +775,13 @@ static int gib_build_ud_send(void *priv, const void *v, struct gn_roce_wqe *w)
 	/* the engine takes the QP's own Q_Key for GN_ROCE_QKEY_USE_QP */
 	w->qkey = cpu_to_le32(ud->remote_qkey);
 	w->dest_qpn = cpu_to_le32(ud->remote_qpn);
-	w->ud.av = to_gah(ud->ah)->av;
+	w->av = to_gah(ud->ah)->av;
 	if (wr->send_flags & IB_SEND_INLINE)
 		return gib_fill_ud_inline(w, wr);
 	for (i = 0; i < wr->num_sge; i++) {
-		w->ud.sge[i].addr = cpu_to_le64(wr->sg_list[i].addr);
-		w->ud.sge[i].length = cpu_to_le32(wr->sg_list[i].length);
-		w->ud.sge[i].lkey = cpu_to_le32(wr->sg_list[i].lkey);
+		w->sge[i].addr = cpu_to_le64(wr->sg_list[i].addr);
+		w->sge[i].length = cpu_to_le32(wr->sg_list[i].length);
+		w->sge[i].lkey = cpu_to_le32(wr->sg_list[i].lkey);
 	}
 	w->num_sge = wr->num_sge;
 	return 0;
@@ -756,9 +801,10 @@ static const struct gib_wr_ops gib_send_wr_ops = {
  * One receive work request @v as a WQE of a kernel RQ or SRQ whose WQEs
  * take at most *@priv SGEs.
  */
-static int gib_build_recv(void *priv, const void *v, struct gn_roce_wqe *w)
+static int gib_build_recv(void *priv, const void *v, union gib_wqe *u)
 {
 	const struct ib_recv_wr *wr = v;
+	struct gn_roce_wqe *w = &u->wqe;
 	u32 max_sge = *(const u32 *)priv;
 	int i;
 

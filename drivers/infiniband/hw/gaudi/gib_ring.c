@@ -243,7 +243,7 @@ int gib_kring_post(struct gib_ring *r, spinlock_t *lock, u32 *prod,
 		   const void **bad, u32 *posted)
 {
 	struct gn_roce_ring_hdr *hdr = r->buf;
-	struct gn_roce_wqe w;
+	union gib_wqe w;
 	unsigned long flags;
 	u32 start, room;
 	int ret = 0;
@@ -261,7 +261,7 @@ int gib_kring_post(struct gib_ring *r, spinlock_t *lock, u32 *prod,
 			break;
 		memcpy(r->buf + GN_ROCE_RING_HDR_SIZE +
 		       (size_t)(*prod & ((1U << r->log_size) - 1)) * r->stride,
-		       &w, sizeof(w));
+		       &w, min_t(size_t, r->stride, sizeof(w)));
 		(*prod)++;
 		room--;
 	}

@@ -45,6 +45,23 @@ static_assert(offsetof(struct gaudi_wqe, data.ud.sge) ==
 	      offsetof(struct gn_roce_wqe, ud.sge));
 static_assert(offsetof(struct gaudi_cqe, src_qp) ==
 	      offsetof(struct gn_roce_cqe, src_qp));
+static_assert(sizeof(struct gaudi_ud_wqe) == GN_ROCE_UD_WQE_SIZE);
+static_assert(sizeof(struct gn_roce_ud_wqe) == GN_ROCE_UD_WQE_SIZE);
+static_assert(GAUDI_UD_WQE_SIZE == GN_ROCE_UD_WQE_SIZE);
+static_assert(GAUDI_UD_WQE256_MAX_INLINE == GN_ROCE_UD_WQE256_MAX_INLINE);
+/* a 128-byte UD WQE is the first half of a 256-byte one */
+static_assert(offsetof(struct gaudi_ud_wqe, av) ==
+	      offsetof(struct gn_roce_wqe, ud.av));
+static_assert(offsetof(struct gaudi_ud_wqe, sge) ==
+	      offsetof(struct gn_roce_wqe, ud.sge));
+static_assert(offsetof(struct gn_roce_ud_wqe, sge) ==
+	      offsetof(struct gn_roce_wqe, ud.sge));
+static_assert(offsetof(struct gn_roce_ud_wqe, qkey) ==
+	      offsetof(struct gn_roce_wqe, qkey));
+static_assert(offsetof(struct gn_roce_ud_wqe, dest_qpn) ==
+	      offsetof(struct gn_roce_wqe, dest_qpn));
+static_assert(offsetof(struct gn_roce_ud_wqe, inline_len) ==
+	      offsetof(struct gn_roce_wqe, inline_len));
 
 /*
  * The provider writes WQEs and reads CQEs in the engine's format, so the
