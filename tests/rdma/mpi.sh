@@ -1,0 +1,101 @@
+#!/usr/bin/env bash
+# mpi.sh - Open MPI over its RDMA paths on the device (issue 35): two
+# ranks, one on gaudi_$DEV_A in $NS_A and one on gaudi_$DEV_B in $NS_B,
+# across the cable, running tests/rdma/mpi_check.c (point to point from
+# 1 B to 1 MiB both ways, nonblocking both at once, MPI_Allreduce of
+# int64 and fp32, MPI_Bcast; every byte checked).  mpirun starts both
+# ranks in $NS_A and collectives/bench/mpi_netns.sh moves rank 1 to $NS_B
+# and gives each rank its own device.
+#  - pml cm with mtl ofi over libfabric's verbs;ofi_rxm: every check, and
+#    the bytes crossed gaudi_$DEV_A's port (not shared memory or TCP);
+#  - pml ucx (UCX 1.18, rc_verbs and ud_verbs, shared memory excluded: the
+#    two ranks are on one kernel): known not to work yet, UCX's UD
+#    wire-up never completes (issue 35).  Run every time; reported as a
+#    skip with UCX's own error until it passes, then as a pass.
+# Output: TAP.
+here=$(dirname "$0")
+DEV_A=${DEV_A:-80}
+DEV_B=${DEV_B:-81}
+. "$here/lib.sh"
+MAXB=${MPI_MAXB:-1048576}
+
+trap 'rm -rf "$work"; rdma_env_cleanup' EXIT
+dmesg_mark=$(dmesg | wc -l)
+tap_env_start rdma_env_setup
+t_ok "environment: $IB_A ($IF_A in $NS_A) cabled to $IB_B ($IF_B in $NS_B)"
+work=$(mktemp -d)
+if ! mpicc -O2 -Wall -Wextra -Werror -o "$work/mpi_check" \
+	/src/tests/rdma/mpi_check.c 2>"$work/mpicc.err"; then
+	t_fail "mpi_check builds with mpicc" "$(cat "$work/mpicc.err")"
+	tap_done
+	exit 1
+fi
+
+# mpi2 OUT ENV0 ENV1 MPIRUN_ARGS...: mpi_check on 2 ranks, rank r with the
+# environment words ENVr, output (both streams) in OUT; mpirun's status
+mpi2() {
+	local out=$1 e0=$2 e1=$3
+	shift 3
+	ip netns exec "$NS_A" timeout 300 mpirun --allow-run-as-root \
+		--bind-to none -np 2 -x MPI_NETNS_0= -x MPI_NETNS_1="$NS_B" \
+		-x MPI_ENV_0="$e0" -x MPI_ENV_1="$e1" "$@" \
+		/src/collectives/bench/mpi_netns.sh "$work/mpi_check" "$MAXB" \
+		>"$out" 2>&1
+}
+
+# relay WHAT OUT: mpi_check's points as ours, WHAT before each; fails if
+# it did not reach its closing line
+relay() {
+	local line n=0
+	while IFS= read -r line; do
+		case $line in
+		"ok - "*) t_ok "$1: ${line#ok - }"; n=$((n + 1)) ;;
+		"not ok - "*) t_fail "$1: ${line#not ok - }"; n=$((n + 1)) ;;
+		esac
+	done < <(grep -a '^ok - \|^not ok - ' "$2")
+	if grep -aq '^# mpi_check: 2 ranks, every check passed' "$2" && [ "$n" -ge 10 ]; then
+		t_ok "$1: mpi_check ran to its end ($n checks)"
+	else
+		t_fail "$1: mpi_check ran to its end" "$(grep -av DIAG "$2" | tail -n 30)"
+	fi
+}
+
+# --- pml cm, mtl ofi, verbs;ofi_rxm: each rank on its own device
+tx0=$(ib_counter "$IB_A" 1 tx_bytes)
+mpi2 "$work/ofi" "FI_VERBS_DEVICE_NAME=$IB_A" "FI_VERBS_DEVICE_NAME=$IB_B" \
+	-x "FI_PROVIDER=verbs;ofi_rxm" --mca pml cm --mca mtl ofi \
+	--mca mtl_ofi_provider_include "verbs;ofi_rxm"
+rc=$?
+t_expect "mtl ofi: mpirun exit status" 0 "$rc"
+relay "mtl ofi (verbs;ofi_rxm)" "$work/ofi"
+tx1=$(ib_counter "$IB_A" 1 tx_bytes)
+# rank 0 sends every point-to-point size and half of each all-reduce
+want=$((MAXB * 2))
+if [ $((tx1 - tx0)) -ge "$want" ]; then
+	t_ok "mtl ofi: $IB_A port 1 sent $((tx1 - tx0)) bytes (at least $want)"
+else
+	t_fail "mtl ofi: $IB_A port 1 sent at least $want bytes" "tx_bytes $tx0 -> $tx1"
+fi
+
+# --- pml ucx: rc_verbs and ud_verbs on each rank's own device, no shm.
+# A UD peer that never answers ends the job after UCX_UD_VERBS_TIMEOUT
+# (30 s by default).
+mpi2 "$work/ucx" "UCX_NET_DEVICES=$IB_A:1" "UCX_NET_DEVICES=$IB_B:1" \
+	-x UCX_TLS=rc_verbs,ud_verbs,self -x UCX_UD_VERBS_TIMEOUT=10s \
+	-x UCX_LOG_LEVEL=info --mca pml ucx --mca osc ^ucx --mca btl ^vader,tcp
+rc=$?
+lanes=$(grep -ao 'inter-node cfg#[0-9]* tag([^)]*)' "$work/ucx" | sort -u | tr '\n' ' ')
+if [ "$rc" = 0 ] && grep -aq '^# mpi_check: 2 ranks, every check passed' "$work/ucx"; then
+	relay "pml ucx" "$work/ucx"
+	case $lanes in
+	*verbs/gaudi_*) t_ok "pml ucx: the ranks talk through $lanes" ;;
+	*) t_fail "pml ucx: the ranks talk through gaudi ports" "${lanes:-none shown}" ;;
+	esac
+else
+	why=$(grep -a -m1 -o 'Fatal: .*\|Error: .*\|ERROR .*' "$work/ucx")
+	t_skip "pml ucx (UCX 1.18 rc_verbs, ud_verbs)" \
+		"known to fail, issue 35: UCX's UD wire-up does not complete (status $rc: ${why:-no message}; lanes: ${lanes:-none})"
+fi
+
+dmesg_check "$dmesg_mark"
+tap_done
