@@ -78,11 +78,9 @@ static bool gib_qp_is_ud(const struct gib_qp *qp)
  * struct gn_roce_ud_wqe and the device's limits, the ones query_device
  * reports.  Negative: an input this driver does not know.
  */
-static int gib_qp_sq_format(struct gib_qp *qp,
-			    const struct ib_qp_init_attr *init,
-			    struct ib_udata *udata)
+static int gib_qp_sq_format(struct gib_qp *qp, struct ib_udata *udata)
 {
-	bool ud = init->qp_type == IB_QPT_UD || init->qp_type == IB_QPT_GSI;
+	bool ud = gib_qp_is_ud(qp);	/* the core set ibqp.qp_type */
 	struct gaudi_create_qp_cmd cmd = {};
 	int ret;
 
@@ -224,7 +222,7 @@ int gib_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init,
 	u32 sq_log, rq_log, stride;
 	int ret;
 
-	ret = gib_qp_sq_format(qp, init, udata);
+	ret = gib_qp_sq_format(qp, udata);
 	if (ret < 0)
 		return ret;
 	stride = ret;
