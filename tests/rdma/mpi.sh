@@ -43,23 +43,6 @@ mpi2() {
 		>"$out" 2>&1
 }
 
-# relay WHAT OUT: mpi_check's points as ours, WHAT before each; fails if
-# it did not reach its closing line
-relay() {
-	local line n=0
-	while IFS= read -r line; do
-		case $line in
-		"ok - "*) t_ok "$1: ${line#ok - }"; n=$((n + 1)) ;;
-		"not ok - "*) t_fail "$1: ${line#not ok - }"; n=$((n + 1)) ;;
-		esac
-	done < <(grep -a '^ok - \|^not ok - ' "$2")
-	if grep -aq '^# mpi_check: 2 ranks, every check passed' "$2" && [ "$n" -ge 10 ]; then
-		t_ok "$1: mpi_check ran to its end ($n checks)"
-	else
-		t_fail "$1: mpi_check ran to its end" "$(grep -av DIAG "$2" | tail -n 30)"
-	fi
-}
-
 # --- pml cm, mtl ofi, verbs;ofi_rxm: each rank on its own device
 tx0=$(ib_counter "$IB_A" 1 tx_bytes)
 mpi2 "$work/ofi" "FI_VERBS_DEVICE_NAME=$IB_A" "FI_VERBS_DEVICE_NAME=$IB_B" \
@@ -67,7 +50,7 @@ mpi2 "$work/ofi" "FI_VERBS_DEVICE_NAME=$IB_A" "FI_VERBS_DEVICE_NAME=$IB_B" \
 	--mca mtl_ofi_provider_include "verbs;ofi_rxm"
 rc=$?
 t_expect "mtl ofi: mpirun exit status" 0 "$rc"
-relay "mtl ofi (verbs;ofi_rxm)" "$work/ofi"
+ksft_relay mpi_check " (mtl ofi)" < "$work/ofi"
 tx1=$(ib_counter "$IB_A" 1 tx_bytes)
 # rank 0 sends every point-to-point size and half of each all-reduce
 want=$((MAXB * 2))
@@ -86,7 +69,7 @@ mpi2 "$work/ucx" "UCX_NET_DEVICES=$IB_A:1" "UCX_NET_DEVICES=$IB_B:1" \
 rc=$?
 lanes=$(grep -ao 'inter-node cfg#[0-9]* tag([^)]*)' "$work/ucx" | sort -u | tr '\n' ' ')
 if [ "$rc" = 0 ] && grep -aq '^# mpi_check: 2 ranks, every check passed' "$work/ucx"; then
-	relay "pml ucx" "$work/ucx"
+	ksft_relay mpi_check " (pml ucx)" < "$work/ucx"
 	case $lanes in
 	*verbs/gaudi_*) t_ok "pml ucx: the ranks talk through $lanes" ;;
 	*) t_fail "pml ucx: the ranks talk through gaudi ports" "${lanes:-none shown}" ;;

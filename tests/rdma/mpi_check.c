@@ -17,8 +17,10 @@
  *    / 8 elements, every element checked;
  *  - MPI_Bcast from the last rank, maxbytes, every byte checked.
  *
- * Rank 0 prints one line per check ("ok ..." or "not ok ...") and the
- * totals; the exit status is 1 if any rank saw a failure.
+ * Rank 0 prints TAP: the plan first, then one numbered point per check
+ * (tests/rdma/lib.sh's ksft_relay() carries them, and fails a run that
+ * stops before its plan is done); the exit status is 1 if any rank saw
+ * a failure.
  */
 #include <mpi.h>
 #include <stdint.h>
@@ -26,7 +28,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-static int rank, nranks, failed;
+static int rank, nranks, failed, npoints;
 
 /* The byte at @i of a message of @len bytes in direction @dir. */
 static uint8_t pat(size_t i, size_t len, int dir)
@@ -43,7 +45,7 @@ static void report(int ok, const char *fmt, size_t arg)
 	if (!all)
 		failed = 1;
 	if (rank == 0) {
-		printf("%s - ", all ? "ok" : "not ok");
+		printf("%s %d - ", all ? "ok" : "not ok", ++npoints);
 		printf(fmt, arg);
 		printf("\n");
 		fflush(stdout);
@@ -152,6 +154,13 @@ int main(int argc, char **argv)
 			fprintf(stderr, "mpi_check: %s\n", nranks < 2 ?
 				"needs 2 ranks or more" : "out of memory");
 		MPI_Abort(MPI_COMM_WORLD, 2);
+	}
+	if (rank == 0) {
+		int plan = 6;	/* maxb - 1, exchange, 3 allreduce, bcast */
+
+		for (size_t b = 1; b <= maxb; b *= 4)
+			plan++;
+		printf("TAP version 13\n1..%d\n", plan);
 	}
 	for (size_t b = 1; b <= maxb; b *= 4)
 		pingpong(tx, rx, b);
