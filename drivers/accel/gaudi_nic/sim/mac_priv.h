@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
  * The emulated MAC's own structures, shared by mac.c (rings, cable, link,
- * the driver's ops) and mac_fault.c (cable fault injection).  Nothing
- * outside these two files includes this.
+ * the driver's ops), mac_offload.c (checksums, TSO) and mac_fault.c
+ * (cable fault injection).  Nothing outside these files includes this.
  */
 #ifndef _GAUDI_NIC_SIM_MAC_PRIV_H
 #define _GAUDI_NIC_SIM_MAC_PRIV_H
@@ -131,10 +131,17 @@ struct gn_mac {
 
 /* mac.c */
 int gnsim_mac_rx(struct gn_mac *mac, const struct gn_frame *f, bool may_hold);
+
+/* mac_offload.c */
 __wsum gnsim_frame_copy(const struct gn_frame *f, u8 *dst);
 void gnsim_frame_read(const struct gn_frame *f, unsigned int off, u8 *dst,
 		      unsigned int len);
 unsigned int gnsim_l3_off(const u8 *hdr);
+/* TSO frame @f (its headers copied to @hdr) is one the MAC can segment */
+bool gnsim_tso_hdr_ok(const struct gn_frame *f, const u8 *hdr);
+/* segment @k of @f into @seg, headers built in @hdr from @tmpl */
+bool gnsim_tso_segment(const struct gn_frame *f, unsigned int k,
+		       const u8 *tmpl, u8 *hdr, struct gn_frame *seg);
 
 /* mac_fault.c */
 int gnsim_mac_fault_xmit(struct gn_mac *mac, struct gn_mac *peer,
