@@ -63,7 +63,7 @@ bad_link "one end only" "$fl:$lidx" "expected"
 bad_link "not a namespace fd" "0:$lidx $fr:$ridx" "is not a network namespace"
 bad_link "no such ifindex" "$fl:99999 $fr:$ridx" "no interface with ifindex 99999"
 bad_link "self-link" "$fl:$lidx $fl:$lidx" "cannot link $NETIF to itself"
-bad_link "not ours (lo)" "$fl:1 $fr:$ridx" "lo is not a gaudi_nic port"
+bad_link "not Ethernet (lo)" "$fl:1 $fr:$ridx" "lo is neither a gaudi_nic port nor an Ethernet interface"
 gn_new_device "$OTHER_DEV" 2
 oidx=$(ifindex init "gn${OTHER_DEV}p0")
 bad_link "port already linked" "$fl:$lidx $fi:$oidx" "$NETIF is already linked"

@@ -35,7 +35,7 @@ static const char gn_eth_mac_strings[][ETH_GSTRING_LEN] = {
 	"mac_rx_frames", "mac_rx_no_buffer", "mac_rx_too_long",
 	"mac_rx_pause_sent", "roce_rx_frames", "roce_tx_frames", "roce_tx_trains",
 	"mac_fault_dropped", "mac_fault_duplicated", "mac_fault_reordered",
-	"mac_fault_corrupted",
+	"mac_fault_corrupted", "mac_tx_uplink_dropped", "mac_rx_uplink_dropped",
 };
 
 static void gn_eth_get_drvinfo(struct net_device *ndev,
@@ -330,6 +330,8 @@ static void gn_eth_get_ethtool_stats(struct net_device *ndev,
 	*data++ = ms.fault_duplicated;
 	*data++ = ms.fault_reordered;
 	*data++ = ms.fault_corrupted;
+	*data++ = ms.tx_uplink_dropped;
+	*data++ = ms.rx_uplink_dropped;
 }
 
 static void gn_eth_get_eth_mac_stats(struct net_device *ndev,

@@ -139,6 +139,9 @@ struct gn_mac_stats {
 	u64 fault_duplicated;	/* delivered twice */
 	u64 fault_reordered;	/* delivered after the frame that followed */
 	u64 fault_corrupted;	/* delivered with one byte flipped */
+	/* a cable ending in an uplink netdev (an emulator feature) */
+	u64 tx_uplink_dropped;	/* not handed to it: above its MTU, no memory */
+	u64 rx_uplink_dropped;	/* from it, not taken: port down, no memory */
 	u64 tx_hist[GN_MAC_HIST];
 	u64 rx_hist[GN_MAC_HIST];
 };

@@ -6,7 +6,9 @@
  * Format as netdevsim's: "netnsfd_a:ifindex_a netnsfd_b:ifindex_b" to link,
  * "netnsfd:ifindex" (either end) to unlink.  The fds are network namespace
  * file descriptors of the writing process (e.g. /run/netns/NAME opened by
- * the shell).
+ * the shell).  One end must be a gaudi_nic port.  If the other is a port
+ * too, the cable joins the two MACs; if it is any other Ethernet netdev,
+ * that netdev becomes the port's uplink (sim/uplink.c).
  */
 #include <linux/device/driver.h>
 #include <linux/netdevice.h>
@@ -16,12 +18,14 @@
 #include "mac.h"
 #include "sim.h"
 
-/* Under RTNL: the MAC of port @ifindex in @netnsfd's namespace. */
-static struct gn_mac *gn_cable_lookup(const char *op, int netnsfd,
-				      int ifindex, struct net_device **ndev)
+/*
+ * Under RTNL: the netdev @ifindex in @netnsfd's namespace, in @ndev, and
+ * its MAC if it is a gaudi_nic port (else NULL).
+ */
+static int gn_cable_lookup(const char *op, int netnsfd, int ifindex,
+			   struct net_device **ndev, struct gn_mac **mac)
 {
 	struct net_device *dev;
-	struct gn_mac *mac;
 	struct net *net;
 
 	ASSERT_RTNL();
@@ -29,23 +33,65 @@ static struct gn_mac *gn_cable_lookup(const char *op, int netnsfd,
 	if (IS_ERR(net)) {
 		pr_err("gaudi_nic: %s: fd %d is not a network namespace\n",
 		       op, netnsfd);
-		return ERR_PTR(-EINVAL);
+		return -EINVAL;
 	}
 	dev = __dev_get_by_index(net, ifindex);
 	put_net(net);
 	if (!dev) {
 		pr_err("gaudi_nic: %s: no interface with ifindex %d in that namespace\n",
 		       op, ifindex);
-		return ERR_PTR(-ENODEV);
-	}
-	mac = gnsim_netdev_mac(dev);
-	if (!mac) {
-		pr_err("gaudi_nic: %s: %s is not a gaudi_nic port\n",
-		       op, dev->name);
-		return ERR_PTR(-EINVAL);
+		return -ENODEV;
 	}
 	*ndev = dev;
-	return mac;
+	*mac = gnsim_netdev_mac(dev);
+	return 0;
+}
+
+/* Under RTNL: a cable from port @a (netdev @dev_a) to @dev_b, its port @b. */
+static int gn_cable_link(struct gn_mac *a, struct net_device *dev_a,
+			 struct gn_mac *b, struct net_device *dev_b)
+{
+	int ret;
+
+	if (!a && b) {
+		swap(a, b);
+		swap(dev_a, dev_b);
+	}
+	if (!a) {
+		pr_err("gaudi_nic: link_device: neither %s nor %s is a gaudi_nic port\n",
+		       dev_a->name, dev_b->name);
+		return -EINVAL;
+	}
+	if (!b && !gnsim_uplink_ok(dev_b)) {
+		pr_err("gaudi_nic: link_device: %s is neither a gaudi_nic port nor an Ethernet interface\n",
+		       dev_b->name);
+		return -EINVAL;
+	}
+	if (a == b) {
+		pr_err("gaudi_nic: link_device: cannot link %s to itself\n",
+		       dev_a->name);
+		return -EINVAL;
+	}
+	if (b && gnsim_mac_linked(b)) {
+		pr_err("gaudi_nic: link_device: %s is already linked\n",
+		       dev_b->name);
+		return -EBUSY;
+	}
+	if (gnsim_mac_linked(a)) {
+		pr_err("gaudi_nic: link_device: %s is already linked\n",
+		       dev_a->name);
+		return -EBUSY;
+	}
+	if (!b && gnsim_uplink_mac(dev_b)) {
+		pr_err("gaudi_nic: link_device: %s is already an uplink\n",
+		       dev_b->name);
+		return -EBUSY;
+	}
+	ret = b ? gnsim_mac_link(a, b) : gnsim_mac_uplink(a, dev_b);
+	if (!ret)
+		pr_info("gaudi_nic: linked %s and %s%s\n", dev_a->name,
+			dev_b->name, b ? "" : " (uplink)");
+	return ret;
 }
 
 static ssize_t link_device_store(struct device_driver *drv, const char *buf,
@@ -63,30 +109,11 @@ static ssize_t link_device_store(struct device_driver *drv, const char *buf,
 		return -EINVAL;
 	}
 	rtnl_lock();
-	a = gn_cable_lookup("link_device", fd_a, if_a, &dev_a);
-	if (IS_ERR(a)) {
-		ret = PTR_ERR(a);
-		goto out;
-	}
-	b = gn_cable_lookup("link_device", fd_b, if_b, &dev_b);
-	if (IS_ERR(b)) {
-		ret = PTR_ERR(b);
-		goto out;
-	}
-	if (a == b) {
-		pr_err("gaudi_nic: link_device: cannot link %s to itself\n",
-		       dev_a->name);
-		ret = -EINVAL;
-		goto out;
-	}
-	ret = gnsim_mac_link(a, b);
-	if (ret == -EBUSY)
-		pr_err("gaudi_nic: link_device: %s is already linked\n",
-		       gnsim_mac_peer(a) ? dev_a->name : dev_b->name);
-	else if (!ret)
-		pr_info("gaudi_nic: linked %s and %s\n", dev_a->name,
-			dev_b->name);
-out:
+	ret = gn_cable_lookup("link_device", fd_a, if_a, &dev_a, &a);
+	if (!ret)
+		ret = gn_cable_lookup("link_device", fd_b, if_b, &dev_b, &b);
+	if (!ret)
+		ret = gn_cable_link(a, dev_a, b, dev_b);
 	rtnl_unlock();
 	return ret ? ret : count;
 }
@@ -106,14 +133,16 @@ static ssize_t unlink_device_store(struct device_driver *drv, const char *buf,
 		return -EINVAL;
 	}
 	rtnl_lock();
-	mac = gn_cable_lookup("unlink_device", fd, ifindex, &dev);
-	if (IS_ERR(mac)) {
-		ret = PTR_ERR(mac);
-	} else {
-		ret = gnsim_mac_unlink(mac);
-		if (ret)
+	ret = gn_cable_lookup("unlink_device", fd, ifindex, &dev, &mac);
+	if (!ret) {
+		/* either end: a port, or an uplink */
+		if (!mac)
+			mac = gnsim_uplink_mac(dev);
+		if (!mac || gnsim_mac_unlink(mac)) {
 			pr_err("gaudi_nic: unlink_device: %s is not linked\n",
 			       dev->name);
+			ret = mac ? -ENOENT : -EINVAL;
+		}
 	}
 	rtnl_unlock();
 	return ret ? ret : count;

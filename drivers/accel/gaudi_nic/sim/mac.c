@@ -22,6 +22,10 @@
  * touches a peer or calls the client runs inside an RCU read-side section,
  * so gnsim_mac_quiesce() (synchronize_rcu) fences them.
  *
+ * A cable may instead end in an uplink, a Linux netdev (uplink.c): frames
+ * then leave through it, and what it receives comes in through
+ * gnsim_mac_rx() from its receive path.  The uplink pointer is RCU too.
+ *
  * Fault injection (gnsim_mac_set_fault(), sim/mac.h; in mac_fault.c) sits
  * between a sender and the cable; see struct gn_mac_fault_state.
  */
@@ -327,12 +331,18 @@ static void gn_mac_count_tx(struct gn_mac_stats *st, const struct gn_frame *f)
 }
 
 /*
- * Put @f on the cable to @peer: gnsim_mac_rx() unless a fault is set on @mac.
- * Same context and return value as gnsim_mac_rx().
+ * Put @f on the cable: out through uplink @up if there is one, else to
+ * @peer, with gnsim_mac_rx() unless a fault is set on @mac.  Same context
+ * and return value as gnsim_mac_rx().
  */
 static int gn_mac_wire(struct gn_mac *mac, struct gn_mac *peer,
-		       const struct gn_frame *f, bool may_hold)
+		       struct gn_uplink *up, const struct gn_frame *f,
+		       bool may_hold)
 {
+	if (up) {
+		gnsim_uplink_xmit(mac, up, f);
+		return 0;
+	}
 	if (likely(!READ_ONCE(mac->fault.on)))
 		return gnsim_mac_rx(peer, f, may_hold);
 	return gnsim_mac_fault_xmit(mac, peer, f, may_hold);
@@ -398,6 +408,7 @@ static void gn_mac_tx_process(struct gn_mac *mac, unsigned int q)
 	struct gn_mac_txq *txq = &mac->txq[q];
 	struct gn_frame *f = &txq->frame;
 	unsigned int i, done = 0;
+	struct gn_uplink *up;
 	struct gn_mac *peer;
 	bool link, hold;
 	u16 status;
@@ -410,8 +421,10 @@ static void gn_mac_tx_process(struct gn_mac *mac, unsigned int q)
 	if (!txq->ring)
 		goto out;
 	peer = rcu_dereference(mac->peer);
-	link = READ_ONCE(mac->link) && peer;
-	hold = READ_ONCE(mac->rx_pause);
+	up = rcu_dereference(mac->uplink);
+	link = READ_ONCE(mac->link) && (peer || up);
+	/* 802.3x pause is between two ports: an uplink never holds */
+	hold = READ_ONCE(mac->rx_pause) && peer;
 	while (txq->head != txq->prod) {
 		n = gn_mac_tx_gather(mac, txq, f);
 		if (!n)
@@ -429,7 +442,7 @@ static void gn_mac_tx_process(struct gn_mac *mac, unsigned int q)
 
 			while (gnsim_tso_segment(f, k, txq->tso_tmpl,
 						 txq->tso_hdr, &txq->seg)) {
-				if (gn_mac_wire(mac, peer, &txq->seg,
+				if (gn_mac_wire(mac, peer, up, &txq->seg,
 						hold) == -EAGAIN)
 					break;
 				gn_mac_count_tx(&txq->st, &txq->seg);
@@ -443,7 +456,7 @@ static void gn_mac_tx_process(struct gn_mac *mac, unsigned int q)
 			}
 			txq->tso_next = 0;
 		} else {
-			if (gn_mac_wire(mac, peer, f, hold) == -EAGAIN) {
+			if (gn_mac_wire(mac, peer, up, f, hold) == -EAGAIN) {
 				txq->held = true;
 				txq->st.tx_paused++;
 				break;
@@ -510,6 +523,7 @@ int gnsim_mac_roce_xmit_train(struct gn_mac *mac,
 		.icrc_insert = flags & GN_MAC_ROCE_ICRC_INSERT,
 	};
 	bool train = n > 1 && f.icrc_insert;
+	struct gn_uplink *up;
 	struct gn_mac *peer;
 	unsigned int i, k;
 	int ret = 0;
@@ -532,9 +546,10 @@ int gnsim_mac_roce_xmit_train(struct gn_mac *mac,
 	rcu_read_lock();
 	local_bh_disable();
 	peer = rcu_dereference(mac->peer);
-	if (!READ_ONCE(mac->link) || !peer) {
+	up = rcu_dereference(mac->uplink);
+	if (!READ_ONCE(mac->link) || (!peer && !up)) {
 		ret = -ENOLINK;
-	} else if (train && !READ_ONCE(mac->fault.on) &&
+	} else if (train && peer && !READ_ONCE(mac->fault.on) &&
 		   gn_mac_roce_rx_train(peer, frames, n)) {
 		/* whole, to the peer's engine */
 	} else {
@@ -548,7 +563,7 @@ int gnsim_mac_roce_xmit_train(struct gn_mac *mac,
 			f.len = frames[i].len;
 			memcpy(f.frag, frames[i].frags,
 			       f.nfrags * sizeof(f.frag[0]));
-			gn_mac_wire(mac, peer, &f, false);
+			gn_mac_wire(mac, peer, up, &f, false);
 		}
 	}
 	spin_lock(&mac->roce_lock);
@@ -729,15 +744,24 @@ static void gnsim_mac_get_rss(struct gn_mac *mac, u8 *key, u32 *indir)
 
 static void gnsim_mac_set_max_frame(struct gn_mac *mac, unsigned int len)
 {
+	struct gn_uplink *up;
+
 	WRITE_ONCE(mac->max_frame, len);
+	rcu_read_lock();
+	up = rcu_dereference(mac->uplink);
+	if (up)
+		gnsim_uplink_check_mtu(up, len);
+	rcu_read_unlock();
 }
 
 /* ----------------------------------------------------------- link state */
 
-static void gn_mac_update_link(struct gn_mac *mac)
+void gnsim_mac_update_link(struct gn_mac *mac)
 {
 	struct gn_mac *peer = rtnl_dereference(mac->peer);
-	bool up = mac->enabled && peer && peer->enabled;
+	struct gn_uplink *uplink = rtnl_dereference(mac->uplink);
+	bool up = mac->enabled && (peer ? peer->enabled :
+				   uplink && gnsim_uplink_carrier(uplink));
 
 	if (up == mac->link)
 		return;
@@ -754,17 +778,22 @@ static void gnsim_mac_enable(struct gn_mac *mac, bool enable)
 
 	ASSERT_RTNL();
 	WRITE_ONCE(mac->enabled, enable);
-	gn_mac_update_link(mac);
+	gnsim_mac_update_link(mac);
 	peer = rtnl_dereference(mac->peer);
 	if (peer)
-		gn_mac_update_link(peer);
+		gnsim_mac_update_link(peer);
 }
 
 /* The cable-detect pin of the port's cage: a cable is plugged in. */
 static bool gnsim_mac_cabled(struct gn_mac *mac)
 {
+	return gnsim_mac_linked(mac);
+}
+
+bool gnsim_mac_linked(struct gn_mac *mac)
+{
 	ASSERT_RTNL();
-	return rtnl_dereference(mac->peer);
+	return rtnl_dereference(mac->peer) || rtnl_dereference(mac->uplink);
 }
 
 int gnsim_mac_link(struct gn_mac *a, struct gn_mac *b)
@@ -772,12 +801,12 @@ int gnsim_mac_link(struct gn_mac *a, struct gn_mac *b)
 	ASSERT_RTNL();
 	if (a == b)
 		return -EINVAL;
-	if (rtnl_dereference(a->peer) || rtnl_dereference(b->peer))
+	if (gnsim_mac_linked(a) || gnsim_mac_linked(b))
 		return -EBUSY;
 	rcu_assign_pointer(a->peer, b);
 	rcu_assign_pointer(b->peer, a);
-	gn_mac_update_link(a);
-	gn_mac_update_link(b);
+	gnsim_mac_update_link(a);
+	gnsim_mac_update_link(b);
 	return 0;
 }
 
@@ -786,6 +815,10 @@ int gnsim_mac_unlink(struct gn_mac *mac)
 	struct gn_mac *peer;
 
 	ASSERT_RTNL();
+	if (rtnl_dereference(mac->uplink)) {
+		gnsim_uplink_detach(mac);
+		return 0;
+	}
 	peer = rtnl_dereference(mac->peer);
 	if (!peer)
 		return -ENOENT;
@@ -794,14 +827,9 @@ int gnsim_mac_unlink(struct gn_mac *mac)
 	/* no frame is held for the wrong peer: the cable is gone */
 	gnsim_fault_flush(mac, false);
 	gnsim_fault_flush(peer, false);
-	gn_mac_update_link(mac);
-	gn_mac_update_link(peer);
+	gnsim_mac_update_link(mac);
+	gnsim_mac_update_link(peer);
 	return 0;
-}
-
-struct gn_mac *gnsim_mac_peer(struct gn_mac *mac)
-{
-	return rtnl_dereference(mac->peer);
 }
 
 /* ---------------------------------------------------------------- misc */
@@ -861,6 +889,8 @@ static void gnsim_mac_get_stats(struct gn_mac *mac, struct gn_mac_stats *stats)
 	stats->fault_reordered = mac->fault.reordered;
 	stats->fault_corrupted = mac->fault.corrupted;
 	spin_unlock_bh(&mac->fault.lock);
+	stats->tx_uplink_dropped = atomic64_read(&mac->uplink_tx_dropped);
+	stats->rx_uplink_dropped = atomic64_read(&mac->uplink_rx_dropped);
 }
 
 static void gnsim_mac_set_roce(struct gn_mac *mac, bool enable)

@@ -25,10 +25,22 @@ struct gn_mac *gnsim_mac_alloc(struct device *dma_dev, unsigned int port,
 			       struct dentry *debugfs);
 void gnsim_mac_free(struct gn_mac *mac);
 
-/* Cables (under RTNL). */
+/*
+ * Cables (under RTNL): between two ports, or from a port to an uplink, any
+ * Ethernet netdev (sim/uplink.c).  A port has one cable at most;
+ * gnsim_mac_unlink() ends either kind.
+ */
 int gnsim_mac_link(struct gn_mac *a, struct gn_mac *b);
+int gnsim_mac_uplink(struct gn_mac *mac, struct net_device *dev);
 int gnsim_mac_unlink(struct gn_mac *mac);
-struct gn_mac *gnsim_mac_peer(struct gn_mac *mac);
+bool gnsim_mac_linked(struct gn_mac *mac);
+/* @dev can be an uplink: an Ethernet interface, not loopback. */
+bool gnsim_uplink_ok(const struct net_device *dev);
+/* The port whose uplink @dev is, or NULL. */
+struct gn_mac *gnsim_uplink_mac(const struct net_device *dev);
+/* The netdev notifier that ends a cable when its uplink goes. */
+int gnsim_uplink_init(void);
+void gnsim_uplink_exit(void);
 
 /*
  * RoCE steering: when RoCE is enabled on the port, frames to UDP port

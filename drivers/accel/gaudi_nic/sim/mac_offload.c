@@ -3,8 +3,8 @@
  * The emulated MAC's offloads and frame helpers: checksum insertion while
  * a frame is copied (gnsim_frame_copy(), the receive checksum with it),
  * TSO segmentation, and reading a frame gathered from pieces.  The MAC's
- * transmit and receive paths (mac.c) and its fault injection (mac_fault.c)
- * use them; see mac_priv.h.
+ * transmit and receive paths (mac.c), its fault injection (mac_fault.c)
+ * and the uplinks (uplink.c) use them; see mac_priv.h.
  */
 #include <linux/if_ether.h>
 #include <linux/if_vlan.h>

@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
  * The emulated MAC's own structures, shared by mac.c (rings, cable, link,
- * the driver's ops), mac_offload.c (checksums, TSO) and mac_fault.c
- * (cable fault injection).  Nothing outside these files includes this.
+ * the driver's ops), mac_offload.c (checksums, TSO), mac_fault.c (cable
+ * fault injection) and uplink.c (cables that end in a netdev).  Nothing
+ * outside these files includes this.
  */
 #ifndef _GAUDI_NIC_SIM_MAC_PRIV_H
 #define _GAUDI_NIC_SIM_MAC_PRIV_H
@@ -10,6 +11,8 @@
 #include <linux/spinlock.h>
 #include <net/checksum.h>
 #include "mac.h"
+
+struct gn_uplink;
 
 /* A frame on the wire: gathered from host memory, checksum to insert. */
 struct gn_frame {
@@ -102,6 +105,10 @@ struct gn_mac {
 	unsigned int port;
 	struct gn_mac_rss __rcu *rss;
 	struct gn_mac __rcu *peer;
+	/* or the uplink at the cable's far end (uplink.c), not both */
+	struct gn_uplink __rcu *uplink;
+	atomic64_t uplink_tx_dropped;
+	atomic64_t uplink_rx_dropped;
 	/* configuration: written under RTNL, read with READ_ONCE */
 	bool enabled;
 	bool link;
@@ -131,6 +138,7 @@ struct gn_mac {
 
 /* mac.c */
 int gnsim_mac_rx(struct gn_mac *mac, const struct gn_frame *f, bool may_hold);
+void gnsim_mac_update_link(struct gn_mac *mac);
 
 /* mac_offload.c */
 __wsum gnsim_frame_copy(const struct gn_frame *f, u8 *dst);
@@ -142,6 +150,13 @@ bool gnsim_tso_hdr_ok(const struct gn_frame *f, const u8 *hdr);
 /* segment @k of @f into @seg, headers built in @hdr from @tmpl */
 bool gnsim_tso_segment(const struct gn_frame *f, unsigned int k,
 		       const u8 *tmpl, u8 *hdr, struct gn_frame *seg);
+
+/* uplink.c: a cable ending in a netdev (struct gn_uplink is private) */
+void gnsim_uplink_xmit(struct gn_mac *mac, struct gn_uplink *up,
+		       const struct gn_frame *f);
+bool gnsim_uplink_carrier(const struct gn_uplink *up);
+void gnsim_uplink_check_mtu(const struct gn_uplink *up, u32 max_frame);
+void gnsim_uplink_detach(struct gn_mac *mac);
 
 /* mac_fault.c */
 int gnsim_mac_fault_xmit(struct gn_mac *mac, struct gn_mac *peer,

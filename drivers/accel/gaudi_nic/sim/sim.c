@@ -514,15 +514,21 @@ static int __init gnsim_init(void)
 	unsigned int i;
 	int ret;
 
-	ret = platform_driver_register(&gnsim_platform_driver);
+	ret = gnsim_uplink_init();
 	if (ret)
 		return ret;
+	ret = platform_driver_register(&gnsim_platform_driver);
+	if (ret) {
+		gnsim_uplink_exit();
+		return ret;
+	}
 	for (i = 0; i < num_devices; i++) {
 		ret = gnsim_new_device(i, GAUDI_NIC_DEFAULT_PORTS,
 				       GAUDI_NIC_DEFAULT_HBM_MB);
 		if (ret) {
 			gnsim_cleanup();
 			platform_driver_unregister(&gnsim_platform_driver);
+			gnsim_uplink_exit();
 			return ret;
 		}
 	}
@@ -533,6 +539,7 @@ static void __exit gnsim_exit(void)
 {
 	platform_driver_unregister(&gnsim_platform_driver);
 	gnsim_cleanup();
+	gnsim_uplink_exit();
 }
 
 module_init(gnsim_init);
