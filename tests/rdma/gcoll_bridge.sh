@@ -1,0 +1,149 @@
+#!/usr/bin/env bash
+# gcoll_bridge.sh - collectives at 8 ranks through real switches (issue 32):
+# 8 devices, each in its own namespace with 2 ports; port p of every
+# device is uplinked (sim/uplink.c) to a veth whose peer is a port of the
+# Linux bridge br<p> in namespace $SW_NS.  Two bridges, two rails:
+#
+#   rail p: subnet 10.97.p.0/24, rank r has 10.97.p.(r+1) on port p
+#
+# (Documentation/collectives.md, "Addressing": rail i of a rank publishes
+# the i-th IPv4 address of its device, in address order, so rail i of
+# every rank is on the same subnet; rdma_cm resolves each peer through
+# the connected route of that subnet to the port on that bridge.)
+#
+# Every collective runs HBM to HBM on 8 ranks over one rail and is checked
+# (-c 1); then the all-reduce on two rails (GCOLL_NRAILS=2), and both ports
+# of every device must have carried data.  With one rail, the second
+# bridge must have carried none: the route, not luck, picks the port.
+# Output: TAP.
+here=$(dirname "$0")
+. "$here/lib.sh"
+. "$here/gcoll_lib.sh"
+FIRST_DEV=${FIRST_DEV:-88}
+N=${BRIDGE_RANKS:-8}
+PORT=29700
+SW_NS=gb-sw
+# HBM per device (MiB): the 4 MiB all-reduce and its neighbours
+HBM_MB=48
+ns() { echo "gb-$1"; }
+addr() { echo "10.97.0.$(($1 + 1))"; }
+
+NR=0
+bridge_cleanup() {
+	mesh_cleanup
+	ip netns del "$SW_NS" 2>/dev/null
+	return 0
+}
+
+bridge_setup() {
+	local r p
+	gib_load && modprobe -q rdma_ucm && modprobe -q veth && modprobe -q bridge ||
+		{ echo "cannot load gaudi_ib, rdma_ucm, veth and bridge"; return 1; }
+	ip netns add "$SW_NS" || return 1
+	for ((p = 0; p < 2; p++)); do
+		ip -n "$SW_NS" link add "br$p" type bridge || return 1
+		ip -n "$SW_NS" link set "br$p" up
+	done
+	NR=$N
+	for ((r = 0; r < N; r++)); do
+		gn_new_device "$(dev $r)" 2 "$HBM_MB" || return 1
+		ip netns add "$(ns $r)" || return 1
+		ip -n "$(ns $r)" link set lo up
+		for ((p = 0; p < 2; p++)); do
+			ip link set "gn$(dev $r)p$p" netns "$(ns $r)" || return 1
+			ip -n "$(ns $r)" link add "up$p" type veth peer name "r${r}p$p" netns "$SW_NS" ||
+				return 1
+			ip -n "$SW_NS" link set "r${r}p$p" master "br$p" || return 1
+			ip -n "$SW_NS" link set "r${r}p$p" up
+			gn_link "$(ns $r)" "gn$(dev $r)p$p" "$(ns $r)" "up$p" || return 1
+			ip -n "$(ns $r)" link set "up$p" up
+			ip -n "$(ns $r)" addr add "10.97.$p.$((r + 1))/24" dev "gn$(dev $r)p$p"
+			ip -n "$(ns $r)" link set "gn$(dev $r)p$p" up
+		done
+	done
+	for ((r = 0; r < N; r++)); do
+		for ((p = 0; p < 2; p++)); do
+			wait_carrier "$(ns $r)" "gn$(dev $r)p$p" 1 || return 1
+			ib_wait_active "gaudi_$(dev $r)" $((p + 1)) || return 1
+		done
+	done
+}
+
+trap bridge_cleanup EXIT
+tap_env_start bridge_setup
+t_ok "$N devices, 2 ports each, port p uplinked to a veth on bridge br<p>: two rails (10.97.0.0/24, 10.97.1.0/24)"
+need_test_bin gcoll-perf "$PERF"
+mark=$(dmesg | wc -l)
+
+# port_bytes P: "r=bytes ..." of port P (1 or 2) of every device
+declare -A base=()
+snap_ports() {
+	local r p
+	for ((r = 0; r < N; r++)); do
+		for ((p = 1; p <= 2; p++)); do
+			base[$r.$p]=$(ib_counter "gaudi_$(dev $r)" "$p" tx_bytes)
+		done
+	done
+}
+# moved P: the devices whose port P sent data since snap_ports, and idle
+moved() {
+	local r
+	MOVED=0 IDLE=
+	for ((r = 0; r < N; r++)); do
+		if [ "$(ib_counter "gaudi_$(dev $r)" "$1" tx_bytes)" -gt "${base[$r.$1]}" ]; then
+			MOVED=$((MOVED + 1))
+		else
+			IDLE+=" gaudi_$(dev $r)/$1"
+		fi
+	done
+}
+
+# one rail: every collective, checked
+snap_ports
+if perfn "$N" out -C allreduce -b 8 -e 4M -f 8 -n 2 -w 1 -c 1; then
+	perf_ok "$N ranks through br0: all-reduce fp32 sum HBM to HBM, 8 B to 4 MiB" "$out"
+	grep -q 'provider verbs;ofi_rxm.*buffers HBM, dma-buf MR native' <<<"$out" &&
+		t_ok "$N ranks: verbs;ofi_rxm chosen by default, HBM registered natively" ||
+		t_fail "$N ranks: verbs;ofi_rxm chosen by default, HBM registered natively" \
+			"$(grep '^# gcoll-perf' <<<"$out")"
+else
+	t_fail "$N ranks through br0: all-reduce fp32 sum HBM to HBM, 8 B to 4 MiB" "$out" "$PERF_ERR"
+fi
+for spec in "allgather int32" "reducescatter float" "broadcast double" "reduce int64" \
+	    "alltoall uint8"; do
+	set -- $spec
+	if perfn "$N" out -C "$1" -d "$2" -b 8 -e 256K -f 32 -n 1 -w 1 -c 1; then
+		perf_ok "$N ranks through br0: $1 $2 HBM to HBM, 8 B to 256 KiB" "$out"
+	else
+		t_fail "$N ranks through br0: $1 $2 HBM to HBM, 8 B to 256 KiB" "$out" "$PERF_ERR"
+	fi
+done
+moved 1
+[ "$MOVED" = "$N" ] && t_ok "one rail: port 1 of every device sent data" ||
+	t_fail "one rail: port 1 of every device sent data" "idle:$IDLE"
+moved 2
+[ "$MOVED" = 0 ] && t_ok "one rail: no port 2 sent RoCE data (br1 idle)" ||
+	t_fail "one rail: no port 2 sent RoCE data" "$MOVED ports sent"
+
+# two rails: rendezvous writes striped over both bridges
+snap_ports
+if GCOLL_NRAILS=2 perfn "$N" out -C allreduce -b 1M -e 4M -f 4 -n 2 -w 1 -c 1; then
+	perf_ok "$N ranks, 2 rails (br0 and br1): all-reduce fp32 sum HBM to HBM, 1 to 4 MiB" "$out"
+	grep -q 'rails 2' <<<"$out" && t_ok "2 rails: every rank opened both" ||
+		t_fail "2 rails: every rank opened both" "$(grep '^# gcoll-perf' <<<"$out")"
+	moved 1
+	m1=$MOVED i1=$IDLE
+	moved 2
+	if [ "$m1" = "$N" ] && [ "$MOVED" = "$N" ]; then
+		t_ok "2 rails: both ports of all $N devices carried data"
+	else
+		t_fail "2 rails: both ports of all $N devices carried data" "idle:$i1$IDLE"
+	fi
+else
+	t_fail "$N ranks, 2 rails: all-reduce fp32 sum HBM to HBM, 1 to 4 MiB" "$out" "$PERF_ERR"
+fi
+nports=$(ip -n "$SW_NS" -j link show master br1 | python3 -c 'import json, sys; print(len(json.load(sys.stdin)))')
+t_expect "br1 has all $N ports" "$N" "$nports"
+
+dmesg_check "$mark"
+tap_done
