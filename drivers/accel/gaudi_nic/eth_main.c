@@ -799,8 +799,7 @@ static const struct gn_mac_client_ops gn_eth_mac_ops = {
 static void gn_eth_port_mac_addr(struct gaudi_nic_dev *gdev, unsigned int idx,
 				 u8 *addr)
 {
-	u32 h = jhash(gdev->serial, strnlen(gdev->serial, sizeof(gdev->serial)),
-		      0x676e6963);
+	u32 h = gaudi_nic_serial_hash(gdev);
 
 	addr[0] = 0x02;
 	addr[1] = h >> 24;

@@ -8,6 +8,7 @@
 #define _LINUX_GAUDI_NIC_CORE_H
 
 #include <linux/bits.h>
+#include <linux/jhash.h>
 #include <linux/types.h>
 #include <drm/drm_device.h>
 
@@ -59,6 +60,17 @@ struct gaudi_nic_dev {
 	struct gn_mem *mem;
 	void *nic;
 };
+
+/*
+ * A 32-bit hash of the device's serial number, unique per board as the
+ * serial is: the ports' MAC addresses (02:<hash>:<port>) and the RDMA node
+ * GUID (the EUI-64 of port 0's MAC) derive from it.
+ */
+static inline u32 gaudi_nic_serial_hash(const struct gaudi_nic_dev *gdev)
+{
+	return jhash(gdev->serial, strnlen(gdev->serial, sizeof(gdev->serial)),
+		     0x676e6963);
+}
 
 static inline struct gaudi_nic_dev *to_gaudi_nic_dev(struct drm_device *drm)
 {

@@ -17,6 +17,7 @@
 #include <linux/module.h>
 #include <linux/mutex.h>
 #include <linux/platform_device.h>
+#include <linux/random.h>
 #include <linux/rtnetlink.h>
 #include <linux/slab.h>
 #include <linux/sysfs.h>
@@ -31,6 +32,16 @@
 static unsigned int num_devices = 1;
 module_param(num_devices, uint, 0444);
 MODULE_PARM_DESC(num_devices, "Emulated devices created at load (default 1)");
+
+/*
+ * Mixed into every device's serial number, from which the driver derives
+ * the ports' MAC addresses (and gaudi_ib its GUIDs): devices of the same
+ * id on two hosts must differ, as two boards' serials do, or the ports of
+ * two machines joined by a wire would share addresses.
+ */
+static unsigned int host_id;
+module_param(host_id, uint, 0444);
+MODULE_PARM_DESC(host_id, "Part of every device's serial number, so that devices on different hosts differ (default: random at load)");
 
 /* Device id -> struct gnsim_dev, from creation until the last reference. */
 static DEFINE_XARRAY(gnsim_windows);
@@ -111,7 +122,7 @@ static int gnsim_new_device(u32 id, u32 ports, u32 hbm_mb)
 	sim->nframes = sim->hw.hbm_size >> PAGE_SHIFT;
 	sim->hw.bus_base = GAUDI_NIC_BUS_BASE + (u64)id * GAUDI_NIC_BUS_WINDOW;
 	snprintf(sim->hw.serial, sizeof(sim->hw.serial), "GNSIM%04u%08X", id,
-		 (u32)(sim->hw.bus_base >> 32) ^ (hbm_mb << 8) ^ ports);
+		 (u32)(sim->hw.bus_base >> 32) ^ (hbm_mb << 8) ^ ports ^ host_id);
 	sim->frames = kvcalloc(sim->nframes, sizeof(*sim->frames), GFP_KERNEL);
 	sim->macs = kcalloc(ports, sizeof(*sim->macs), GFP_KERNEL);
 	if (!sim->frames || !sim->macs) {
@@ -514,6 +525,8 @@ static int __init gnsim_init(void)
 	unsigned int i;
 	int ret;
 
+	while (!host_id)
+		host_id = get_random_u32();
 	ret = gnsim_uplink_init();
 	if (ret)
 		return ret;

@@ -216,6 +216,7 @@ static int gib_probe(struct auxiliary_device *adev,
 	char name[IB_DEVICE_NAME_MAX];
 	struct gib_dev *dev;
 	int ret;
+	u32 h;
 
 	if (!gdev->num_ports || gdev->num_ports > GIB_MAX_PORTS)
 		return -EINVAL;
@@ -245,9 +246,14 @@ static int gib_probe(struct auxiliary_device *adev,
 	dev->ibdev.local_dma_lkey = GN_ROCE_LOCAL_DMA_LKEY;
 	strscpy(dev->ibdev.node_desc, "gaudi_nic RoCE v2 engine",
 		sizeof(dev->ibdev.node_desc));
-	/* Node GUID from the device number, EUI-64 style. */
-	dev->ibdev.node_guid = cpu_to_be64(0x0200c9fffe000000ULL |
-					   ((u64)gdev->id << 8));
+	/*
+	 * Node GUID: the EUI-64 of port 0's MAC address, 02:<hash>:00 (the
+	 * serial's hash), as RoCE NICs derive theirs; unique per board, so
+	 * two hosts' devices of the same id differ.
+	 */
+	h = gaudi_nic_serial_hash(gdev);
+	dev->ibdev.node_guid = cpu_to_be64((u64)(h >> 16) << 40 |
+					   0xfffeULL << 24 | (u64)(h & 0xffff) << 8);
 	ib_set_device_ops(&dev->ibdev, &gib_dev_ops);
 	/* write commands the core only offers on request: the doorbells */
 	dev->ibdev.uverbs_cmd_mask |= BIT_ULL(IB_USER_VERBS_CMD_POST_SEND) |
