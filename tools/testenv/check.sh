@@ -2,7 +2,8 @@
 # check.sh [--debug-only] - everything 'make check' runs, inside the test
 # root: the VM tests in one guest boot and, beside the guest's first lists,
 # the host tests (no VM); then the debug-kernel lane, a second guest on the
-# debug kernel (make kmod-debug) running tests/vm-debug.d.  --debug-only
+# debug kernel (make kmod-debug) running tests/vm-debug.d; then two guests
+# at once, two machines on a wire (tests/vm2.d).  --debug-only
 # (make check-debug) runs that lane alone.  Ends with the line
 # "N passed, N failed[, N skipped]" and a non-zero status on any failure.
 set -uo pipefail
@@ -26,13 +27,21 @@ debug_lane() {
 	return 1
 }
 
+# two_machines: the tests of tests/vm2.d on two guests joined by a wire
+# (tools/testenv/vm2.sh), after the other lanes: never two guest runs at
+# once beside them
+two_machines() {
+	echo "# two machines: two guests of one vCPU, their NICs joined by a wire, tests/vm2.d"
+	tools/testenv/vm2.sh tests/vm2.d "$res/vm2" </dev/null
+}
+
 # failures: each failed test's failing points again, with the diagnostics
 # under them (20 lines each at most), so that the end of the output, which
 # is all a CI excerpt may keep, says what failed and why
 failures() {
 	local r name why nf
 	echo "# failures, again:"
-	for r in "$res"/*/*.res; do
+	for r in "$res"/*/*.res "$res"/*/*/*.res; do
 		[ -e "$r" ] || continue
 		read -r _ nf _ _ _ why < "$r"
 		[ "${nf:-0}" -gt 0 ] || continue
@@ -46,11 +55,12 @@ failures() {
 # totals: the closing line over every lane's counts; the status
 totals() {
 	local p f s
-	read -r p f s < <(cat "$res"/*/counts "$res"/*.counts.extra 2>/dev/null |
+	read -r p f s < <(cat "$res"/*/counts "$res"/*/*/counts "$res"/*.counts.extra \
+		"$res"/*/*.counts.extra 2>/dev/null |
 		awk '{ p += $1; f += $2; s += $3 } END { print p + 0, f + 0, s + 0 }')
 	if [ "$f" -gt 0 ]; then
 		failures
-		echo "# per-test logs: build/results/{host,vm,vm-debug}/NAME.log; guest consoles: build/results/vm*.console.log"
+		echo "# per-test logs: build/results/{host,vm,vm-debug,vm2/node0,vm2/node1}/NAME.log; guest consoles: build/results/vm*.console.log, vm2.node*.log"
 	fi
 	[ "$f" = 0 ] || status=1
 	if [ "$s" -gt 0 ]; then
@@ -84,4 +94,5 @@ if ! wait "$vmpid"; then
 fi
 
 debug_lane || status=1
+two_machines || status=1
 totals
