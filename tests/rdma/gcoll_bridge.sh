@@ -142,6 +142,51 @@ if GCOLL_NRAILS=2 perfn "$N" out -C allreduce -b 1M -e 4M -f 4 -n 2 -w 1 -c 1; t
 else
 	t_fail "$N ranks, 2 rails: all-reduce fp32 sum HBM to HBM, 1 to 4 MiB" "$out" "$PERF_ERR"
 fi
+# failure at scale: an uplink taken down in the middle of a 2-rail job.
+# libgcoll stripes each write over both rails and does not move a rail's
+# share to the other (neither does NCCL, which aborts; HCCL retries on a
+# borrowed NIC), so every rank must return an error of its own within the
+# communicator's timeout (GCOLL_TIMEOUT_MS, 30 s here), not hang
+tmp=$(mktemp -d)
+PORT=$((PORT + 1))
+pids=()
+for ((r = 0; r < N; r++)); do
+	ip netns exec "$(ns $r)" env RANK=$r WORLD_SIZE=$N MASTER_ADDR="$(addr 0)" \
+		MASTER_PORT=$PORT GCOLL_NRAILS=2 GCOLL_TIMEOUT_MS=30000 timeout 300 "$PERF" \
+		-H "$(dev $r)" -C allreduce -b 1M -e 1M -n 100000 -w 0 -c 0 \
+		>"$tmp/out.$r" 2>&1 &
+	pids+=($!)
+done
+for ((i = 0; i < 1800; i++)); do
+	grep -q '^# gcoll-perf' "$tmp/out.0" && break
+	sleep 0.1
+done
+sleep 2
+victim=$((N / 2))
+ip -n "$(ns $victim)" link set up1 down
+t0=$(date +%s)
+for ((i = 0; i < 1200; i++)); do
+	alive=0
+	for p in "${pids[@]}"; do kill -0 "$p" 2>/dev/null && alive=$((alive + 1)); done
+	[ "$alive" = 0 ] && break
+	sleep 0.1
+done
+secs=$(($(date +%s) - t0))
+bad=
+for ((r = 0; r < N; r++)); do
+	kill -KILL "${pids[$r]}" 2>/dev/null
+	wait "${pids[$r]}"
+	rc=$?
+	{ [ "$rc" = 1 ] && grep -q 'failed: ' "$tmp/out.$r"; } || bad+=" rank $r: rc $rc, $(tail -n 2 "$tmp/out.$r" | tr '\n' ' ');"
+done
+if [ -z "$bad" ] && [ "$secs" -le 120 ]; then
+	t_ok "rank $victim's rail-1 uplink down mid 2-rail all-reduce: all $N ranks returned an error within $secs s ($(grep -m1 -o 'failed: .*' "$tmp/out.0"))"
+else
+	t_fail "rank $victim's rail-1 uplink down mid 2-rail all-reduce: every rank returns an error within 120 s" \
+		"after $secs s:$bad"
+fi
+ip -n "$(ns $victim)" link set up1 up
+rm -rf "$tmp"
 nports=$(ip -n "$SW_NS" -j link show master br1 | python3 -c 'import json, sys; print(len(json.load(sys.stdin)))')
 t_expect "br1 has all $N ports" "$N" "$nports"
 
