@@ -127,6 +127,22 @@ gn_link() {
 	exec {fa}<&- {fb}<&-
 	return $rc
 }
+# bad_link DESC "WRITTEN" "LOG TEXT": writing WRITTEN to link_device must
+# fail, and the kernel log must say LOG TEXT (a grep -E pattern)
+bad_link() {
+	local before err new
+	before=$(dmesg | wc -l)
+	if err=$(echo "$2" 2>&1 > "$GN_SYSFS/link_device"); then
+		t_fail "$1: refused" "write of \"$2\" succeeded"
+		return
+	fi
+	new=$(dmesg | tail -n +$((before + 1)))
+	if grep -qE "$3" <<<"$new"; then
+		t_ok "$1: refused (${err##*: }), log: $(grep -o "link_device: .*" <<<"$new" | head -n 1)"
+	else
+		t_fail "$1: refused with a clear message" "expected \"$3\" in:" "$new"
+	fi
+}
 gn_unlink() {
 	local fa ia rc
 	ia=$(ifindex "$1" "$2") || return 1

@@ -41,23 +41,10 @@ lcl ip neigh flush dev "$NETIF"
 t_check "ping after relink" lcl ping -c 2 -i 0.2 -W 5 "$REMOTE_V4"
 
 # --- bad input: refused with an error, and the kernel log says why
-# bad_link DESC "WRITTEN" "LOG TEXT"; $fl/$fr are namespace fds of this shell
+# bad_link (lib.sh); $fl/$fr are namespace fds of this shell
 exec {fl}<"/run/netns/$LOCAL_NS" {fr}<"/run/netns/$REMOTE_NS" {fi}</proc/1/ns/net
 lidx=$(ifindex "$LOCAL_NS" "$NETIF")
 ridx=$(ifindex "$REMOTE_NS" "$REMOTE_IFNAME")
-bad_link() {
-	local before err
-	before=$(dmesg | wc -l)
-	if err=$(echo "$2" 2>&1 > "$GN_SYSFS/link_device"); then
-		t_fail "$1: refused" "write of \"$2\" succeeded"
-		return
-	fi
-	if dmesg | tail -n +$((before + 1)) | grep -q "$3"; then
-		t_ok "$1: refused (${err##*: }), log: $(dmesg | tail -n +$((before + 1)) | grep -o "link_device: .*" | head -1)"
-	else
-		t_fail "$1: refused with a clear message" "expected \"$3\" in:" "$(dmesg | tail -n +$((before + 1)))"
-	fi
-}
 bad_link "garbage" "hello world" "expected \"netnsfd_a:ifindex_a netnsfd_b:ifindex_b\""
 bad_link "one end only" "$fl:$lidx" "expected"
 bad_link "not a namespace fd" "0:$lidx $fr:$ridx" "is not a network namespace"

@@ -184,19 +184,6 @@ fi
 
 # ---- bad input
 exec {fa}<"/run/netns/$A_NS" {fb}<"/run/netns/$B_NS" {fbr}<"/run/netns/$BR_NS" {fi}</proc/1/ns/net
-bad_link() {
-	local before err
-	before=$(dmesg | wc -l)
-	if err=$(echo "$2" 2>&1 > "$GN_SYSFS/link_device"); then
-		t_fail "$1: refused" "write of \"$2\" succeeded"
-		return
-	fi
-	if klog_grep "$before" "$3" >/dev/null; then
-		t_ok "$1: refused (${err##*: }), log: $(klog_grep "$before" "link_device: " | grep -o "link_device: .*" | head -n 1)"
-	else
-		t_fail "$1: refused with a clear message" "expected \"$3\" in:" "$(dmesg | tail -n +$((before + 1)))"
-	fi
-}
 gn_new_device $((GN_DEV + 2)) 1
 r0=gn$((GN_DEV + 2))p0
 ridx=$(ifindex init "$r0")
@@ -209,6 +196,15 @@ bad_link "two interfaces, neither a port" \
 bad_link "a port that already has an uplink" \
 	"$fa:$(ifindex "$A_NS" "$P0") $fbr:$(ifindex "$BR_NS" br0)" "$P0 is already linked"
 t_expect "$r0 got no cable from the refused writes" 0 "$(carrier init "$r0")"
+before=$(dmesg | wc -l)
+if echo "$fbr:$(ifindex "$BR_NS" brq0)" >"$GN_SYSFS/unlink_device" 2>/dev/null; then
+	t_fail "unlink_device of a netdev that is nobody's uplink: refused" "the write succeeded"
+elif klog_grep "$before" "unlink_device: brq0 is not linked" >/dev/null; then
+	t_ok "unlink_device of a netdev that is nobody's uplink: refused, log: unlink_device: brq0 is not linked"
+else
+	t_fail "unlink_device of a netdev that is nobody's uplink: refused with a clear message" \
+		"$(dmesg | tail -n +$((before + 1)))"
+fi
 gn_del_device $((GN_DEV + 2))
 t_expect "$P0 still has its uplink (carrier)" 1 "$(carrier "$A_NS" "$P0")"
 

@@ -102,10 +102,7 @@ moved() {
 snap_ports
 if perfn "$N" out -C allreduce -b 8 -e 4M -f 8 -n 2 -w 1 -c 1; then
 	perf_ok "$N ranks through br0: all-reduce fp32 sum HBM to HBM, 8 B to 4 MiB" "$out"
-	grep -q 'provider verbs;ofi_rxm.*buffers HBM, dma-buf MR native' <<<"$out" &&
-		t_ok "$N ranks: verbs;ofi_rxm chosen by default, HBM registered natively" ||
-		t_fail "$N ranks: verbs;ofi_rxm chosen by default, HBM registered natively" \
-			"$(grep '^# gcoll-perf' <<<"$out")"
+	native_ok "$N ranks" "$out"
 else
 	t_fail "$N ranks through br0: all-reduce fp32 sum HBM to HBM, 8 B to 4 MiB" "$out" "$PERF_ERR"
 fi

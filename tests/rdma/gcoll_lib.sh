@@ -17,6 +17,18 @@ perf_ok() {
 	fi
 }
 
+# native_ok WHO OUT: ok if gcoll-perf's header in OUT (rank 0's output)
+# says libgcoll chose verbs;ofi_rxm by itself and registered the HBM
+# buffers natively (dma-buf MRs, nothing staged)
+native_ok() {
+	if grep -q 'provider verbs;ofi_rxm.*buffers HBM, dma-buf MR native' <<<"$2"; then
+		t_ok "$1: verbs;ofi_rxm chosen by default, HBM registered natively"
+	else
+		t_fail "$1: verbs;ofi_rxm chosen by default, HBM registered natively" \
+			"$(grep '^# gcoll-perf' <<<"$2")"
+	fi
+}
+
 # ---- the full mesh (gcoll_mesh.sh, gcoll_bench_mesh.sh): rank r on device
 # FIRST_DEV+r with N-1 ports in namespace gm-r, one cable per pair of
 # devices; rank r's address 10.99.0.(r+1) as a /32 on every port, and a

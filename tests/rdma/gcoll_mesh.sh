@@ -41,10 +41,7 @@ for n in 3 4; do
 	done
 	if perfn "$n" out -C allreduce -b 8 -e 4M -f 8 -n 3 -w 1 -c 1; then
 		perf_ok "$n ranks: all-reduce fp32 sum HBM to HBM, 8 B to 4 MiB" "$out"
-		grep -q 'provider verbs;ofi_rxm.*buffers HBM, dma-buf MR native' <<<"$out" &&
-			t_ok "$n ranks: verbs;ofi_rxm chosen by default, HBM registered natively" ||
-			t_fail "$n ranks: verbs;ofi_rxm chosen by default, HBM registered natively" \
-				"$(grep '^# gcoll-perf' <<<"$out")"
+		native_ok "$n ranks" "$out"
 	else
 		t_fail "$n ranks: all-reduce fp32 sum HBM to HBM, 8 B to 4 MiB" "$out" "$PERF_ERR"
 	fi
