@@ -33,7 +33,7 @@ for n in 0 1; do
 	wire+=" -device virtio-net-pci,netdev=wire,mac=52:54:00:96:00:0$n"
 	timeout --kill-after=20 "$total" vng --verbose --run "$kernel" --disable-kvm --force-9p \
 		--cpus 1 --memory "$mem" --rwdir /build \
-		--append "panic_on_warn=0 oops=panic" --qemu-opts="$wire" \
+		--append "panic_on_warn=0 oops=panic log_buf_len=16M" --qemu-opts="$wire" \
 		--exec "env GN_NODE=$n ${GAUDI_NIC_VM_ENV:-} /src/tools/testenv/run-tests.sh $list $out/node$n; echo \$? > $out/node$n/finished; dmesg > $out/node$n/dmesg.log" \
 		</dev/null >"$out.node$n.log" 2>&1 &
 	pids+=($!)
