@@ -20,7 +20,7 @@ debug_lane() {
 		{ echo "not ok - debug-kernel lane: no debug kernel (make kmod-debug)"
 		  echo "0 1 0" > "$res/vm-debug.counts.extra"; return 1; }
 	echo "# debug-kernel lane: $rel (lockdep, KASAN, UBSAN, kmemleak, DEBUG_OBJECTS, DEBUG_NET), tests/vm-debug.d"
-	GAUDI_NIC_VM_KVER=$rel GAUDI_NIC_VM_MEM=4G GAUDI_NIC_VM_LIMIT=2400 \
+	GAUDI_NIC_VM_KVER=$rel GAUDI_NIC_VM_MEM=4G GAUDI_NIC_VM_LIMIT=3000 \
 	GAUDI_NIC_VM_ENV="GAUDI_NIC_KMOD=/build/kmod-debug GAUDI_NIC_TEST_WATCH=/src/tests/vm/kreports.sh" \
 		tools/testenv/vm.sh tests/vm-debug.d "$res/vm-debug" </dev/null && return 0
 	[ -f "$res/vm-debug/finished" ] || echo "0 1 0" > "$res/vm-debug.counts.extra"
