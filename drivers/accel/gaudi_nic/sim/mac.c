@@ -784,12 +784,7 @@ static void gnsim_mac_enable(struct gn_mac *mac, bool enable)
 		gnsim_mac_update_link(peer);
 }
 
-/* The cable-detect pin of the port's cage: a cable is plugged in. */
-static bool gnsim_mac_cabled(struct gn_mac *mac)
-{
-	return gnsim_mac_linked(mac);
-}
-
+/* The cable-detect pin of the port's cage: a cable (to a port or an uplink). */
 bool gnsim_mac_linked(struct gn_mac *mac)
 {
 	ASSERT_RTNL();
@@ -959,7 +954,7 @@ const struct gaudi_nic_mac_ops gnsim_mac_ops = {
 	.bind = gnsim_mac_bind,
 	.unbind = gnsim_mac_unbind,
 	.enable = gnsim_mac_enable,
-	.cabled = gnsim_mac_cabled,
+	.cabled = gnsim_mac_linked,
 	.set_max_frame = gnsim_mac_set_max_frame,
 	.set_rx_queues = gnsim_mac_set_rx_queues,
 	.tx_ring_set = gnsim_mac_tx_ring_set,
