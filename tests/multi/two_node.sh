@@ -16,58 +16,9 @@
 # The same commands work on two real hosts over a real NIC:
 # Documentation/cluster.md.  Output: TAP (each node its own points).
 here=$(cd "$(dirname "$0")" && pwd)
-. "$here/../rdma/lib.sh"
-. "$here/../rdma/gcoll_lib.sh"
-NODE=${GN_NODE:?set GN_NODE to 0 or 1 (tools/testenv/vm2.sh does)}
-PEER=$((1 - NODE))
-DEV=${DEV:-0}
-IB=gaudi_$DEV
-IF=gn${DEV}p0
-NET=10.96.0
-IP_ME=$NET.$((NODE + 1))
-IP_PEER=$NET.$((PEER + 1))
-IP_0=$NET.1
-MAC=52:54:00:96:00:0$NODE
-BARRIER_PORT=29800
+. "$here/lib.sh"
 DDP=/src/collectives/bindings/torch/examples/ddp_train.py
-export PYTHONPATH=/build/prefix/lib/python3/dist-packages
 
-# barrier NAME: both nodes have reached NAME (600 s at most)
-barrier() {
-	BARRIER_PORT=$((BARRIER_PORT + 1))
-	if [ "$NODE" = 0 ]; then
-		python3 "$here/barrier.py" serve "$BARRIER_PORT" "$1" 600
-	else
-		python3 "$here/barrier.py" join "$IP_0" "$BARRIER_PORT" "$1" 600
-	fi
-}
-# the wire: the virtio-net NIC with this node's MAC
-nic_of() {
-	local f
-	for f in /sys/class/net/*/address; do
-		[ "$(cat "$f")" = "$1" ] && { basename "${f%/address}"; return 0; }
-	done
-	return 1
-}
-
-node_setup() {
-	modprobe -q virtio_net
-	gib_load && modprobe -q rdma_ucm || { echo "cannot load the drivers"; return 1; }
-	NIC=$(nic_of "$MAC") || { echo "no NIC with MAC $MAC: $(ip -br link)"; return 1; }
-	gn_new_device "$DEV" 1 || return 1
-	ip link set "$NIC" up || return 1
-	gn_link init "$IF" init "$NIC" || return 1
-	ip addr add "$IP_ME/24" dev "$IF"
-	ip link set "$IF" up
-	wait_carrier init "$IF" 1 30 || { echo "$IF: no carrier through $NIC"; return 1; }
-	ib_wait_active "$IB" 1 || return 1
-	GID=$(gid_index "$IB" 1 "$IP_ME")
-}
-node_cleanup() {
-	pkill -f gcoll-perf 2>/dev/null
-	gn_del_device "$DEV" 2>/dev/null
-	return 0
-}
 trap node_cleanup EXIT
 tap_env_start node_setup
 t_ok "node $NODE: $IB's port $IF uplinked to $NIC ($MAC), $IP_ME"
@@ -84,43 +35,6 @@ t_check "node $NODE: ping $IP_PEER" ping -c 3 -i 0.2 -W 5 "$IP_PEER"
 # give the same MAC (IPv6 would report a duplicate address) or node GUID
 dup=$(dmesg | grep -E "duplicate address .* used by $(cat "/sys/class/net/$IF/address")")
 t_expect "node $NODE: $IF's MAC $(cat "/sys/class/net/$IF/address") and GUID $(cat "/sys/class/infiniband/$IB/node_guid") are this machine's own (no duplicate address)" "" "$dup"
-
-# server_client DESC TMO LISTEN SERVER_CMD -- CLIENT_CMD: node 0 runs the
-# server until it listens (LISTEN: tcp:PORT or cm:PORT), node 1 the client
-server_client() {
-	local d=$1 tmo=$2 listen=$3 cmd=() out rc pid
-	shift 3
-	out=$(mktemp)
-	if [ "$NODE" = 0 ]; then
-		while [ "$1" != -- ]; do cmd+=("$1"); shift; done
-		timeout "$tmo" "${cmd[@]}" >"$out" 2>&1 &
-		pid=$!
-		case "$listen" in
-		tcp:*) wait_listen init "${listen#tcp:}" "$pid" ;;
-		cm:*) for ((i = 0; i < 600; i++)); do
-			rdma resource show cm_id 2>/dev/null | grep 'state LISTEN' |
-				grep -q ":${listen#cm:} " && break
-			sleep 0.1
-		      done ;;
-		esac
-		barrier "$d"
-		wait "$pid"
-		rc=$?
-	else
-		while [ "$1" != -- ]; do shift; done
-		shift
-		barrier "$d"
-		timeout "$tmo" "$@" >"$out" 2>&1
-		rc=$?
-	fi
-	SC_OUT=$(cat "$out")
-	rm -f "$out"
-	if [ "$rc" = 0 ]; then
-		t_ok "node $NODE: $d"
-	else
-		t_fail "node $NODE: $d (rc $rc)" "$(tail -n 15 <<<"$SC_OUT")"
-	fi
-}
 
 server_client "rping over rdma_cm, 50 iterations, verified" 180 cm:7190 \
 	rping -s -a "$IP_0" -p 7190 -C 50 -V -- rping -c -a "$IP_0" -p 7190 -C 50 -V

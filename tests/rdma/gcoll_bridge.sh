@@ -1,15 +1,8 @@
 #!/usr/bin/env bash
 # gcoll_bridge.sh - collectives at 8 ranks through real switches (issue 32):
-# 8 devices, each in its own namespace with 2 ports; port p of every
-# device is uplinked (sim/uplink.c) to a veth whose peer is a port of the
-# Linux bridge br<p> in namespace $SW_NS.  Two bridges, two rails:
-#
-#   rail p: subnet 10.97.p.0/24, rank r has 10.97.p.(r+1) on port p
-#
-# (Documentation/collectives.md, "Addressing": rail i of a rank publishes
-# the i-th IPv4 address of its device, in address order, so rail i of
-# every rank is on the same subnet; rdma_cm resolves each peer through
-# the connected route of that subnet to the port on that bridge.)
+# 8 devices, 2 ports each, port p of every device uplinked through a veth
+# to the Linux bridge br<p>: two rails (bridge_lib.sh has the topology and
+# the addressing).
 #
 # Every collective runs HBM to HBM on 8 ranks over one rail and is checked
 # (-c 1); then the all-reduce on two rails (GCOLL_NRAILS=2), and both ports
@@ -22,52 +15,9 @@ here=$(dirname "$0")
 FIRST_DEV=${FIRST_DEV:-88}
 N=${BRIDGE_RANKS:-8}
 PORT=29700
-SW_NS=gb-sw
 # HBM per device (MiB): the 4 MiB all-reduce and its neighbours
 HBM_MB=48
-ns() { echo "gb-$1"; }
-addr() { echo "10.97.0.$(($1 + 1))"; }
-
-NR=0
-bridge_cleanup() {
-	mesh_cleanup
-	ip netns del "$SW_NS" 2>/dev/null
-	return 0
-}
-
-bridge_setup() {
-	local r p
-	gib_load && modprobe -q rdma_ucm && modprobe -q veth && modprobe -q bridge ||
-		{ echo "cannot load gaudi_ib, rdma_ucm, veth and bridge"; return 1; }
-	ip netns add "$SW_NS" || return 1
-	for ((p = 0; p < 2; p++)); do
-		ip -n "$SW_NS" link add "br$p" type bridge || return 1
-		ip -n "$SW_NS" link set "br$p" up
-	done
-	NR=$N
-	for ((r = 0; r < N; r++)); do
-		gn_new_device "$(dev $r)" 2 "$HBM_MB" || return 1
-		ip netns add "$(ns $r)" || return 1
-		ip -n "$(ns $r)" link set lo up
-		for ((p = 0; p < 2; p++)); do
-			ip link set "gn$(dev $r)p$p" netns "$(ns $r)" || return 1
-			ip -n "$(ns $r)" link add "up$p" type veth peer name "r${r}p$p" netns "$SW_NS" ||
-				return 1
-			ip -n "$SW_NS" link set "r${r}p$p" master "br$p" || return 1
-			ip -n "$SW_NS" link set "r${r}p$p" up
-			gn_link "$(ns $r)" "gn$(dev $r)p$p" "$(ns $r)" "up$p" || return 1
-			ip -n "$(ns $r)" link set "up$p" up
-			ip -n "$(ns $r)" addr add "10.97.$p.$((r + 1))/24" dev "gn$(dev $r)p$p"
-			ip -n "$(ns $r)" link set "gn$(dev $r)p$p" up
-		done
-	done
-	for ((r = 0; r < N; r++)); do
-		for ((p = 0; p < 2; p++)); do
-			wait_carrier "$(ns $r)" "gn$(dev $r)p$p" 1 || return 1
-			ib_wait_active "gaudi_$(dev $r)" $((p + 1)) || return 1
-		done
-	done
-}
+. "$here/bridge_lib.sh"
 
 trap bridge_cleanup EXIT
 tap_env_start bridge_setup
