@@ -483,16 +483,24 @@ static void handle_error(struct gc_transport *tp, struct fid_cq *cq)
 			       fi_strerror(err.err));
 		return;
 	}
-	if (err.err == FI_ECANCELED) {
-		xfer_fail(ctx->x, GCOLL_ERR_ABORTED);
+	if (err.err == FI_ECANCELED &&
+	    ctx->x->state != GX_ACTIVE && ctx->x->state != GX_IDLE) {
+		/* ours: gc_xfer_cancel() failed the transfer before it asked
+		 * for the cancel, and the error is on record */
+	} else if (err.err == FI_ECANCELED) {
+		/* not ours: the provider flushed the operation, as rxm does
+		 * when the connection under it breaks */
+		xfer_fail(ctx->x, gc_err(GCOLL_ERR_REMOTE,
+					 "transport: operation with rank %d cancelled by the provider: its connection to that rank failed (the peer died, or a link on the path went down)",
+					 ctx->x->peer));
 	} else if (err.err == FI_ETRUNC) {
-		xfer_fail(ctx->x, GCOLL_ERR_INVALID_USAGE);
-		gc_log(GC_LOG_ERR, "transport: message from rank %d truncated (sizes differ)",
-		       ctx->x->peer);
+		xfer_fail(ctx->x, gc_err(GCOLL_ERR_INVALID_USAGE,
+					 "transport: message from rank %d truncated (the ranks passed different sizes)",
+					 ctx->x->peer));
 	} else {
-		gc_log(GC_LOG_ERR, "transport: operation with rank %d failed: %s (prov %d)",
-		       ctx->x->peer, fi_strerror(err.err), err.prov_errno);
-		xfer_fail(ctx->x, GCOLL_ERR_REMOTE);
+		xfer_fail(ctx->x, gc_err(GCOLL_ERR_REMOTE,
+					 "transport: operation with rank %d failed: %s (provider error %d)",
+					 ctx->x->peer, fi_strerror(err.err), err.prov_errno));
 	}
 	ctx_finish(tp, ctx->x);
 }

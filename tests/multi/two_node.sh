@@ -105,10 +105,10 @@ if [ "$NODE" = 0 ]; then
 	wait "$pid"
 	rc=$?
 	secs=$(($(date +%s) - t0))
-	if [ "$rc" = 1 ] && grep -q 'failed: ' "$o" && [ "$secs" -le 60 ]; then
-		t_ok "node 0: the other machine's rank killed mid all-reduce: ours returned an error after $secs s ($(grep -m1 -o 'failed: .*' "$o"))"
+	if [ "$rc" = 1 ] && [ -n "$(perf_error "$o")" ] && [ "$secs" -le 60 ]; then
+		t_ok "node 0: the other machine's rank killed mid all-reduce: ours returned an error after $secs s ($(perf_error "$o"))"
 	else
-		t_fail "node 0: the other machine's rank killed mid all-reduce: ours returns an error within 60 s" \
+		t_fail "node 0: the other machine's rank killed mid all-reduce: ours returns an error, with its reason, within 60 s" \
 			"rc $rc after $secs s" "$(tail -n 20 "$o")"
 	fi
 else

@@ -188,10 +188,10 @@ midway() {
 	pkill -9 -f "gcoll-perf -H $DEV_B " 2>/dev/null
 	wait "$R1PID" 2>/dev/null
 	# an error of gcoll's own, not a kill by the timeout or by us
-	if [ "$rc0" = 1 ] && grep -q 'failed: ' "$o0" && [ "$secs" -le 60 ]; then
-		t_ok "$desc: rank 0 returned an error after $secs s ($(grep -m1 -o 'failed: .*' "$o0"))"
+	if [ "$rc0" = 1 ] && [ -n "$(perf_error "$o0")" ] && [ "$secs" -le 60 ]; then
+		t_ok "$desc: rank 0 returned an error after $secs s ($(perf_error "$o0"))"
 	else
-		t_fail "$desc: rank 0 returns an error within 60 s" "rc $rc0 after $secs s" "$(tail -n 40 "$o0")"
+		t_fail "$desc: rank 0 returns an error, with its reason, within 60 s" "rc $rc0 after $secs s" "$(tail -n 40 "$o0")"
 	fi
 	rm -f "$o0"
 }

@@ -124,12 +124,12 @@ for ((r = 0; r < N; r++)); do
 	kill -KILL "${pids[$r]}" 2>/dev/null
 	wait "${pids[$r]}"
 	rc=$?
-	{ [ "$rc" = 1 ] && grep -q 'failed: ' "$tmp/out.$r"; } || bad+=" rank $r: rc $rc, $(tail -n 2 "$tmp/out.$r" | tr '\n' ' ');"
+	{ [ "$rc" = 1 ] && [ -n "$(perf_error "$tmp/out.$r")" ]; } || bad+=" rank $r: rc $rc, $(tail -n 2 "$tmp/out.$r" | tr '\n' ' ');"
 done
 if [ -z "$bad" ] && [ "$secs" -le 120 ]; then
-	t_ok "rank $victim's rail-1 uplink down mid 2-rail all-reduce: all $N ranks returned an error within $secs s ($(grep -m1 -o 'failed: .*' "$tmp/out.0"))"
+	t_ok "rank $victim's rail-1 uplink down mid 2-rail all-reduce: all $N ranks returned an error, with its reason, within $secs s (rank 0: $(perf_error "$tmp/out.0"))"
 else
-	t_fail "rank $victim's rail-1 uplink down mid 2-rail all-reduce: every rank returns an error within 120 s" \
+	t_fail "rank $victim's rail-1 uplink down mid 2-rail all-reduce: every rank returns an error, with its reason, within 120 s" \
 		"after $secs s:$bad"
 fi
 ip -n "$(ns $victim)" link set up1 up

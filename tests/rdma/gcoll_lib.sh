@@ -29,6 +29,11 @@ native_ok() {
 	fi
 }
 
+# perf_error FILE: gcoll-perf's first "failed: ERROR (WHY)" line in FILE,
+# if WHY (gcoll_get_last_error()) says something; else nothing.  A rank
+# that fails must say why: "communicator aborted ()" told nobody anything
+perf_error() { grep -a -m1 -o 'failed: .* ([^)].*)$' "$1"; }
+
 # ---- the full mesh (gcoll_mesh.sh, gcoll_bench_mesh.sh): rank r on device
 # FIRST_DEV+r with N-1 ports in namespace gm-r, one cable per pair of
 # devices; rank r's address 10.99.0.(r+1) as a /32 on every port, and a
