@@ -1,9 +1,17 @@
 #!/usr/bin/env bash
 # vm2.sh LIST RESULTDIR - two machines: boot two guests of one vCPU each
-# (TCG, the root's kernel) whose virtio-net NICs are joined by a qemu
-# "dgram" socket pair on the host's loopback (a wire: every frame one
-# guest's NIC sends arrives at the other's), and run the tests of LIST in
-# both at once.  Runs inside the root (see inroot.sh).
+# (TCG, the root's kernel) whose virtio-net NICs are joined by a wire on
+# the host's loopback (every frame one guest's NIC sends arrives at the
+# other's), and run the tests of LIST in both at once.  Runs inside the
+# root (see inroot.sh).
+#
+# The wire (GAUDI_NIC_VM2_WIRE):
+#  stream  (default) a qemu "stream" netdev, a TCP connection from node 1
+#          to node 0: no frame is lost, as on a RoCE fabric with PFC;
+#  dgram   a qemu "dgram" socket pair (UDP): the host's socket buffers
+#          drop frames under load, as a fabric without flow control
+#          would, and RC recovers them by go-back-N (slowly: every loss
+#          of a burst's tail costs an ACK timeout).
 #
 # Guest N (0 or 1) runs run-tests.sh LIST RESULTDIR/nodeN with GN_NODE=N
 # in its environment; its NIC has MAC 52:54:00:96:00:0N.  A test finds its
@@ -22,14 +30,29 @@ if [ -d "$list" ]; then lists=("$list"/*.list); else lists=("$list"); fi
 limit=${GAUDI_NIC_VM_LIMIT:-1800}
 total=$(cat "${lists[@]}" | awk -v max="$limit" '!/^[[:space:]]*(#|$)/ { t += $2 }
 	END { t += 300; print (t > max ? max : t) }')
-# two UDP ports on the loopback, one per end of the wire
+# two ports on the loopback: the ends of a dgram wire, or node 0's
+# listening port for a stream wire
 base=$((40000 + $$ % 10000 * 2))
-echo "# booting two guests (1 vCPU each) on $kernel, wire: UDP 127.0.0.1:$base <-> :$((base + 1)) (limit ${total}s)"
+wire_kind=${GAUDI_NIC_VM2_WIRE:-stream}
+case $wire_kind in
+stream) wire_desc="TCP 127.0.0.1:$base, node 1 -> node 0 (lossless)" ;;
+dgram) wire_desc="UDP 127.0.0.1:$base <-> :$((base + 1)) (lossy under load)" ;;
+*) echo "vm2.sh: GAUDI_NIC_VM2_WIRE is stream or dgram, not '$wire_kind'" >&2; exit 2 ;;
+esac
+echo "# booting two guests (1 vCPU each) on $kernel, wire: $wire_desc (limit ${total}s)"
 start=$(date +%s)
 pids=()
 for n in 0 1; do
 	me=$((base + n)) peer=$((base + 1 - n))
-	wire="-netdev dgram,id=wire,local.type=inet,local.host=127.0.0.1,local.port=$me,remote.type=inet,remote.host=127.0.0.1,remote.port=$peer"
+	if [ "$wire_kind" = dgram ]; then
+		wire="-netdev dgram,id=wire,local.type=inet,local.host=127.0.0.1,local.port=$me,remote.type=inet,remote.host=127.0.0.1,remote.port=$peer"
+	elif [ "$n" = 0 ]; then
+		# node 0 listens; its NIC has no peer until node 1 connects
+		wire="-netdev stream,id=wire,server=on,addr.type=inet,addr.host=127.0.0.1,addr.port=$base"
+	else
+		# node 1 connects, and again every 200 ms until node 0 listens
+		wire="-netdev stream,id=wire,server=off,reconnect-ms=200,addr.type=inet,addr.host=127.0.0.1,addr.port=$base"
+	fi
 	wire+=" -device virtio-net-pci,netdev=wire,mac=52:54:00:96:00:0$n"
 	timeout --kill-after=20 "$total" vng --verbose --run "$kernel" --disable-kvm --force-9p \
 		--cpus 1 --memory "$mem" --rwdir /build \
