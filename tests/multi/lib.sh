@@ -90,7 +90,9 @@ server_client() {
 		rc=$?
 	fi
 	SC_OUT=$(cat "$out")
+	SC_RC=$rc
 	rm -f "$out"
+	[ -n "${SC_QUIET:-}" ] && return "$rc"
 	if [ "$rc" = 0 ]; then
 		t_ok "node $NODE: $d"
 	else

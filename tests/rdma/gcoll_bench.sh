@@ -7,6 +7,8 @@
 #    buffers, through their CPU mapping);
 #  * Open MPI (btl tcp,self) on the same netdevs, one rank in each
 #    namespace, so its traffic crosses the cable too (see mpi() below);
+#  * Open MPI with pml cm and mtl ofi over verbs;ofi_rxm: the same RDMA
+#    ports and libfabric provider as gcoll, host buffers;
 #  * ib_write_bw at the same sizes: the limit;
 #  * ib_write_bw -b, both directions at once: a 2-rank all-reduce of S
 #    bytes carries S each way (S/2 in the reduce-scatter, S/2 in the
@@ -63,7 +65,7 @@ gcoll() {
 			timeout 900 "$PERF" -H "$DEV_A" -b "$MINB" -e "$MAXB" -f 4 -n 5 -w 1 -c 0 \
 			>"$o" 2>"$o.err0"
 		wait "$pid"
-		awk '!/^#/ && NF >= 9 { print $1, $8 }' "$o" >>"$work/$name"
+		perf_busbw 2 <"$o" >>"$work/$name"
 		grep -m1 '^# gcoll-perf' "$o" >"$work/$name.head"
 	done
 	if [ -s "$work/$name" ]; then
@@ -89,7 +91,7 @@ gcoll() {
 mpi() {
 	local s tx0 tx1 want=0
 	tx0=$(ns_a cat "/sys/class/net/$IF_A/statistics/tx_bytes")
-	bench_mpi "$NS_A" "${IP_A%.*}.0/24" MPI_NETNS_0= MPI_NETNS_1="$NS_B" || return
+	bench_mpi mpi "$NS_A" "${IP_A%.*}.0/24" MPI_NETNS_0= MPI_NETNS_1="$NS_B" || return
 	tx1=$(ns_a cat "/sys/class/net/$IF_A/statistics/tx_bytes")
 	# 1 warm-up + 5 timed all-reduces per size and run; rank 0 sends at
 	# least half of every buffer, whatever the algorithm
@@ -107,9 +109,30 @@ mpi() {
 	fi
 }
 
+# mpi_ofi: the same with pml cm and mtl ofi over verbs;ofi_rxm, each rank
+# on its own device (issue 35): Open MPI on the same RDMA ports and
+# libfabric provider as gcoll, host memory; its bytes cross the port as
+# RDMA, counted by the port's counters
+mpi_ofi() {
+	local s tx0 tx1 want=0
+	tx0=$(ib_counter "$IB_A" 1 tx_bytes)
+	bench_mpi mpi-ofi "$NS_A" ofi MPI_NETNS_0= MPI_NETNS_1="$NS_B" \
+		MPI_ENV_0="FI_VERBS_DEVICE_NAME=$IB_A" MPI_ENV_1="FI_VERBS_DEVICE_NAME=$IB_B" || return
+	tx1=$(ib_counter "$IB_A" 1 tx_bytes)
+	for s in $(bench_sizes); do want=$((want + s / 2 * 6 * RUNS)); done
+	if [ -s "$work/mpi-ofi" ] && ! grep -q 'wrong sum\|exit status' "$work/mpi-ofi.err" &&
+	   [ $((tx1 - tx0)) -ge "$want" ]; then
+		t_ok "Open MPI pml cm, mtl ofi (verbs;ofi_rxm): $IB_A port 1 sent $((tx1 - tx0)) bytes (at least $want)"
+	else
+		t_fail "Open MPI pml cm, mtl ofi (verbs;ofi_rxm) across the cable" \
+			"$IB_A port 1 sent $((tx1 - tx0)) bytes (want $want)" "$(tail -n 20 "$work/mpi-ofi.err")"
+	fi
+}
+
 gcoll verbs-hbm default
 gcoll tcp-hbm tcp
 mpi
+mpi_ofi
 bench_ibw ibw "$NS_A" "$IB_A" 1 "$GID_A" "$NS_B" "$IB_B" 1 "$GID_B" "$IP_A"
 bench_ibw ibw-bidi "$NS_A" "$IB_A" 1 "$GID_A" "$NS_B" "$IB_B" 1 "$GID_B" "$IP_A" -b
 
@@ -117,6 +140,7 @@ bench_ceiling 2
 diag "all-reduce fp32 sum, 2 ranks across the cable, MTU $BENCH_MTU: busbw GB/s, median of $RUNS (min-max)"
 diag "(ib_write_bw -b: one direction's share while both write; v/bidi: verbs-HBM against it)"
 bench_table verbs-hbm=verbs-HBM tcp-hbm=tcp-HBM=v/tcp "mpi=Open MPI tcp=v/MPI" \
+	"mpi-ofi=Open MPI ofi=v/MPIofi" \
 	ibw=ib_write_bw=v/ibw "ibw-bidi=ib_write_bw -b=v/bidi"
 bench_goals
 tap_done

@@ -50,7 +50,7 @@ gcoll() {
 			t_fail "$name ran" "$out" "$PERF_ERR"
 			return
 		fi
-		awk '!/^#/ && NF >= 9 { print $1, $8 }' <<<"$out" >>"$work/$name"
+		perf_busbw "$N" <<<"$out" >>"$work/$name"
 	done
 	t_ok "$name: $(grep -m1 '^# gcoll-perf' <<<"$out" | sed 's/^# gcoll-perf allreduce: //')"
 }
@@ -70,7 +70,7 @@ mpi() {
 		nsenv+=("MPI_NETNS_$r=$([ "$r" = 0 ] || ns $r)")
 	done
 	tx0=$(tx_sum)
-	bench_mpi "$(ns 0)" 10.99.0.0/24 "${nsenv[@]}" || return
+	bench_mpi mpi "$(ns 0)" 10.99.0.0/24 "${nsenv[@]}" || return
 	tx1=$(tx_sum)
 	# 1 warm-up + 5 timed all-reduces per size and run: rank 0 sends at
 	# least (n-1)/n of every buffer, whatever the algorithm

@@ -129,12 +129,20 @@ perfn() {
 # "size GB/s" line in $work/NAME, one per size and run; MINB, MAXB, RUNS
 bench_sizes() { local s; for ((s = MINB; s <= MAXB; s *= 4)); do echo "$s"; done; }
 
+# perf_busbw N: gcoll-perf's all-reduce rows (stdin, N ranks) as "size
+# busbw" lines, busbw in GB/s recomputed from the time column (us) with
+# nccl-tests' factor 2(N-1)/N: gcoll-perf prints 3 decimals, and at 8
+# ranks or across machines small sizes are below 0.001 GB/s
+perf_busbw() {
+	awk -v n="$1" '!/^#/ && NF >= 9 && $6 > 0 { print $1, $1 / ($6 * 1e3) * 2 * (n - 1) / n }'
+}
+
 # bench_med NAME SIZE: "median min max" of NAME's figures at SIZE
 bench_med() {
 	awk -v s="$2" '$1 == s { print $2 }' "$work/$1" 2>/dev/null | sort -g |
 		awk '{ v[NR] = $1 } END { if (!NR) { print "- - -"; exit }
 			m = NR % 2 ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2
-			printf "%.3f %.3f %.3f\n", m, v[1], v[NR] }'
+			printf "%.4g %.4g %.4g\n", m, v[1], v[NR] }'
 }
 bench_ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (a + 0 > 0 && b + 0 > 0) printf "%.2f", a / b; else print "-" }'; }
 
@@ -219,7 +227,7 @@ bench_table() {
 		names+=("$name") hdrs+=("$hdr") rhs+=("$rh")
 	done
 	line=$(printf '%10s ' size)
-	for hdr in "${hdrs[@]}"; do line+=$(printf ' %-22s' "$hdr"); done
+	for hdr in "${hdrs[@]}"; do line+=$(printf ' %-29s' "$hdr"); done
 	for rh in "${rhs[@]:1}"; do line+=$(printf ' %7s' "$rh"); done
 	diag "$line"
 	for s in $(bench_sizes); do
@@ -227,38 +235,52 @@ bench_table() {
 		for name in "${names[@]}"; do
 			read -r m l h <<<"$(bench_med "$name" "$s")"
 			meds+=("$m")
-			line+=$(printf ' %-22s' "$m ($l-$h)")
+			line+=$(printf ' %-29s' "$m ($l-$h)")
 		done
 		for m in "${meds[@]:1}"; do line+=$(printf ' %7s' "$(bench_ratio "${meds[0]}" "$m")"); done
 		diag "$line"
 	done
 }
 
-# bench_mpi NS0 SUBNET MPI_NETNS_0=NS... : RUNS runs of Open MPI's
-# all-reduce (collectives/bench/mpi_allreduce.c), one rank per assignment,
-# mpirun in namespace NS0, rank r moved into the namespace MPI_NETNS_r
-# names (empty: stay; collectives/bench/mpi_netns.sh), pml ob1 with btl
-# tcp,self on SUBNET; figures in $work/mpi, errors in $work/mpi.err.
+# bench_mpi NAME NS0 TRANSPORT MPI_NETNS_0=NS... [MPI_ENV_r=...]: RUNS
+# runs of Open MPI's all-reduce (collectives/bench/mpi_allreduce.c), one
+# rank per MPI_NETNS_r, mpirun in namespace NS0, rank r moved into the
+# namespace MPI_NETNS_r names (empty: stay) with the environment MPI_ENV_r
+# adds (collectives/bench/mpi_netns.sh); figures in $work/NAME, errors in
+# $work/NAME.err.  TRANSPORT: a subnet, pml ob1 with btl tcp,self on it;
+# or "ofi", pml cm with mtl ofi over libfabric's verbs;ofi_rxm (give each
+# rank its device in MPI_ENV_r: FI_VERBS_DEVICE_NAME, and FI_VERBS_IFACE
+# where the device has more than one port).
 # Oversubscribed only with more ranks than CPUs: it makes Open MPI yield
 # when idle, which cost it up to 8 ms per all-reduce on the host.
 bench_mpi() {
-	local ns0=$1 net=$2 i e bin=$work/mpi_allreduce xs=() over=()
-	shift 2
-	for e in "$@"; do xs+=(-x "${e%%=*}"); done
-	[ $# -gt "$(nproc)" ] && over=(--oversubscribe)
-	if ! mpicc -O2 -o "$bin" /src/collectives/bench/mpi_allreduce.c 2>"$work/mpicc.err"; then
+	local name=$1 ns0=$2 net=$3 i e bin=$work/mpi_allreduce xs=() over=() mca nr=0
+	shift 3
+	for e in "$@"; do
+		xs+=(-x "${e%%=*}")
+		case $e in MPI_NETNS_*) nr=$((nr + 1)) ;; esac
+	done
+	[ "$nr" -gt "$(nproc)" ] && over=(--oversubscribe)
+	if [ "$net" = ofi ]; then
+		mca=(-x "FI_PROVIDER=verbs;ofi_rxm" --mca pml cm --mca mtl ofi
+		     --mca mtl_ofi_provider_include "verbs;ofi_rxm")
+	else
+		mca=(--mca pml ob1 --mca btl tcp,self --mca btl_tcp_if_include "$net")
+	fi
+	if [ ! -x "$bin" ] && ! mpicc -O2 -o "$bin" /src/collectives/bench/mpi_allreduce.c 2>"$work/mpicc.err"; then
 		t_fail "Open MPI: mpicc" "$(cat "$work/mpicc.err")"
 		return 1
 	fi
+	: >"$work/$name.err"
 	for ((i = 0; i < RUNS; i++)); do
 		ip netns exec "$ns0" env "$@" timeout 900 \
-			mpirun --allow-run-as-root --bind-to none "${over[@]}" -np $# "${xs[@]}" \
-			--mca pml ob1 --mca btl tcp,self --mca btl_tcp_if_include "$net" \
+			mpirun --allow-run-as-root --bind-to none "${over[@]}" -np "$nr" "${xs[@]}" \
+			"${mca[@]}" \
 			/src/collectives/bench/mpi_netns.sh "$bin" "$MINB" "$MAXB" 4 5 1 \
-			>"$work/mpi.out" 2>"$work/mpi.err" ||
-			echo "mpirun: exit status $?" >>"$work/mpi.err"
+			>"$work/$name.out" 2>>"$work/$name.err" ||
+			echo "mpirun: exit status $?" >>"$work/$name.err"
 		# "bytes time_us algbw busbw" for every size
 		awk -v lo="$MINB" '!/^#/ && $1 >= lo && NF >= 4 { print $1, $4 }' \
-			"$work/mpi.out" >>"$work/mpi"
+			"$work/$name.out" >>"$work/$name"
 	done
 }
