@@ -3,7 +3,8 @@
  * ud_test - user UD QPs on gaudi_N, two devices in one process: SEND and
  * SEND with immediate through address handles (IPv4 and IPv6 GIDs),
  * through SGEs and inline, 0 bytes and exactly one path MTU; the 40-byte
- * GRH area, IBV_WC_GRH and src_qp of receive completions; a reply through
+ * GRH area, IBV_WC_GRH, src_qp and sl (the RoCE packet type, as ConnectX
+ * reports it) of receive completions; a reply through
  * ibv_create_ah_from_wc(); the same exchange between two QPs of one port
  * (loopback).  Bad input: a wrong Q_Key is dropped and counted
  * (qkey_violations), a send longer than the path MTU and a receive buffer
@@ -208,6 +209,8 @@ static int post_rx(struct uqp *u, uint32_t len, uint64_t id)
 				  .num_sge = 1 }, *bad;
 
 	memset(u->d->buf + RX_OFF, 0xaa, GRH + u->d->mtu + 64);
+	/* as UCX's ud_verbs (1.19 on) presets it: not 0x6? */
+	u->d->buf[RX_OFF] = 0xff;
 	return ibv_post_recv(u->qp, &wr, &bad);
 }
 
@@ -286,8 +289,9 @@ static uint16_t csum16(const uint8_t *p, size_t n)
 /*
  * The GRH area of a UD receive: the IPv6 header, or 20 zero bytes and
  * the IPv4 header (with a valid checksum: libibverbs tells the two
- * apart by it), UDP, from @sgid to @dgid.  NULL if right, else what is
- * wrong.
+ * apart by it), UDP, from @sgid to @dgid.  UCX's ud_verbs (1.19 on)
+ * tells them apart by byte 0 (0x6? is IPv6) and takes an IPv4
+ * destination from bytes 36..39.  NULL if right, else what is wrong.
  */
 static const char *grh_wrong(const uint8_t *g, const union ibv_gid *sgid,
 			     const union ibv_gid *dgid)
@@ -297,6 +301,8 @@ static const char *grh_wrong(const uint8_t *g, const union ibv_gid *sgid,
 	if (tu_gid_is_v4(sgid)) {
 		const uint8_t *ip = g + 20;
 
+		if (g[0] >> 4 == 6)
+			return "IPv4: byte 0 reads as IPv6 (0x6?)";
 		if (memcmp(g, zero, sizeof(zero)))
 			return "IPv4: bytes 0-19 not zero";
 		if (ip[0] != 0x45)
@@ -320,6 +326,17 @@ static const char *grh_wrong(const uint8_t *g, const union ibv_gid *sgid,
 	if (memcmp(g + 24, dgid->raw, 16))
 		return "IPv6: wrong destination address";
 	return NULL;
+}
+
+/*
+ * wc.sl of a UD receive from @sgid: the RoCE packet type as ConnectX
+ * reports it (0x8 RoCE v2, | 0x2 IPv4 or 0x1 IPv6), what UCX up to 1.18
+ * takes the address family from (its destination GID check drops every
+ * datagram otherwise: issue 35).
+ */
+static uint8_t roce_sl(const union ibv_gid *sgid)
+{
+	return tu_gid_is_v4(sgid) ? 0xa : 0x9;
 }
 
 /*
@@ -373,13 +390,13 @@ static bool xfer(struct __test_metadata *_metadata, const char *tag, struct uqp 
 	   !!(wc.wc_flags & IBV_WC_WITH_IMM) == imm &&
 	   (!imm || ntohl(wc.imm_data) == immv) &&
 	   wc.src_qp == s->qp->qp_num && wc.qp_num == r->qp->qp_num &&
-	   wc.slid == 0 && wc.sl == 0 && wc.pkey_index == 0 &&
+	   wc.slid == 0 && wc.sl == roce_sl(sgid) && wc.pkey_index == 0 &&
 	   !memcmp(rx + GRH, s->d->buf + TX_OFF, len) &&
 	   rx[GRH + len] == 0xaa && !g)
-	   TH_LOG("%s: %s of %u bytes via %s (status %s, byte_len %u, flags %#x, src_qp %#x, imm %#x%s%s)",
+	   TH_LOG("%s: %s of %u bytes via %s (status %s, byte_len %u, flags %#x, src_qp %#x, sl %#x, imm %#x%s%s)",
 	   tag, imm ? "SEND_WITH_IMM" : "SEND", len, how_name(how),
 	   ibv_wc_status_str(wc.status), wc.byte_len, wc.wc_flags, wc.src_qp,
-	   ntohl(wc.imm_data), g ? ", GRH: " : "", g ? g : "");
+	   wc.sl, ntohl(wc.imm_data), g ? ", GRH: " : "", g ? g : "");
 	return true;
 }
 
@@ -985,7 +1002,8 @@ static void test_cq_ex(struct __test_metadata *_metadata, struct uqp *s, struct 
 	       ibv_wc_read_src_qp(cq) == s->qp->qp_num &&
 	       (ibv_wc_read_wc_flags(cq) & (IBV_WC_GRH | IBV_WC_WITH_IMM)) ==
 	       (IBV_WC_GRH | IBV_WC_WITH_IMM) &&
-	       ibv_wc_read_slid(cq) == 0 && ibv_wc_read_sl(cq) == 0;
+	       ibv_wc_read_slid(cq) == 0 &&
+	       ibv_wc_read_sl(cq) == roce_sl(&s->d->gid4);
 	if (!ret) {
 		n = 1;
 		while (ibv_next_poll(cq) == 0)

@@ -174,6 +174,24 @@ static const enum ibv_wc_opcode gaudi_wc_op[] = {
 };
 
 /*
+ * The sl of a UD receive: the RoCE packet type, as ConnectX reports it
+ * there (mlx5's CQE, which rdma-core's mlx5 provider copies to wc.sl):
+ * bit 3 a UDP header (RoCE v2), bits 2:0 the L3 header, 1 IPv6, 2 IPv4.
+ * It is the flag IBA Annex A17.4.5.1 puts in a UD completion, IPv4 or
+ * IPv6, for which struct ibv_wc has no field of its own.  UCX up to 1.18
+ * reads the address family from it (ud_verbs' destination GID check,
+ * uct_ud_iface_check_grh()): with sl 0 it takes an IPv4 datagram for
+ * IPv6, compares the wrong bytes of the GRH area with its GIDs and drops
+ * every datagram, so its UD wire-up never completes.
+ */
+static uint8_t gaudi_wc_roce_sl(uint8_t cqe_flags)
+{
+	return GAUDI_WC_SL_ROCE_UDP | (cqe_flags & GAUDI_CQE_F_IPV6 ?
+				       GAUDI_WC_SL_ROCE_IPV6 :
+				       GAUDI_WC_SL_ROCE_IPV4);
+}
+
+/*
  * One CQE into one work completion.  @c is a private copy: the ring is
  * user-writable memory the engine also writes, so each entry is read
  * exactly once.
@@ -200,11 +218,13 @@ static void gaudi_cqe_to_wc(const struct gaudi_cqe *c, struct ibv_wc *w)
 	if (c->flags & GAUDI_CQE_F_GRH) {
 		/*
 		 * A UD receive: the buffer starts with the 40-byte GRH area.
-		 * RoCE has no LIDs, SLs or P_Key table: slid, sl,
-		 * dlid_path_bits and pkey_index stay 0.
+		 * RoCE has no LIDs or P_Key table: slid, dlid_path_bits and
+		 * pkey_index stay 0.  Nor SLs: sl carries the packet type
+		 * instead (gaudi_wc_roce_sl()).
 		 */
 		w->wc_flags |= IBV_WC_GRH;
 		w->src_qp = c->src_qp & 0xffffff;
+		w->sl = gaudi_wc_roce_sl(c->flags);
 	}
 }
 
@@ -313,7 +333,7 @@ static unsigned int gaudi_read_wc_flags(struct ibv_cq_ex *ibcq)
 	return to_gcq_ex(ibcq)->cur.wc_flags;
 }
 
-/* RoCE: no LIDs, no SLs */
+/* RoCE: no LIDs; sl is a UD receive's packet type (gaudi_wc_roce_sl()) */
 static uint32_t gaudi_read_slid(struct ibv_cq_ex *ibcq)
 {
 	return 0;
@@ -321,7 +341,7 @@ static uint32_t gaudi_read_slid(struct ibv_cq_ex *ibcq)
 
 static uint8_t gaudi_read_sl(struct ibv_cq_ex *ibcq)
 {
-	return 0;
+	return to_gcq_ex(ibcq)->cur.sl;
 }
 
 static uint8_t gaudi_read_dlid_path_bits(struct ibv_cq_ex *ibcq)

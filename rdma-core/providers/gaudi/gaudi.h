@@ -86,6 +86,11 @@ struct gaudi_ring {
 	struct gaudi_ring_hdr *hdr;
 };
 
+/* wc.sl of a UD receive: the RoCE packet type (cq.c, gaudi_wc_roce_sl()) */
+#define GAUDI_WC_SL_ROCE_IPV6	0x1
+#define GAUDI_WC_SL_ROCE_IPV4	0x2
+#define GAUDI_WC_SL_ROCE_UDP	0x8
+
 struct gaudi_cq {
 	struct verbs_cq vcq;
 	pthread_spinlock_t lock;
