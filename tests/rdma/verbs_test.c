@@ -2,11 +2,12 @@
 /*
  * verbs_test - gaudi_ib verbs and RC data path, two devices in one
  * process: QP state machine validation, WRITE / WRITE_IMM / READ / SEND
- * with scatter-gather, inline and unsignaled work requests, protection
- * errors (wrong rkey, out of bounds, missing access) that must leave the
- * target memory untouched, RNR retry exhaustion, flush on error, and
- * HBM-to-HBM RDMA through gaudi_nic dma-buf MRs (checked through the
- * accel CPU mapping), address handles (IPv4 and IPv6 GIDs, bad input),
+ * with scatter-gather, inline and unsignaled work requests, zero-byte
+ * WRITE and READ (no rkey checked), protection errors (wrong rkey, out
+ * of bounds, missing access) that must leave the target memory
+ * untouched, RNR retry exhaustion, flush on error, and HBM-to-HBM RDMA
+ * through gaudi_nic dma-buf MRs (checked through the accel CPU
+ * mapping), address handles (IPv4 and IPv6 GIDs, bad input),
  * device limits that must match what the driver accepts, and extended
  * QPs (the ibv_wr_* work request API: every RC operation, batches,
  * wr_abort, bad work requests refused whole).  A kselftest
@@ -294,6 +295,33 @@ TEST_F_TIMEOUT(verbs, data_path, 120)
 	   TH_LOG("RDMA READ 150000 B into 2 SGEs (%s)", ibv_wc_status_str(wc.status));
 	EXPECT_TRUE(!memcmp(a, b + 3, 70000) && !memcmp(a + 100000, b + 70003, 80000))
 	   TH_LOG("read bytes match");
+
+	/*
+	 * Zero bytes name no memory: the responder checks neither rkey nor
+	 * address (IBA C9-88).  UCX's rc_verbs flushes an endpoint with an
+	 * inline RDMA WRITE of zero bytes to rkey 0, address 0; it took
+	 * both QPs to ERR (issue 35).  Then the pair still works.
+	 */
+	post_write(A.qp, IBV_WR_RDMA_WRITE, NULL, 0, 0, 0,
+		   IBV_SEND_SIGNALED | IBV_SEND_INLINE, 0);
+	n = wait_wc(A.cq, &wc);
+	EXPECT_TRUE(!n && wc.status == IBV_WC_SUCCESS && wc.opcode == IBV_WC_RDMA_WRITE)
+	   TH_LOG("RDMA WRITE of 0 bytes to rkey 0, address 0 (%s)",
+	   n ? "no completion" : ibv_wc_status_str(wc.status));
+	post_write(A.qp, IBV_WR_RDMA_READ, NULL, 0, 0, 0, IBV_SEND_SIGNALED, 0);
+	n = wait_wc(A.cq, &wc);
+	EXPECT_TRUE(!n && wc.status == IBV_WC_SUCCESS && wc.opcode == IBV_WC_RDMA_READ &&
+	   wc.byte_len == 0)
+	   TH_LOG("RDMA READ of 0 bytes from rkey 0, address 0 (%s)",
+	   n ? "no completion" : ibv_wc_status_str(wc.status));
+	memset(b, 0, 64);
+	sg[0] = (struct ibv_sge){ (uintptr_t)a, 64, ma->lkey };
+	post_write(A.qp, IBV_WR_RDMA_WRITE, sg, 1, (uintptr_t)b, mb->rkey,
+		   IBV_SEND_SIGNALED, 0);
+	n = wait_wc(A.cq, &wc);
+	EXPECT_TRUE(!n && wc.status == IBV_WC_SUCCESS && !memcmp(b, a, 64))
+	   TH_LOG("then an RDMA WRITE of 64 B (%s)",
+	   n ? "no completion" : ibv_wc_status_str(wc.status));
 
 	/* SEND: 3 SGEs into a receive of 2 SGEs; inline SEND */
 	fill(a, BUF, 3);

@@ -177,12 +177,17 @@ static int gn_page_io(struct page *pg, u32 in, u32 n, struct gn_io *io)
 
 /*
  * Transfer @len bytes at @va of @mr (range already checked) to or from
- * @io.  Returns 0 or -E2BIG (gn_page_io()).
+ * @io.  @mr is NULL for zero bytes of an RDMA READ, which names no
+ * memory (gn_resp_rdma_check()).  Returns 0 or -E2BIG (gn_page_io()).
  */
 int gnsim_mr_io(struct gn_rmr *mr, u64 va, u32 len, struct gn_io *io)
 {
-	u64 off = va - mr->iova + mr->offset;
+	u64 off;
 	int ret;
+
+	if (!len)
+		return 0;
+	off = va - mr->iova + mr->offset;
 
 	while (len) {
 		u32 in = off & ~PAGE_MASK;

@@ -103,6 +103,25 @@ static struct gn_rmr *gn_resp_check(struct gaudi_nic_roce *r,
 	return mr;
 }
 
+/*
+ * The checks of @len bytes of an RDMA WRITE or READ: gn_resp_check(),
+ * except that zero bytes name no memory, so only the QP's access is
+ * checked, not the R_Key and address (IBA C9-88, as rxe and ConnectX do:
+ * UCX's rc_verbs flushes an endpoint with a zero-length RDMA WRITE to
+ * R_Key 0).  *@mr is NULL then.  Returns false if refused.
+ */
+static bool gn_resp_rdma_check(struct gaudi_nic_roce *r, struct gn_rqp *qp,
+			       u32 rkey, u64 va, u32 len, u32 mr_acc,
+			       u32 qp_acc, struct gn_rmr **mr)
+{
+	if (!len) {
+		*mr = NULL;
+		return le32_to_cpu(qp->ctx.access) & qp_acc;
+	}
+	*mr = gn_resp_check(r, qp, rkey, va, len, mr_acc, qp_acc);
+	return *mr;
+}
+
 /* The QP's responder resources (READs it may hold at once). */
 static u32 gn_resp_rd_max(const struct gn_rqp *qp)
 {
@@ -150,6 +169,7 @@ static bool gn_resp_read_burst(struct gaudi_nic_roce *r, struct gn_rqp *qp)
 			&qp->reads[qp->rd_send % GN_ROCE_MAX_RD_ATOM];
 		u64 off = (u64)rd->next * qp->mtu;
 		struct gn_rmr *mr;
+		bool ok;
 
 		if (rd->next >= rd->npkts) {
 			qp->rd_send++;
@@ -157,10 +177,21 @@ static bool gn_resp_read_burst(struct gaudi_nic_roce *r, struct gn_rqp *qp)
 				qp->rd_first = qp->rd_send;
 			continue;
 		}
-		/* the MR may have been deregistered since the request */
-		mr = gn_resp_check(r, qp, rd->rkey, rd->va + off,
-				   rd->len - off, rd->mr_acc, rd->qp_acc);
-		if (!mr) {
+		/*
+		 * The MR may have been deregistered since the request.  A
+		 * FLUSH (no length) always names its MR; a READ of zero
+		 * bytes none.
+		 */
+		if (rd->qp_acc == GN_ROCE_ACC_FLUSH) {
+			mr = gn_resp_check(r, qp, rd->rkey, rd->va, 0,
+					   rd->mr_acc, rd->qp_acc);
+			ok = mr;
+		} else {
+			ok = gn_resp_rdma_check(r, qp, rd->rkey, rd->va + off,
+						rd->len - off, rd->mr_acc,
+						rd->qp_acc, &mr);
+		}
+		if (!ok) {
 			gnsim_tx_train_flush(r);
 			gn_resp_fatal(r, pt, qp, AETH_NAK_ACC,
 				      (rd->psn + rd->next) & PSN_MASK);
@@ -439,12 +470,15 @@ static enum gn_resp_res gn_resp_write_start(struct gaudi_nic_roce *r,
 					    struct gn_rqp *qp,
 					    const struct gn_pkt *p)
 {
+	struct gn_rmr *mr;
+
 	if (qp->in_send || qp->in_write)
 		return GN_RESP_INVALID;
 	if (p->opcode == OP_WRITE_ONLY_IMM && !gnsim_rq_has_wqe(qp))
 		return gn_resp_rnr(r, pt, qp, p);
-	if (!gn_resp_check(r, qp, p->rkey, p->va, p->dmalen,
-			   GN_ROCE_MR_REMOTE_WRITE, GN_ROCE_ACC_REMOTE_WRITE)) {
+	if (!gn_resp_rdma_check(r, qp, p->rkey, p->va, p->dmalen,
+				GN_ROCE_MR_REMOTE_WRITE,
+				GN_ROCE_ACC_REMOTE_WRITE, &mr)) {
 		gn_resp_fatal(r, pt, qp, AETH_NAK_ACC, p->psn);
 		return GN_RESP_STOP;
 	}
@@ -480,9 +514,9 @@ static enum gn_resp_res gn_resp_write(struct gaudi_nic_roce *r,
 	if (op == OP_WRITE_LAST_IMM && !gnsim_rq_has_wqe(qp))
 		return gn_resp_rnr(r, pt, qp, p);
 	/* the MR may have been deregistered since the first packet */
-	mr = gn_resp_check(r, qp, qp->wr_rkey, qp->wr_va, p->paylen,
-			   GN_ROCE_MR_REMOTE_WRITE, GN_ROCE_ACC_REMOTE_WRITE);
-	if (!mr) {
+	if (!gn_resp_rdma_check(r, qp, qp->wr_rkey, qp->wr_va, p->paylen,
+				GN_ROCE_MR_REMOTE_WRITE,
+				GN_ROCE_ACC_REMOTE_WRITE, &mr)) {
 		qp->in_write = false;
 		gn_resp_fatal(r, pt, qp, AETH_NAK_ACC, p->psn);
 		return GN_RESP_STOP;
@@ -515,6 +549,7 @@ static enum gn_resp_res gn_resp_read_req(struct gaudi_nic_roce *r,
 					 const struct gn_pkt *p)
 {
 	struct gn_rread *rd;
+	struct gn_rmr *mr;
 
 	if (qp->in_send || qp->in_write)
 		return GN_RESP_INVALID;
@@ -526,8 +561,9 @@ static enum gn_resp_res gn_resp_read_req(struct gaudi_nic_roce *r,
 	 */
 	if (!gn_resp_rd_room(qp))
 		return GN_RESP_INVALID;
-	if (!gn_resp_check(r, qp, p->rkey, p->va, p->dmalen,
-			   GN_ROCE_MR_REMOTE_READ, GN_ROCE_ACC_REMOTE_READ)) {
+	if (!gn_resp_rdma_check(r, qp, p->rkey, p->va, p->dmalen,
+				GN_ROCE_MR_REMOTE_READ, GN_ROCE_ACC_REMOTE_READ,
+				&mr)) {
 		gn_resp_fatal(r, pt, qp, AETH_NAK_ACC, p->psn);
 		return GN_RESP_STOP;
 	}
