@@ -121,7 +121,7 @@ dropped=$(want kernel/configs/debug.config | while read -r line; do
 [ -z "$dropped" ] || log "debug.config options this architecture or config cannot have: $dropped"
 
 jobs=$(nproc)
-log "building with $jobs jobs (about 15 minutes on 2 cores; log: $dir/build.log)"
+log "building with $jobs jobs (about 10 minutes on 2 cores; log: $dir/build.log)"
 make -j"$jobs" bzImage modules >"$dir/build.log" 2>&1 &
 bpid=$!
 while kill -0 "$bpid" 2>/dev/null; do
