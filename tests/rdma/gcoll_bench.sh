@@ -9,6 +9,8 @@
 #    namespace, so its traffic crosses the cable too (see mpi() below);
 #  * Open MPI with pml cm and mtl ofi over verbs;ofi_rxm: the same RDMA
 #    ports and libfabric provider as gcoll, host buffers;
+#  * Open MPI's default, pml ucx (UCX's rc_verbs and ud_verbs) on the same
+#    ports, host buffers;
 #  * ib_write_bw at the same sizes: the limit;
 #  * ib_write_bw -b, both directions at once: a 2-rank all-reduce of S
 #    bytes carries S each way (S/2 in the reduce-scatter, S/2 in the
@@ -129,10 +131,29 @@ mpi_ofi() {
 	fi
 }
 
+# mpi_ucx: the same with Open MPI's default, pml ucx (UCX's rc_verbs and
+# ud_verbs on each rank's own device, issue 35)
+mpi_ucx() {
+	local s tx0 tx1 want=0
+	tx0=$(ib_counter "$IB_A" 1 tx_bytes)
+	bench_mpi mpi-ucx "$NS_A" ucx MPI_NETNS_0= MPI_NETNS_1="$NS_B" \
+		MPI_ENV_0="UCX_NET_DEVICES=$IB_A:1" MPI_ENV_1="UCX_NET_DEVICES=$IB_B:1" || return
+	tx1=$(ib_counter "$IB_A" 1 tx_bytes)
+	for s in $(bench_sizes); do want=$((want + s / 2 * 6 * RUNS)); done
+	if [ -s "$work/mpi-ucx" ] && ! grep -q 'wrong sum\|exit status' "$work/mpi-ucx.err" &&
+	   [ $((tx1 - tx0)) -ge "$want" ]; then
+		t_ok "Open MPI pml ucx (rc_verbs, ud_verbs): $IB_A port 1 sent $((tx1 - tx0)) bytes (at least $want)"
+	else
+		t_fail "Open MPI pml ucx (rc_verbs, ud_verbs) across the cable" \
+			"$IB_A port 1 sent $((tx1 - tx0)) bytes (want $want)" "$(tail -n 20 "$work/mpi-ucx.err")"
+	fi
+}
+
 gcoll verbs-hbm default
 gcoll tcp-hbm tcp
 mpi
 mpi_ofi
+mpi_ucx
 bench_ibw ibw "$NS_A" "$IB_A" 1 "$GID_A" "$NS_B" "$IB_B" 1 "$GID_B" "$IP_A"
 bench_ibw ibw-bidi "$NS_A" "$IB_A" 1 "$GID_A" "$NS_B" "$IB_B" 1 "$GID_B" "$IP_A" -b
 
@@ -140,7 +161,7 @@ bench_ceiling 2
 diag "all-reduce fp32 sum, 2 ranks across the cable, MTU $BENCH_MTU: busbw GB/s, median of $RUNS (min-max)"
 diag "(ib_write_bw -b: one direction's share while both write; v/bidi: verbs-HBM against it)"
 bench_table verbs-hbm=verbs-HBM tcp-hbm=tcp-HBM=v/tcp "mpi=Open MPI tcp=v/MPI" \
-	"mpi-ofi=Open MPI ofi=v/MPIofi" \
+	"mpi-ofi=Open MPI ofi=v/MPIofi" "mpi-ucx=Open MPI ucx=v/MPIucx" \
 	ibw=ib_write_bw=v/ibw "ibw-bidi=ib_write_bw -b=v/bidi"
 bench_goals
 tap_done

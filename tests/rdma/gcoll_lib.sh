@@ -248,9 +248,10 @@ bench_table() {
 # namespace MPI_NETNS_r names (empty: stay) with the environment MPI_ENV_r
 # adds (collectives/bench/mpi_netns.sh); figures in $work/NAME, errors in
 # $work/NAME.err.  TRANSPORT: a subnet, pml ob1 with btl tcp,self on it;
-# or "ofi", pml cm with mtl ofi over libfabric's verbs;ofi_rxm (give each
+# "ofi", pml cm with mtl ofi over libfabric's verbs;ofi_rxm (give each
 # rank its device in MPI_ENV_r: FI_VERBS_DEVICE_NAME, and FI_VERBS_IFACE
-# where the device has more than one port).
+# where the device has more than one port); or "ucx", pml ucx with UCX's
+# rc_verbs and ud_verbs, no shared memory (MPI_ENV_r: UCX_NET_DEVICES).
 # Oversubscribed only with more ranks than CPUs: it makes Open MPI yield
 # when idle, which cost it up to 8 ms per all-reduce on the host.
 bench_mpi() {
@@ -264,6 +265,9 @@ bench_mpi() {
 	if [ "$net" = ofi ]; then
 		mca=(-x "FI_PROVIDER=verbs;ofi_rxm" --mca pml cm --mca mtl ofi
 		     --mca mtl_ofi_provider_include "verbs;ofi_rxm")
+	elif [ "$net" = ucx ]; then
+		mca=(-x UCX_TLS=rc_verbs,ud_verbs,self --mca pml ucx --mca osc ^ucx
+		     --mca btl ^vader,tcp)
 	else
 		mca=(--mca pml ob1 --mca btl tcp,self --mca btl_tcp_if_include "$net")
 	fi
