@@ -228,6 +228,18 @@ static void gaudi_cqe_to_wc(const struct gaudi_cqe *c, struct ibv_wc *w)
 	}
 }
 
+/*
+ * More completions than the ring holds: the producer index is not the
+ * engine's (the ring is user-writable memory, and a raw uverbs command
+ * can resize the CQ behind the library).  Reading on would go round the
+ * ring up to 2^32 times (verbs_fuzz spun there); the CQ is reported
+ * broken instead, as gaudi_cq_clean() already refuses it.
+ */
+static bool gaudi_cq_lost(const struct gaudi_cq *cq, uint32_t prod)
+{
+	return prod - cq->cons > cq->ring.size;
+}
+
 int gaudi_poll_cq(struct ibv_cq *ibcq, int ne, struct ibv_wc *wc)
 {
 	struct gaudi_cq *cq = container_of(ibcq, struct gaudi_cq, vcq.cq);
@@ -236,6 +248,10 @@ int gaudi_poll_cq(struct ibv_cq *ibcq, int ne, struct ibv_wc *wc)
 
 	pthread_spin_lock(&cq->lock);
 	prod = gaudi_load_acquire(&cq->ring.hdr->prod);
+	if (gaudi_cq_lost(cq, prod)) {
+		pthread_spin_unlock(&cq->lock);
+		return -EIO;
+	}
 	while (n < ne && cq->cons != prod) {
 		struct gaudi_cqe c;
 
@@ -262,6 +278,8 @@ static int gaudi_cq_ex_fetch(struct gaudi_cq *cq)
 
 	if (cq->cons == prod)
 		return ENOENT;
+	if (gaudi_cq_lost(cq, prod))
+		return EIO;
 	memcpy(&c, gaudi_ring_entry(&cq->ring, cq->cons), sizeof(c));
 	gaudi_cqe_to_wc(&c, &cq->cur);
 	cq->cons++;
@@ -385,7 +403,7 @@ void gaudi_cq_clean(struct ibv_cq *ibcq, uint32_t qpn)
 
 	pthread_spin_lock(&cq->lock);
 	prod = gaudi_load_acquire(&cq->ring.hdr->prod);
-	if (prod - cq->cons > cq->ring.size)	/* not the engine's doing */
+	if (gaudi_cq_lost(cq, prod))
 		goto out;
 	for (i = prod; i != cq->cons; i--) {
 		struct gaudi_cqe *c = gaudi_ring_entry(&cq->ring, i - 1);
