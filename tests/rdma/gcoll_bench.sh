@@ -111,49 +111,33 @@ mpi() {
 	fi
 }
 
-# mpi_ofi: the same with pml cm and mtl ofi over verbs;ofi_rxm, each rank
-# on its own device (issue 35): Open MPI on the same RDMA ports and
-# libfabric provider as gcoll, host memory; its bytes cross the port as
-# RDMA, counted by the port's counters
-mpi_ofi() {
-	local s tx0 tx1 want=0
+# mpi_rdma NAME TRANSPORT DESC ENV_A ENV_B: Open MPI's all-reduce over one
+# of its RDMA paths (bench_mpi's "ofi" or "ucx"), each rank on its own
+# device (ENV_A, ENV_B: the variables that name it), host memory; its
+# bytes cross the port as RDMA, counted by the port's counters (issue 35)
+mpi_rdma() {
+	local name=$1 s tx0 tx1 want=0
 	tx0=$(ib_counter "$IB_A" 1 tx_bytes)
-	bench_mpi mpi-ofi "$NS_A" ofi MPI_NETNS_0= MPI_NETNS_1="$NS_B" \
-		MPI_ENV_0="FI_VERBS_DEVICE_NAME=$IB_A" MPI_ENV_1="FI_VERBS_DEVICE_NAME=$IB_B" || return
+	bench_mpi "$name" "$NS_A" "$2" MPI_NETNS_0= MPI_NETNS_1="$NS_B" \
+		MPI_ENV_0="$4" MPI_ENV_1="$5" || return
 	tx1=$(ib_counter "$IB_A" 1 tx_bytes)
 	for s in $(bench_sizes); do want=$((want + s / 2 * 6 * RUNS)); done
-	if [ -s "$work/mpi-ofi" ] && ! grep -q 'wrong sum\|exit status' "$work/mpi-ofi.err" &&
+	if [ -s "$work/$name" ] && ! grep -q 'wrong sum\|exit status' "$work/$name.err" &&
 	   [ $((tx1 - tx0)) -ge "$want" ]; then
-		t_ok "Open MPI pml cm, mtl ofi (verbs;ofi_rxm): $IB_A port 1 sent $((tx1 - tx0)) bytes (at least $want)"
+		t_ok "Open MPI $3: $IB_A port 1 sent $((tx1 - tx0)) bytes (at least $want)"
 	else
-		t_fail "Open MPI pml cm, mtl ofi (verbs;ofi_rxm) across the cable" \
-			"$IB_A port 1 sent $((tx1 - tx0)) bytes (want $want)" "$(tail -n 20 "$work/mpi-ofi.err")"
-	fi
-}
-
-# mpi_ucx: the same with Open MPI's default, pml ucx (UCX's rc_verbs and
-# ud_verbs on each rank's own device, issue 35)
-mpi_ucx() {
-	local s tx0 tx1 want=0
-	tx0=$(ib_counter "$IB_A" 1 tx_bytes)
-	bench_mpi mpi-ucx "$NS_A" ucx MPI_NETNS_0= MPI_NETNS_1="$NS_B" \
-		MPI_ENV_0="UCX_NET_DEVICES=$IB_A:1" MPI_ENV_1="UCX_NET_DEVICES=$IB_B:1" || return
-	tx1=$(ib_counter "$IB_A" 1 tx_bytes)
-	for s in $(bench_sizes); do want=$((want + s / 2 * 6 * RUNS)); done
-	if [ -s "$work/mpi-ucx" ] && ! grep -q 'wrong sum\|exit status' "$work/mpi-ucx.err" &&
-	   [ $((tx1 - tx0)) -ge "$want" ]; then
-		t_ok "Open MPI pml ucx (rc_verbs, ud_verbs): $IB_A port 1 sent $((tx1 - tx0)) bytes (at least $want)"
-	else
-		t_fail "Open MPI pml ucx (rc_verbs, ud_verbs) across the cable" \
-			"$IB_A port 1 sent $((tx1 - tx0)) bytes (want $want)" "$(tail -n 20 "$work/mpi-ucx.err")"
+		t_fail "Open MPI $3 across the cable" \
+			"$IB_A port 1 sent $((tx1 - tx0)) bytes (want $want)" "$(tail -n 20 "$work/$name.err")"
 	fi
 }
 
 gcoll verbs-hbm default
 gcoll tcp-hbm tcp
 mpi
-mpi_ofi
-mpi_ucx
+mpi_rdma mpi-ofi ofi "pml cm, mtl ofi (verbs;ofi_rxm)" \
+	"FI_VERBS_DEVICE_NAME=$IB_A" "FI_VERBS_DEVICE_NAME=$IB_B"
+mpi_rdma mpi-ucx ucx "pml ucx (rc_verbs, ud_verbs)" \
+	"UCX_NET_DEVICES=$IB_A:1" "UCX_NET_DEVICES=$IB_B:1"
 bench_ibw ibw "$NS_A" "$IB_A" 1 "$GID_A" "$NS_B" "$IB_B" 1 "$GID_B" "$IP_A"
 bench_ibw ibw-bidi "$NS_A" "$IB_A" 1 "$GID_A" "$NS_B" "$IB_B" 1 "$GID_B" "$IP_A" -b
 
