@@ -48,20 +48,14 @@ gcoll_run() {
 # ibw_run SIZE: one ib_write_bw run, node 1 writes to node 0; node 0 (the
 # server prints the same report) appends "size GB/s" to $work/ibw
 ibw_run() {
-	local n v
+	local n
 	n=$(((64 << 20) / $1)); ((n > 1000)) && n=1000; ((n < 5)) && n=5
 	SC_QUIET=1 server_client "ib_write_bw $1 B" 300 tcp:18515 \
 		ib_write_bw -d "$IB" -x "$GID" -F -s "$1" -n "$n" -- \
 		ib_write_bw -d "$IB" -x "$GID" -F -s "$1" -n "$n" "$IP_0" ||
 		{ IFAIL+="size $1 run $i: rc $SC_RC $(tail -n 3 <<<"$SC_OUT" | tr '\n' ' ');"; return; }
 	[ "$NODE" = 0 ] || return 0
-	# "#bytes #iterations BW peak BW average MsgRate", MiB/s
-	v=$(awk -v s="$1" '$1 == s && NF >= 5 { print $4 }' <<<"$SC_OUT")
-	if [ -n "$v" ] && [ "$v" != inf ] && awk -v v="$v" 'BEGIN { exit !(v > 0) }'; then
-		awk -v s="$1" -v v="$v" 'BEGIN { print s, v * 1048576 / 1e9 }' >>"$work/ibw"
-	else
-		diag "ib_write_bw $1 B: no figure (inf, 0.00 or a failure), dropped: $(tail -n 3 <<<"$SC_OUT")"
-	fi
+	bench_ibw_figure ibw "$1" 1 "$SC_OUT"
 }
 
 GFAIL='' IFAIL=''

@@ -37,18 +37,6 @@ t_ok "$N devices through bridge br0 (and br1, idle here), MTU $BRIDGE_MTU, $HBM_
 need_test_bin gcoll-perf "$PERF"
 mark=$(dmesg | wc -l)
 
-gcoll() {
-	local i out
-	for ((i = 0; i < RUNS; i++)); do
-		if ! perfn "$N" out -b "$MINB" -e "$MAXB" -f 4 -n 5 -w 1 -c 0; then
-			t_fail "gcoll all-reduce on $N ranks ran" "$out" "$PERF_ERR"
-			return
-		fi
-		perf_busbw "$N" <<<"$out" >>"$work/verbs-hbm"
-	done
-	t_ok "gcoll, $RUNS runs: $(grep -m1 '^# gcoll-perf' <<<"$out" | sed 's/^# gcoll-perf allreduce: //')"
-}
-
 # mpi_ofi: Open MPI's all-reduce, mpirun in rank 0's namespace, rank r
 # moved into gb-r on port 1 of its own device; its bytes must leave rank
 # 0's device through that port
@@ -74,7 +62,7 @@ mpi_ofi() {
 	fi
 }
 
-gcoll
+bench_gcolln verbs-hbm
 mpi_ofi
 # rank 1's device to rank 0's, port 1 of each, through br0
 g0=$(gid_index "gaudi_$(dev 0)" 1 "$(addr 0)")

@@ -42,19 +42,6 @@ if ! out=$(mesh_setup "$N" 2>&1); then
 fi
 t_ok "$N devices with $((N - 1)) ports each, cabled in a full mesh, one address per rank, MTU $MESH_MTU"
 
-# gcoll NAME: RUNS runs of gcoll-perf on the mesh (PERFN_TCP as set)
-gcoll() {
-	local name=$1 i out
-	for ((i = 0; i < RUNS; i++)); do
-		if ! perfn "$N" out -b "$MINB" -e "$MAXB" -f 4 -n 5 -w 1 -c 0; then
-			t_fail "$name ran" "$out" "$PERF_ERR"
-			return
-		fi
-		perf_busbw "$N" <<<"$out" >>"$work/$name"
-	done
-	t_ok "$name: $(grep -m1 '^# gcoll-perf' <<<"$out" | sed 's/^# gcoll-perf allreduce: //')"
-}
-
 # tx_sum: bytes sent by rank 0's ports (the glob is expanded in its namespace)
 tx_sum() {
 	ip netns exec "$(ns 0)" sh -c "cat /sys/class/net/gn$(dev 0)p*/statistics/tx_bytes" |
@@ -83,8 +70,8 @@ mpi() {
 	fi
 }
 
-gcoll verbs-hbm
-PERFN_TCP=1 gcoll tcp-hbm
+bench_gcolln verbs-hbm
+PERFN_TCP=1 bench_gcolln tcp-hbm
 mpi
 # rank 1's device to rank 0's over the cable between them
 g0=$(gid_index "gaudi_$(dev 0)" $(($(port_to 0 1) + 1)) "$(addr 0)")

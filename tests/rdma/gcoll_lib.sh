@@ -146,6 +146,22 @@ bench_med() {
 }
 bench_ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (a + 0 > 0 && b + 0 > 0) printf "%.2f", a / b; else print "-" }'; }
 
+# bench_ibw_figure NAME SIZE DIV OUTPUT [FLAGS]: ib_write_bw's average at
+# SIZE in OUTPUT, divided by DIV, as a "size GB/s" line in $work/NAME; a
+# sample of inf or 0.00 (perftest's clock calibration fails under TCG)
+# or none at all is dropped, and the diagnostics say so
+bench_ibw_figure() {
+	local v
+	# "#bytes #iterations BW peak BW average MsgRate" in MiB/s
+	v=$(awk -v s="$2" '$1 == s && NF >= 5 { print $4 }' <<<"$4")
+	if [ -n "$v" ] && [ "$v" != inf ] && awk -v v="$v" 'BEGIN { exit !(v > 0) }'; then
+		awk -v s="$2" -v v="$v" -v d="$3" 'BEGIN { print s, v * 1048576 / 1e9 / d }' \
+			>>"$work/$1"
+	else
+		diag "ib_write_bw ${5:+$5 }$2 B: no figure (inf, 0.00 or a failure), dropped: $(tail -n 3 <<<"$4")"
+	fi
+}
+
 # bench_ibw NAME SRV_NS SRV_IB SRV_PORT SRV_GID CLI_NS CLI_IB CLI_PORT
 # CLI_GID SRV_IP [-b]: ib_write_bw at every size, RUNS times, the server on
 # SRV_IB's port SRV_PORT in SRV_NS; figures in $work/NAME.  With -b both
@@ -154,7 +170,7 @@ bench_ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (a + 0 > 0 && b + 0 > 0) pri
 # share, half of it.
 bench_ibw() {
 	local name=$1 sns=$2 sib=$3 sport=$4 sgid=$5 cns=$6 cib=$7 cport=$8 cgid=$9 sip=${10}
-	local bidi=("${@:11}") s i n v out div=1
+	local bidi=("${@:11}") s i n out div=1
 	[ ${#bidi[@]} -gt 0 ] && div=2
 	for s in $(bench_sizes); do
 		n=$(( (256 << 20) / s )); ((n > 1000)) && n=1000; ((n < 5)) && n=5
@@ -165,18 +181,26 @@ bench_ibw() {
 			out=$(ip netns exec "$cns" timeout 300 ib_write_bw -d "$cib" -i "$cport" \
 				-x "$cgid" -F -s "$s" -n "$n" "${bidi[@]}" "$sip" 2>&1)
 			wait
-			# "#bytes #iterations BW peak BW average MsgRate" in MiB/s
-			v=$(awk -v s="$s" '$1 == s && NF >= 5 { print $4 }' <<<"$out")
-			if [ -n "$v" ] && [ "$v" != inf ] && awk -v v="$v" 'BEGIN { exit !(v > 0) }'; then
-				awk -v s="$s" -v v="$v" -v d="$div" 'BEGIN { print s, v * 1048576 / 1e9 / d }' \
-					>>"$work/$name"
-			else
-				diag "ib_write_bw ${bidi[*]} $s B: no figure (inf, 0.00 or a failure), dropped: $(tail -n 3 <<<"$out")"
-			fi
+			bench_ibw_figure "$name" "$s" "$div" "$out" "${bidi[*]}"
 		done
 	done
 	[ -s "$work/$name" ] && t_ok "ib_write_bw ${bidi[*]} $cib/$cport -> $sib/$sport at every size" ||
 		t_fail "ib_write_bw ${bidi[*]} ran" "$out"
+}
+
+# bench_gcolln NAME: RUNS runs of gcoll-perf's all-reduce, 4 KiB ($MINB)
+# to $MAXB, on the $N ranks perfn starts (PERFN_TCP as set); busbw lines
+# in $work/NAME
+bench_gcolln() {
+	local name=$1 i out
+	for ((i = 0; i < RUNS; i++)); do
+		if ! perfn "$N" out -b "$MINB" -e "$MAXB" -f 4 -n 5 -w 1 -c 0; then
+			t_fail "$name ran" "$out" "$PERF_ERR"
+			return
+		fi
+		perf_busbw "$N" <<<"$out" >>"$work/$name"
+	done
+	t_ok "$name, $RUNS runs: $(grep -m1 '^# gcoll-perf' <<<"$out" | sed 's/^# gcoll-perf allreduce: //')"
 }
 
 # bench_ceiling N: what this machine's CPUs allow an N-rank ring
