@@ -81,10 +81,6 @@ struct gn_mapping {
 	struct gn_alloc *alloc;
 };
 
-/* gn_drv.c */
-bool gn_dev_enter(struct gaudi_nic_dev *gdev, int *idx);
-void gn_dev_exit(int idx);
-
 /* gn_mem.c */
 int gn_mem_init(struct gaudi_nic_dev *gdev);
 void gn_mem_fini(struct gaudi_nic_dev *gdev);

@@ -176,16 +176,16 @@ void gn_alloc_put(struct gn_alloc *alloc)
  * A context (the file, then its dma-bufs) pins the module behind the
  * hardware ops: it is the last to call them (hbm_discard, release).
  */
-int gn_ctx_open(struct gaudi_nic_dev *gdev, struct drm_file *file)
+static struct gn_ctx *gn_ctx_create(struct gaudi_nic_dev *gdev)
 {
 	struct gn_ctx *ctx;
 
 	if (!try_module_get(gdev->hw->owner))
-		return -ENODEV;
+		return ERR_PTR(-ENODEV);
 	ctx = kzalloc(sizeof(*ctx), GFP_KERNEL_ACCOUNT);
 	if (!ctx) {
 		module_put(gdev->hw->owner);
-		return -ENOMEM;
+		return ERR_PTR(-ENOMEM);
 	}
 	kref_init(&ctx->ref);
 	mutex_init(&ctx->lock);
@@ -194,6 +194,15 @@ int gn_ctx_open(struct gaudi_nic_dev *gdev, struct drm_file *file)
 	drm_dev_get(&gdev->drm);
 	ctx->gdev = gdev;
 	atomic64_inc(&gdev->mem->contexts);
+	return ctx;
+}
+
+int gn_ctx_open(struct gaudi_nic_dev *gdev, struct drm_file *file)
+{
+	struct gn_ctx *ctx = gn_ctx_create(gdev);
+
+	if (IS_ERR(ctx))
+		return PTR_ERR(ctx);
 	file->driver_priv = ctx;
 	return 0;
 }
@@ -314,33 +323,23 @@ static int gn_ctx_charge(struct gn_ctx *ctx, u64 size)
 	return 0;
 }
 
-static int gn_mem_alloc(struct gn_ctx *ctx, struct drm_gaudi_nic_memory *args)
+/*
+ * A populated (zeroed) allocation of @size bytes for @ctx, in chunks of
+ * @page_size (one chunk if @contig); the caller checked the sizes.
+ */
+static struct gn_alloc *gn_alloc_create(struct gn_ctx *ctx, u64 size,
+					u64 page_size, bool contig)
 {
 	struct gaudi_nic_dev *gdev = ctx->gdev;
-	u64 size = args->in.alloc.size;
-	u64 page_size = args->in.alloc.page_size;
-	bool contig = args->flags & GAUDI_NIC_MEM_CONTIGUOUS;
 	unsigned long nchunks, fpc, i;
 	struct gn_alloc *alloc;
-	u32 handle;
 	int ret;
 
-	if (args->flags & ~GAUDI_NIC_MEM_CONTIGUOUS ||
-	    !gn_in_tail_zero(args, sizeof(args->in.alloc)))
-		return -EINVAL;
-	if (!page_size)
-		page_size = PAGE_SIZE;
-	if (!is_power_of_2(page_size) || page_size < PAGE_SIZE ||
-	    page_size > GN_MAX_PAGE_SIZE)
-		return -EINVAL;
-	if (!size || !IS_ALIGNED(size, page_size))
-		return -EINVAL;
 	if (size > gdev->hbm_size)
-		return -ENOMEM;
-
+		return ERR_PTR(-ENOMEM);
 	ret = gn_ctx_charge(ctx, size);
 	if (ret)
-		return ret;
+		return ERR_PTR(ret);
 	nchunks = contig ? 1 : size / page_size;
 	fpc = contig ? size >> PAGE_SHIFT : page_size >> PAGE_SHIFT;
 	alloc = kvzalloc(struct_size(alloc, chunks, nchunks),
@@ -368,6 +367,41 @@ static int gn_mem_alloc(struct gn_ctx *ctx, struct drm_gaudi_nic_memory *args)
 			goto err_unreserve;
 		}
 	}
+	atomic64_inc(&gdev->mem->allocs);
+	atomic64_inc(&gdev->mem->total_allocs);
+	return alloc;
+
+err_unreserve:
+	gn_mem_unreserve(gdev->mem, alloc, nchunks);
+err_free:
+	kvfree(alloc);
+err_uncharge:
+	atomic64_sub(size, &ctx->mem_total);
+	return ERR_PTR(ret);
+}
+
+static int gn_mem_alloc(struct gn_ctx *ctx, struct drm_gaudi_nic_memory *args)
+{
+	u64 size = args->in.alloc.size;
+	u64 page_size = args->in.alloc.page_size;
+	struct gn_alloc *alloc;
+	u32 handle;
+	int ret;
+
+	if (args->flags & ~GAUDI_NIC_MEM_CONTIGUOUS ||
+	    !gn_in_tail_zero(args, sizeof(args->in.alloc)))
+		return -EINVAL;
+	if (!page_size)
+		page_size = PAGE_SIZE;
+	if (!is_power_of_2(page_size) || page_size < PAGE_SIZE ||
+	    page_size > GN_MAX_PAGE_SIZE)
+		return -EINVAL;
+	if (!size || !IS_ALIGNED(size, page_size))
+		return -EINVAL;
+	alloc = gn_alloc_create(ctx, size, page_size,
+				args->flags & GAUDI_NIC_MEM_CONTIGUOUS);
+	if (IS_ERR(alloc))
+		return PTR_ERR(alloc);
 
 	mutex_lock(&ctx->lock);
 	ret = xa_alloc(&ctx->handles, &handle, alloc,
@@ -379,26 +413,12 @@ static int gn_mem_alloc(struct gn_ctx *ctx, struct drm_gaudi_nic_memory *args)
 	}
 	mutex_unlock(&ctx->lock);
 	if (ret) {
-		ret = ret == -EBUSY ? -ENOSPC : ret;
-		goto err_discard;
+		gn_alloc_put(alloc);
+		return ret == -EBUSY ? -ENOSPC : ret;
 	}
-
-	atomic64_inc(&gdev->mem->allocs);
-	atomic64_inc(&gdev->mem->total_allocs);
 	memset(&args->out, 0, sizeof(args->out));
 	args->out.handle = handle;
 	return 0;
-
-err_discard:
-	for (i = 0; i < nchunks; i++)
-		gn_hbm_discard(gdev, alloc->chunks[i], fpc);
-err_unreserve:
-	gn_mem_unreserve(gdev->mem, alloc, nchunks);
-err_free:
-	kvfree(alloc);
-err_uncharge:
-	atomic64_sub(size, &ctx->mem_total);
-	return ret;
 }
 
 static bool gn_alloc_busy(struct gn_alloc *alloc)
@@ -625,3 +645,94 @@ struct gn_alloc *gn_ctx_mmap_lookup(struct gn_ctx *ctx, u64 handle, u64 len)
 	mutex_unlock(&ctx->lock);
 	return alloc;
 }
+
+/* ------------------------------------------- HBM for the other functions */
+
+/*
+ * HBM the device's other functions hold (the RDMA driver's device memory,
+ * ibv_alloc_dm()): an allocation of a context of its own, with no file,
+ * handle or device VA.  That context holds the DRM device and the module
+ * behind the hardware ops, so the frames are given back (and scrubbed)
+ * through those ops whenever the holder lets go, even after the device
+ * was removed.
+ */
+struct gaudi_nic_hbm {
+	struct gn_ctx *ctx;
+	struct gn_alloc *alloc;
+};
+
+struct gaudi_nic_hbm *gaudi_nic_hbm_alloc(struct gaudi_nic_dev *gdev,
+					  u64 size)
+{
+	struct gaudi_nic_hbm *hbm;
+	struct gn_alloc *alloc;
+	struct gn_ctx *ctx;
+	int idx;
+
+	if (!size || size > gdev->hbm_size)
+		return ERR_PTR(-EINVAL);
+	hbm = kzalloc(sizeof(*hbm), GFP_KERNEL_ACCOUNT);
+	if (!hbm)
+		return ERR_PTR(-ENOMEM);
+	if (!drm_dev_enter(&gdev->drm, &idx)) {
+		kfree(hbm);
+		return ERR_PTR(-ENODEV);
+	}
+	ctx = gn_ctx_create(gdev);
+	if (IS_ERR(ctx)) {
+		alloc = ERR_CAST(ctx);
+		goto out;
+	}
+	alloc = gn_alloc_create(ctx, PAGE_ALIGN(size), PAGE_SIZE, false);
+	if (IS_ERR(alloc)) {
+		gn_ctx_put(ctx);
+		goto out;
+	}
+	hbm->ctx = ctx;
+	hbm->alloc = alloc;
+out:
+	drm_dev_exit(idx);
+	if (IS_ERR(alloc)) {
+		kfree(hbm);
+		return ERR_CAST(alloc);
+	}
+	return hbm;
+}
+EXPORT_SYMBOL_NS_GPL(gaudi_nic_hbm_alloc, GAUDI_NIC);
+
+void gaudi_nic_hbm_free(struct gaudi_nic_hbm *hbm)
+{
+	if (!hbm)
+		return;
+	gn_alloc_put(hbm->alloc);
+	gn_ctx_put(hbm->ctx);
+	kfree(hbm);
+}
+EXPORT_SYMBOL_NS_GPL(gaudi_nic_hbm_free, GAUDI_NIC);
+
+u64 gaudi_nic_hbm_size(const struct gaudi_nic_hbm *hbm)
+{
+	return hbm->alloc->size;
+}
+EXPORT_SYMBOL_NS_GPL(gaudi_nic_hbm_size, GAUDI_NIC);
+
+u64 gaudi_nic_hbm_bus(const struct gaudi_nic_hbm *hbm, u64 offset)
+{
+	return gn_alloc_frame_bus(hbm->alloc, offset);
+}
+EXPORT_SYMBOL_NS_GPL(gaudi_nic_hbm_bus, GAUDI_NIC);
+
+struct page *gaudi_nic_hbm_page(const struct gaudi_nic_hbm *hbm, u64 offset)
+{
+	struct gaudi_nic_dev *gdev = hbm->ctx->gdev;
+	struct page *page = NULL;
+	int idx;
+
+	if (offset >= hbm->alloc->size || !drm_dev_enter(&gdev->drm, &idx))
+		return NULL;
+	page = gdev->hw->ops->hbm_get_page(gdev->hw,
+					   gn_alloc_frame(hbm->alloc, offset));
+	drm_dev_exit(idx);
+	return page;
+}
+EXPORT_SYMBOL_NS_GPL(gaudi_nic_hbm_page, GAUDI_NIC);

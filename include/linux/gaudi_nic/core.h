@@ -91,4 +91,30 @@ struct net_device *gaudi_nic_port_netdev(struct gaudi_nic_dev *gdev,
 					 u32 port);
 int gaudi_nic_port_of(struct gaudi_nic_dev *gdev, struct net_device *nd);
 
+/*
+ * HBM held by the device's other functions, as the RDMA driver's device
+ * memory (ibv_alloc_dm()) is: out of the frames accel contexts allocate
+ * from, zeroed, in PAGE_SIZE frames that need not be contiguous.
+ * gaudi_nic_hbm_alloc(): @size bytes rounded up to PAGE_SIZE; -EINVAL for
+ * 0 or more than the HBM, -ENOMEM when the HBM is full, -ENODEV once the
+ * device is being removed.  Process context.
+ * gaudi_nic_hbm_free(): the frames go back scrubbed; a page still
+ * referenced (gaudi_nic_hbm_page()) stays with its holder, apart from the
+ * HBM.  Safe after the device was removed.
+ * gaudi_nic_hbm_bus(): the bus address of byte @offset (the device's
+ * engines reach it there, as they reach an exported HBM dma-buf).
+ * gaudi_nic_hbm_page(): the page backing byte @offset, with a reference
+ * (put_page() it), for a CPU mapping; NULL past the end or once the device
+ * is being removed.
+ */
+struct gaudi_nic_hbm;
+struct page;
+
+struct gaudi_nic_hbm *gaudi_nic_hbm_alloc(struct gaudi_nic_dev *gdev,
+					  u64 size);
+void gaudi_nic_hbm_free(struct gaudi_nic_hbm *hbm);
+u64 gaudi_nic_hbm_size(const struct gaudi_nic_hbm *hbm);
+u64 gaudi_nic_hbm_bus(const struct gaudi_nic_hbm *hbm, u64 offset);
+struct page *gaudi_nic_hbm_page(const struct gaudi_nic_hbm *hbm, u64 offset);
+
 #endif /* _LINUX_GAUDI_NIC_CORE_H */
