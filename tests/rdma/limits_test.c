@@ -42,13 +42,14 @@ PAIR_FIXTURE(limits)
 #define LIM_N		3
 
 enum lim_kind {
-	LIM_PD, LIM_CQ, LIM_QP, LIM_SRQ, LIM_MR, LIM_AH, LIM_MW, LIM_KINDS
+	LIM_PD, LIM_CQ, LIM_QP, LIM_SRQ, LIM_MR, LIM_AH, LIM_MW, LIM_DM,
+	LIM_KINDS
 };
 
 static const char *const lim_param[LIM_KINDS] = {
 	"max_pd_per_ctx", "max_cq_per_ctx", "max_qp_per_ctx",
 	"max_srq_per_ctx", "max_mr_per_ctx", "max_ah_per_ctx",
-	"max_mw_per_ctx",
+	"max_mw_per_ctx", "max_dm_per_ctx",
 };
 
 
@@ -155,6 +156,9 @@ static void *lim_create(struct lim_ctx *c, enum lim_kind kind)
 		return ibv_create_ah(c->pd, &aa);
 	case LIM_MW:
 		return ibv_alloc_mw(c->pd, IBV_MW_TYPE_1);
+	case LIM_DM:
+		return ibv_alloc_dm(c->ctx,
+				    &(struct ibv_alloc_dm_attr){ .length = 4096 });
 	default:
 		return NULL;
 	}
@@ -183,6 +187,9 @@ static void lim_destroy(enum lim_kind kind, void *o)
 		break;
 	case LIM_MW:
 		ibv_dealloc_mw(o);
+		break;
+	case LIM_DM:
+		ibv_free_dm(o);
 		break;
 	default:
 		break;

@@ -64,6 +64,14 @@ else
 	t_fail "mw_test built" "$mwbin missing (make user)"
 fi
 
+# device memory on the HBM (tests/rdma/dm_test.c)
+dmbin=${DM_TEST:-/build/tests-rdma/dm_test}
+if [ -x "$dmbin" ]; then
+	ksft_relay dm_test < <(timeout 300 "$dmbin" "$IB_A" "$GID_A" "$IB_B" "$GID_B" 2>&1)
+else
+	t_fail "dm_test built" "$dmbin missing (make user)"
+fi
+
 # teardown in the wrong order: a process holds a QP, CQ and MR while its
 # device is deleted; it must get errors, not hang, and the kernel must not
 # oops
@@ -87,27 +95,44 @@ if grep -q "type RC" <<<"$res" && grep -q "^dev $IB_B cqn" <<<"$res" &&
 else
 	t_fail "rdma resource shows the live QP, CQ and MR" "$res"
 fi
-# and an address handle held by another process over the removal
-mkfifo /tmp/ah.ctl
-"$bin" --hold-ah "$IB_B" "$GID_B" "$IP_A" </tmp/ah.ctl >/tmp/ah.log 2>&1 &
-ahp=$!
-exec 7>/tmp/ah.ctl
-for ((i = 0; i < 100; i++)); do
-	grep -q '^ready' /tmp/ah.log && break
-	sleep 0.1
-done
-if grep -q '^ok .*AH on' /tmp/ah.log; then
-	t_ok "a second process holds an AH on $IB_B"
-else
-	t_fail "a second process holds an AH on $IB_B" "$(cat /tmp/ah.log)"
-fi
+# A holder: a program that keeps objects on $IB_B until EOF on its stdin,
+# the FIFO /tmp/NAME.ctl whose writing end the caller holds as FD (close
+# it to let the program go on), logging to /tmp/NAME.log; it must say
+# OK_RE once ready.  Its pid in holder_pid.
+start_holder() { # NAME FD OK_RE DESC CMD...
+	local name=$1 fd=$2 re=$3 desc=$4 i
+	shift 4
+	mkfifo "/tmp/$name.ctl"
+	# without the other holders' FIFO ends, so each sees its own EOF
+	"$@" <"/tmp/$name.ctl" >"/tmp/$name.log" 2>&1 7>&- 8>&- &
+	holder_pid=$!
+	eval "exec $fd>/tmp/$name.ctl"
+	for ((i = 0; i < 100; i++)); do
+		grep -q '^ready' "/tmp/$name.log" && break
+		sleep 0.1
+	done
+	if grep -q "$re" "/tmp/$name.log"; then
+		t_ok "$desc"
+	else
+		t_fail "$desc" "$(cat "/tmp/$name.log")"
+	fi
+}
+# an address handle held by another process over the removal
+start_holder ah 7 '^ok .*AH on' "a second process holds an AH on $IB_B" \
+	"$bin" --hold-ah "$IB_B" "$GID_B" "$IP_A"
+ahp=$holder_pid
+# and device memory (HBM), mapped, with a DM MR on it
+start_holder dm 8 '^ok .*DM MR on it held' \
+	"a third process holds a mapped DM and a DM MR on $IB_B" \
+	"$dmbin" --hold "$IB_B"
+dmp=$holder_pid
 t0=$(date +%s)
 if gn_del_device "$DEV_B"; then
-	t_ok "del_device $DEV_B with live QPs, CQs, MRs and AHs ($(( $(date +%s) - t0 )) s)"
+	t_ok "del_device $DEV_B with live QPs, CQs, MRs, AHs and DMs ($(( $(date +%s) - t0 )) s)"
 else
-	t_fail "del_device $DEV_B with live QPs, CQs, MRs and AHs"
+	t_fail "del_device $DEV_B with live QPs, CQs, MRs, AHs and DMs"
 fi
-exec 7>&-
+exec 7>&- 8>&-
 wait "$ahp"
 rc=$?
 if [ "$rc" = 0 ] && grep -q '^ok .*after the device is gone' /tmp/ah.log; then
@@ -115,7 +140,14 @@ if [ "$rc" = 0 ] && grep -q '^ok .*after the device is gone' /tmp/ah.log; then
 else
 	t_fail "the AH holder cleans up after the removal" "rc=$rc" "$(cat /tmp/ah.log)"
 fi
-rm -f /tmp/ah.ctl
+wait "$dmp"
+rc=$?
+if [ "$rc" = 0 ] && [ "$(grep -c '^ok ' /tmp/dm.log)" = 3 ]; then
+	t_ok "the DM holder reads its old mapping and frees after the removal"
+else
+	t_fail "the DM holder reads its old mapping and frees after the removal" "rc=$rc" "$(cat /tmp/dm.log)"
+fi
+rm -f /tmp/ah.ctl /tmp/dm.ctl
 kill "$cp" 2>/dev/null
 wait "$cp"
 kill "$sp" 2>/dev/null

@@ -490,7 +490,9 @@ struct gn_roce_srq_ctx {
 
 /*
  * Memory region: @iova .. @iova + @length maps onto the pages of @pages;
- * @offset is the offset of @iova in the first page.  Page addresses are
+ * @offset is the offset of @iova in the first page.  @length may be 0 (a
+ * DM MR may cover no byte): @pages still holds the first page, and only
+ * zero-length accesses at @iova fit.  Page addresses are
  * DMA addresses of the engine's device: host memory or any gaudi_nic
  * device's HBM bus window (peer-to-peer).  @key is the full lkey/rkey.
  * REREG_MR replaces every field of an existing MR at once (@key must be

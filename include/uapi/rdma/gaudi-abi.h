@@ -304,4 +304,23 @@ struct gaudi_create_ah_resp {
 	struct gaudi_av av;
 };
 
+/*
+ * Driver methods of the ioctl interface, in its driver namespace (ids
+ * from 1 << UVERBS_ID_NS_SHIFT, 0x1000).
+ *
+ * GAUDI_IB_METHOD_DM_QUERY, on a device memory object (UVERBS_OBJECT_DM,
+ * from ibv_alloc_dm() or ibv_import_dm()): the mmap offset of its HBM on
+ * the uverbs file (__u64, a shared mapping of up to its length rounded up
+ * to pages) and its length in bytes (__u64).
+ */
+enum gaudi_ib_dm_methods {
+	GAUDI_IB_METHOD_DM_QUERY = 0x1000,
+};
+
+enum gaudi_ib_query_dm_attrs {
+	GAUDI_IB_ATTR_QUERY_DM_HANDLE = 0x1000,
+	GAUDI_IB_ATTR_QUERY_DM_MMAP_OFFSET,
+	GAUDI_IB_ATTR_QUERY_DM_LENGTH,
+};
+
 #endif /* GAUDI_ABI_USER_H */

@@ -671,6 +671,7 @@ static void gaudi_unimport_mr(struct ibv_mr *mr)
 static void gaudi_free_context(struct ibv_context *ibctx);
 
 static const struct verbs_context_ops gaudi_ctx_ops = {
+	.alloc_dm = gaudi_alloc_dm,
 	.alloc_mw = gaudi_alloc_mw,
 	.alloc_parent_domain = gaudi_alloc_parent_domain,
 	.bind_mw = gaudi_bind_mw,
@@ -689,6 +690,8 @@ static const struct verbs_context_ops gaudi_ctx_ops = {
 	.destroy_qp = gaudi_destroy_qp,
 	.destroy_srq = gaudi_destroy_srq,
 	.free_context = gaudi_free_context,
+	.free_dm = gaudi_free_dm,
+	.import_dm = gaudi_import_dm,
 	.import_mr = gaudi_import_mr,
 	.import_pd = gaudi_import_pd,
 	.modify_qp = gaudi_modify_qp,
@@ -701,8 +704,10 @@ static const struct verbs_context_ops gaudi_ctx_ops = {
 	.query_port = gaudi_query_port,
 	.query_qp = gaudi_query_qp,
 	.query_srq = gaudi_query_srq,
+	.reg_dm_mr = gaudi_reg_dm_mr,
 	.reg_dmabuf_mr = gaudi_reg_dmabuf_mr,
 	.reg_mr = gaudi_reg_mr,
+	.unimport_dm = gaudi_unimport_dm,
 	.unimport_mr = gaudi_unimport_mr,
 	.unimport_pd = gaudi_unimport_pd,
 	.rereg_mr = gaudi_rereg_mr,

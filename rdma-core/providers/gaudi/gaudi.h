@@ -172,6 +172,17 @@ int gaudi_ring_map(struct ibv_context *context, struct gaudi_ring *r,
 		   uint64_t key, uint64_t len, uint32_t log, uint32_t stride);
 void gaudi_ring_unmap(struct gaudi_ring *r);
 
+/* dm.c */
+struct ibv_dm *gaudi_alloc_dm(struct ibv_context *context,
+			      struct ibv_alloc_dm_attr *attr);
+int gaudi_free_dm(struct ibv_dm *ibdm);
+struct ibv_dm *gaudi_import_dm(struct ibv_context *context,
+			       uint32_t dm_handle);
+void gaudi_unimport_dm(struct ibv_dm *ibdm);
+struct ibv_mr *gaudi_reg_dm_mr(struct ibv_pd *pd, struct ibv_dm *ibdm,
+			       uint64_t dm_offset, size_t length,
+			       unsigned int access);
+
 /* cq.c */
 struct ibv_cq *gaudi_create_cq(struct ibv_context *context, int cqe,
 			       struct ibv_comp_channel *channel,

@@ -648,7 +648,7 @@ static struct gn_rmr *gn_mr_build(struct gaudi_nic_roce *r, u32 index,
 
 	if (!index || index >= GN_ROCE_MAX_MR ||
 	    le32_to_cpu(c->key) >> 8 != index ||
-	    le32_to_cpu(c->offset) >= PAGE_SIZE || !c->length ||
+	    le32_to_cpu(c->offset) >= PAGE_SIZE ||
 	    le32_to_cpu(c->access) & ~(GN_ROCE_MR_LOCAL_WRITE |
 				      GN_ROCE_MR_REMOTE_WRITE |
 				      GN_ROCE_MR_REMOTE_READ |

@@ -69,6 +69,7 @@ enum gib_res {
 	GIB_RES_MR,
 	GIB_RES_AH,
 	GIB_RES_MW,
+	GIB_RES_DM,
 	GIB_RES_MAX
 };
 
@@ -109,9 +110,11 @@ struct gib_ring {
 	struct rdma_user_mmap_entry *mmap;
 };
 
+/* What an mmap key maps: a ring's @buf, or a DM's @hbm (gib_dm.c). */
 struct gib_mmap_entry {
 	struct rdma_user_mmap_entry rdma;
 	void *buf;
+	struct gaudi_nic_hbm *hbm;
 };
 
 /*
@@ -189,6 +192,22 @@ struct gib_mr {
 	u32 index;
 	int access;
 };
+
+/*
+ * Device memory (ibv_alloc_dm()): HBM owned by its mmap entry @mmap
+ * (gib_dm.c), charged to @uc.
+ */
+struct gib_dm {
+	struct ib_dm ibdm;
+	struct gaudi_nic_hbm *hbm;
+	struct rdma_user_mmap_entry *mmap;
+	struct gib_ucontext *uc;
+};
+
+static inline struct gib_dm *to_gdm(struct ib_dm *dm)
+{
+	return container_of(dm, struct gib_dm, ibdm);
+}
 
 /*
  * Memory window: engine index @index, rkey (GN_ROCE_MAX_MR + index) << 8
@@ -299,6 +318,13 @@ int gib_kring_post(struct gib_ring *r, spinlock_t *lock, u32 *prod,
 		   const void **bad, u32 *posted);
 
 /* gib_mr.c */
+void gib_mr_ctx_fill(struct gn_roce_mr_ctx *ctx, u64 iova, u64 length,
+		     u32 key, u32 pdn, int access, u32 offset);
+struct gib_mr *gib_mr_new(struct ib_pd *ibpd, struct gib_ucontext *uc,
+			  int access, u64 length, u64 iova);
+int gib_mr_install(struct gib_dev *dev, struct gib_mr *mr,
+		   struct gn_roce_mr_ctx *ctx, struct gib_pbl *pbl);
+void gib_mr_undo(struct gib_dev *dev, struct gib_mr *mr);
 struct ib_mr *gib_get_dma_mr(struct ib_pd *pd, int access);
 struct ib_mr *gib_reg_user_mr(struct ib_pd *pd, u64 start, u64 len,
 			      u64 iova, int access, struct ib_udata *udata);
@@ -309,6 +335,18 @@ struct ib_mr *gib_rereg_user_mr(struct ib_mr *ibmr, int flags, u64 start,
 				u64 len, u64 iova, int access,
 				struct ib_pd *pd, struct ib_udata *udata);
 int gib_dereg_mr(struct ib_mr *ibmr, struct ib_udata *udata);
+
+/* gib_dm.c */
+extern const struct uapi_definition *const gib_uapi_defs;
+u64 gib_max_dm_size(struct gib_dev *dev);
+struct ib_dm *gib_alloc_dm(struct ib_device *ibdev, struct ib_ucontext *ibuc,
+			   struct ib_dm_alloc_attr *attr,
+			   struct uverbs_attr_bundle *attrs);
+int gib_dealloc_dm(struct ib_dm *ibdm, struct uverbs_attr_bundle *attrs);
+struct ib_mr *gib_reg_dm_mr(struct ib_pd *ibpd, struct ib_dm *ibdm,
+			    struct ib_dm_mr_attr *attr,
+			    struct uverbs_attr_bundle *attrs);
+int gib_dm_map(struct vm_area_struct *vma, struct gaudi_nic_hbm *hbm);
 int gib_alloc_mw(struct ib_mw *ibmw, struct ib_udata *udata);
 int gib_dealloc_mw(struct ib_mw *ibmw);
 

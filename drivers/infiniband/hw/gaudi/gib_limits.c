@@ -62,6 +62,11 @@ module_param_named(max_mw_per_ctx, gib_max_mw, uint, 0644);
 MODULE_PARM_DESC(max_mw_per_ctx,
 		 "memory windows one user context may hold (default 512, 0: no limit)");
 
+static unsigned int gib_max_dm = 64;
+module_param_named(max_dm_per_ctx, gib_max_dm, uint, 0644);
+MODULE_PARM_DESC(max_dm_per_ctx,
+		 "device memory allocations (ibv_alloc_dm) one user context may hold (default 64, 0: no limit)");
+
 static unsigned int gib_max_ring_mb = 1024;
 module_param_named(max_ring_mb_per_ctx, gib_max_ring_mb, uint, 0644);
 MODULE_PARM_DESC(max_ring_mb_per_ctx,
@@ -79,6 +84,7 @@ static const struct {
 	[GIB_RES_MR] = { "MRs", "max_mr_per_ctx", &gib_max_mr },
 	[GIB_RES_AH] = { "AHs", "max_ah_per_ctx", &gib_max_ah },
 	[GIB_RES_MW] = { "MWs", "max_mw_per_ctx", &gib_max_mw },
+	[GIB_RES_DM] = { "DMs", "max_dm_per_ctx", &gib_max_dm },
 };
 
 /*

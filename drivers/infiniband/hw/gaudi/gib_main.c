@@ -255,6 +255,7 @@ static int gib_probe(struct auxiliary_device *adev,
 	dev->ibdev.node_guid = cpu_to_be64((u64)(h >> 16) << 40 |
 					   0xfffeULL << 24 | (u64)(h & 0xffff) << 8);
 	ib_set_device_ops(&dev->ibdev, &gib_dev_ops);
+	dev->ibdev.driver_def = gib_uapi_defs;
 	/* write commands the core only offers on request: the doorbells */
 	dev->ibdev.uverbs_cmd_mask |= BIT_ULL(IB_USER_VERBS_CMD_POST_SEND) |
 				      BIT_ULL(IB_USER_VERBS_CMD_POST_RECV) |

@@ -3,8 +3,9 @@
  * gaudi_ib memory regions and memory windows.  An MR is a context in the
  * engine's MR table plus the page list (struct gib_pbl) it copies; user
  * MRs pin pages with ib_umem, dma-buf MRs attach through
- * ib_umem_dmabuf_get_pinned().  MWs share the key space (their indices
- * follow the MR ones) and are bound by work requests, not here.
+ * ib_umem_dmabuf_get_pinned(), DM MRs (gib_dm.c) name HBM frames.  MWs
+ * share the key space (their indices follow the MR ones) and are bound by
+ * work requests, not here.
  */
 #include <linux/dma-buf.h>
 #include <linux/dma-mapping.h>
@@ -45,6 +46,22 @@ static u32 gib_mr_access(int acc)
 }
 
 /*
+ * The engine context's fields other than the page list: @length bytes at
+ * @iova with @key and @access in @pdn, the first byte at @offset into the
+ * first page.
+ */
+void gib_mr_ctx_fill(struct gn_roce_mr_ctx *ctx, u64 iova, u64 length,
+		     u32 key, u32 pdn, int access, u32 offset)
+{
+	ctx->iova = cpu_to_le64(iova);
+	ctx->length = cpu_to_le64(length);
+	ctx->key = cpu_to_le32(key);
+	ctx->pdn = cpu_to_le32(pdn);
+	ctx->access = cpu_to_le32(gib_mr_access(access));
+	ctx->offset = cpu_to_le32(offset);
+}
+
+/*
  * The engine context of an MR of @umem at @iova with @key in @pdn: @ctx,
  * whose page list @pbl the caller frees (gib_pbl_free()) after the
  * command.
@@ -76,13 +93,74 @@ static int gib_mr_ctx(struct gib_dev *dev, struct ib_umem *umem, u64 iova,
 		gib_pbl_free(dev, pbl);
 		return -EFAULT;
 	}
-	ctx->iova = cpu_to_le64(iova);
-	ctx->length = cpu_to_le64(umem->length);
-	ctx->key = cpu_to_le32(key);
-	ctx->pdn = cpu_to_le32(pdn);
-	ctx->access = cpu_to_le32(gib_mr_access(access));
-	ctx->offset = cpu_to_le32(umem->address & ~PAGE_MASK);
+	gib_mr_ctx_fill(ctx, iova, umem->length, key, pdn, access,
+			umem->address & ~PAGE_MASK);
 	return 0;
+}
+
+/*
+ * A new MR object of @length bytes at @iova, charged to the user context
+ * @uc (NULL: none), with its index and keys; not yet in the engine.
+ */
+struct gib_mr *gib_mr_new(struct ib_pd *ibpd, struct gib_ucontext *uc,
+			  int access, u64 length, u64 iova)
+{
+	struct gib_dev *dev = to_gdev(ibpd->device);
+	struct gib_mr *mr;
+	int ret;
+
+	ret = gib_charge(uc, GIB_RES_MR, 0);
+	if (ret)
+		return ERR_PTR(ret);
+	mr = kzalloc(sizeof(*mr), GFP_KERNEL_ACCOUNT);
+	if (!mr) {
+		ret = -ENOMEM;
+		goto err_uncharge;
+	}
+	mr->uc = uc;
+	ret = gib_id_alloc(&dev->mr_ida, uc, GIB_RES_MR, 1,
+			   GN_ROCE_MAX_MR - 1, GFP_KERNEL);
+	if (ret < 0)
+		goto err_free;
+	mr->index = ret;
+	mr->access = access;
+	mr->ibmr.lkey = mr->index << 8 | (get_random_u32() & 0xff);
+	mr->ibmr.rkey = mr->ibmr.lkey;
+	mr->ibmr.length = length;
+	mr->ibmr.iova = iova;
+	mr->ibmr.page_size = PAGE_SIZE;
+	return mr;
+
+err_free:
+	kfree(mr);
+err_uncharge:
+	gib_uncharge(uc, GIB_RES_MR, 0);
+	return ERR_PTR(ret);
+}
+
+/*
+ * Give @mr's engine context @ctx to the engine (CREATE_MR), then free its
+ * page list @pbl; on failure, undo gib_mr_new() too.
+ */
+int gib_mr_install(struct gib_dev *dev, struct gib_mr *mr,
+		   struct gn_roce_mr_ctx *ctx, struct gib_pbl *pbl)
+{
+	int ret;
+
+	ret = gaudi_nic_roce_cmd(dev->hw, GN_ROCE_CMD_CREATE_MR, mr->index,
+				 ctx, sizeof(*ctx), NULL, 0);
+	gib_pbl_free(dev, pbl);
+	if (ret)
+		gib_mr_undo(dev, mr);
+	return ret;
+}
+
+/* Undo gib_mr_new() for an MR the engine does not hold. */
+void gib_mr_undo(struct gib_dev *dev, struct gib_mr *mr)
+{
+	ida_free(&dev->mr_ida, mr->index);
+	gib_uncharge(mr->uc, GIB_RES_MR, 0);
+	kfree(mr);
 }
 
 /* An MR of @umem, charged to the user context @uc (NULL: none). */
@@ -96,48 +174,24 @@ static struct ib_mr *gib_mr_create(struct ib_pd *ibpd, struct ib_umem *umem,
 	struct gib_mr *mr;
 	int ret;
 
-	ret = gib_charge(uc, GIB_RES_MR, 0);
-	if (ret)
-		goto err_umem;
 	/* user MRs only: gib_get_dma_mr() makes none */
-	mr = kzalloc(sizeof(*mr), GFP_KERNEL_ACCOUNT);
-	if (!mr) {
-		ret = -ENOMEM;
-		goto err_uncharge;
+	mr = gib_mr_new(ibpd, uc, access, umem->length, iova);
+	if (IS_ERR(mr)) {
+		ib_umem_release(umem);
+		return ERR_CAST(mr);
 	}
-	mr->uc = uc;
-	ret = gib_id_alloc(&dev->mr_ida, uc, GIB_RES_MR, 1,
-			   GN_ROCE_MAX_MR - 1, GFP_KERNEL);
-	if (ret < 0)
-		goto err_free;
-	mr->index = ret;
 	mr->umem = umem;
-	mr->access = access;
-	mr->ibmr.lkey = mr->index << 8 | (get_random_u32() & 0xff);
-	mr->ibmr.rkey = mr->ibmr.lkey;
-	mr->ibmr.length = umem->length;
-	mr->ibmr.iova = iova;
-	mr->ibmr.page_size = PAGE_SIZE;
 	ret = gib_mr_ctx(dev, umem, iova, mr->ibmr.lkey, to_gpd(ibpd)->pdn,
 			 access, &pbl, &ctx);
 	if (ret)
-		goto err_ida;
-	ret = gaudi_nic_roce_cmd(dev->hw, GN_ROCE_CMD_CREATE_MR, mr->index,
-				 &ctx, sizeof(ctx), NULL, 0);
-	gib_pbl_free(dev, &pbl);
-	if (ret)
-		goto err_ida;
+		gib_mr_undo(dev, mr);
+	else
+		ret = gib_mr_install(dev, mr, &ctx, &pbl);
+	if (ret) {
+		ib_umem_release(umem);
+		return ERR_PTR(ret);
+	}
 	return &mr->ibmr;
-
-err_ida:
-	ida_free(&dev->mr_ida, mr->index);
-err_free:
-	kfree(mr);
-err_uncharge:
-	gib_uncharge(uc, GIB_RES_MR, 0);
-err_umem:
-	ib_umem_release(umem);
-	return ERR_PTR(ret);
 }
 
 static int gib_check_mr_len(struct gib_dev *dev, u64 len)
@@ -259,6 +313,9 @@ struct ib_mr *gib_rereg_user_mr(struct ib_mr *ibmr, int flags, u64 start,
 	ret = gib_check_udata_in(udata);
 	if (ret)
 		return ERR_PTR(ret);
+	/* a DM MR has no umem; the core refuses to rereg it (ibmr->dm) */
+	if (!umem)
+		return ERR_PTR(-EOPNOTSUPP);
 	if (flags & ~(IB_MR_REREG_TRANS | IB_MR_REREG_PD | IB_MR_REREG_ACCESS))
 		return ERR_PTR(-EOPNOTSUPP);
 	if (!(flags & IB_MR_REREG_ACCESS))

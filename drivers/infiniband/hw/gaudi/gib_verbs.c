@@ -140,6 +140,7 @@ static int gib_query_device(struct ib_device *ibdev,
 	a->fw_ver = GIB_FW_VER;
 	a->sys_image_guid = dev->ibdev.node_guid;
 	a->max_mr_size = GIB_MAX_MR_SIZE;
+	a->max_dm_size = gib_max_dm_size(dev);
 	a->page_size_cap = PAGE_SIZE;
 	a->vendor_id = GIB_VENDOR_ID;
 	a->vendor_part_id = GIB_VENDOR_PART;
@@ -404,6 +405,8 @@ static int gib_mmap(struct ib_ucontext *uc, struct vm_area_struct *vma)
 	me = container_of(e, struct gib_mmap_entry, rdma);
 	if (vma->vm_end - vma->vm_start > e->npages << PAGE_SHIFT)
 		ret = -EINVAL;
+	else if (me->hbm)
+		ret = gib_dm_map(vma, me->hbm);
 	else
 		ret = gib_map_ring(vma, me->buf);
 	rdma_user_mmap_entry_put(e);
@@ -411,16 +414,20 @@ static int gib_mmap(struct ib_ucontext *uc, struct vm_area_struct *vma)
 }
 
 /*
- * The last reference to an offered ring is gone: no mmap() can reach its
- * buffer any more, so it is freed here (gib_ring_free() gave it to the
- * entry).  Mappings already made hold references to its pages.
+ * The last reference to an offered ring or DM is gone: no mmap() can
+ * reach its buffer any more, so it is freed here (gib_ring_free() and
+ * gib_dealloc_dm() gave it to the entry).  Mappings already made hold
+ * references to its pages.
  */
 static void gib_mmap_free(struct rdma_user_mmap_entry *e)
 {
 	struct gib_mmap_entry *me = container_of(e, struct gib_mmap_entry,
 						 rdma);
 
-	vfree(me->buf);
+	if (me->hbm)
+		gaudi_nic_hbm_free(me->hbm);
+	else
+		vfree(me->buf);
 	kfree(me);
 }
 
@@ -636,6 +643,9 @@ const struct ib_device_ops gib_dev_ops = {
 	.reg_user_mr_dmabuf = gib_reg_user_mr_dmabuf,
 	.rereg_user_mr = gib_rereg_user_mr,
 	.dereg_mr = gib_dereg_mr,
+	.alloc_dm = gib_alloc_dm,
+	.dealloc_dm = gib_dealloc_dm,
+	.reg_dm_mr = gib_reg_dm_mr,
 	.alloc_mw = gib_alloc_mw,
 	.dealloc_mw = gib_dealloc_mw,
 	.alloc_hw_port_stats = gib_alloc_hw_port_stats,
