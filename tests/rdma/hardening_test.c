@@ -5,7 +5,8 @@
  *
  * The rings are mmap'd into the process: after posting, it can move the
  * producer index back behind WQEs the engine started (prod_backwards),
- * or map a ring while its QP is destroyed (mmap_race).  From the wire:
+ * move a CQ's producer index past the ring (cq_prod_lie), or map a ring
+ * while its QP is destroyed (mmap_race).  From the wire:
  * READs that exceed the responder resources, a READ replayed, GIDs
  * removed under traffic, forged frames.  The engine's work per lock hold
  * is capped (work_caps).  WQEs rewritten after posting are
@@ -781,6 +782,47 @@ TEST_F_TIMEOUT(hardening, prod_backwards, 120)
 	release((struct ibv_qp *[]){ qa, qb, qa2, qb2 }, 4, ma, mb, a, b);
 }
 
+/*
+ * A CQ's producer index is in the mmap'd ring, so the process can move it
+ * anywhere.  One more than a ring's worth ahead of the library's consumer
+ * index cannot be the engine's: ibv_poll_cq() must say the CQ is broken
+ * (-EIO, at once) rather than read round the ring (verbs_fuzz's seed
+ * 1795831606 spun there for good).  An index moved by less is taken: the
+ * entries it covers are the process's own memory.
+ */
+TEST_F_TIMEOUT(hardening, cq_prod_lie, 120)
+{
+	uint8_t *a = aligned_alloc(4096, 4096), *b = aligned_alloc(4096, 4096);
+	struct ibv_mr *ma = ibv_reg_mr(A.pd, a, 4096, ACC_ALL);
+	struct ibv_mr *mb = ibv_reg_mr(B.pd, b, 4096, ACC_ALL);
+	struct ibv_qp *qa = NULL, *qb = NULL;
+	struct ibv_wc wc[4];
+	uintptr_t map[2];
+	uint32_t *prod, slots;
+	double took;
+	int ret;
+
+	ASSERT_TRUE(a && b && ma && mb && connect_pair(&qa, &qb))
+		TH_LOG("buffers, MRs and a connected pair (%s)", strerror(errno));
+	ASSERT_TRUE(write_ok(&A, qa, ma, mb, 3)) TH_LOG("a WRITE completes");
+	ASSERT_EQ(0, ring_find_cqe(77, qa->qp_num, map))
+		TH_LOG("its completion is in the mmap'd CQ ring");
+	prod = (uint32_t *)map[0];
+	slots = (map[1] - map[0] - GAUDI_RING_HDR_SIZE) / GAUDI_CQE_SIZE;
+	ASSERT_EQ(1, __atomic_load_n(prod, __ATOMIC_ACQUIRE));
+	__atomic_store_n(prod, 1 + slots + 1, __ATOMIC_RELEASE);
+	took = tu_now();
+	ret = ibv_poll_cq(A.cq, 4, wc);
+	took = tu_now() - took;
+	EXPECT_TRUE(ret == -EIO && took < 1)
+		TH_LOG("a producer index %u slots ahead: poll_cq %d (-EIO wanted) after %.3f s",
+		       slots + 1, ret, took);
+	EXPECT_EQ(-EIO, ibv_poll_cq(A.cq, 1, wc)) TH_LOG("and again");
+	__atomic_store_n(prod, 1, __ATOMIC_RELEASE);
+	EXPECT_EQ(0, ibv_poll_cq(A.cq, 1, wc))
+		TH_LOG("the index put back, the CQ is empty again");
+	release((struct ibv_qp *[]){ qa, qb }, 2, ma, mb, a, b);
+}
 
 static int cmp_double(const void *a, const void *b)
 {

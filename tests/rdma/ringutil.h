@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
  * ringutil.h - what a test needs to play the hostile process: the WQEs
- * it posted, found in its own mmap'd rings (include/uapi/rdma/
+ * it posted and the completions it got, found in its own mmap'd rings (include/uapi/rdma/
  * gaudi-abi.h gives their format), and the delay injector
  * gaudi_nic_test_delay (tests/kmod), which holds one thread at a kernel
  * function so that a window can be opened on purpose rather than hoped
@@ -59,6 +59,43 @@ static inline struct gaudi_wqe *ring_find_wqe(uint64_t wr_id, uint8_t opcode,
 }
 
 /* The delay injector's control file (tests/kmod/gaudi_nic_test_delay.c). */
+/*
+ * The mapping of the CQ ring holding the completion of @wr_id on QP
+ * @qp_num (a WQE of that wr_id has no QP number where a CQE has it), as
+ * ring_find_wqe() finds a WQE: @map gets its first and end address (the
+ * header, then the CQEs).  0 if found, -1 if not.
+ */
+static inline int ring_find_cqe(uint64_t wr_id, uint32_t qp_num,
+				uintptr_t *map)
+{
+	FILE *f = fopen("/proc/self/maps", "r");
+	char line[512];
+	int ret = -1;
+
+	if (!f)
+		return -1;
+	while (ret && fgets(line, sizeof(line), f)) {
+		uintptr_t lo, hi, off;
+		char perms[8];
+
+		if (!strstr(line, "/dev/infiniband/uverbs") ||
+		    sscanf(line, "%" SCNxPTR "-%" SCNxPTR " %7s", &lo, &hi,
+			   perms) != 3 || strncmp(perms, "rw", 2))
+			continue;
+		for (off = GAUDI_RING_HDR_SIZE; lo + off + GAUDI_CQE_SIZE <= hi;
+		     off += GAUDI_CQE_SIZE)
+			if (((struct gaudi_cqe *)(lo + off))->wr_id == wr_id &&
+			    ((struct gaudi_cqe *)(lo + off))->qp_num == qp_num) {
+				map[0] = lo;
+				map[1] = hi;
+				ret = 0;
+				break;
+			}
+	}
+	fclose(f);
+	return ret;
+}
+
 #define DELAY_ARM "/sys/kernel/debug/gaudi_nic_test_delay/arm"
 
 /*
