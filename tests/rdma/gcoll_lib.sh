@@ -98,6 +98,17 @@ mesh_setup() {
 	done
 }
 
+# perf_err_tail FILE: what to show of a rank's stderr: the whole stack of
+# a rank that died of a signal (gcoll-perf prints it, innermost frame
+# first), else the last lines
+perf_err_tail() {
+	if grep -q '^gcoll-perf: fatal signal' "$1"; then
+		sed -n '/^gcoll-perf: fatal signal/,$p' "$1" | head -n 50
+	else
+		tail -n 6 "$1"
+	fi
+}
+
 # perfn N OUTVAR ARGS...: gcoll-perf on N ranks, rank r in its namespace
 # on HBM of its own device; OUTVAR gets rank 0's output, PERF_ERR every
 # rank's stderr tail.  PERFN_TCP=1: over libfabric's tcp provider on each
@@ -120,7 +131,7 @@ perfn() {
 		wait "${pids[$r]}" || rc=1
 	done
 	printf -v "$__out" '%s' "$(cat "$tmp/out.0")"
-	PERF_ERR=$(for ((r = 0; r < n; r++)); do echo "rank $r: $(tail -n 6 "$tmp/err.$r")"; done)
+	PERF_ERR=$(for ((r = 0; r < n; r++)); do echo "rank $r: $(perf_err_tail "$tmp/err.$r")"; done)
 	rm -rf "$tmp"
 	return $rc
 }
