@@ -500,6 +500,13 @@ struct gn_roce_srq_ctx {
  * DESTROY_MR and REREG_MR fail with -EBUSY while a memory window is bound
  * to the MR (IBTA); unbinding, invalidating or destroying the window, or
  * destroying the QP a type 2 window was bound through, releases it.
+ * REVOKE_MR drops the MR's translation: once it returns, the engine holds
+ * nothing of its pages and no request reaches them through its keys (or
+ * a window bound to it); local use completes with a local protection
+ * error, a peer's request with a remote access error.  The MR keeps its
+ * index and keys until DESTROY_MR, so they cannot name other memory
+ * meanwhile; REREG_MR of a revoked MR is -EACCES.  For memory whose owner
+ * takes it back (a revoked dma-buf).
  */
 struct gn_roce_mr_ctx {
 	__le64 iova;
@@ -562,6 +569,7 @@ enum gn_roce_cmd_op {
 	GN_ROCE_CMD_DESTROY_MW	= 18,	/* index: mw index */
 	GN_ROCE_CMD_RESIZE_CQ	= 19,	/* index: cqn, in: cq_ctx (new ring) */
 	GN_ROCE_CMD_RESIZE_SRQ	= 20,	/* index: srqn, in: srq_ctx (new ring) */
+	GN_ROCE_CMD_REVOKE_MR	= 21,	/* index: mr index */
 };
 
 /* ------------------------------------------------------------ events */

@@ -54,7 +54,7 @@ static struct page *gn_roce_dma_page(struct gaudi_nic_roce *r, u64 addr)
 	return pg;
 }
 
-static void gn_rmem_free(struct gn_rmem *m)
+void gnsim_rmem_free(struct gn_rmem *m)
 {
 	u32 i;
 
@@ -67,8 +67,8 @@ static void gn_rmem_free(struct gn_rmem *m)
 }
 
 /* Read a page list and translate it (the engine's address cache). */
-static int gn_rmem_load(struct gaudi_nic_roce *r, const struct gn_roce_pbl *p,
-			struct gn_rmem *m)
+int gnsim_rmem_load(struct gaudi_nic_roce *r, const struct gn_roce_pbl *p,
+		    struct gn_rmem *m)
 {
 	u32 n = le32_to_cpu(p->npages), i;
 	const __le64 *pbl;
@@ -98,7 +98,7 @@ static int gn_rmem_load(struct gaudi_nic_roce *r, const struct gn_roce_pbl *p,
 	}
 	return 0;
 bad:
-	gn_rmem_free(m);
+	gnsim_rmem_free(m);
 	return -EINVAL;
 }
 
@@ -109,7 +109,7 @@ static int gn_rring_load(struct gaudi_nic_roce *r, const struct gn_roce_pbl *p,
 	int ret;
 	u32 i;
 
-	ret = gn_rmem_load(r, p, &ring->mem);
+	ret = gnsim_rmem_load(r, p, &ring->mem);
 	if (ret)
 		return ret;
 	/* Rings live in host memory, directly addressable. */
@@ -117,7 +117,7 @@ static int gn_rring_load(struct gaudi_nic_roce *r, const struct gn_roce_pbl *p,
 		if (PageHighMem(ring->mem.pages[i]))
 			ret = -EINVAL;
 	if (ret || ((u64)ring->mem.npages << PAGE_SHIFT) < need) {
-		gn_rmem_free(&ring->mem);
+		gnsim_rmem_free(&ring->mem);
 		return -EINVAL;
 	}
 	ring->size = 1U << log;
@@ -200,13 +200,13 @@ static int gn_cmd_resize_cq(struct gaudi_nic_roce *r, u32 cqn,
 out:
 	spin_unlock_bh(&r->dp_lock);
 	/* the old ring, or the new one if refused */
-	gn_rmem_free(&ring.mem);
+	gnsim_rmem_free(&ring.mem);
 	return ret;
 }
 
 static void gn_cq_free(struct gn_rcq *cq)
 {
-	gn_rmem_free(&cq->ring.mem);
+	gnsim_rmem_free(&cq->ring.mem);
 	kfree(cq);
 }
 
@@ -284,7 +284,7 @@ static int gn_cmd_destroy_srq(struct gaudi_nic_roce *r, u32 srqn)
 	if (!srq)
 		return -ENOENT;
 	flush_work(&r->ev_work);
-	gn_rmem_free(&srq->ring.mem);
+	gnsim_rmem_free(&srq->ring.mem);
 	kfree(srq);
 	return 0;
 }
@@ -329,7 +329,7 @@ static int gn_cmd_resize_srq(struct gaudi_nic_roce *r, u32 srqn,
 	srq->cons = 0;
 out:
 	spin_unlock_bh(&r->dp_lock);
-	gn_rmem_free(&ring.mem);
+	gnsim_rmem_free(&ring.mem);
 	return ret;
 }
 
@@ -374,8 +374,8 @@ static int gn_cmd_query_srq(struct gaudi_nic_roce *r, u32 srqn,
 
 static void gn_qp_free(struct gn_rqp *qp)
 {
-	gn_rmem_free(&qp->sq.mem);
-	gn_rmem_free(&qp->rq.mem);
+	gnsim_rmem_free(&qp->sq.mem);
+	gnsim_rmem_free(&qp->rq.mem);
 	kvfree(qp->swqe);
 	kfree(qp);
 }
@@ -638,119 +638,6 @@ static int gn_cmd_query_qp(struct gaudi_nic_roce *r, u32 qpn,
 	return qp ? 0 : -ENOENT;
 }
 
-/* A new MR context from @c, not yet visible to the data path. */
-static struct gn_rmr *gn_mr_build(struct gaudi_nic_roce *r, u32 index,
-				  const struct gn_roce_mr_ctx *c)
-{
-	u64 span = (u64)le32_to_cpu(c->offset) + le64_to_cpu(c->length);
-	struct gn_rmr *mr;
-	int ret;
-
-	if (!index || index >= GN_ROCE_MAX_MR ||
-	    le32_to_cpu(c->key) >> 8 != index ||
-	    le32_to_cpu(c->offset) >= PAGE_SIZE ||
-	    le32_to_cpu(c->access) & ~(GN_ROCE_MR_LOCAL_WRITE |
-				      GN_ROCE_MR_REMOTE_WRITE |
-				      GN_ROCE_MR_REMOTE_READ |
-				      GN_ROCE_MR_MW_BIND |
-				      GN_ROCE_MR_FLUSH_GLOBAL |
-				      GN_ROCE_MR_FLUSH_PERSIST))
-		return ERR_PTR(-EINVAL);
-	mr = kzalloc(sizeof(*mr), GFP_KERNEL_ACCOUNT);
-	if (!mr)
-		return ERR_PTR(-ENOMEM);
-	ret = gn_rmem_load(r, &c->pages, &mr->mem);
-	if (ret)
-		goto err;
-	ret = -EINVAL;
-	if (span > ((u64)mr->mem.npages << PAGE_SHIFT))
-		goto err_mem;
-	mr->index = index;
-	mr->key = le32_to_cpu(c->key);
-	mr->pdn = le32_to_cpu(c->pdn);
-	mr->access = le32_to_cpu(c->access);
-	mr->iova = le64_to_cpu(c->iova);
-	mr->length = le64_to_cpu(c->length);
-	mr->offset = le32_to_cpu(c->offset);
-	return mr;
-err_mem:
-	gn_rmem_free(&mr->mem);
-err:
-	kfree(mr);
-	return ERR_PTR(ret);
-}
-
-static void gn_mr_free(struct gn_rmr *mr)
-{
-	gn_rmem_free(&mr->mem);
-	kfree(mr);
-}
-
-static int gn_cmd_create_mr(struct gaudi_nic_roce *r, u32 index,
-			    const struct gn_roce_mr_ctx *c)
-{
-	struct gn_rmr *mr;
-
-	if (index < GN_ROCE_MAX_MR && r->mrs[index])
-		return -EBUSY;
-	mr = gn_mr_build(r, index, c);
-	if (IS_ERR(mr))
-		return PTR_ERR(mr);
-	spin_lock_bh(&r->dp_lock);
-	r->mrs[index] = mr;
-	spin_unlock_bh(&r->dp_lock);
-	return 0;
-}
-
-/*
- * REREG_MR: replace the whole context of MR @index, whose key stays.
- * The data path sees either the old or the new context, never a mix.
- */
-static int gn_cmd_rereg_mr(struct gaudi_nic_roce *r, u32 index,
-			   const struct gn_roce_mr_ctx *c)
-{
-	struct gn_rmr *mr, *old;
-	int ret;
-
-	mr = gn_mr_build(r, index, c);
-	if (IS_ERR(mr))
-		return PTR_ERR(mr);
-	spin_lock_bh(&r->dp_lock);
-	old = r->mrs[index];
-	ret = !old ? -ENOENT : old->key != mr->key ? -EINVAL :
-	      old->mws ? -EBUSY : 0;
-	if (!ret)
-		r->mrs[index] = mr;
-	spin_unlock_bh(&r->dp_lock);
-	if (ret) {
-		gn_mr_free(mr);
-		return ret;
-	}
-	gn_mr_free(old);
-	return 0;
-}
-
-static int gn_cmd_destroy_mr(struct gaudi_nic_roce *r, u32 index)
-{
-	struct gn_rmr *mr;
-
-	if (index >= GN_ROCE_MAX_MR)
-		return -EINVAL;
-	spin_lock_bh(&r->dp_lock);
-	mr = r->mrs[index];
-	/* IBTA: deregistering an MR with windows bound to it fails (N6) */
-	if (mr && mr->mws) {
-		spin_unlock_bh(&r->dp_lock);
-		return -EBUSY;
-	}
-	r->mrs[index] = NULL;
-	spin_unlock_bh(&r->dp_lock);
-	if (!mr)
-		return -ENOENT;
-	gn_mr_free(mr);
-	return 0;
-}
-
 static int gn_cmd_set_port(struct gaudi_nic_roce *r, u32 port,
 			   const struct gn_roce_port_ctx *c)
 {
@@ -822,6 +709,7 @@ static const struct gn_cmd_args {
 	[GN_ROCE_CMD_CREATE_MR]	  = { true, sizeof(struct gn_roce_mr_ctx), 0 },
 	[GN_ROCE_CMD_REREG_MR]	  = { true, sizeof(struct gn_roce_mr_ctx), 0 },
 	[GN_ROCE_CMD_DESTROY_MR]  = { true, 0, 0 },
+	[GN_ROCE_CMD_REVOKE_MR]	  = { true, 0, 0 },
 	[GN_ROCE_CMD_CREATE_MW]	  = { true, sizeof(struct gn_roce_mw_ctx), 0 },
 	[GN_ROCE_CMD_DESTROY_MW]  = { true, 0, 0 },
 	[GN_ROCE_CMD_QUERY_STATS] = { true, 0, sizeof(struct gn_roce_stats) },
@@ -880,13 +768,16 @@ static int gnsim_roce_cmd(struct gaudi_nic_roce *r, u32 op, u32 index,
 		ret = gn_cmd_destroy_qp(r, index);
 		break;
 	case GN_ROCE_CMD_CREATE_MR:
-		ret = gn_cmd_create_mr(r, index, in);
+		ret = gnsim_cmd_create_mr(r, index, in);
 		break;
 	case GN_ROCE_CMD_DESTROY_MR:
-		ret = gn_cmd_destroy_mr(r, index);
+		ret = gnsim_cmd_destroy_mr(r, index);
 		break;
 	case GN_ROCE_CMD_REREG_MR:
-		ret = gn_cmd_rereg_mr(r, index, in);
+		ret = gnsim_cmd_rereg_mr(r, index, in);
+		break;
+	case GN_ROCE_CMD_REVOKE_MR:
+		ret = gnsim_cmd_revoke_mr(r, index);
 		break;
 	case GN_ROCE_CMD_CREATE_MW:
 		ret = gnsim_cmd_create_mw(r, index, in);
@@ -968,7 +859,7 @@ static void gn_roce_reset_all(struct gaudi_nic_roce *r)
 			gnsim_cmd_destroy_mw(r, i);
 	for (i = 0; i < GN_ROCE_MAX_MR; i++)
 		if (r->mrs[i])
-			gn_cmd_destroy_mr(r, i);
+			gnsim_cmd_destroy_mr(r, i);
 	for (i = 0; i < GN_ROCE_MAX_SRQ; i++)
 		if (r->srqs[i])
 			gn_cmd_destroy_srq(r, i);

@@ -167,6 +167,7 @@ struct gn_rmr {
 	u32 pdn;
 	u32 access;
 	u32 mws;		/* windows bound to it, under dp_lock */
+	bool revoked;		/* REVOKE_MR: no translation, under dp_lock */
 	u64 iova;
 	u64 length;
 	u32 offset;
@@ -422,6 +423,19 @@ extern const struct gaudi_nic_roce_ops gnsim_roce_ops;
 struct page *gnsim_bus_get_page(u64 bus_addr, unsigned int *offset);
 
 /* roce_mw.c: memory window commands; QP destruction unbinds type 2 MWs */
+/* roce.c: page lists */
+int gnsim_rmem_load(struct gaudi_nic_roce *r, const struct gn_roce_pbl *p,
+		    struct gn_rmem *m);
+void gnsim_rmem_free(struct gn_rmem *m);
+
+/* roce_mr.c: the MR table's commands */
+int gnsim_cmd_create_mr(struct gaudi_nic_roce *r, u32 index,
+			const struct gn_roce_mr_ctx *c);
+int gnsim_cmd_rereg_mr(struct gaudi_nic_roce *r, u32 index,
+		       const struct gn_roce_mr_ctx *c);
+int gnsim_cmd_revoke_mr(struct gaudi_nic_roce *r, u32 index);
+int gnsim_cmd_destroy_mr(struct gaudi_nic_roce *r, u32 index);
+
 int gnsim_cmd_create_mw(struct gaudi_nic_roce *r, u32 index,
 			const struct gn_roce_mw_ctx *c);
 int gnsim_cmd_destroy_mw(struct gaudi_nic_roce *r, u32 index);

@@ -99,7 +99,7 @@ struct gn_rmr *gnsim_mr_get(struct gaudi_nic_roce *r, u32 key, u32 pdn)
 	if ((key >> 8) >= GN_ROCE_MAX_MR)
 		return NULL;
 	mr = r->mrs[key >> 8];
-	if (!mr || mr->key != key || mr->pdn != pdn)
+	if (!mr || mr->revoked || mr->key != key || mr->pdn != pdn)
 		return NULL;
 	return mr;
 }
