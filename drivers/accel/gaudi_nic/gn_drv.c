@@ -303,9 +303,10 @@ err_unclaim:
 /*
  * The device goes away (gaudi_nic_sim's del_device or unload, this
  * module's unload): no new ioctls or faults (drm_dev_unplug waits for
- * those in flight), CPU mappings are zapped (later accesses get SIGBUS).
- * Memory stays allocated until the files, mappings and dma-bufs that
- * reference it are gone.
+ * those in flight), CPU mappings are zapped (later accesses get SIGBUS),
+ * every dma-buf of its HBM is revoked (revocable importers stop at once;
+ * gn_dmabuf.c).  Memory stays allocated until the files, and the
+ * importers that could only pin, let go of it.
  */
 static void gn_remove(struct platform_device *pdev)
 {
@@ -318,6 +319,8 @@ static void gn_remove(struct platform_device *pdev)
 		if (file->filp)
 			unmap_mapping_range(file->filp->f_mapping, 0, 0, 1);
 	mutex_unlock(&gdev->drm.filelist_mutex);
+	/* no ioctl runs any more, so no export can start */
+	gn_dmabuf_revoke_all(gdev);
 }
 
 static struct platform_driver gn_platform_driver = {

@@ -5,6 +5,7 @@
 
 #include <linux/atomic.h>
 #include <linux/kref.h>
+#include <linux/list.h>
 #include <linux/maple_tree.h>
 #include <linux/mutex.h>
 #include <linux/xarray.h>
@@ -41,6 +42,9 @@ struct gn_mem {
 	atomic64_t contexts;		/* live contexts */
 	atomic64_t total_allocs;	/* since creation */
 	atomic64_t total_exports;
+	/* live exports (struct gn_export), for revocation (gn_dmabuf.c) */
+	struct mutex exp_lock;
+	struct list_head exp_list;
 };
 
 /* Per-open context: private handles and device address space. */
@@ -102,5 +106,6 @@ bool gaudi_nic_is_device(struct device *dev);
 /* gn_dmabuf.c */
 int gn_dmabuf_export(struct gn_ctx *ctx, struct gn_alloc *alloc, u64 offset,
 		     u64 size, u32 fd_flags);
+void gn_dmabuf_revoke_all(struct gaudi_nic_dev *gdev);
 
 #endif /* _GAUDI_NIC_INTERNAL_H */

@@ -46,6 +46,8 @@ int gn_mem_init(struct gaudi_nic_dev *gdev)
 	if (!mem)
 		return -ENOMEM;
 	mutex_init(&mem->lock);
+	mutex_init(&mem->exp_lock);
+	INIT_LIST_HEAD(&mem->exp_list);
 	mem->nframes = gdev->hbm_size >> PAGE_SHIFT;
 	mem->free_frames = mem->nframes;
 	mem->bitmap = kvcalloc(BITS_TO_LONGS(mem->nframes), sizeof(long),
@@ -66,7 +68,9 @@ void gn_mem_fini(struct gaudi_nic_dev *gdev)
 	if (!mem)
 		return;
 	WARN_ON(mem->free_frames != mem->nframes);
+	WARN_ON(!list_empty(&mem->exp_list));
 	kvfree(mem->bitmap);
+	mutex_destroy(&mem->exp_lock);
 	mutex_destroy(&mem->lock);
 	kfree(mem);
 	gdev->mem = NULL;

@@ -3,7 +3,8 @@
  * gaudi_ib memory regions and memory windows.  An MR is a context in the
  * engine's MR table plus the page list (struct gib_pbl) it copies; user
  * MRs pin pages with ib_umem, dma-buf MRs attach through
- * ib_umem_dmabuf_get_pinned(), DM MRs (gib_dm.c) name HBM frames.  MWs
+ * ib_umem_dmabuf_get_pinned_revocable_and_lock() (gib_mr_revoke()), DM
+ * MRs (gib_dm.c) name HBM frames.  MWs
  * share the key space (their indices follow the MR ones) and are bound by
  * work requests, not here.
  */
@@ -163,10 +164,14 @@ void gib_mr_undo(struct gib_dev *dev, struct gib_mr *mr)
 	kfree(mr);
 }
 
-/* An MR of @umem, charged to the user context @uc (NULL: none). */
+/*
+ * An MR of @umem, charged to the user context @uc (NULL: none).  A
+ * dma-buf @umem comes with its reservation lock held (@locked), which a
+ * failure drops before releasing the umem.
+ */
 static struct ib_mr *gib_mr_create(struct ib_pd *ibpd, struct ib_umem *umem,
 				   u64 iova, int access,
-				   struct gib_ucontext *uc)
+				   struct gib_ucontext *uc, bool locked)
 {
 	struct gib_dev *dev = to_gdev(ibpd->device);
 	struct gn_roce_mr_ctx ctx;
@@ -177,8 +182,8 @@ static struct ib_mr *gib_mr_create(struct ib_pd *ibpd, struct ib_umem *umem,
 	/* user MRs only: gib_get_dma_mr() makes none */
 	mr = gib_mr_new(ibpd, uc, access, umem->length, iova);
 	if (IS_ERR(mr)) {
-		ib_umem_release(umem);
-		return ERR_CAST(mr);
+		ret = PTR_ERR(mr);
+		goto err_umem;
 	}
 	mr->umem = umem;
 	ret = gib_mr_ctx(dev, umem, iova, mr->ibmr.lkey, to_gpd(ibpd)->pdn,
@@ -187,11 +192,13 @@ static struct ib_mr *gib_mr_create(struct ib_pd *ibpd, struct ib_umem *umem,
 		gib_mr_undo(dev, mr);
 	else
 		ret = gib_mr_install(dev, mr, &ctx, &pbl);
-	if (ret) {
-		ib_umem_release(umem);
-		return ERR_PTR(ret);
-	}
-	return &mr->ibmr;
+	if (!ret)
+		return &mr->ibmr;
+err_umem:
+	if (locked)
+		ib_umem_dmabuf_revoke_unlock(to_ib_umem_dmabuf(umem));
+	ib_umem_release(umem);
+	return ERR_PTR(ret);
 }
 
 static int gib_check_mr_len(struct gib_dev *dev, u64 len)
@@ -237,7 +244,7 @@ struct ib_mr *gib_reg_user_mr(struct ib_pd *pd, u64 start, u64 len,
 	return gib_mr_create(pd, umem, iova, access,
 			     rdma_udata_to_drv_context(udata,
 						       struct gib_ucontext,
-						       ibuc));
+						       ibuc), false);
 }
 
 /*
@@ -258,11 +265,43 @@ static int gib_dmabuf_access_ok(struct ib_umem *umem, int access)
 	return 0;
 }
 
+/*
+ * The exporter takes a dma-buf MR's memory back (a device reset or
+ * removal revokes every export of its HBM): called once, under the
+ * dma-buf's reservation lock, by the exporter's move_notify or by
+ * ib_umem_release().  The engine drops the MR's translation before this
+ * returns (REVOKE_MR), so nothing reaches the pages once the exporter
+ * goes on; the MR keeps its keys until the user deregisters it, and every
+ * access through them fails (a peer's with a remote access error).  A
+ * revoked MR never maps again: an HBM dma-buf is revoked, not moved
+ * (rdma.md).
+ */
+static void gib_mr_revoke(void *priv)
+{
+	struct gib_mr *mr = priv;
+	struct gib_dev *dev = to_gdev(mr->ibmr.device);
+	int ret;
+
+	/* -ENOENT: deregistration destroyed it first (it releases the umem) */
+	ret = gaudi_nic_roce_cmd(dev->hw, GN_ROCE_CMD_REVOKE_MR, mr->index,
+				 NULL, 0, NULL, 0);
+	if (ret && ret != -ENODEV && ret != -ENOENT)
+		ibdev_warn(&dev->ibdev, "MR 0x%x: revoking its dma-buf failed (%d)\n",
+			   mr->ibmr.lkey, ret);
+}
+
+/*
+ * A dma-buf MR: a revocable pinned attachment (the memory stays put until
+ * its exporter revokes it, gib_mr_revoke()).  The attachment comes back
+ * with the reservation lock held, so the revoke callback is in place
+ * before any revocation can run.
+ */
 struct ib_mr *gib_reg_user_mr_dmabuf(struct ib_pd *pd, u64 offset, u64 len,
 				     u64 iova, int fd, int access,
 				     struct uverbs_attr_bundle *attrs)
 {
 	struct ib_umem_dmabuf *ud;
+	struct ib_mr *ibmr;
 	int ret;
 
 	ret = gib_check_udata_in(&attrs->driver_udata);
@@ -273,16 +312,23 @@ struct ib_mr *gib_reg_user_mr_dmabuf(struct ib_pd *pd, u64 offset, u64 len,
 	ret = gib_check_mr_len(to_gdev(pd->device), len);
 	if (ret)
 		return ERR_PTR(ret);
-	ud = ib_umem_dmabuf_get_pinned(pd->device, offset, len, fd, access);
+	ud = ib_umem_dmabuf_get_pinned_revocable_and_lock(pd->device, offset,
+							  len, fd, access);
 	if (IS_ERR(ud))
 		return ERR_CAST(ud);
 	ret = gib_dmabuf_access_ok(&ud->umem, access);
 	if (ret) {
+		ib_umem_dmabuf_revoke_unlock(ud);
 		ib_umem_release(&ud->umem);
 		return ERR_PTR(ret);
 	}
-	return gib_mr_create(pd, &ud->umem, iova, access,
-			     to_guc(attrs->context));
+	ibmr = gib_mr_create(pd, &ud->umem, iova, access,
+			     to_guc(attrs->context), true);
+	if (IS_ERR(ibmr))
+		return ibmr;	/* gib_mr_create() released the umem */
+	ib_umem_dmabuf_set_revoke_locked(ud, gib_mr_revoke, to_gmr(ibmr));
+	ib_umem_dmabuf_revoke_unlock(ud);
+	return ibmr;
 }
 
 /*
@@ -347,13 +393,25 @@ struct ib_mr *gib_rereg_user_mr(struct ib_mr *ibmr, int flags, u64 start,
 		if (IS_ERR(umem))
 			return ERR_CAST(umem);
 	}
-	ret = gib_mr_ctx(dev, umem, iova, ibmr->lkey, to_gpd(pd)->pdn, access,
-			 &pbl, &ctx);
-	if (ret)
-		goto err;
-	ret = gaudi_nic_roce_cmd(dev->hw, GN_ROCE_CMD_REREG_MR, mr->index,
-				 &ctx, sizeof(ctx), NULL, 0);
-	gib_pbl_free(dev, &pbl);
+	/*
+	 * A dma-buf MR's pages are read under its reservation lock, so that
+	 * a revocation cannot pass between the read and the engine; a
+	 * revoked one has none left to give (-EACCES).
+	 */
+	if (umem->is_dmabuf) {
+		ib_umem_dmabuf_revoke_lock(to_ib_umem_dmabuf(umem));
+		ret = to_ib_umem_dmabuf(umem)->revoked ? -EACCES : 0;
+	}
+	if (!ret)
+		ret = gib_mr_ctx(dev, umem, iova, ibmr->lkey, to_gpd(pd)->pdn,
+				 access, &pbl, &ctx);
+	if (!ret) {
+		ret = gaudi_nic_roce_cmd(dev->hw, GN_ROCE_CMD_REREG_MR,
+					 mr->index, &ctx, sizeof(ctx), NULL, 0);
+		gib_pbl_free(dev, &pbl);
+	}
+	if (umem->is_dmabuf)
+		ib_umem_dmabuf_revoke_unlock(to_ib_umem_dmabuf(umem));
 	if (ret)
 		goto err;
 	if (umem != mr->umem) {
