@@ -4,9 +4,8 @@
  * engine's MR table plus the page list (struct gib_pbl) it copies; user
  * MRs pin pages with ib_umem, dma-buf MRs attach through
  * ib_umem_dmabuf_get_pinned_revocable_and_lock() (gib_mr_revoke()), DM
- * MRs (gib_dm.c) name HBM frames.  MWs
- * share the key space (their indices follow the MR ones) and are bound by
- * work requests, not here.
+ * MRs (gib_dm.c) name HBM frames.  MWs share the key space (their
+ * indices follow the MR ones) and are bound by work requests, not here.
  */
 #include <linux/dma-buf.h>
 #include <linux/dma-mapping.h>
@@ -130,6 +129,11 @@ struct gib_mr *gib_mr_new(struct ib_pd *ibpd, struct gib_ucontext *uc,
 	mr->ibmr.length = length;
 	mr->ibmr.iova = iova;
 	mr->ibmr.page_size = PAGE_SIZE;
+	/*
+	 * Set here, not only by the core after registration: a dma-buf MR's
+	 * revoke callback may run in between and needs its device.
+	 */
+	mr->ibmr.device = ibpd->device;
 	return mr;
 
 err_free:
