@@ -11,6 +11,7 @@
 #define GAUDI_TESTS_RINGUTIL_H
 
 #include <inttypes.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
@@ -18,47 +19,53 @@
 #include <rdma/gaudi-abi.h>
 
 /*
+ * The next writable mapping of /dev/infiniband/uverbsN in @f (this
+ * process's /proc/self/maps): its first and end address; false at the end.
+ */
+static inline bool ring_next_map(FILE *f, uintptr_t *lo, uintptr_t *hi)
+{
+	char line[512], perms[8];
+
+	while (fgets(line, sizeof(line), f))
+		if (strstr(line, "/dev/infiniband/uverbs") &&
+		    sscanf(line, "%" SCNxPTR "-%" SCNxPTR " %7s", lo, hi,
+			   perms) == 3 && !strncmp(perms, "rw", 2))
+			return true;
+	return false;
+}
+
+/*
  * The WQE with @wr_id and @opcode in one of this process's mmap'd gaudi
- * rings (the writable mappings of /dev/infiniband/uverbsN), or NULL.  If
- * @map is not NULL, it gets the first and the end address of that ring's
- * mapping: its header (struct gaudi_ring_hdr), then its entries.
+ * rings, or NULL.  If @map is not NULL, it gets the first and the end
+ * address of that ring's mapping: its header (struct gaudi_ring_hdr),
+ * then its entries.
  */
 static inline struct gaudi_wqe *ring_find_wqe(uint64_t wr_id, uint8_t opcode,
 					      uintptr_t *map)
 {
 	FILE *f = fopen("/proc/self/maps", "r");
-	struct gaudi_wqe *found = NULL;
-	char line[512];
+	uintptr_t lo, hi, off;
 
 	if (!f)
 		return NULL;
-	while (!found && fgets(line, sizeof(line), f)) {
-		uintptr_t lo, hi, off;
-		char perms[8];
-
-		if (!strstr(line, "/dev/infiniband/uverbs") ||
-		    sscanf(line, "%" SCNxPTR "-%" SCNxPTR " %7s", &lo, &hi,
-			   perms) != 3 || strncmp(perms, "rw", 2))
-			continue;
+	while (ring_next_map(f, &lo, &hi))
 		for (off = GAUDI_RING_HDR_SIZE; lo + off + GAUDI_WQE_SIZE <= hi;
 		     off += GAUDI_WQE_SIZE) {
 			struct gaudi_wqe *w = (struct gaudi_wqe *)(lo + off);
 
 			if (w->wr_id == wr_id && w->opcode == opcode) {
-				found = w;
 				if (map) {
 					map[0] = lo;
 					map[1] = hi;
 				}
-				break;
+				fclose(f);
+				return w;
 			}
 		}
-	}
 	fclose(f);
-	return found;
+	return NULL;
 }
 
-/* The delay injector's control file (tests/kmod/gaudi_nic_test_delay.c). */
 /*
  * The mapping of the CQ ring holding the completion of @wr_id on QP
  * @qp_num (a WQE of that wr_id has no QP number where a CQE has it), as
@@ -69,31 +76,24 @@ static inline int ring_find_cqe(uint64_t wr_id, uint32_t qp_num,
 				uintptr_t *map)
 {
 	FILE *f = fopen("/proc/self/maps", "r");
-	char line[512];
-	int ret = -1;
+	uintptr_t lo, hi, off;
 
 	if (!f)
 		return -1;
-	while (ret && fgets(line, sizeof(line), f)) {
-		uintptr_t lo, hi, off;
-		char perms[8];
-
-		if (!strstr(line, "/dev/infiniband/uverbs") ||
-		    sscanf(line, "%" SCNxPTR "-%" SCNxPTR " %7s", &lo, &hi,
-			   perms) != 3 || strncmp(perms, "rw", 2))
-			continue;
+	while (ring_next_map(f, &lo, &hi))
 		for (off = GAUDI_RING_HDR_SIZE; lo + off + GAUDI_CQE_SIZE <= hi;
-		     off += GAUDI_CQE_SIZE)
-			if (((struct gaudi_cqe *)(lo + off))->wr_id == wr_id &&
-			    ((struct gaudi_cqe *)(lo + off))->qp_num == qp_num) {
+		     off += GAUDI_CQE_SIZE) {
+			struct gaudi_cqe *c = (struct gaudi_cqe *)(lo + off);
+
+			if (c->wr_id == wr_id && c->qp_num == qp_num) {
 				map[0] = lo;
 				map[1] = hi;
-				ret = 0;
-				break;
+				fclose(f);
+				return 0;
 			}
-	}
+		}
 	fclose(f);
-	return ret;
+	return -1;
 }
 
 #define DELAY_ARM "/sys/kernel/debug/gaudi_nic_test_delay/arm"
