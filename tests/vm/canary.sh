@@ -25,8 +25,18 @@ expect() {
 	# checked while the module is loaded: its symbols name the culprit
 	# a leak is reported once older than kmemleak's minimum age, 5 s; the
 	# other kinds need no kmemleak scan
+	# kmemleak misses an object while a stale copy of its pointer lives
+	# in memory it scans (the loading task's freed stack, kept in the
+	# stack cache, until it is reused): up to three checks, each of which
+	# clears what it found, so that a late find is not blamed on the next
+	# test.  One of these seen failing in CI, with the leak reported by
+	# the next check.
 	if [ "$what" = leak ]; then
-		out=$(KREPORTS_SETTLE=7 "$watch" check "canary-$what")
+		for try in 1 2 3; do
+			out=$(KREPORTS_SETTLE=7 "$watch" check "canary-$what")
+			grep -qE "^not ok .*$pat" <<<"$out" && break
+			echo "# canary leak: not found by check $try of 3"
+		done
 	else
 		out=$(KREPORTS_KMEMLEAK=0 "$watch" check "canary-$what")
 	fi
