@@ -41,6 +41,32 @@ static void gn_vm_close(struct vm_area_struct *vma)
 	gn_alloc_put(alloc);
 }
 
+/*
+ * A CPU mapping of memory a reset took back maps a zeroed page of its own
+ * allocation instead, as TTM's drivers do after a hot unplug: a process
+ * in the middle of a collective reads zeroes and gets its error from the
+ * API (-EIO) rather than a SIGBUS, and its writes reach neither the HBM
+ * nor anyone else.  The page goes with the allocation, after the last
+ * VMA that can map it.
+ */
+static vm_fault_t gn_vm_fault_reset(struct vm_fault *vmf,
+				    struct gn_alloc *alloc)
+{
+	struct page *page = READ_ONCE(alloc->dummy), *new;
+
+	if (!page) {
+		new = alloc_page(GFP_KERNEL_ACCOUNT | __GFP_ZERO);
+		if (!new)
+			return VM_FAULT_OOM;
+		page = cmpxchg(&alloc->dummy, NULL, new);
+		if (page)
+			__free_page(new);
+		else
+			page = new;
+	}
+	return vmf_insert_pfn(vmf->vma, vmf->address, page_to_pfn(page));
+}
+
 static vm_fault_t gn_vm_fault(struct vm_fault *vmf)
 {
 	struct vm_area_struct *vma = vmf->vma;
@@ -54,6 +80,14 @@ static vm_fault_t gn_vm_fault(struct vm_fault *vmf)
 	/* A removed device has no BAR any more. */
 	if (!drm_dev_enter(&gdev->drm, &idx))
 		return VM_FAULT_SIGBUS;
+	/*
+	 * A reset took the frames back (gn_mem_reset() zaps after it marks
+	 * the context dead, so a page inserted here before goes too).
+	 */
+	if (!gn_ctx_enter_live(alloc->ctx)) {
+		ret = gn_vm_fault_reset(vmf, alloc);
+		goto out_dev;
+	}
 	if (pgoff >= alloc->size >> PAGE_SHIFT) {
 		ret = VM_FAULT_SIGBUS;
 		goto out;
@@ -69,6 +103,8 @@ static vm_fault_t gn_vm_fault(struct vm_fault *vmf)
 	ret = vmf_insert_pfn(vma, vmf->address, page_to_pfn(page));
 	put_page(page);
 out:
+	gn_ctx_exit(alloc->ctx);
+out_dev:
 	drm_dev_exit(idx);
 	return ret;
 }
@@ -303,24 +339,18 @@ err_unclaim:
 /*
  * The device goes away (gaudi_nic_sim's del_device or unload, this
  * module's unload): no new ioctls or faults (drm_dev_unplug waits for
- * those in flight), CPU mappings are zapped (later accesses get SIGBUS),
- * every dma-buf of its HBM is revoked (revocable importers stop at once;
- * gn_dmabuf.c).  Memory stays allocated until the files, and the
- * importers that could only pin, let go of it.
+ * those in flight; later calls get -ENODEV), then what a reset does
+ * (gn_mem_reset()): CPU mappings zapped (later accesses get SIGBUS),
+ * every dma-buf of its HBM revoked (revocable importers stop at once;
+ * gn_dmabuf.c), the frames scrubbed and given back but for those an
+ * importer that can only pin holds until it detaches.
  */
 static void gn_remove(struct platform_device *pdev)
 {
 	struct gaudi_nic_dev *gdev = platform_get_drvdata(pdev);
-	struct drm_file *file;
 
 	drm_dev_unplug(&gdev->drm);
-	mutex_lock(&gdev->drm.filelist_mutex);
-	list_for_each_entry(file, &gdev->drm.filelist, lhead)
-		if (file->filp)
-			unmap_mapping_range(file->filp->f_mapping, 0, 0, 1);
-	mutex_unlock(&gdev->drm.filelist_mutex);
-	/* no ioctl runs any more, so no export can start */
-	gn_dmabuf_revoke_all(gdev);
+	gn_mem_reset(gdev);
 }
 
 static struct platform_driver gn_platform_driver = {

@@ -45,6 +45,11 @@ struct gn_mem {
 	/* live exports (struct gn_export), for revocation (gn_dmabuf.c) */
 	struct mutex exp_lock;
 	struct list_head exp_list;
+	/* the contexts of open files (gn_ctx.node), for a reset */
+	struct mutex ctx_lock;
+	struct list_head ctx_list;
+	/* one reset (devlink reload, removal) at a time */
+	struct mutex reset_lock;
 };
 
 /* Per-open context: private handles and device address space. */
@@ -56,6 +61,9 @@ struct gn_ctx {
 	struct xarray handles;		/* handle -> struct gn_alloc */
 	struct maple_tree va;		/* device VA -> struct gn_mapping */
 	u32 client_id;
+	/* killed by a reset: every call fails with -EIO; under lock */
+	bool dead;
+	struct list_head node;		/* in gn_mem.ctx_list, if a file's */
 	/* bytes of live allocations, against hbm_quota_mb (gn_mem.c) */
 	atomic64_t mem_total;
 	atomic64_t mem_shared;		/* bytes exported as dma-buf */
@@ -70,6 +78,11 @@ struct gn_alloc {
 	u32 handle;			/* 0 once freed */
 	unsigned long mmap_pgoff;	/* CPU mapping offset, in pages */
 	bool contiguous;
+	/* frames given back by a reset while the struct lives on (VMAs) */
+	bool reclaimed;
+	/* what the VMAs map after a reset (gn_drv.c), freed with the struct */
+	struct page *dummy;
+	struct list_head reset_node;	/* gn_mem_reset()'s own list */
 	struct gn_mapping *mapping;	/* device VA mapping, under ctx->lock */
 	atomic_t exports;		/* live dma-bufs */
 	atomic_t mmaps;			/* live CPU VMAs */
@@ -99,6 +112,9 @@ unsigned long gn_alloc_frame(struct gn_alloc *alloc, u64 offset);
 int gn_ioctl_info(struct drm_device *drm, void *data, struct drm_file *file);
 int gn_ioctl_memory(struct drm_device *drm, void *data, struct drm_file *file);
 struct gn_alloc *gn_ctx_mmap_lookup(struct gn_ctx *ctx, u64 handle, u64 len);
+void gn_mem_reset(struct gaudi_nic_dev *gdev);
+bool gn_ctx_enter_live(struct gn_ctx *ctx);
+void gn_ctx_exit(struct gn_ctx *ctx);
 
 /* gn_drv.c: true if @dev is a gaudi_nic platform device bound to us */
 bool gaudi_nic_is_device(struct device *dev);

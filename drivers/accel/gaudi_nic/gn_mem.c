@@ -14,6 +14,7 @@
 #include <linux/device.h>
 #include <linux/fcntl.h>
 #include <linux/log2.h>
+#include <linux/mm.h>
 #include <linux/moduleparam.h>
 #include <linux/overflow.h>
 #include <linux/sched.h>
@@ -48,6 +49,9 @@ int gn_mem_init(struct gaudi_nic_dev *gdev)
 	mutex_init(&mem->lock);
 	mutex_init(&mem->exp_lock);
 	INIT_LIST_HEAD(&mem->exp_list);
+	mutex_init(&mem->ctx_lock);
+	INIT_LIST_HEAD(&mem->ctx_list);
+	mutex_init(&mem->reset_lock);
 	mem->nframes = gdev->hbm_size >> PAGE_SHIFT;
 	mem->free_frames = mem->nframes;
 	mem->bitmap = kvcalloc(BITS_TO_LONGS(mem->nframes), sizeof(long),
@@ -69,7 +73,10 @@ void gn_mem_fini(struct gaudi_nic_dev *gdev)
 		return;
 	WARN_ON(mem->free_frames != mem->nframes);
 	WARN_ON(!list_empty(&mem->exp_list));
+	WARN_ON(!list_empty(&mem->ctx_list));
 	kvfree(mem->bitmap);
+	mutex_destroy(&mem->reset_lock);
+	mutex_destroy(&mem->ctx_lock);
 	mutex_destroy(&mem->exp_lock);
 	mutex_destroy(&mem->lock);
 	kfree(mem);
@@ -153,17 +160,30 @@ static void gn_hbm_discard(struct gaudi_nic_dev *gdev, unsigned long frame,
 	gdev->hw->ops->hbm_discard(gdev->hw, frame, n);
 }
 
+/*
+ * The frames of @alloc go back to the allocator, scrubbed: the next owner
+ * of these frames starts from zeroes.
+ */
+static void gn_alloc_scrub(struct gn_alloc *alloc)
+{
+	struct gaudi_nic_dev *gdev = alloc->ctx->gdev;
+	unsigned long i;
+
+	for (i = 0; i < alloc->nchunks; i++)
+		gn_hbm_discard(gdev, alloc->chunks[i], alloc->frames_per_chunk);
+	gn_mem_unreserve(gdev->mem, alloc, alloc->nchunks);
+}
+
 static void gn_alloc_release(struct kref *ref)
 {
 	struct gn_alloc *alloc = container_of(ref, struct gn_alloc, ref);
 	struct gn_ctx *ctx = alloc->ctx;
 	struct gaudi_nic_dev *gdev = ctx->gdev;
-	unsigned long i;
 
-	/* Scrub: the next owner of these frames starts from zeroes. */
-	for (i = 0; i < alloc->nchunks; i++)
-		gn_hbm_discard(gdev, alloc->chunks[i], alloc->frames_per_chunk);
-	gn_mem_unreserve(gdev->mem, alloc, alloc->nchunks);
+	if (!alloc->reclaimed)
+		gn_alloc_scrub(alloc);
+	if (alloc->dummy)
+		__free_page(alloc->dummy);
 	atomic64_sub(alloc->size, &ctx->mem_total);
 	atomic64_dec(&gdev->mem->allocs);
 	kvfree(alloc);
@@ -204,11 +224,39 @@ static struct gn_ctx *gn_ctx_create(struct gaudi_nic_dev *gdev)
 int gn_ctx_open(struct gaudi_nic_dev *gdev, struct drm_file *file)
 {
 	struct gn_ctx *ctx = gn_ctx_create(gdev);
+	struct gn_mem *mem = gdev->mem;
 
 	if (IS_ERR(ctx))
 		return PTR_ERR(ctx);
+	mutex_lock(&mem->ctx_lock);
+	list_add_tail(&ctx->node, &mem->ctx_list);
+	mutex_unlock(&mem->ctx_lock);
 	file->driver_priv = ctx;
 	return 0;
+}
+
+/*
+ * Lock @ctx for a call of its user: 0, or -EIO (not locked) once a reset
+ * killed it.
+ */
+static int gn_ctx_lock_live(struct gn_ctx *ctx)
+{
+	mutex_lock(&ctx->lock);
+	if (!ctx->dead)
+		return 0;
+	mutex_unlock(&ctx->lock);
+	return -EIO;
+}
+
+/* gn_drv.c's fault handler: a reset kills the context's CPU mappings. */
+bool gn_ctx_enter_live(struct gn_ctx *ctx)
+{
+	return !gn_ctx_lock_live(ctx);
+}
+
+void gn_ctx_exit(struct gn_ctx *ctx)
+{
+	mutex_unlock(&ctx->lock);
 }
 
 void gn_ctx_get(struct gn_ctx *ctx)
@@ -245,27 +293,97 @@ static void gn_unmap_locked(struct gn_ctx *ctx, struct gn_mapping *m)
 }
 
 /*
+ * Drop every handle and device VA mapping of @ctx; each handle's reference
+ * goes to @list if given, else is put.
+ */
+static void gn_ctx_drop_handles(struct gn_ctx *ctx, struct list_head *list)
+{
+	struct gn_alloc *alloc;
+	unsigned long handle;
+
+	lockdep_assert_held(&ctx->lock);
+	xa_for_each(&ctx->handles, handle, alloc) {
+		if (alloc->mapping)
+			gn_unmap_locked(ctx, alloc->mapping);
+		xa_erase(&ctx->handles, handle);
+		alloc->handle = 0;
+		if (list)
+			list_add_tail(&alloc->reset_node, list);
+		else
+			gn_alloc_put(alloc);
+	}
+}
+
+/*
  * The file is closed: drop every handle and mapping.  Allocations that are
  * exported stay alive until their dma-bufs are released.
  */
 void gn_ctx_close(struct drm_file *file)
 {
 	struct gn_ctx *ctx = file->driver_priv;
-	struct gn_alloc *alloc;
-	unsigned long handle;
+	struct gn_mem *mem = ctx->gdev->mem;
 
+	mutex_lock(&mem->ctx_lock);
+	list_del(&ctx->node);
+	mutex_unlock(&mem->ctx_lock);
 	mutex_lock(&ctx->lock);
-	xa_for_each(&ctx->handles, handle, alloc) {
-		if (alloc->mapping)
-			gn_unmap_locked(ctx, alloc->mapping);
-		xa_erase(&ctx->handles, handle);
-		alloc->handle = 0;
-		gn_alloc_put(alloc);
-	}
+	gn_ctx_drop_handles(ctx, NULL);
 	mtree_destroy(&ctx->va);
 	mutex_unlock(&ctx->lock);
 	file->driver_priv = NULL;
 	gn_ctx_put(ctx);
+}
+
+/*
+ * Reset (devlink reload) or removal of the device, in this order:
+ *  1. every open context dies: its handles and device VAs go, and each
+ *     later call on it fails with -EIO (-ENODEV from the DRM core once
+ *     the device is unplugged);
+ *  2. every CPU mapping of the HBM is zapped (a later access: SIGBUS);
+ *  3. every dma-buf export is revoked (gn_dmabuf_revoke_all()): revocable
+ *     importers have stopped using it when that returns;
+ *  4. only then the frames of the dead contexts' allocations are scrubbed
+ *     and given back, but for those an importer that can only pin still
+ *     holds (the ownership rule: they stay its until it detaches).
+ * The device then serves new opens from a full HBM.  HBM held by the other
+ * functions (gaudi_nic_hbm_alloc()) is theirs to give back.
+ */
+void gn_mem_reset(struct gaudi_nic_dev *gdev)
+{
+	struct gn_mem *mem = gdev->mem;
+	struct gn_alloc *alloc, *tmp;
+	struct drm_file *file;
+	struct gn_ctx *ctx;
+	LIST_HEAD(dead);
+
+	mutex_lock(&mem->reset_lock);
+	mutex_lock(&mem->ctx_lock);
+	list_for_each_entry(ctx, &mem->ctx_list, node) {
+		mutex_lock(&ctx->lock);
+		WRITE_ONCE(ctx->dead, true);
+		gn_ctx_drop_handles(ctx, &dead);
+		mutex_unlock(&ctx->lock);
+	}
+	mutex_unlock(&mem->ctx_lock);
+
+	/* a fault that raced with the above inserted its page before it */
+	mutex_lock(&gdev->drm.filelist_mutex);
+	list_for_each_entry(file, &gdev->drm.filelist, lhead)
+		if (file->filp)
+			unmap_mapping_range(file->filp->f_mapping, 0, 0, 1);
+	mutex_unlock(&gdev->drm.filelist_mutex);
+
+	gn_dmabuf_revoke_all(gdev);
+
+	list_for_each_entry_safe(alloc, tmp, &dead, reset_node) {
+		list_del(&alloc->reset_node);
+		if (!atomic_read(&alloc->exports)) {
+			gn_alloc_scrub(alloc);
+			alloc->reclaimed = true;
+		}
+		gn_alloc_put(alloc);
+	}
+	mutex_unlock(&mem->reset_lock);
 }
 
 /* ------------------------------------------------------------- ioctls */
@@ -275,8 +393,11 @@ int gn_ioctl_info(struct drm_device *drm, void *data, struct drm_file *file)
 	struct gaudi_nic_dev *gdev = to_gaudi_nic_dev(drm);
 	struct drm_gaudi_nic_info *args = data;
 	struct gaudi_nic_info_device info = {};
+	struct gn_ctx *ctx = file->driver_priv;
 	u32 size;
 
+	if (READ_ONCE(ctx->dead))
+		return -EIO;
 	if (args->reserved[0] || args->reserved[1])
 		return -EINVAL;
 	if (args->op != GAUDI_NIC_INFO_DEVICE || !args->return_size)
@@ -407,7 +528,11 @@ static int gn_mem_alloc(struct gn_ctx *ctx, struct drm_gaudi_nic_memory *args)
 	if (IS_ERR(alloc))
 		return PTR_ERR(alloc);
 
-	mutex_lock(&ctx->lock);
+	ret = gn_ctx_lock_live(ctx);
+	if (ret) {
+		gn_alloc_put(alloc);
+		return ret;
+	}
 	ret = xa_alloc(&ctx->handles, &handle, alloc,
 		       XA_LIMIT(1, GN_MAX_HANDLE), GFP_KERNEL_ACCOUNT);
 	if (!ret) {
@@ -441,7 +566,9 @@ static int gn_mem_free(struct gn_ctx *ctx, struct drm_gaudi_nic_memory *args)
 	if (!handle || handle > GN_MAX_HANDLE)
 		return -ENOENT;
 
-	mutex_lock(&ctx->lock);
+	ret = gn_ctx_lock_live(ctx);
+	if (ret)
+		return ret;
 	alloc = xa_load(&ctx->handles, handle);
 	if (!alloc)
 		ret = -ENOENT;
@@ -477,7 +604,11 @@ static int gn_mem_map(struct gn_ctx *ctx, struct drm_gaudi_nic_memory *args)
 	if (!m)
 		return -ENOMEM;
 
-	mutex_lock(&ctx->lock);
+	ret = gn_ctx_lock_live(ctx);
+	if (ret) {
+		kfree(m);
+		return ret;
+	}
 	alloc = xa_load(&ctx->handles, handle);
 	if (!alloc) {
 		ret = -ENOENT;
@@ -550,7 +681,9 @@ static int gn_mem_unmap(struct gn_ctx *ctx, struct drm_gaudi_nic_memory *args)
 	if (!IS_ALIGNED(va, PAGE_SIZE))
 		return -EINVAL;
 
-	mutex_lock(&ctx->lock);
+	ret = gn_ctx_lock_live(ctx);
+	if (ret)
+		return ret;
 	m = gn_mapping_find(ctx, va);
 	if (!m)
 		ret = -ENOENT;
@@ -583,7 +716,9 @@ static int gn_mem_export(struct gn_ctx *ctx, struct drm_gaudi_nic_memory *args)
 	if (check_add_overflow(in->offset, in->size, &end))
 		return -EINVAL;
 
-	mutex_lock(&ctx->lock);
+	ret = gn_ctx_lock_live(ctx);
+	if (ret)
+		return ret;
 	m = gn_mapping_find(ctx, in->device_virt_addr);
 	if (!m) {
 		ret = -ENOENT;
@@ -609,6 +744,8 @@ int gn_ioctl_memory(struct drm_device *drm, void *data, struct drm_file *file)
 	struct drm_gaudi_nic_memory *args = data;
 	struct gn_ctx *ctx = file->driver_priv;
 
+	if (READ_ONCE(ctx->dead))
+		return -EIO;
 	if (args->reserved[0] || args->reserved[1])
 		return -EINVAL;
 
@@ -635,7 +772,8 @@ struct gn_alloc *gn_ctx_mmap_lookup(struct gn_ctx *ctx, u64 handle, u64 len)
 
 	if (!handle || handle > GN_MAX_HANDLE)
 		return ERR_PTR(-ENOENT);
-	mutex_lock(&ctx->lock);
+	if (gn_ctx_lock_live(ctx))
+		return ERR_PTR(-EIO);
 	alloc = xa_load(&ctx->handles, handle);
 	if (!alloc) {
 		alloc = ERR_PTR(-ENOENT);
