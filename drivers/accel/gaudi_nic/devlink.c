@@ -3,10 +3,12 @@
  * gaudi_nic devlink instance: one per device, on the platform device
  * (devlink dev platform/gaudi_nic.N).  Info: serial number and versions;
  * ports: registered by the Ethernet driver, one per netdev; parameter
- * enable_roce (runtime, default true) switches RoCE receive steering.
+ * enable_roce (runtime, default true) switches RoCE receive steering;
+ * reload (driver_reinit): the device's reset.
  */
 #include <linux/platform_device.h>
 #include "eth.h"
+#include "gn_internal.h"
 
 static struct gn_nic *gn_devlink_nic(struct devlink *devlink)
 {
@@ -38,8 +40,53 @@ static int gn_devlink_info_get(struct devlink *devlink,
 						GN_ETH_FW_VERSION);
 }
 
+/*
+ * devlink dev reload (action driver_reinit): the device's reset, which
+ * takes back its memory from everyone who holds it.  Down: the functions
+ * go (the RDMA device, whose users are disassociated; the netdevs and
+ * their devlink ports), then gn_mem_reset(): every open accel context
+ * dies (-EIO), its CPU mappings are zapped, every dma-buf of the HBM is
+ * revoked, and only then is the HBM given back.  Up: new functions, the
+ * netdevs in the devlink instance's namespace (a reload with netns moves
+ * them, as netdevsim's do).  The MACs, their cables and the RoCE engine
+ * are the hardware's and stay.
+ */
+static int gn_devlink_reload_down(struct devlink *devlink, bool netns_change,
+				  enum devlink_reload_action action,
+				  enum devlink_reload_limit limit,
+				  struct netlink_ext_ack *extack)
+{
+	struct gn_nic *nic = gn_devlink_nic(devlink);
+
+	dev_info(&nic->gdev->pdev->dev,
+		 "reset (devlink reload): taking the device's memory back from its users\n");
+	gn_nic_funcs_del(nic);
+	gn_mem_reset(nic->gdev);
+	return 0;
+}
+
+static int gn_devlink_reload_up(struct devlink *devlink,
+				enum devlink_reload_action action,
+				enum devlink_reload_limit limit,
+				u32 *actions_performed,
+				struct netlink_ext_ack *extack)
+{
+	struct gn_nic *nic = gn_devlink_nic(devlink);
+	int ret;
+
+	*actions_performed = BIT(DEVLINK_RELOAD_ACTION_DRIVER_REINIT);
+	ret = gn_nic_funcs_add(nic);
+	if (ret)
+		NL_SET_ERR_MSG_MOD(extack,
+				   "the device's netdevs or RDMA device did not come back: see the kernel log");
+	return ret;
+}
+
 static const struct devlink_ops gn_devlink_ops = {
 	.info_get = gn_devlink_info_get,
+	.reload_actions = BIT(DEVLINK_RELOAD_ACTION_DRIVER_REINIT),
+	.reload_down = gn_devlink_reload_down,
+	.reload_up = gn_devlink_reload_up,
 };
 
 static int gn_devlink_roce_get(struct devlink *devlink, u32 id,

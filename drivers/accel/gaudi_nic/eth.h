@@ -48,6 +48,9 @@ int gaudi_nic_eth_init(struct gaudi_nic_dev *gdev);
 /* devlink.c */
 int gn_devlink_init(struct gn_nic *nic);
 void gn_devlink_fini(struct gn_nic *nic);
+/* eth_core.c: the auxiliary devices, under the devlink instance lock */
+void gn_nic_funcs_del(struct gn_nic *nic);
+int gn_nic_funcs_add(struct gn_nic *nic);
 
 /* --------------------------------------------------------- eth driver */
 

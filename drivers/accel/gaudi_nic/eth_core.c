@@ -135,58 +135,77 @@ static const struct gn_nic_adev_info {
 	},
 };
 
-static void gn_nic_adevs_del(struct gn_nic *nic)
+static void gn_nic_adev_del(struct gn_nic *nic, unsigned int i)
 {
-	unsigned int i;
-
-	for (i = GN_NIC_ADEVS; i-- > 0;) {
-		if (!nic->adevs[i])
-			continue;
-		auxiliary_device_delete(nic->adevs[i]);
-		auxiliary_device_uninit(nic->adevs[i]);
-		nic->adevs[i] = NULL;
-	}
+	if (!nic->adevs[i])
+		return;
+	auxiliary_device_delete(nic->adevs[i]);
+	auxiliary_device_uninit(nic->adevs[i]);
+	nic->adevs[i] = NULL;
 }
 
-static int gn_nic_adevs_add(struct gn_nic *nic)
+/* Auxiliary device @i, if the hardware has its function. */
+static int gn_nic_adev_add(struct gn_nic *nic, unsigned int i)
 {
 	struct gaudi_nic_dev *gdev = nic->gdev;
 	struct auxiliary_device *adev;
+	int ret;
+
+	adev = gn_nic_adevs[i].alloc(nic);
+	if (IS_ERR_OR_NULL(adev))
+		return PTR_ERR_OR_ZERO(adev);
+	adev->name = gn_nic_adevs[i].name;
+	adev->id = gdev->id;
+	adev->dev.parent = &gdev->pdev->dev;
+	adev->dev.release = gn_nic_adevs[i].release;
+	ret = auxiliary_device_init(adev);
+	if (ret) {
+		gn_nic_adevs[i].release(&adev->dev);
+		return ret;
+	}
+	ret = __auxiliary_device_add(adev, GAUDI_NIC_DRV_NAME);
+	if (ret) {
+		/* the release callback frees the container */
+		auxiliary_device_uninit(adev);
+		return ret;
+	}
+	nic->adevs[i] = adev;
+	return 0;
+}
+
+/*
+ * The device's functions, its auxiliary devices, go (RDMA first: the RDMA
+ * core disassociates its users, whose QPs, MRs and mappings die; then the
+ * netdevs and their devlink ports) or come, always under the devlink
+ * instance lock: at probe and removal, and in a reload (devlink.c), as
+ * mlx5 does.  The Ethernet driver registers its devlink ports under it.
+ */
+void gn_nic_funcs_del(struct gn_nic *nic)
+{
+	unsigned int i;
+
+	devl_assert_locked(nic->devlink);
+	for (i = GN_NIC_ADEVS; i-- > 0;)
+		gn_nic_adev_del(nic, i);
+}
+
+int gn_nic_funcs_add(struct gn_nic *nic)
+{
 	unsigned int i;
 	int ret;
 
+	devl_assert_locked(nic->devlink);
 	for (i = 0; i < GN_NIC_ADEVS; i++) {
-		adev = gn_nic_adevs[i].alloc(nic);
-		if (!adev)
-			continue;
-		if (IS_ERR(adev)) {
-			ret = PTR_ERR(adev);
-			goto err;
-		}
-		adev->name = gn_nic_adevs[i].name;
-		adev->id = gdev->id;
-		adev->dev.parent = &gdev->pdev->dev;
-		adev->dev.release = gn_nic_adevs[i].release;
-		ret = auxiliary_device_init(adev);
+		ret = gn_nic_adev_add(nic, i);
 		if (ret) {
-			gn_nic_adevs[i].release(&adev->dev);
-			goto err;
+			dev_err(&nic->gdev->pdev->dev,
+				"cannot add auxiliary device %s: %d\n",
+				gn_nic_adevs[i].name, ret);
+			gn_nic_funcs_del(nic);
+			return ret;
 		}
-		ret = __auxiliary_device_add(adev, GAUDI_NIC_DRV_NAME);
-		if (ret) {
-			/* the release callback frees the container */
-			auxiliary_device_uninit(adev);
-			goto err;
-		}
-		nic->adevs[i] = adev;
 	}
 	return 0;
-
-err:
-	dev_err(&gdev->pdev->dev, "cannot add auxiliary device %s: %d\n",
-		gn_nic_adevs[i].name, ret);
-	gn_nic_adevs_del(nic);
-	return ret;
 }
 
 /* ---------------------------------------------------------- NIC core */
@@ -209,7 +228,9 @@ static void gn_nic_fini(void *data)
 {
 	struct gn_nic *nic = data;
 
-	gn_nic_adevs_del(nic);
+	devl_lock(nic->devlink);
+	gn_nic_funcs_del(nic);
+	devl_unlock(nic->devlink);
 	gn_devlink_fini(nic);
 	nic->gdev->nic = NULL;
 	gn_nic_free(nic);
@@ -255,7 +276,9 @@ int gaudi_nic_eth_init(struct gaudi_nic_dev *gdev)
 		return ret;
 	}
 	gdev->nic = nic;
-	ret = gn_nic_adevs_add(nic);
+	devl_lock(nic->devlink);
+	ret = gn_nic_funcs_add(nic);
+	devl_unlock(nic->devlink);
 	if (ret) {
 		gdev->nic = NULL;
 		gn_devlink_fini(nic);

@@ -821,7 +821,7 @@ static void gn_eth_port_destroy(struct gn_eth_port *port)
 	port->mac_ops->unbind(port->mac);
 	rtnl_unlock();	/* completes the unregistration */
 	if (port->dl_port_registered)
-		devlink_port_unregister(&port->dl_port);
+		devl_port_unregister(&port->dl_port);
 	free_netdev(ndev);
 }
 
@@ -863,6 +863,8 @@ static struct gn_eth_port *gn_eth_port_create(struct gaudi_nic_adev *gadev,
 	port->params.mtu = ETH_DATA_LEN;
 
 	SET_NETDEV_DEV(ndev, &gadev->adev.dev);
+	/* where a reload with netns moved the instance (init_net at first) */
+	dev_net_set(ndev, devlink_net(gn_nic_devlink(gadev->nic)));
 	/* which port of the device: the emulator's cables find the MAC by it */
 	ndev->dev_port = idx;
 	ndev->netdev_ops = &gn_eth_netdev_ops;
@@ -895,8 +897,8 @@ static struct gn_eth_port *gn_eth_port_create(struct gaudi_nic_adev *gadev,
 	attrs.flavour = DEVLINK_PORT_FLAVOUR_PHYSICAL;
 	attrs.phys.port_number = idx;
 	devlink_port_attrs_set(&port->dl_port, &attrs);
-	ret = devlink_port_register(gn_nic_devlink(gadev->nic), &port->dl_port,
-				    idx);
+	ret = devl_port_register(gn_nic_devlink(gadev->nic), &port->dl_port,
+				 idx);
 	if (ret)
 		goto err_free;
 	port->dl_port_registered = true;
@@ -934,7 +936,7 @@ static struct gn_eth_port *gn_eth_port_create(struct gaudi_nic_adev *gadev,
 
 err_free:
 	if (port->dl_port_registered)
-		devlink_port_unregister(&port->dl_port);
+		devl_port_unregister(&port->dl_port);
 	free_netdev(ndev);
 	return ERR_PTR(ret);
 }
@@ -995,8 +997,16 @@ static const struct auxiliary_device_id gn_eth_id_table[] = {
 };
 MODULE_DEVICE_TABLE(auxiliary, gn_eth_id_table);
 
+/*
+ * Probe and remove run under the devlink instance lock (the NIC core adds
+ * and deletes the device under it), which the devlink port calls need:
+ * no bind or unbind through sysfs, which would not hold it.
+ */
 static struct auxiliary_driver gn_eth_driver = {
 	.name = "eth",
+	.driver = {
+		.suppress_bind_attrs = true,
+	},
 	.probe = gn_eth_probe,
 	.remove = gn_eth_remove,
 	.id_table = gn_eth_id_table,
