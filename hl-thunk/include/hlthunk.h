@@ -11,6 +11,8 @@
  *     (device VA): 0 on failure, errno set;
  *   - hlthunk_device_mapped_memory_export_dmabuf_fd(): fd, or a negative
  *     errno.
+ * Once the device was reset (devlink dev reload), every call on an fd
+ * opened before fails with EIO: open the device again (hlthunk(3)).
  */
 #ifndef HLTHUNK_H
 #define HLTHUNK_H

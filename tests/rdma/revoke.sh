@@ -6,7 +6,12 @@
 # must get an error completion within a second of the removal's end (its
 # MR revoked: a remote access error, not writes into HBM that is gone),
 # the revoked MR must deregister, X must go, and the kernel log must stay
-# clean.  Output: TAP.
+# clean.  The same again with a reset of X (devlink dev reload) instead of
+# its removal, where X lives on: its HBM must come back whole and stay
+# zero for its next owner while the old writer keeps trying, and X must
+# serve new opens and have its netdev and RDMA device again; then two
+# reloads at once, registrations, fd closes and deregistrations racing
+# resets, and reloads into another namespace and back.  Output: TAP.
 here=$(dirname "$0")
 DEV_A=${DEV_A:-93}
 DEV_B=${DEV_B:-94}
@@ -18,6 +23,7 @@ cleanup() {
 	gn_del_device "$DEV_X" 2>/dev/null
 	gn_del_device "$DEV_Y" 2>/dev/null
 	rm -f /tmp/revoke.ctl
+	ip netns del gn_revoke_ns 2>/dev/null
 	rdma_env_cleanup
 }
 trap cleanup EXIT
@@ -28,17 +34,19 @@ need_test_bin revoke_test "$bin"
 export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=0:abort_on_error=0}
 klog0=$(dmesg | wc -l)
 
-# revoke OP DEV: OP (write or read) streams between gaudi_$DEV_A and a
-# dma-buf MR of device DEV's HBM on gaudi_$DEV_B; DEV is deleted midway
+# revoke OP DEV [reload]: OP (write or read) streams between gaudi_$DEV_A
+# and a dma-buf MR of device DEV's HBM on gaudi_$DEV_B; DEV is deleted
+# midway, or reset with "reload"
 revoke() {
-	local op=$1 dev=$2 tp rc took after i
+	local op=$1 dev=$2 how=${3:-} tp rc took after i act=del_device
+	[ "$how" = reload ] && act="devlink dev reload"
 	if ! gn_new_device "$dev" 1; then
 		t_fail "$op: device $dev, whose HBM is exported"
 		return
 	fi
 	rm -f /tmp/revoke.ctl
 	mkfifo /tmp/revoke.ctl
-	"$bin" "$IB_A" "$GID_A" "$IB_B" "$GID_B" "$dev" "$op" </tmp/revoke.ctl \
+	"$bin" "$IB_A" "$GID_A" "$IB_B" "$GID_B" "$dev" "$op" $how </tmp/revoke.ctl \
 		>/tmp/revoke.log 2>&1 &
 	tp=$!
 	exec 7>/tmp/revoke.ctl
@@ -52,11 +60,13 @@ revoke() {
 		t_ok "$op: traffic between $IB_A and a dma-buf MR of device $dev's HBM on $IB_B"
 		echo go >&7
 		t0=$(date +%s.%N)
-		if gn_del_device "$dev"; then
+		if if [ "$how" = reload ]; then
+			devlink dev reload "platform/gaudi_nic.$dev"
+		   else gn_del_device "$dev"; fi; then
 			took=$(echo "$(date +%s.%N) - $t0" | bc)
-			t_ok "$op: del_device $dev under the traffic ($took s)"
+			t_ok "$op: $act $dev under the traffic ($took s)"
 		else
-			t_fail "$op: del_device $dev under the traffic"
+			t_fail "$op: $act $dev under the traffic"
 		fi
 	else
 		t_fail "$op: traffic between $IB_A and a dma-buf MR of device $dev's HBM on $IB_B" \
@@ -69,18 +79,87 @@ revoke() {
 	after=$(sed -n 's/^# revoked after \([0-9.]*\) s$/\1/p' /tmp/revoke.log)
 	if [ "$rc" = 0 ] && [ -n "$after" ] &&
 	   [ "$(echo "$after <= $took + 1" | bc)" = 1 ]; then
-		t_ok "$op: an error completion within 1 s of the removal ($after s from its start; it took $took s)"
+		t_ok "$op: an error completion within 1 s of the $act ($after s from its start; it took $took s)"
 	else
-		t_fail "$op: an error completion within 1 s of the removal" \
-			"rc=$rc after=${after:-none} removal=$took s"
+		t_fail "$op: an error completion within 1 s of the $act" \
+			"rc=$rc after=${after:-none} $act=$took s"
 	fi
-	if [ -e "/sys/bus/platform/devices/gaudi_nic.$dev" ]; then
+	if [ "$how" = reload ]; then
+		reloaded "$op" "$dev"
+		gn_del_device "$dev"
+	elif [ -e "/sys/bus/platform/devices/gaudi_nic.$dev" ]; then
 		t_fail "$op: device $dev is gone"
 	else
 		t_ok "$op: device $dev is gone"
 	fi
 }
+# reloaded OP DEV [NS]: after its reset, DEV has its netdev (in NS, by
+# default the initial namespace) and an RDMA device again
+reloaded() {
+	local ib ns=${3:-}
+	ib=$(ls "/sys/bus/auxiliary/devices/gaudi_nic.rdma.$2/infiniband" 2>/dev/null)
+	if [ -n "$ib" ] && ibv_devinfo -d "$ib" >/dev/null 2>&1 &&
+	   ${ns:+ip netns exec "$ns"} ip link show "gn$2p0" >/dev/null 2>&1; then
+		t_ok "$1: device $2 has its RDMA device $ib and its netdev gn$2p0${ns:+ in $ns} again"
+	else
+		t_fail "$1: device $2 has its RDMA device and its netdev${ns:+ in $ns} again" \
+			"$(ls -R "/sys/bus/auxiliary/devices/gaudi_nic.rdma.$2" 2>&1 | head)"
+	fi
+}
 revoke write "$DEV_X"
 revoke read "$DEV_Y"
+revoke write "$DEV_X" reload
+revoke read "$DEV_Y" reload
+# two resets of one device at once: devlink orders them, both succeed
+if gn_new_device "$DEV_X" 1; then
+	devlink dev reload "platform/gaudi_nic.$DEV_X" & p1=$!
+	devlink dev reload "platform/gaudi_nic.$DEV_X" & p2=$!
+	wait "$p1"; r1=$?
+	wait "$p2"; r2=$?
+	t_expect "two reloads of device $DEV_X at once both succeed" "0 0" "$r1 $r2"
+	reloaded "two reloads" "$DEV_X"
+	gn_del_device "$DEV_X"
+else
+	t_fail "device $DEV_X for two reloads at once"
+fi
+# the other orders, against resets: exports registered, closed and
+# deregistered in a loop on gaudi_$DEV_B while device X is reset 5 times
+if gn_new_device "$DEV_X" 1; then
+	"$bin" churn "$IB_B" "$DEV_X" 30 >/tmp/revoke.log 2>&1 &
+	tp=$!
+	sleep 2
+	n=0
+	for ((i = 0; i < 5; i++)); do
+		devlink dev reload "platform/gaudi_nic.$DEV_X" && n=$((n + 1))
+		sleep 1
+	done
+	wait "$tp"
+	rc=$?
+	diag "$(cat /tmp/revoke.log)"
+	if [ "$rc" = 0 ] && [ "$n" = 5 ]; then
+		t_ok "registrations, fd closes and deregistrations race 5 resets of device $DEV_X"
+	else
+		t_fail "registrations, fd closes and deregistrations race 5 resets of device $DEV_X" \
+			"rc=$rc, $n of 5 reloads done"
+	fi
+	gn_del_device "$DEV_X"
+else
+	t_fail "device $DEV_X for the races"
+fi
+# a reload into another namespace re-creates the netdev there, and back
+gn_new_device "$DEV_X" 1 || t_fail "device $DEV_X for reloads into namespaces"
+ip netns add gn_revoke_ns
+if devlink dev reload "platform/gaudi_nic.$DEV_X" netns gn_revoke_ns; then
+	reloaded "reload into gn_revoke_ns" "$DEV_X" gn_revoke_ns
+else
+	t_fail "reload of device $DEV_X into gn_revoke_ns"
+fi
+if ip netns exec gn_revoke_ns devlink dev reload "platform/gaudi_nic.$DEV_X" netns 1; then
+	reloaded "reload back into the initial namespace" "$DEV_X"
+else
+	t_fail "reload of device $DEV_X back into the initial namespace"
+fi
+ip netns del gn_revoke_ns
+gn_del_device "$DEV_X"
 dmesg_check "$klog0"
 tap_done
