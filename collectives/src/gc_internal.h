@@ -169,6 +169,9 @@ struct gc_transport {
 	bool closing;               /* endpoints are being closed: no reposts */
 	struct gcoll_comm *comms;   /* communicators sharing this transport */
 	int yield_every;            /* idle polls between sched_yield() calls */
+	/* the RDMA device under the domain, as sysfs numbers it (0: not an
+	 * RDMA device): another number later means it was reset */
+	unsigned long dev_ino;
 };
 
 enum gc_ctx_type {
@@ -272,6 +275,9 @@ uint64_t gc_hello_token(uint64_t key, int from, int to, int rail);
 gcoll_result_t gc_tp_set_peers(struct gc_transport *tp, int npeers, int myrank,
 			       const char *addrs /* npeers * nrails * addrlen */);
 void gc_tp_put(struct gc_transport *tp);
+/* A request failed with @rc: if the transport's RDMA device was reset or
+ * removed since it was opened, say so ("device reset: ..."). */
+void gc_tp_explain_failure(struct gc_transport *tp, int rank, gcoll_result_t rc);
 /* Poll every rail's CQ once; returns number of completions handled. */
 int gc_tp_progress(struct gc_transport *tp);
 /* Start a transfer (posts what can be posted).  Returns error on failure. */

@@ -368,8 +368,10 @@ void gc_req_free(struct gcoll_request *r)
 
 void gc_req_fail(struct gcoll_request *r, gcoll_result_t rc)
 {
-	if (r->rc == GCOLL_SUCCESS || r->rc == GCOLL_IN_PROGRESS)
+	if (r->rc == GCOLL_SUCCESS || r->rc == GCOLL_IN_PROGRESS) {
 		r->rc = rc;
+		gc_tp_explain_failure(r->comm->tp, r->comm->rank, rc);
+	}
 	for (int i = 0; i < r->ns; i++)
 		if (r->s[i]) {
 			sched_free(r->comm, r->s[i]);

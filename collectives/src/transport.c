@@ -17,11 +17,13 @@
  * and reposted as they are consumed.
  */
 #define _GNU_SOURCE
+#include <dirent.h>
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
 #include <unistd.h>
 #include <arpa/inet.h>
 #include <netinet/in.h>
@@ -444,6 +446,53 @@ static gcoll_result_t rails_open(struct gc_transport *tp, int nrails)
 	return GCOLL_SUCCESS;
 }
 
+/*
+ * Which instance of RDMA device @name user space is talking to: the inode
+ * number of its uverbs device's sysfs directory, 0 if it has none.  The
+ * RDMA core deletes that device before it flushes the users' queues when
+ * the device goes (reset or removal), and a device registered anew gets
+ * a new one, so a failure that a reset caused sees another number.
+ */
+static unsigned long rdma_dev_instance(const char *name)
+{
+	char path[300], ibdev[64];
+	unsigned long ino = 0;
+	struct dirent *de;
+	struct stat st;
+	FILE *f;
+	DIR *d;
+
+	if (!name || !(d = opendir("/sys/class/infiniband_verbs")))
+		return 0;
+	while (!ino && (de = readdir(d))) {
+		if (strncmp(de->d_name, "uverbs", 6))
+			continue;
+		snprintf(path, sizeof(path), "/sys/class/infiniband_verbs/%s/ibdev", de->d_name);
+		f = fopen(path, "r");
+		if (!f)
+			continue;
+		if (fgets(ibdev, sizeof(ibdev), f)) {
+			ibdev[strcspn(ibdev, "\n")] = 0;
+			snprintf(path, sizeof(path), "/sys/class/infiniband_verbs/%s", de->d_name);
+			if (!strcmp(ibdev, name) && !stat(path, &st))
+				ino = (unsigned long)st.st_ino;
+		}
+		fclose(f);
+	}
+	closedir(d);
+	return ino;
+}
+
+void gc_tp_explain_failure(struct gc_transport *tp, int rank, gcoll_result_t rc)
+{
+	const char *dev = tp->info->domain_attr->name;
+
+	if (!tp->dev_ino || rdma_dev_instance(dev) == tp->dev_ino)
+		return;
+	gc_err(rc, "device reset: %s, the RDMA device of rank %d, was reset (devlink dev reload) or removed under the communicator, and its memory registrations and connections with it; destroy the communicator, and create a new one once the device is back",
+	       dev, rank);
+}
+
 gcoll_result_t gc_tp_open(int nrails, const char *prov, struct gc_transport **out)
 {
 	struct fi_info *hints, *info = NULL, *pick;
@@ -526,10 +575,12 @@ gcoll_result_t gc_tp_open(int nrails, const char *prov, struct gc_transport **ou
 	 * imports the dma-buf or refuses it; a refusal falls back per
 	 * registration (gcoll_mem_register_dmabuf).  Other providers may
 	 * accept the flag and ignore it: probe them. */
-	if (gc_prov_is_verbs(tp->prov_name))
+	if (gc_prov_is_verbs(tp->prov_name)) {
 		tp->dmabuf_native = gc_env_u64("GCOLL_DMABUF", 1) != 0;
-	else
+		tp->dev_ino = rdma_dev_instance(info->domain_attr->name);
+	} else {
 		tp->dmabuf_native = probe_dmabuf(tp);
+	}
 	GC_INFO("transport: provider %s domain %s rails %d rx_cq_data %d mr_local %d virt %d dmabuf %d",
 		tp->prov_name, info->domain_attr->name, tp->nrails, tp->rx_cq_data,
 		tp->mr_local, tp->mr_virt, tp->dmabuf_native);

@@ -8,7 +8,9 @@
 # chosen by default, that nothing is staged, that the bytes cross the
 # ports (the port counters), the staged fallback (GCOLL_DMABUF=0), shm
 # (staged: its CMA cannot reach HBM), and
-# that a killed rank or a deleted device gives the survivor an error.
+# that a killed rank or a deleted device gives the survivor an error, and
+# that a reset device gives both ranks one, the reset rank's saying
+# "device reset", and works again for a new communicator.
 # Output: TAP.
 here=$(dirname "$0")
 DEV_A=${DEV_A:-62}
@@ -145,19 +147,20 @@ else
 		"$out" "$PERF_ERR"
 fi
 
-# failure: KILL rank 1 (or delete its device) in the middle of a stream of
-# all-reduces; the survivor must return an error within its operation
-# timeout (6 s here), not hang, and the kernel must stay clean
-# midway DESC ACTION: ACTION runs 2 s into the stream
+# failure: KILL rank 1 (or reset or delete its device) in the middle of a
+# stream of all-reduces; the survivor must return an error within its
+# operation timeout (6 s here), not hang, and the kernel must stay clean
+# midway DESC ACTION [REASON1]: ACTION runs 2 s into the stream; with
+# REASON1, rank 1 must return an error too, whose reason holds REASON1
 midway() {
-	local desc=$1 action=$2 o0 pid0 t0 secs rc0 i p t
-	o0=$(mktemp)
+	local desc=$1 action=$2 reason1=${3:-} o0 o1 pid0 t0 secs rc0 rc1 i p t
+	o0=$(mktemp) o1=$(mktemp)
 	PORT=$((PORT + 1))
 	ns_a env RANK=0 WORLD_SIZE=2 MASTER_ADDR="$IP_A" MASTER_PORT=$PORT GCOLL_TIMEOUT_MS=6000 \
 		timeout 120 "$PERF" -H "$DEV_A" -b 4M -e 4M -n 100000 -w 0 -c 0 >"$o0" 2>&1 &
 	pid0=$!
 	ns_b env RANK=1 WORLD_SIZE=2 MASTER_ADDR="$IP_A" MASTER_PORT=$PORT GCOLL_TIMEOUT_MS=6000 \
-		timeout 120 "$PERF" -H "$DEV_B" -b 4M -e 4M -n 100000 -w 0 -c 0 >/dev/null 2>&1 &
+		timeout 120 "$PERF" -H "$DEV_B" -b 4M -e 4M -n 100000 -w 0 -c 0 >"$o1" 2>&1 &
 	R1PID=$!
 	# mid-stream, not mid-bootstrap: rank 0 prints its header once every
 	# rank is connected and the buffers are registered (slow under load)
@@ -185,19 +188,50 @@ midway() {
 	wait "$pid0"
 	rc0=$?
 	secs=$(( $(date +%s) - t0 ))
+	if [ -n "$reason1" ]; then
+		for ((i = 0; i < 600; i++)); do
+			kill -0 "$R1PID" 2>/dev/null || break
+			sleep 0.1
+		done
+	fi
 	pkill -9 -f "gcoll-perf -H $DEV_B " 2>/dev/null
 	wait "$R1PID" 2>/dev/null
+	rc1=$?
 	# an error of gcoll's own, not a kill by the timeout or by us
 	if [ "$rc0" = 1 ] && [ -n "$(perf_error "$o0")" ] && [ "$secs" -le 60 ]; then
 		t_ok "$desc: rank 0 returned an error after $secs s ($(perf_error "$o0"))"
 	else
 		t_fail "$desc: rank 0 returns an error, with its reason, within 60 s" "rc $rc0 after $secs s" "$(tail -n 40 "$o0")"
 	fi
-	rm -f "$o0"
+	if [ -z "$reason1" ]; then
+		:
+	elif [ "$rc1" = 1 ] && grep -q "$reason1" <<<"$(perf_error "$o1")"; then
+		t_ok "$desc: rank 1 returned an error too ($(perf_error "$o1"))"
+	else
+		t_fail "$desc: rank 1 returns an error saying \"$reason1\"" "rc $rc1" "$(tail -n 40 "$o1")"
+	fi
+	rm -f "$o0" "$o1"
 }
 # the gcoll-perf of rank 1 itself ($R1PID is the shell around it)
 kill_rank1() { pkill -9 -f "gcoll-perf -H $DEV_B "; }
 midway "rank 1 killed mid-all-reduce" kill_rank1
+# a reset of B: both ranks err; B's netdev comes back new (down, in the
+# initial namespace), and once it is set up again a new communicator on
+# the reset device works
+reload_dev_b() { devlink dev reload "platform/gaudi_nic.$DEV_B"; }
+midway "gaudi_$DEV_B's device reset (devlink reload) mid-all-reduce" reload_dev_b "device reset: $IB_B"
+if ip link set "$IF_B" netns "$NS_B" && ns_b ip addr add "$IP_B/24" dev "$IF_B" &&
+   { [ -z "${RDMA_MTU:-}" ] || ns_b ip link set "$IF_B" mtu "$RDMA_MTU"; } &&
+   ns_b ip link set "$IF_B" up && wait_carrier "$NS_B" "$IF_B" 1 && ib_wait_active "$IB_B" 1; then
+	t_ok "after the reset: $IF_B back in $NS_B, up, cabled"
+else
+	t_fail "after the reset: $IF_B back in $NS_B, up, cabled" "$(ip -all netns exec ip -br link 2>&1; ip -br link)"
+fi
+if perf2 out -- -C allreduce -b 4K -e 1M -f 16 -n 3 -w 1 -c 1; then
+	perf_ok "after the reset: a new communicator all-reduces HBM to HBM, 4 KiB to 1 MiB" "$out"
+else
+	t_fail "after the reset: a new communicator all-reduces HBM to HBM" "$out" "$PERF_ERR"
+fi
 del_dev_b() { gn_del_device "$DEV_B"; }
 midway "gaudi_$DEV_B's device deleted mid-all-reduce" del_dev_b
 
