@@ -8,10 +8,14 @@ libgcoll must pick libfabric's verbs;ofi_rxm on the gaudi port.  Checked:
   - collectives and send/recv on torch_gcoll.empty_hbm tensors;
   - DDP training over gcoll (batches in HBM) ends with the parameters of
     the same training over gloo on the same cable, and equal on both ranks;
-  - HBM is freed with the tensors and the group; a missing device raises.
+  - HBM is freed with the tensors and the group; a missing device raises;
+  - rank 1 then resets its device (devlink dev reload) under a live HBM
+    tensor: the tensor reads zeroes, not the HBM, and empty_hbm works on
+    the reset device again (a new open: the old fd only says EIO).
 TAP from rank 0; rank 1 reports its own failures on stderr and exits 1."""
 import datetime
 import os
+import subprocess
 import sys
 import time
 
@@ -120,6 +124,23 @@ def main():
         ok("empty_hbm on missing gaudi_nic.9 raises", False)
     except RuntimeError as e:
         ok("empty_hbm on missing gaudi_nic.9 raises", "gaudi_nic device 9" in str(e), str(e))
+    if rank == 1:
+        # the reset (from the initial namespace, where the devlink instance
+        # is); rank 1's failures go to stderr and fail the test
+        t = torch_gcoll.empty_hbm(1024, dtype=torch.float32, device=dev)
+        t.fill_(5)
+        r = subprocess.run(["nsenter", "-t", "1", "-n", "devlink", "dev", "reload",
+                            "platform/gaudi_nic.%d" % dev], capture_output=True, text=True)
+        ok("devlink dev reload of gaudi_nic.%d under a live HBM tensor" % dev,
+           r.returncode == 0, r.stderr)
+        ok("the tensor reads zeroes after the reset, not the HBM", torch.all(t == 0).item())
+        t2 = torch_gcoll.empty_hbm(1024, dtype=torch.float32, device=dev)
+        t2.fill_(3)
+        ok("empty_hbm on the reset device works again", torch.all(t2 == 3).item())
+        del t, t2
+        gc.collect()
+        ok("the reset device's HBM is freed with the tensors", hbm_used(dev) <= before,
+           "hbm_used %d, %d before" % (hbm_used(dev), before))
     if rank == 0:
         for k, (d, c, why) in enumerate(res, 1):
             print("%s %d - %s" % ("ok" if c else "not ok", k, d))

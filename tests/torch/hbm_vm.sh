@@ -4,8 +4,9 @@
 # gaudi_$DEV_A (port 0 in $NS_A) cabled to gaudi_$DEV_B (in $NS_B), rank r
 # in the r-th namespace with torch_gcoll.empty_hbm tensors of its own
 # device (tests/torch/hbm_vm.py).  No provider is forced: libgcoll picks
-# verbs;ofi_rxm on the gaudi port.  Afterwards: the bytes crossed the
-# ports, and the kernel log is clean.  Output: TAP.
+# verbs;ofi_rxm on the gaudi port; at its end rank 1 resets its device
+# under a live HBM tensor.  Afterwards: the bytes crossed the ports, and
+# the kernel log is clean.  Output: TAP.
 DEV_A=60
 DEV_B=61
 here=$(cd "$(dirname "$0")" && pwd)

@@ -13,6 +13,7 @@
 #include <unistd.h>
 #include <cerrno>
 #include <cstring>
+#include <vector>
 
 #include <hlthunk.h>
 
@@ -23,10 +24,22 @@ std::mutex g_mu;
 std::map<int, int> g_devfd;                          // device index -> fd
 std::map<uintptr_t, std::weak_ptr<HbmAlloc>> g_allocs;  // cpu address -> allocation
 
+// fds of a device that was reset since they were opened: they only fail
+// (EIO), but the allocations made through them still name them in their
+// deleters, so they stay open rather than have their numbers reused
+std::vector<int> g_retired;
+
 int devfd(int device) {
   std::lock_guard<std::mutex> l(g_mu);
   auto it = g_devfd.find(device);
-  if (it != g_devfd.end()) return it->second;
+  if (it != g_devfd.end()) {
+    struct hlthunk_hw_ip_info hw;
+    if (hlthunk_get_hw_ip_info(it->second, &hw) == 0 || errno != EIO) return it->second;
+    // a reset (devlink dev reload) killed the context: a new open serves
+    // the memory allocated from now on
+    g_retired.push_back(it->second);
+    g_devfd.erase(it);
+  }
   int fd = hlthunk_open_by_index((uint32_t)device);
   TORCH_CHECK(fd >= 0, "torch_gcoll.empty_hbm: no gaudi_nic device ", device,
               " (hlthunk_open_by_index(", device, "): ", strerror(-fd),
