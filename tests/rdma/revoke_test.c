@@ -56,18 +56,10 @@
 static long long accel_stat(const char *accel, const char *name)
 {
 	char path[128];
-	long long v = -1;
-	FILE *f;
 
 	snprintf(path, sizeof(path),
 		 "/sys/bus/platform/devices/gaudi_nic.%s/gaudi_nic/%s", accel, name);
-	f = fopen(path, "r");
-	if (!f)
-		return -1;
-	if (fscanf(f, "%lld", &v) != 1)
-		v = -1;
-	fclose(f);
-	return v;
+	return tu_read_ll(path);
 }
 
 static bool all_zero(const uint8_t *p, size_t n)

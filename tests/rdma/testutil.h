@@ -202,22 +202,28 @@ static inline int tu_two_dev_args(int argc, char **argv, const char **dev_a,
 	return 0;
 }
 
-/* /sys/class/infiniband/DEV/ports/1/hw_counters/NAME, or -1. */
-static inline long long tu_hw_counter(const char *dev, const char *name)
+/* The number in the file at @path (sysfs), or -1. */
+static inline long long tu_read_ll(const char *path)
 {
-	char path[256];
 	long long v = -1;
-	FILE *f;
+	FILE *f = fopen(path, "r");
 
-	snprintf(path, sizeof(path),
-		 "/sys/class/infiniband/%s/ports/1/hw_counters/%s", dev, name);
-	f = fopen(path, "r");
 	if (!f)
 		return -1;
 	if (fscanf(f, "%lld", &v) != 1)
 		v = -1;
 	fclose(f);
 	return v;
+}
+
+/* /sys/class/infiniband/DEV/ports/1/hw_counters/NAME, or -1. */
+static inline long long tu_hw_counter(const char *dev, const char *name)
+{
+	char path[256];
+
+	snprintf(path, sizeof(path),
+		 "/sys/class/infiniband/%s/ports/1/hw_counters/%s", dev, name);
+	return tu_read_ll(path);
 }
 
 /* CLOCK_MONOTONIC in seconds */
