@@ -294,7 +294,8 @@ static void gn_unmap_locked(struct gn_ctx *ctx, struct gn_mapping *m)
 
 /*
  * Drop every handle and device VA mapping of @ctx; each handle's reference
- * goes to @list if given, else is put.
+ * goes to @list if given, with a reference on @ctx (the file may close
+ * meanwhile, and the context must outlive its allocations), else is put.
  */
 static void gn_ctx_drop_handles(struct gn_ctx *ctx, struct list_head *list)
 {
@@ -307,10 +308,12 @@ static void gn_ctx_drop_handles(struct gn_ctx *ctx, struct list_head *list)
 			gn_unmap_locked(ctx, alloc->mapping);
 		xa_erase(&ctx->handles, handle);
 		alloc->handle = 0;
-		if (list)
+		if (list) {
+			gn_ctx_get(ctx);
 			list_add_tail(&alloc->reset_node, list);
-		else
+		} else {
 			gn_alloc_put(alloc);
+		}
 	}
 }
 
@@ -376,12 +379,15 @@ void gn_mem_reset(struct gaudi_nic_dev *gdev)
 	gn_dmabuf_revoke_all(gdev);
 
 	list_for_each_entry_safe(alloc, tmp, &dead, reset_node) {
+		ctx = alloc->ctx;
 		list_del(&alloc->reset_node);
 		if (!atomic_read(&alloc->exports)) {
 			gn_alloc_scrub(alloc);
 			alloc->reclaimed = true;
 		}
 		gn_alloc_put(alloc);
+		/* maybe the context's last reference, never the DRM device's */
+		gn_ctx_put(ctx);
 	}
 	mutex_unlock(&mem->reset_lock);
 }
