@@ -342,7 +342,9 @@ void gn_ctx_close(struct drm_file *file)
  *  1. every open context dies: its handles and device VAs go, and each
  *     later call on it fails with -EIO (-ENODEV from the DRM core once
  *     the device is unplugged);
- *  2. every CPU mapping of the HBM is zapped (a later access: SIGBUS);
+ *  2. every CPU mapping of the HBM is zapped (a later access maps a
+ *     zeroed page of its own after a reset, SIGBUS after a removal:
+ *     gn_drv.c);
  *  3. every dma-buf export is revoked (gn_dmabuf_revoke_all()): revocable
  *     importers have stopped using it when that returns;
  *  4. only then the frames of the dead contexts' allocations are scrubbed
