@@ -84,7 +84,7 @@ static vm_fault_t gn_vm_fault(struct vm_fault *vmf)
 	 * A reset took the frames back (gn_mem_reset() zaps after it marks
 	 * the context dead, so a page inserted here before goes too).
 	 */
-	if (!gn_ctx_enter_live(alloc->ctx)) {
+	if (gn_ctx_lock_live(alloc->ctx)) {
 		ret = gn_vm_fault_reset(vmf, alloc);
 		goto out_dev;
 	}
@@ -103,7 +103,7 @@ static vm_fault_t gn_vm_fault(struct vm_fault *vmf)
 	ret = vmf_insert_pfn(vma, vmf->address, page_to_pfn(page));
 	put_page(page);
 out:
-	gn_ctx_exit(alloc->ctx);
+	mutex_unlock(&alloc->ctx->lock);
 out_dev:
 	drm_dev_exit(idx);
 	return ret;

@@ -113,8 +113,7 @@ int gn_ioctl_info(struct drm_device *drm, void *data, struct drm_file *file);
 int gn_ioctl_memory(struct drm_device *drm, void *data, struct drm_file *file);
 struct gn_alloc *gn_ctx_mmap_lookup(struct gn_ctx *ctx, u64 handle, u64 len);
 void gn_mem_reset(struct gaudi_nic_dev *gdev);
-bool gn_ctx_enter_live(struct gn_ctx *ctx);
-void gn_ctx_exit(struct gn_ctx *ctx);
+int gn_ctx_lock_live(struct gn_ctx *ctx);
 
 /* gn_drv.c: true if @dev is a gaudi_nic platform device bound to us */
 bool gaudi_nic_is_device(struct device *dev);

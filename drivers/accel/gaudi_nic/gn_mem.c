@@ -236,27 +236,16 @@ int gn_ctx_open(struct gaudi_nic_dev *gdev, struct drm_file *file)
 }
 
 /*
- * Lock @ctx for a call of its user: 0, or -EIO (not locked) once a reset
- * killed it.
+ * Lock @ctx for a call of its user (an ioctl, mmap, a fault): 0, or -EIO
+ * (not locked) once a reset killed it.
  */
-static int gn_ctx_lock_live(struct gn_ctx *ctx)
+int gn_ctx_lock_live(struct gn_ctx *ctx)
 {
 	mutex_lock(&ctx->lock);
 	if (!ctx->dead)
 		return 0;
 	mutex_unlock(&ctx->lock);
 	return -EIO;
-}
-
-/* gn_drv.c's fault handler: a reset kills the context's CPU mappings. */
-bool gn_ctx_enter_live(struct gn_ctx *ctx)
-{
-	return !gn_ctx_lock_live(ctx);
-}
-
-void gn_ctx_exit(struct gn_ctx *ctx)
-{
-	mutex_unlock(&ctx->lock);
 }
 
 void gn_ctx_get(struct gn_ctx *ctx)
