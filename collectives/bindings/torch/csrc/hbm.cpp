@@ -29,12 +29,15 @@ std::map<uintptr_t, std::weak_ptr<HbmAlloc>> g_allocs;  // cpu address -> alloca
 // deleters, so they stay open rather than have their numbers reused
 std::vector<int> g_retired;
 
-int devfd(int device) {
+// The live fd of gaudi_nic.<device>, with its device info in *hw (which
+// also tells whether the device was reset under a cached fd).
+int devfd(int device, struct hlthunk_hw_ip_info *hw) {
   std::lock_guard<std::mutex> l(g_mu);
   auto it = g_devfd.find(device);
   if (it != g_devfd.end()) {
-    struct hlthunk_hw_ip_info hw;
-    if (hlthunk_get_hw_ip_info(it->second, &hw) == 0 || errno != EIO) return it->second;
+    if (hlthunk_get_hw_ip_info(it->second, hw) == 0) return it->second;
+    TORCH_CHECK(errno == EIO, "torch_gcoll.empty_hbm: gaudi_nic.", device,
+                ": hlthunk_get_hw_ip_info: ", strerror(errno));
     // a reset (devlink dev reload) killed the context: a new open serves
     // the memory allocated from now on
     g_retired.push_back(it->second);
@@ -46,6 +49,8 @@ int devfd(int device) {
               "); load gaudi_nic.ko, and gaudi_nic_sim.ko or the hardware that",
               " creates gaudi_nic.", device, ", first");
   g_devfd[device] = fd;
+  TORCH_CHECK(hlthunk_get_hw_ip_info(fd, hw) == 0, "torch_gcoll.empty_hbm: gaudi_nic.",
+              device, ": hlthunk_get_hw_ip_info: ", strerror(errno));
   return fd;
 }
 }  // namespace
@@ -82,11 +87,9 @@ at::Tensor empty_hbm(std::vector<int64_t> sizes, at::ScalarType dtype, int devic
     TORCH_CHECK(s >= 0, "torch_gcoll.empty_hbm: negative size ", s);
     numel *= s;
   }
-  int fd = devfd(device);
   struct hlthunk_hw_ip_info hw;
   memset(&hw, 0, sizeof(hw));
-  TORCH_CHECK(hlthunk_get_hw_ip_info(fd, &hw) == 0, "torch_gcoll.empty_hbm: gaudi_nic.",
-              device, ": hlthunk_get_hw_ip_info: ", strerror(errno));
+  int fd = devfd(device, &hw);
   uint64_t page = hw.dram_page_size ? hw.dram_page_size : 4096;
   uint64_t want = (uint64_t)numel * c10::elementSize(dtype);
   uint64_t size = want ? (want + page - 1) / page * page : page;
