@@ -220,9 +220,8 @@ midway "rank 1 killed mid-all-reduce" kill_rank1
 # the reset device works
 reload_dev_b() { devlink dev reload "platform/gaudi_nic.$DEV_B"; }
 midway "gaudi_$DEV_B's device reset (devlink reload) mid-all-reduce" reload_dev_b "device reset: $IB_B"
-if ip link set "$IF_B" netns "$NS_B" && ns_b ip addr add "$IP_B/24" dev "$IF_B" &&
-   { [ -z "${RDMA_MTU:-}" ] || ns_b ip link set "$IF_B" mtu "$RDMA_MTU"; } &&
-   ns_b ip link set "$IF_B" up && wait_carrier "$NS_B" "$IF_B" 1 && ib_wait_active "$IB_B" 1; then
+if ip link set "$IF_B" netns "$NS_B" && rdma_port_up "$NS_B" "$IF_B" "$IP_B" &&
+   wait_carrier "$NS_B" "$IF_B" 1 && ib_wait_active "$IB_B" 1; then
 	t_ok "after the reset: $IF_B back in $NS_B, up, cabled"
 else
 	t_fail "after the reset: $IF_B back in $NS_B, up, cabled" "$(ip -all netns exec ip -br link 2>&1; ip -br link)"

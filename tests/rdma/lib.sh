@@ -134,6 +134,16 @@ ib_wait_active() {
 	return 1
 }
 
+# rdma_port_up NS IF IP: port netdev IF, already in NS, addressed IP/24,
+# at MTU $RDMA_MTU (else the default), up
+rdma_port_up() {
+	in_ns "$1" ip addr add "$3/24" dev "$2"
+	if [ -n "${RDMA_MTU:-}" ]; then
+		in_ns "$1" ip link set "$2" mtu "$RDMA_MTU" || return 1
+	fi
+	in_ns "$1" ip link set "$2" up
+}
+
 # rdma_env_setup: devices DEV_A and DEV_B (HBM: $RDMA_HBM_MB MiB, else the
 # default), their netdevs in NS_A and NS_B, cabled, addressed, at MTU
 # $RDMA_MTU (else the default), up, their ports ACTIVE; sets GID_A, GID_B
@@ -145,14 +155,7 @@ rdma_env_setup() {
 	ns_b ip link set lo up
 	ip link set "$IF_A" netns "$NS_A" && ip link set "$IF_B" netns "$NS_B" || return 1
 	gn_link "$NS_A" "$IF_A" "$NS_B" "$IF_B" || return 1
-	ns_a ip addr add "$IP_A/24" dev "$IF_A"
-	ns_b ip addr add "$IP_B/24" dev "$IF_B"
-	if [ -n "${RDMA_MTU:-}" ]; then
-		ns_a ip link set "$IF_A" mtu "$RDMA_MTU" && ns_b ip link set "$IF_B" mtu "$RDMA_MTU" ||
-			return 1
-	fi
-	ns_a ip link set "$IF_A" up
-	ns_b ip link set "$IF_B" up
+	rdma_port_up "$NS_A" "$IF_A" "$IP_A" && rdma_port_up "$NS_B" "$IF_B" "$IP_B" || return 1
 	wait_carrier "$NS_A" "$IF_A" 1 && wait_carrier "$NS_B" "$IF_B" 1 || return 1
 	ib_wait_active "$IB_A" 1 && ib_wait_active "$IB_B" 1 || return 1
 	GID_A=$(gid_index "$IB_A" 1 "$IP_A") && GID_B=$(gid_index "$IB_B" 1 "$IP_B")
