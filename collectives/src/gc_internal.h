@@ -169,8 +169,9 @@ struct gc_transport {
 	bool closing;               /* endpoints are being closed: no reposts */
 	struct gcoll_comm *comms;   /* communicators sharing this transport */
 	int yield_every;            /* idle polls between sched_yield() calls */
-	/* the RDMA device under the domain, as sysfs numbers it (0: not an
-	 * RDMA device): another number later means it was reset */
+	/* which instance of the domain's RDMA device this is (the inode of
+	 * its uverbs device in sysfs; 0: not an RDMA device): another one
+	 * later means it was reset or removed (gc_tp_explain_failure) */
 	unsigned long dev_ino;
 };
 
