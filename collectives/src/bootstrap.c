@@ -268,6 +268,47 @@ out:
 	free(pfd);
 }
 
+/* Between rounds: wait, without a deadline, until some rank sends.  0
+ * when a round begins; -1 when a rank closed its socket or failed, so the
+ * others' next round fails at once instead of at their timeout. */
+static int srv_idle(struct srv *s)
+{
+	struct pollfd *p;
+	int ret = -1;
+
+	if (s->n <= 0)
+		return -1;
+	p = calloc((size_t)s->n, sizeof(*p));
+	if (!p)
+		return -1;
+	for (int i = 0; i < s->n; i++)
+		p[i] = (struct pollfd){ .fd = s->fds[i], .events = POLLIN };
+	for (;;) {
+		int r = poll(p, (nfds_t)s->n, -1);
+		bool data = false;
+		char c;
+
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r < 0)
+			break;
+		for (int i = 0; i < s->n; i++) {
+			if (!p[i].revents)
+				continue;
+			if (recv(p[i].fd, &c, 1, MSG_PEEK | MSG_DONTWAIT) != 1)
+				goto out;
+			data = true;
+		}
+		if (data) {
+			ret = 0;
+			break;
+		}
+	}
+out:
+	free(p);
+	return ret;
+}
+
 static void *srv_main(void *arg)
 {
 	struct srv *s = arg;
@@ -286,12 +327,17 @@ static void *srv_main(void *arg)
 	}
 	srv_reply_all(s, GCOLL_SUCCESS);
 
-	/* allgather rounds until a rank disconnects */
+	/* allgather rounds until a rank disconnects: the communicator's
+	 * init, then its last destroy (gc_boot_quiesce()), however long it
+	 * lives in between */
 	for (;;) {
 		uint64_t len = 0, l;
 		int32_t st[2] = { 0, 0 };
-		uint64_t dl = gc_now_ms() + s->timeout_ms;
+		uint64_t dl;
 
+		if (srv_idle(s))
+			goto out;
+		dl = gc_now_ms() + s->timeout_ms;
 		for (int i = 0; i < s->n; i++) {
 			if (io_full(s->fds[i], &l, sizeof(l), dl, false))
 				goto out;
@@ -600,6 +646,27 @@ gcoll_result_t gc_boot_allgather(struct gc_boot *b, const void *in, size_t len, 
 		return gc_err(GCOLL_ERR_BOOTSTRAP,
 			      "bootstrap: rank %d: address exchange failed or timed out", b->rank);
 	return GCOLL_SUCCESS;
+}
+
+/* The closing round (comm.c, close_quiesce()): an allgather of one byte,
+ * bounded by @max_ms or the bootstrap timeout, whichever is shorter.  true
+ * when every rank took part; a failure is no error of the caller's, so it
+ * leaves gcoll_get_last_error() alone. */
+bool gc_boot_quiesce(struct gc_boot *b, uint64_t max_ms)
+{
+	uint64_t l = 1, dl = gc_now_ms() + (b->timeout_ms < max_ms ? b->timeout_ms : max_ms);
+	char one = 1, *all = malloc((size_t)b->nranks);
+	int32_t st[2];
+	bool ok;
+
+	if (!all)
+		return false;
+	ok = !io_full(b->fd, &l, sizeof(l), dl, true) &&
+	     !io_full(b->fd, &one, 1, dl, true) &&
+	     !io_full(b->fd, st, sizeof(st), dl, false) &&
+	     !io_full(b->fd, all, (size_t)b->nranks, dl, false);
+	free(all);
+	return ok;
 }
 
 void gc_boot_close(struct gc_boot *b)

@@ -327,6 +327,8 @@ static void init_publish(struct init_state *st, gcoll_comm_t *comm)
 	st->tp->next_ctx = 2;
 	comm_link(c, st->tp);
 	*comm = c;
+	st->tp->boot = st->b;
+	st->b = NULL;
 	st->tp = NULL;
 	st->c = NULL;
 	GC_INFO("rank %d/%d: communicator ready", st->rank, st->nranks);
@@ -469,7 +471,40 @@ out:
 	return rc;
 }
 
-static void comm_teardown(struct gcoll_comm *c, gcoll_result_t why)
+/* The quiet round's bound: every rank passed the destroy's barrier, so the
+ * others are at most a destroy behind (or hold another communicator on the
+ * transport, which they may keep as long as they like: then go on). */
+#define GC_QUIESCE_MAX_MS	10000
+
+/*
+ * The last communicator on @tp goes, cleanly: before the endpoints close,
+ * read what peers sent before their last barrier, then wait on the
+ * bootstrap sockets, never on the fabric, until every rank has done so.  A
+ * connection then never goes down while its peer still reads the fabric.
+ * libfabric 2.1's ofi_rxm needs that: when it handles a peer's disconnect
+ * with that peer's messages still in the completion queue, it reposts their
+ * buffers on the endpoint it has just closed and crashes (fixed upstream
+ * after 2.3, commit 697688386).  A rank that aborted, failed or died closes
+ * its socket, and the round ends at once.
+ */
+int gc_test_quiesce_delay_ms;
+
+static void close_quiesce(struct gc_transport *tp)
+{
+	uint64_t until = gc_now_ms() + 1000;
+
+	for (int idle = 0; idle < 3 && gc_now_ms() < until;)
+		idle = gc_tp_progress(tp) ? 0 : idle + 1;
+	if (gc_test_quiesce_delay_ms < 0)
+		_exit(0);
+	if (gc_test_quiesce_delay_ms)
+		usleep((useconds_t)gc_test_quiesce_delay_ms * 1000);
+	if (!gc_boot_quiesce(tp->boot, GC_QUIESCE_MAX_MS))
+		GC_INFO("rank %d: closing without the last round: a peer went first or went away",
+			tp->myrank);
+}
+
+static void comm_teardown(struct gcoll_comm *c, gcoll_result_t why, bool clean)
 {
 	struct gc_transport *tp = c->tp;
 	struct gcoll_comm **pp;
@@ -497,6 +532,13 @@ static void comm_teardown(struct gcoll_comm *c, gcoll_result_t why)
 	free(c->arena);
 	c->magic = 0;
 	comm_free(c);
+	tp->unclean |= !clean;
+	if (tp->refcnt == 1) {
+		if (tp->boot && !tp->unclean)
+			close_quiesce(tp);
+		gc_boot_close(tp->boot);
+		tp->boot = NULL;
+	}
 	gc_tp_put(tp);
 }
 
@@ -512,8 +554,8 @@ GC_API gcoll_result_t gcoll_comm_destroy(gcoll_comm_t c)
 		if (r->rc == GCOLL_IN_PROGRESS && !r->in_group)
 			gc_req_wait(r);
 	if (!c->async_err && c->nranks > 1)
-		gcoll_barrier(c, NULL);
-	comm_teardown(c, GCOLL_ERR_ABORTED);
+		rc = gcoll_barrier(c, NULL);
+	comm_teardown(c, GCOLL_ERR_ABORTED, !rc && !c->async_err);
 	return GCOLL_SUCCESS;
 }
 
@@ -523,7 +565,7 @@ GC_API gcoll_result_t gcoll_comm_abort(gcoll_comm_t c)
 
 	if (rc)
 		return rc;
-	comm_teardown(c, GCOLL_ERR_ABORTED);
+	comm_teardown(c, GCOLL_ERR_ABORTED, false);
 	return GCOLL_SUCCESS;
 }
 

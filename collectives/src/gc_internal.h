@@ -81,6 +81,7 @@ gcoll_result_t gc_boot_connect(const gcoll_unique_id *id, int rank, int nranks,
 /* All ranks contribute len bytes; out receives nranks*len bytes. */
 gcoll_result_t gc_boot_allgather(struct gc_boot *b, const void *in, size_t len,
 				 void *out);
+bool gc_boot_quiesce(struct gc_boot *b, uint64_t max_ms);
 void gc_boot_close(struct gc_boot *b);
 uint64_t gc_host_id(void);
 
@@ -173,6 +174,11 @@ struct gc_transport {
 	 * its uverbs device in sysfs; 0: not an RDMA device): another one
 	 * later means it was reset or removed (gc_tp_explain_failure) */
 	unsigned long dev_ino;
+	/* the world communicator's bootstrap sockets, kept for the closing
+	 * round (comm.c, close_quiesce()); set when a communicator on this
+	 * transport was aborted or failed: then nobody waits on it */
+	struct gc_boot *boot;
+	bool unclean;
 };
 
 enum gc_ctx_type {
@@ -608,6 +614,9 @@ struct split_info {
 gcoll_result_t gc_split_check(const struct split_info *all, int n);
 /* Tests only: added to this rank's rank in its split contribution. */
 extern int gc_test_split_forge;
+/* tests: a rank's closing round starts this late; < 0: the rank exits
+ * instead, as one that dies between its last barrier and the round */
+extern int gc_test_quiesce_delay_ms;
 
 #define GC_COMM_MAGIC 0x67636f6dU
 enum { GC_ALGO_AUTO = 0, GC_ALGO_RING, GC_ALGO_RD, GC_ALGO_TREE };

@@ -22,6 +22,9 @@
  *              quicker road wins, and rank 0's limit holds (shm only)
  *   fpenv      the reduction kernels leave the caller's floating-point flags
  *              as they found them
+ *   quiet      the last destroy returns only once every rank has read the
+ *              fabric for the last time (its closing round), and a rank
+ *              gone before that round does not hold the others up
  */
 #define _GNU_SOURCE
 #include <arpa/inet.h>
@@ -544,6 +547,42 @@ static void t_split(void)
 	      R->rc[0], R->rc[1], st[0], st[1]);
 }
 
+/* ---- quiet: the closing round after the last destroy's barrier */
+static int quiet_main(int rank, int n, gcoll_unique_id id, void *arg)
+{
+	int late = *(int *)arg;
+	gcoll_comm_t c;
+	double t0;
+
+	if ((R->rc[rank] = gcoll_comm_init_rank(&c, n, id, rank)))
+		return 3;
+	gcoll_comm_set_timeout(c, 20000);
+	R->rc[rank] = gcoll_barrier(c, NULL);
+	if (rank == n - 1)
+		gc_test_quiesce_delay_ms = late;
+	t0 = tu_now();
+	gcoll_comm_destroy(c);
+	R->secs[rank] = tu_now() - t0;
+	return R->rc[rank] ? 4 : 0;
+}
+
+static void t_quiet(void)
+{
+	int st[3], late = 1500, gone = -1;
+
+	memset(R, 0, sizeof(*R));
+	tu_run(3, quiet_main, &late, 60, st);
+	tu_ok(st[0] == 0 && st[1] == 0 && st[2] == 0 &&
+	      R->secs[0] >= 1.4 && R->secs[1] >= 1.4,
+	      "quiet: destroy waits for the rank that reads the fabric last (rank 2 %.1f s late: ranks 0 and 1 took %.2f %.2f s; exit %d %d %d)",
+	      late / 1000.0, R->secs[0], R->secs[1], st[0], st[1], st[2]);
+	memset(R, 0, sizeof(*R));
+	tu_run(3, quiet_main, &gone, 60, st);
+	tu_ok(st[0] == 0 && st[1] == 0 && R->secs[0] < 5 && R->secs[1] < 5,
+	      "quiet: a rank gone before the closing round does not hold the others up (%.2f %.2f s; exit %d %d)",
+	      R->secs[0], R->secs[1], st[0], st[1]);
+}
+
 /* ---- nonce: ids from an address take GCOLL_BOOTSTRAP_SECRET into account */
 static void t_nonce(void)
 {
@@ -810,6 +849,7 @@ int main(int argc, char **argv)
 		{ "fastenv", t_fastenv, false },
 		{ "adapt", t_adapt, false },
 		{ "fpenv", t_fpenv, false },
+		{ "quiet", t_quiet, false },
 	};
 	int first = 1;
 
