@@ -11,7 +11,8 @@
 # zero for its next owner while the old writer keeps trying, and X must
 # serve new opens and have its netdev and RDMA device again; then two
 # reloads at once, registrations, fd closes and deregistrations racing
-# resets, and reloads into another namespace and back.  Output: TAP.
+# resets, and reloads into another namespace and back; last, the removal
+# of B itself, whose own HBM and port carry the traffic.  Output: TAP.
 here=$(dirname "$0")
 DEV_A=${DEV_A:-93}
 DEV_B=${DEV_B:-94}
@@ -38,15 +39,15 @@ klog0=$(dmesg | wc -l)
 # and a dma-buf MR of device DEV's HBM on gaudi_$DEV_B; DEV is deleted
 # midway, or reset with "reload"
 revoke() {
-	local op=$1 dev=$2 how=${3:-} tp rc took after i act=del_device
-	[ "$how" = reload ] && act="devlink dev reload"
-	if ! gn_new_device "$dev" 1; then
+	local op=$1 dev=$2 how=${3:-} tp rc took after i act=del_device arg=
+	[ "$how" = reload ] && act="devlink dev reload" arg=reload
+	if [ "$how" != own ] && ! gn_new_device "$dev" 1; then
 		t_fail "$op: device $dev, whose HBM is exported"
 		return
 	fi
 	rm -f /tmp/revoke.ctl
 	mkfifo /tmp/revoke.ctl
-	"$bin" "$IB_A" "$GID_A" "$IB_B" "$GID_B" "$dev" "$op" $how </tmp/revoke.ctl \
+	"$bin" "$IB_A" "$GID_A" "$IB_B" "$GID_B" "$dev" "$op" $arg </tmp/revoke.ctl \
 		>/tmp/revoke.log 2>&1 &
 	tp=$!
 	exec 7>/tmp/revoke.ctl
@@ -161,5 +162,8 @@ else
 fi
 ip netns del gn_revoke_ns
 gn_del_device "$DEV_X"
+# last, as it takes the environment's device B: B's own HBM, registered
+# on B, whose own port carries the WRITEs, and B deleted under them
+revoke write "$DEV_B" own
 dmesg_check "$klog0"
 tap_done
