@@ -207,6 +207,9 @@ midway() {
 		:
 	elif [ "$rc1" = 1 ] && grep -q "$reason1" <<<"$(perf_error "$o1")"; then
 		t_ok "$desc: rank 1 returned an error too ($(perf_error "$o1"))"
+	elif [ "$rc1" = 139 ] && rxm_repost_crash "$o1"; then
+		t_skip "$desc: rank 1 returns an error saying \"$reason1\"" \
+			"rank 1 crashed inside libfabric 2.1's ofi_rxm first: it reposted a receive on the endpoint of the connection the reset had just closed (rxm_post_recv; upstream 697688386, in no release yet; Documentation/collectives.md)"
 	else
 		t_fail "$desc: rank 1 returns an error saying \"$reason1\"" "rc $rc1" "$(tail -n 40 "$o1")"
 	fi

@@ -29,6 +29,15 @@ native_ok() {
 	fi
 }
 
+# rxm_repost_crash FILE: true if the stack gcoll-perf printed in FILE for a
+# fatal signal starts in Debian's libfabric 2.1 at rxm_post_recv's call of
+# fi_recv on a closed endpoint (+0xc71d7).  ofi_rxm reposts a receive
+# there when it closes a connection with that connection's messages still
+# queued (a peer's disconnect, a device reset); upstream fixed it after
+# 2.1 (697688386).  libgcoll cannot prevent it when the connection breaks
+# under it; its clean destroy avoids it (Documentation/collectives.md).
+rxm_repost_crash() { grep -A3 'fatal signal, stack' "$1" | grep -q 'libfabric\.so\.1(+0xc71d7)'; }
+
 # perf_error FILE: gcoll-perf's first "failed: ERROR (WHY)" line in FILE,
 # if WHY (gcoll_get_last_error()) says something; else nothing.  A rank
 # that fails must say why: "communicator aborted ()" told nobody anything
