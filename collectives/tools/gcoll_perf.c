@@ -69,8 +69,10 @@ static struct {
 struct pbuf {
 	void *cpu, *base;
 	size_t len, lead;
-	int acc_fd, dmabuf;
-	uint64_t handle, dva;
+	int acc_fd;        /* -1: host memory */
+#ifdef GCOLL_PERF_HBM
+	struct hlthunk_hbm_buf hbm;
+#endif
 	gcoll_mem_t mem;
 };
 
@@ -110,7 +112,9 @@ static int pbuf_alloc(gcoll_comm_t c, int rank, struct pbuf *b, size_t len, size
 	b->len = len;
 	b->lead = lead;
 	b->acc_fd = -1;
-	b->dmabuf = -1;
+#ifdef GCOLL_PERF_HBM
+	b->hbm = HLTHUNK_HBM_BUF_INIT;
+#endif
 	if (!o.hbm) {
 		b->base = aligned_alloc(4096, len + lead);
 		if (!b->base)
@@ -124,33 +128,26 @@ static int pbuf_alloc(gcoll_comm_t c, int rank, struct pbuf *b, size_t len, size
 	gcoll_result_t rc;
 
 	b->acc_fd = hlthunk_open_by_index((uint32_t)acc);
-	if (b->acc_fd < 0)
-		goto fail;
-	b->handle = hlthunk_device_memory_alloc(b->acc_fd, len + lead, 0, true, false);
-	if (!b->handle)
-		goto fail;
-	b->dva = hlthunk_device_memory_map(b->acc_fd, b->handle, 0);
-	if (!b->dva)
-		goto fail;
-	b->dmabuf = hlthunk_device_mapped_memory_export_dmabuf_fd(b->acc_fd, b->dva, len + lead, 0,
-								   O_RDWR | O_CLOEXEC);
-	if (b->dmabuf < 0)
-		goto fail;
-	b->base = hlthunk_device_memory_mmap(b->acc_fd, b->handle, len + lead);
-	if (!b->base)
-		goto fail;
+	if (b->acc_fd < 0) {
+		fprintf(stderr, "rank %d: cannot open accel %d for the %s buffer: %s\n", rank, acc,
+			what, strerror(-b->acc_fd));
+		return -1;
+	}
+	if (hlthunk_hbm_buf_create(b->acc_fd, len + lead,
+				   HLTHUNK_HBM_CONTIGUOUS | HLTHUNK_HBM_CPU_MAP, &b->hbm)) {
+		fprintf(stderr, "rank %d: %zu bytes of HBM on accel %d for the %s buffer: %s failed: %s\n",
+			rank, len + lead, acc, what, b->hbm.step, strerror(errno));
+		return -1;
+	}
+	b->base = b->hbm.cpu;
 	b->cpu = (char *)b->base + lead;
-	rc = gcoll_mem_register_dmabuf(c, b->dmabuf, lead, len, b->cpu, &b->mem);
+	rc = gcoll_mem_register_dmabuf(c, b->hbm.dmabuf_fd, lead, len, b->cpu, &b->mem);
 	if (rc) {
 		fprintf(stderr, "rank %d: registering the %s buffer (HBM of accel %d, dma-buf fd %d): %s\n",
-			rank, what, acc, b->dmabuf, gcoll_get_last_error());
+			rank, what, acc, b->hbm.dmabuf_fd, gcoll_get_last_error());
 		return -1;
 	}
 	return 0;
-fail:
-	fprintf(stderr, "rank %d: %zu bytes of HBM on accel %d for the %s buffer: %s\n", rank, len,
-		acc, what, strerror(errno));
-	return -1;
 #else
 	(void)c;
 	fprintf(stderr, "gcoll-perf: -H needs hl-thunk, which this build did not find\n");
@@ -167,14 +164,7 @@ static void pbuf_free(gcoll_comm_t c, struct pbuf *b)
 #ifdef GCOLL_PERF_HBM
 	if (b->mem)
 		gcoll_mem_deregister(c, b->mem);
-	if (b->base)
-		hlthunk_device_memory_munmap(b->base, b->len + b->lead);
-	if (b->dmabuf >= 0)
-		close(b->dmabuf);
-	if (b->dva)
-		hlthunk_memory_unmap(b->acc_fd, b->dva);
-	if (b->handle)
-		hlthunk_device_memory_free(b->acc_fd, b->handle);
+	hlthunk_hbm_buf_destroy(&b->hbm);
 	hlthunk_close(b->acc_fd);
 #else
 	(void)c;

@@ -15,7 +15,6 @@
  */
 #define _GNU_SOURCE
 #include <errno.h>
-#include <fcntl.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -42,10 +41,10 @@ int main(int argc, char **argv)
 {
 	const char *er = getenv("RANK"), *ew = getenv("WORLD_SIZE");
 	const char *host = getenv("MASTER_ADDR"), *port = getenv("MASTER_PORT");
-	int rank, n, acc, acc_fd, dmabuf, rails = 0, dmab = 0, rxd = 0, ret = 1;
+	int rank, n, acc, acc_fd, rails = 0, dmab = 0, rxd = 0, ret = 1;
 	size_t count, len, wrong = 0;
 	const char *prov = "?";
-	uint64_t handle, dva;
+	struct hlthunk_hbm_buf hbm;
 	gcoll_unique_id id;
 	gcoll_mem_t mem;
 	gcoll_comm_t c;
@@ -66,15 +65,13 @@ int main(int argc, char **argv)
 	acc_fd = hlthunk_open_by_index((uint32_t)acc);
 	if (acc_fd < 0)
 		return die(rank, "open the accel device", strerror(errno));
-	handle = hlthunk_device_memory_alloc(acc_fd, len, 0, true, false);
-	dva = handle ? hlthunk_device_memory_map(acc_fd, handle, 0) : 0;
-	dmabuf = dva ? hlthunk_device_mapped_memory_export_dmabuf_fd(acc_fd, dva, len, 0,
-								   O_RDWR | O_CLOEXEC) : -1;
-	t = handle ? hlthunk_device_memory_mmap(acc_fd, handle, len) : NULL;
-	if (dmabuf < 0 || !t)
-		return die(rank, "allocate, map and export HBM", strerror(errno));
+	/* allocated, mapped at a device address, exported, mapped for the CPU */
+	if (hlthunk_hbm_buf_create(acc_fd, len, HLTHUNK_HBM_CONTIGUOUS | HLTHUNK_HBM_CPU_MAP, &hbm))
+		return die(rank, hbm.step, strerror(errno));
+	t = hbm.cpu;
 	printf("rank %d: %zu floats (%zu KiB) in HBM of accel %d at device address 0x%" PRIx64
-	       ", exported as dma-buf fd %d\n", rank, count, len >> 10, acc, dva, dmabuf);
+	       ", exported as dma-buf fd %d\n", rank, count, len >> 10, acc, hbm.device_va,
+	       hbm.dmabuf_fd);
 	for (size_t i = 0; i < count; i++)
 		t[i] = input(rank, i);
 
@@ -84,7 +81,7 @@ int main(int argc, char **argv)
 	if (gcoll_comm_init_rank(&c, n, id, rank))
 		return die(rank, "communicator", gcoll_get_last_error());
 	gcoll_comm_transport_info(c, &prov, &rails, &dmab, &rxd);
-	if (gcoll_mem_register_dmabuf(c, dmabuf, 0, len, t, &mem))
+	if (gcoll_mem_register_dmabuf(c, hbm.dmabuf_fd, 0, len, t, &mem))
 		return die(rank, "register the dma-buf", gcoll_get_last_error());
 	printf("rank %d: provider %s, dma-buf registered %s\n", rank, prov,
 	       gcoll_mem_is_dmabuf(mem) ? "natively (FI_MR_DMABUF)" :
@@ -109,10 +106,7 @@ int main(int argc, char **argv)
 	ret = wrong ? 1 : 0;
 	gcoll_mem_deregister(c, mem);
 	gcoll_comm_destroy(c);
-	hlthunk_device_memory_munmap(t, len);
-	close(dmabuf);
-	hlthunk_memory_unmap(acc_fd, dva);
-	hlthunk_device_memory_free(acc_fd, handle);
+	hlthunk_hbm_buf_destroy(&hbm);
 	hlthunk_close(acc_fd);
 	return ret;
 }

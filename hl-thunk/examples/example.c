@@ -5,7 +5,6 @@
  * export it as a dma-buf (what an RDMA NIC would register).
  */
 #include <errno.h>
-#include <fcntl.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <string.h>
@@ -17,9 +16,9 @@ int main(int argc, char **argv)
 {
 	const char *busid = argc > 1 ? argv[1] : NULL;
 	struct hlthunk_hw_ip_info hw;
-	uint64_t size = 1 << 20, handle, va;
-	int fd, dmabuf;
-	char *cpu;
+	struct hlthunk_hbm_buf buf;
+	uint64_t size = 1 << 20;
+	int fd;
 
 	fd = hlthunk_open(HLTHUNK_DEVICE_DONT_CARE, busid);
 	if (fd < 0) {
@@ -34,39 +33,23 @@ int main(int argc, char **argv)
 	       " MiB free), %u NIC ports\n", hw.device_id, hw.serial,
 	       hw.dram_size >> 20, hw.dram_free >> 20, hw.num_nic_ports);
 
-	handle = hlthunk_device_memory_alloc(fd, size, 0, false, false);
-	if (!handle) {
-		perror("hlthunk_device_memory_alloc");
+	/*
+	 * One call allocates the memory, maps it into the device address
+	 * space, exports it as a dma-buf and maps it for the CPU; on failure
+	 * it undoes what it made and names the step (hlthunk(3) shows the
+	 * single calls it makes).
+	 */
+	if (hlthunk_hbm_buf_create(fd, size, HLTHUNK_HBM_CPU_MAP, &buf)) {
+		fprintf(stderr, "HBM buffer: %s failed: %s\n", buf.step, strerror(errno));
 		return 1;
 	}
-	cpu = hlthunk_device_memory_mmap(fd, handle, size);
-	if (!cpu) {
-		perror("hlthunk_device_memory_mmap");
-		return 1;
-	}
-	strcpy(cpu, "hello from the host");
-
-	va = hlthunk_device_memory_map(fd, handle, 0);
-	if (!va) {
-		perror("hlthunk_device_memory_map");
-		return 1;
-	}
-	dmabuf = hlthunk_device_mapped_memory_export_dmabuf_fd(fd, va, size, 0,
-							       O_RDWR | O_CLOEXEC);
-	if (dmabuf < 0) {
-		fprintf(stderr, "export: %s\n", strerror(-dmabuf));
-		return 1;
-	}
+	strcpy(buf.cpu, "hello from the host");
 	printf("handle %" PRIu64 " mapped at device VA %#" PRIx64
-	       ", exported as dma-buf fd %d\n", handle, va, dmabuf);
+	       ", exported as dma-buf fd %d\n", buf.handle, buf.device_va, buf.dmabuf_fd);
 
-	/* Tear down in order: dma-buf, device mapping, CPU mapping, memory. */
-	close(dmabuf);
-	if (hlthunk_memory_unmap(fd, va))
-		perror("hlthunk_memory_unmap");
-	hlthunk_device_memory_munmap(cpu, size);
-	if (hlthunk_device_memory_free(fd, handle))
-		perror("hlthunk_device_memory_free");
+	/* Undone in reverse: CPU mapping, dma-buf, device mapping, memory. */
+	if (hlthunk_hbm_buf_destroy(&buf))
+		perror("hlthunk_hbm_buf_destroy");
 	hlthunk_close(fd);
 	return 0;
 }

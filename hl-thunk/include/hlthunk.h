@@ -90,6 +90,38 @@ hlthunk_public void *hlthunk_device_memory_mmap(int fd, uint64_t handle,
 						uint64_t size);
 hlthunk_public int hlthunk_device_memory_munmap(void *addr, uint64_t size);
 
+/*
+ * gaudi_nic extension: an HBM buffer the usual way, in one call.  It is
+ * allocated, mapped at a device VA, exported as a dma-buf (O_RDWR |
+ * O_CLOEXEC) and, with HLTHUNK_HBM_CPU_MAP, mapped for the CPU.
+ * hlthunk_hbm_buf_create() returns 0, or -1 with errno set, @buf->step
+ * naming the step that failed, and nothing left behind.
+ * hlthunk_hbm_buf_destroy() undoes what was made, in reverse order. It
+ * returns 0, or -1 with errno set if a step failed; every step is still
+ * tried, and @buf is cleared either way.  It takes a buffer that create
+ * filled (made or failed) or HLTHUNK_HBM_BUF_INIT, not a zeroed one (fd 0
+ * is a file).
+ */
+#define HLTHUNK_HBM_CONTIGUOUS	(1u << 0)	/* physically contiguous */
+#define HLTHUNK_HBM_CPU_MAP	(1u << 1)	/* map it for the CPU too */
+
+struct hlthunk_hbm_buf {
+	int fd;			/* the device it was made on */
+	int dmabuf_fd;		/* the export, or -1 */
+	uint64_t handle;	/* the allocation */
+	uint64_t device_va;	/* where the device sees it */
+	uint64_t size;
+	void *cpu;		/* its CPU mapping, or NULL */
+	const char *step;	/* after a failure: "allocation", "device
+				 * mapping", "dma-buf export" or "CPU mapping" */
+};
+
+#define HLTHUNK_HBM_BUF_INIT ((struct hlthunk_hbm_buf){ .fd = -1, .dmabuf_fd = -1 })
+
+hlthunk_public int hlthunk_hbm_buf_create(int fd, uint64_t size, uint32_t flags,
+					  struct hlthunk_hbm_buf *buf);
+hlthunk_public int hlthunk_hbm_buf_destroy(struct hlthunk_hbm_buf *buf);
+
 #ifdef __cplusplus
 }
 #endif

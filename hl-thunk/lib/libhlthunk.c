@@ -258,3 +258,72 @@ hlthunk_public int hlthunk_device_memory_munmap(void *addr, uint64_t size)
 {
 	return munmap(addr, (size_t)size);
 }
+
+hlthunk_public int hlthunk_hbm_buf_destroy(struct hlthunk_hbm_buf *buf)
+{
+	int err = 0;
+
+	if (!buf) {
+		errno = EINVAL;
+		return -1;
+	}
+	if (buf->cpu && hlthunk_device_memory_munmap(buf->cpu, buf->size))
+		err = err ?: errno;
+	if (buf->dmabuf_fd >= 0 && close(buf->dmabuf_fd))
+		err = err ?: errno;
+	if (buf->device_va && hlthunk_memory_unmap(buf->fd, buf->device_va))
+		err = err ?: errno;
+	if (buf->handle && hlthunk_device_memory_free(buf->fd, buf->handle))
+		err = err ?: errno;
+	*buf = HLTHUNK_HBM_BUF_INIT;
+	if (err) {
+		errno = err;
+		return -1;
+	}
+	return 0;
+}
+
+hlthunk_public int hlthunk_hbm_buf_create(int fd, uint64_t size, uint32_t flags,
+					  struct hlthunk_hbm_buf *buf)
+{
+	const char *step;
+	int ret, err;
+
+	if (!buf || !size || (flags & ~(HLTHUNK_HBM_CONTIGUOUS | HLTHUNK_HBM_CPU_MAP))) {
+		errno = EINVAL;
+		return -1;
+	}
+	*buf = HLTHUNK_HBM_BUF_INIT;
+	buf->fd = fd;
+	buf->size = size;
+	buf->step = "allocation";
+	buf->handle = hlthunk_device_memory_alloc(fd, size, 0,
+						  flags & HLTHUNK_HBM_CONTIGUOUS, false);
+	if (!buf->handle)
+		goto fail;
+	buf->step = "device mapping";
+	buf->device_va = hlthunk_device_memory_map(fd, buf->handle, 0);
+	if (!buf->device_va)
+		goto fail;
+	buf->step = "dma-buf export";
+	ret = hlthunk_device_mapped_memory_export_dmabuf_fd(fd, buf->device_va, size, 0,
+							    O_RDWR | O_CLOEXEC);
+	if (ret < 0)
+		goto fail;
+	buf->dmabuf_fd = ret;
+	if (flags & HLTHUNK_HBM_CPU_MAP) {
+		buf->step = "CPU mapping";
+		buf->cpu = hlthunk_device_memory_mmap(fd, buf->handle, size);
+		if (!buf->cpu)
+			goto fail;
+	}
+	buf->step = NULL;
+	return 0;
+fail:
+	err = errno;
+	step = buf->step;
+	hlthunk_hbm_buf_destroy(buf);
+	buf->step = step;
+	errno = err;
+	return -1;
+}

@@ -2,6 +2,7 @@
 /* Host unit test: argument checks that need no device. */
 #include <errno.h>
 #include <stdio.h>
+#include <string.h>
 
 #include "hlthunk.h"
 
@@ -31,6 +32,23 @@ int main(void)
 	      "bad fd gives -1/EBADF");
 	check(hlthunk_device_mapped_memory_export_dmabuf_fd(-1, 0, 0, 0, 0) ==
 	      -EBADF, "export returns a negative errno");
+	{
+		struct hlthunk_hbm_buf b;
+
+		check(hlthunk_hbm_buf_create(-1, 4096, 0, NULL) == -1 && errno == EINVAL,
+		      "hbm_buf_create(NULL) refused");
+		check(hlthunk_hbm_buf_create(-1, 0, 0, &b) == -1 && errno == EINVAL,
+		      "hbm_buf_create of 0 bytes refused");
+		check(hlthunk_hbm_buf_create(-1, 4096, 1u << 7, &b) == -1 && errno == EINVAL,
+		      "hbm_buf_create with an unknown flag refused");
+		rc = hlthunk_hbm_buf_create(-1, 4096, HLTHUNK_HBM_CPU_MAP, &b);
+		check(rc == -1 && errno == EBADF && b.step && !strcmp(b.step, "allocation") &&
+		      b.dmabuf_fd == -1 && !b.handle && !b.cpu,
+		      "hbm_buf_create on a bad fd fails at its allocation, nothing made");
+		check(hlthunk_hbm_buf_destroy(&b) == 0, "destroying what was never made is a no-op");
+		check(hlthunk_hbm_buf_destroy(NULL) == -1 && errno == EINVAL,
+		      "hbm_buf_destroy(NULL) refused");
+	}
 	printf("1..%d\n", n);
 	return fails ? 1 : 0;
 }

@@ -1,7 +1,9 @@
 // SPDX-License-Identifier: MIT
 /*
  * hlthunk-bench: alloc + map + export + close + unmap + free cycles per
- * second.  Not a test: prints a number.
+ * second.  Not a test: prints a number.  It makes the single calls, not
+ * hlthunk_hbm_buf_create(): those calls are what it times, without a CPU
+ * mapping.
  *   hlthunk-bench [SECONDS [SIZE_BYTES [BUSID]]]
  */
 #include <fcntl.h>

@@ -722,6 +722,44 @@ FIXTURE_SETUP(import)
 }
 FIXTURE_TEARDOWN(import) {}
 
+/*
+ * hl-thunk's one-call HBM buffer (hlthunk_hbm_buf_create): allocated,
+ * mapped, exported and CPU-mapped as one; what the CPU writes is what an
+ * importer reads; destroy undoes all of it; a create that fails leaves
+ * nothing behind and names its step.
+ */
+TEST_F(import, hbm_buf_helper)
+{
+	long long used0 = sys_read(0, "hbm_used"), exports0 = sys_read(0, "mem_exports");
+	uint64_t size = 256 * PG;
+	struct hlthunk_hbm_buf b;
+	struct import_res r;
+	int fd;
+
+	fd = hlthunk_open_by_index(0);
+	ASSERT_LE(0, fd) TH_LOG("open: %s", strerror(errno));
+	ASSERT_EQ(0, hlthunk_hbm_buf_create(fd, size, HLTHUNK_HBM_CPU_MAP, &b))
+		TH_LOG("create: %s at its %s", strerror(errno), b.step);
+	EXPECT_TRUE(b.handle && b.device_va && b.dmabuf_fd >= 0 && b.cpu && b.size == size &&
+		    !b.step) TH_LOG("every part made");
+	EXPECT_TRUE(lseek(b.dmabuf_fd, 0, SEEK_END) == (off_t)size &&
+		    (fcntl(b.dmabuf_fd, F_GETFD) & FD_CLOEXEC)) TH_LOG("the whole buffer, close-on-exec");
+	EXPECT_TRUE(sys_read(0, "hbm_used") == used0 + (long long)size) TH_LOG("HBM accounted");
+	pattern(b.cpu, size, 11);
+	EXPECT_TRUE(import(b.dmabuf_fd, "gaudi_nic.1", NULL, &r) == 0 && r.fnv == fnv(b.cpu, size))
+		TH_LOG("an importer reads what the CPU wrote");
+	EXPECT_EQ(0, hlthunk_hbm_buf_destroy(&b)) TH_LOG("destroy: %s", strerror(errno));
+	EXPECT_TRUE(b.dmabuf_fd == -1 && !b.cpu && !b.handle && !b.device_va) TH_LOG("cleared");
+	EXPECT_TRUE(sys_read(0, "hbm_used") == used0 && sys_read(0, "mem_exports") == exports0)
+		TH_LOG("HBM and export given back");
+	errno = 0;
+	EXPECT_TRUE(hlthunk_hbm_buf_create(fd, 1ULL << 40, HLTHUNK_HBM_CPU_MAP, &b) == -1 &&
+		    errno && b.step && !strcmp(b.step, "allocation") && b.dmabuf_fd == -1 &&
+		    !b.handle) TH_LOG("1 TiB fails at its allocation (%s), nothing made", strerror(errno));
+	EXPECT_TRUE(sys_read(0, "hbm_used") == used0) TH_LOG("no HBM left behind");
+	hlthunk_close(fd);
+}
+
 TEST_F(import, peer_to_peer)
 {
 	uint64_t size = 256 * PG, h, va, hc, vac, bus0;

@@ -250,7 +250,7 @@ void *Channel::reg_hbm(const at::Tensor &t) {
   auto a = hbm_find(p, n);
   if (!a || hbm.count(a.get())) return p;
   gcoll_mem_t h = nullptr;
-  gc_check(gcoll_mem_register_dmabuf(comm, a->dmabuf, 0, a->size, a->cpu, &h),
+  gc_check(gcoll_mem_register_dmabuf(comm, a->buf.dmabuf_fd, 0, a->buf.size, a->buf.cpu, &h),
            "gcoll_mem_register_dmabuf (HBM tensor)");
   (gcoll_mem_is_dmabuf(h) ? hbm_native : hbm_fallback)++;
   hbm.emplace(a.get(), std::make_pair(a, h));

@@ -20,6 +20,7 @@
 #include <vector>
 
 #include <gcoll.h>
+#include <hlthunk.h>
 
 namespace torch_gcoll {
 
@@ -29,12 +30,11 @@ namespace torch_gcoll {
 // backend holds one while the dma-buf is registered with its communicator).
 struct HbmAlloc {
   int device = -1;
-  int devfd = -1;
-  uint64_t handle = 0;
-  uint64_t devva = 0;
-  int dmabuf = -1;
-  void *cpu = nullptr;
-  size_t size = 0;
+  hlthunk_hbm_buf buf{};  // made by hlthunk_hbm_buf_create
+  HbmAlloc() {
+    buf.fd = -1;
+    buf.dmabuf_fd = -1;
+  }
   ~HbmAlloc();
 };
 // The allocation holding [p, p+len), or null.

@@ -8,8 +8,6 @@
 #include <ATen/ATen.h>
 #include <c10/util/Exception.h>
 
-#include <fcntl.h>
-#include <sys/mman.h>
 #include <unistd.h>
 #include <cerrno>
 #include <cstring>
@@ -58,13 +56,10 @@ int devfd(int device, struct hlthunk_hw_ip_info *hw) {
 HbmAlloc::~HbmAlloc() {
   {
     std::lock_guard<std::mutex> l(g_mu);
-    auto it = g_allocs.find((uintptr_t)cpu);
+    auto it = g_allocs.find((uintptr_t)buf.cpu);
     if (it != g_allocs.end() && it->second.expired()) g_allocs.erase(it);
   }
-  if (cpu) hlthunk_device_memory_munmap(cpu, size);
-  if (dmabuf >= 0) close(dmabuf);
-  if (devva) hlthunk_memory_unmap(devfd, devva);
-  if (handle) hlthunk_device_memory_free(devfd, handle);
+  hlthunk_hbm_buf_destroy(&buf);
 }
 
 std::shared_ptr<HbmAlloc> hbm_find(const void *p, size_t len) {
@@ -75,8 +70,8 @@ std::shared_ptr<HbmAlloc> hbm_find(const void *p, size_t len) {
   --it;
   auto a = it->second.lock();
   if (!a) return nullptr;
-  uintptr_t b = (uintptr_t)a->cpu;
-  if ((uintptr_t)p + len > b + a->size) return nullptr;
+  uintptr_t b = (uintptr_t)a->buf.cpu;
+  if ((uintptr_t)p + len > b + a->buf.size) return nullptr;
   return a;
 }
 
@@ -95,29 +90,21 @@ at::Tensor empty_hbm(std::vector<int64_t> sizes, at::ScalarType dtype, int devic
   uint64_t size = want ? (want + page - 1) / page * page : page;
   auto a = std::make_shared<HbmAlloc>();
   a->device = device;
-  a->devfd = fd;
-  a->size = size;
-  a->handle = hlthunk_device_memory_alloc(fd, size, 0, false, false);
-  TORCH_CHECK(a->handle, "torch_gcoll.empty_hbm: gaudi_nic.", device, ": cannot allocate ",
-              size, " bytes of HBM (", hw.dram_free, " free): ", strerror(errno));
-  a->devva = hlthunk_device_memory_map(fd, a->handle, 0);
-  TORCH_CHECK(a->devva, "torch_gcoll.empty_hbm: hlthunk_device_memory_map: ", strerror(errno));
-  a->dmabuf = hlthunk_device_mapped_memory_export_dmabuf_fd(fd, a->devva, size, 0,
-                                                            O_RDWR | O_CLOEXEC);
-  TORCH_CHECK(a->dmabuf >= 0, "torch_gcoll.empty_hbm: dma-buf export: ", strerror(-a->dmabuf));
-  a->cpu = hlthunk_device_memory_mmap(fd, a->handle, size);
-  if (!a->cpu) {
+  if (hlthunk_hbm_buf_create(fd, size, HLTHUNK_HBM_CPU_MAP, &a->buf)) {
     int e = errno;
-    a->cpu = nullptr;
-    TORCH_CHECK(false, "torch_gcoll.empty_hbm: CPU mapping of HBM: ", strerror(e));
+    TORCH_CHECK(strcmp(a->buf.step, "allocation"), "torch_gcoll.empty_hbm: gaudi_nic.", device,
+                ": cannot allocate ", size, " bytes of HBM (", hw.dram_free, " free): ",
+                strerror(e));
+    TORCH_CHECK(false, "torch_gcoll.empty_hbm: gaudi_nic.", device, ": ", a->buf.step,
+                " of ", size, " bytes of HBM failed: ", strerror(e));
   }
   {
     std::lock_guard<std::mutex> l(g_mu);
-    g_allocs[(uintptr_t)a->cpu] = a;
+    g_allocs[(uintptr_t)a->buf.cpu] = a;
   }
   auto keep = a;
   return at::from_blob(
-      a->cpu, sizes, [keep](void *) mutable { keep.reset(); },
+      a->buf.cpu, sizes, [keep](void *) mutable { keep.reset(); },
       at::TensorOptions().dtype(dtype).device(at::kCPU));
 }
 
