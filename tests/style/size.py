@@ -5,9 +5,12 @@ over 120, as KTAP (one test per file).
 
 The product is the kernel drivers and the userspace libraries (the
 provider, hl-thunk, libgcoll and its PyTorch backend).  Tests and tools are
-not checked.  A function is a body that opens with "{" alone at column 0
-and closes with "}" alone at column 0 (Linux style, which our C and C++
-follow); data tables ("... = {") are not functions and are not counted.
+not checked.  In C, a function is a body that opens with "{" alone at
+column 0 and closes with "}" alone at column 0 (Linux style); data tables
+("... = {") are not functions and are not counted.  The C++ of the PyTorch
+backend puts its braces K&R style: there a function runs from a signature
+that starts at column 0 to the next "}" alone at column 0 (member functions
+defined inside a class body are not measured).
 
   size.py [--root DIR]   check the tree's files (from git ls-files)
   size.py --selftest     prove a long file and a long function fail
@@ -25,7 +28,8 @@ PRODUCT = ['drivers/*.c', 'drivers/*.h', 'include/*.h',
            'collectives/src/*.c', 'collectives/src/*.h',
            'collectives/include/*.h',
            'collectives/bindings/torch/csrc/*.cpp',
-           'collectives/bindings/torch/csrc/*.h']
+           'collectives/bindings/torch/csrc/*.hpp']
+CXX = ('.cpp', '.hpp')
 
 
 def long_functions(lines):
@@ -45,6 +49,24 @@ def long_functions(lines):
     return out
 
 
+def long_functions_knr(lines):
+    """The same for K&R braces (C++): a signature at column 0, then the
+    body up to the next "}" alone at column 0."""
+    out, start = [], None
+    for i, line in enumerate(lines):
+        if not line or line[0].isspace() or line.startswith(('#', '//', '/*', '*')):
+            continue
+        if line == '}':
+            if start is not None and i - start + 1 > MAX_FUNC:
+                out.append((start + 1, i - start + 1, lines[start].strip()))
+            start = None
+        elif line.startswith('}'):
+            start = None          # "};", "}  // namespace"
+        elif '(' in line and not line.startswith(('namespace', 'class', 'struct')):
+            start = i
+    return out
+
+
 def problems(path):
     with open(path, encoding='utf-8', errors='replace') as f:
         lines = f.read().split('\n')
@@ -54,7 +76,8 @@ def problems(path):
     if len(lines) > MAX_FILE:
         msgs.append(f'{path}: {len(lines)} lines, over {MAX_FILE}: '
                     'split it by role')
-    for at, n, name in long_functions(lines):
+    finder = long_functions_knr if path.endswith(CXX) else long_functions
+    for at, n, name in finder(lines):
         msgs.append(f'{path}:{at}: function of {n} lines, over '
                     f'{MAX_FUNC}: {name}')
     return msgs
@@ -84,6 +107,13 @@ def selftest():
             'table.c': ('static const int t[] = {\n' + '\t1,\n' * 300 +
                         '};\n', 0),
             'longfile.c': ('int a;\n' * (MAX_FILE + 1), 1),
+            'short.cpp': ('namespace x {\nint f() {\n' + '  x();\n' * 10 +
+                          '}\n}  // namespace x\n', 0),
+            'longfn.cpp': ('namespace x {\nvoid C::f(int a,\n'
+                           '           int b) {\n' + '  x();\n' * MAX_FUNC +
+                           '}\n}  // namespace x\n', 1),
+            'class.cpp': ('class C {\n public:\n' + '  int a;\n' * 300 +
+                          '};\n', 0),
         }
         for name, (text, want) in cases.items():
             path = os.path.join(d, name)

@@ -14,6 +14,7 @@
 #include <Python.h>
 
 #include "gcoll_torch.hpp"
+#include "util.hpp"
 
 #include <ATen/ATen.h>
 #include <c10/util/Exception.h>
@@ -29,28 +30,6 @@
 namespace torch_gcoll {
 
 namespace {
-
-constexpr uint64_t kHdrMagic = 0x6763746fULL << 32;  // "gcto" | tag
-
-class GcError : public std::runtime_error {
- public:
-  GcError(gcoll_result_t rc, const std::string &m) : std::runtime_error(m), rc(rc) {}
-  gcoll_result_t rc;
-};
-
-[[noreturn]] void gc_throw(gcoll_result_t rc, const std::string &what) {
-  std::string m = "gcoll: " + what + " failed: " + gcoll_get_error_string(rc);
-  const char *last = gcoll_get_last_error();
-  if (last && *last) m += std::string(" (") + last + ")";
-  if (rc == GCOLL_ERR_TIMEOUT)
-    m += "; the process group's timeout passed (a rank is missing, dead, or "
-         "issued a different operation or size)";
-  throw GcError(rc, m);
-}
-
-void gc_check(gcoll_result_t rc, const std::string &what) {
-  if (rc != GCOLL_SUCCESS) gc_throw(rc, what);
-}
 
 bool fatal(gcoll_result_t rc) {
   return rc == GCOLL_ERR_TIMEOUT || rc == GCOLL_ERR_REMOTE || rc == GCOLL_ERR_ABORTED ||
@@ -158,10 +137,6 @@ void check_one(const std::vector<at::Tensor> &ts, const char *what) {
 }
 
 at::Tensor stage(const at::Tensor &t) { return t.is_contiguous() ? t : t.contiguous(); }
-void unstage(const at::Tensor &user, const at::Tensor &buf) {
-  if (!user.is_same(buf)) user.copy_(buf);
-}
-size_t nbytes(const at::Tensor &t) { return t.numel() * t.element_size(); }
 // the real view of a complex tensor, so that reductions see floats
 at::Tensor realv(const at::Tensor &t) { return t.is_complex() ? at::view_as_real(t) : t; }
 
@@ -426,222 +401,7 @@ void ProcessGroupGcoll::coll_loop() {
 }
 
 // ------------------------------------------------------------ send/recv
-
-void ProcessGroupGcoll::p2p_loop() {
-  struct Tx {
-    P2p p;
-    uint64_t hdr[2];
-    gcoll_request_t rh = nullptr, rp = nullptr;
-  };
-  struct Rx {
-    std::deque<P2p> posted;
-    std::map<int, std::deque<at::Tensor>> unexpected;  // tag -> payloads
-    uint64_t hdr[2] = {0, 0};
-    gcoll_request_t rh = nullptr, rp = nullptr;
-    int cur = -1;       // index in posted receiving the payload, -1: unexpected
-    at::Tensor ubuf;    // unexpected payload
-    int utag = 0;
-    std::string mismatch;
-  };
-  std::deque<Tx> tx;
-  std::vector<Rx> rx(size_);
-  auto fail_all = [&](std::exception_ptr e) {
-    for (auto &t : tx) t.p.work->complete(e);
-    tx.clear();
-    for (auto &r : rx) {
-      for (auto &p : r.posted) p.work->complete(e);
-      r.posted.clear();
-    }
-  };
-  auto failed_eptr = [&] {
-    return std::make_exception_ptr(std::runtime_error(
-        "gcoll: send/recv communicator failed earlier: " + p2p_.failed));
-  };
-  auto on_error = [&](const GcError &x) {
-    p2p_.failed = x.what();
-    fail_all(std::make_exception_ptr(std::runtime_error(x.what())));
-    gcoll_comm_abort(p2p_.comm);
-    p2p_.comm = nullptr;
-  };
-  unsigned idle = 0;
-  for (;;) {
-    std::deque<P2p> fresh;
-    bool active = !tx.empty();
-    for (auto &r : rx) active = active || !r.posted.empty() || r.rp;
-    {
-      std::unique_lock<std::mutex> l(p2p_.mu);
-      if (!active)
-        p2p_.cv.wait(l, [&] { return p2p_.stopping || !p2p_new_.empty(); });
-      if (p2p_.stopping) {
-        fresh.swap(p2p_new_);
-        l.unlock();
-        auto e = std::make_exception_ptr(
-            std::runtime_error("gcoll: the process group was destroyed with send/recv pending"));
-        for (auto &p : fresh) p.work->complete(e);
-        fail_all(e);
-        return;
-      }
-      fresh.swap(p2p_new_);
-    }
-    try {
-      for (auto &p : fresh) {
-        if (!p2p_.failed.empty()) {
-          p.work->complete(failed_eptr());
-          continue;
-        }
-        if (p.is_send) {
-          tx.emplace_back();
-          Tx &t = tx.back();
-          t.p = p;
-          t.hdr[0] = kHdrMagic | (uint32_t)p.tag;
-          t.hdr[1] = nbytes(p.buf);
-          gc_check(gcoll_send(t.hdr, sizeof(t.hdr), GCOLL_UINT8, p.peer, p2p_.comm, &t.rh),
-                   "send (header)");
-          if (t.hdr[1])
-            gc_check(gcoll_send(p2p_.reg_hbm(p.buf), t.hdr[1], GCOLL_UINT8, p.peer,
-                                p2p_.comm, &t.rp),
-                     "send");
-        } else {
-          Rx &r = rx[p.peer];
-          auto u = r.unexpected.find(p.tag);
-          if (u != r.unexpected.end()) {
-            at::Tensor b = u->second.front();
-            u->second.pop_front();
-            if (u->second.empty()) r.unexpected.erase(u);
-            if ((size_t)b.numel() != nbytes(p.buf)) {
-              p.work->complete(std::make_exception_ptr(std::runtime_error(
-                  "gcoll: recv from rank " + std::to_string(p.peer) + " tag " +
-                  std::to_string(p.tag) + ": the peer sent " + std::to_string(b.numel()) +
-                  " bytes, the receive tensor holds " + std::to_string(nbytes(p.buf)))));
-              continue;
-            }
-            if (b.numel())
-              memcpy(p.buf.data_ptr(), b.data_ptr(), b.numel());
-            unstage(p.user, p.buf);
-            p.work->complete(nullptr);
-          } else {
-            r.posted.push_back(p);
-          }
-        }
-      }
-      bool progressed = false;
-      for (auto it = tx.begin(); it != tx.end();) {
-        gcoll_result_t rc;
-        if (it->rh) {
-          rc = gcoll_test(it->rh);
-          if (rc == GCOLL_SUCCESS) it->rh = nullptr, progressed = true;
-          else if (rc != GCOLL_IN_PROGRESS) gc_throw(rc, "send to rank " + std::to_string(it->p.peer));
-        }
-        if (it->rp) {
-          rc = gcoll_test(it->rp);
-          if (rc == GCOLL_SUCCESS) it->rp = nullptr, progressed = true;
-          else if (rc != GCOLL_IN_PROGRESS) gc_throw(rc, "send to rank " + std::to_string(it->p.peer));
-        }
-        if (!it->rh && !it->rp) {
-          it->p.work->complete(nullptr);
-          it = tx.erase(it);
-        } else {
-          ++it;
-        }
-      }
-      for (int peer = 0; peer < size_; peer++) {
-        Rx &r = rx[peer];
-        if (r.rp) {
-          gcoll_result_t rc = gcoll_test(r.rp);
-          if (rc != GCOLL_IN_PROGRESS && rc != GCOLL_SUCCESS)
-            gc_throw(rc, "recv from rank " + std::to_string(peer));
-          if (rc == GCOLL_SUCCESS) {
-            r.rp = nullptr;
-            progressed = true;
-            if (r.cur >= 0) {
-              P2p p = r.posted[r.cur];
-              r.posted.erase(r.posted.begin() + r.cur);
-              unstage(p.user, p.buf);
-              p.work->complete(nullptr);
-            } else if (!r.mismatch.empty()) {
-              // a tagged recv was matched, but the sizes differ: fail it
-              for (auto it = r.posted.begin(); it != r.posted.end(); ++it)
-                if (it->tag == r.utag) {
-                  it->work->complete(
-                      std::make_exception_ptr(std::runtime_error(r.mismatch)));
-                  r.posted.erase(it);
-                  break;
-                }
-              r.mismatch.clear();
-            } else {
-              r.unexpected[r.utag].push_back(r.ubuf);
-            }
-            r.ubuf = at::Tensor();
-          }
-        }
-        if (r.rh) {
-          gcoll_result_t rc = gcoll_test(r.rh);
-          if (rc != GCOLL_IN_PROGRESS && rc != GCOLL_SUCCESS)
-            gc_throw(rc, "recv from rank " + std::to_string(peer));
-          if (rc == GCOLL_SUCCESS) {
-            r.rh = nullptr;
-            progressed = true;
-            if ((r.hdr[0] >> 32) != (kHdrMagic >> 32))
-              throw GcError(GCOLL_ERR_REMOTE, "gcoll: recv from rank " + std::to_string(peer) +
-                                                  ": bad message header (the peer is not "
-                                                  "torch_gcoll send?)");
-            int tag = (int)(uint32_t)r.hdr[0];
-            size_t len = r.hdr[1];
-            r.cur = -1;
-            r.utag = tag;
-            for (size_t i = 0; i < r.posted.size(); i++)
-              if (r.posted[i].tag == tag) {
-                if (nbytes(r.posted[i].buf) == len) r.cur = (int)i;
-                else
-                  r.mismatch = "gcoll: recv from rank " + std::to_string(peer) + " tag " +
-                               std::to_string(tag) + ": the peer sent " + std::to_string(len) +
-                               " bytes, the receive tensor holds " +
-                               std::to_string(nbytes(r.posted[i].buf));
-                break;
-              }
-            void *dst;
-            if (r.cur >= 0) {
-              dst = p2p_.reg_hbm(r.posted[r.cur].buf);
-            } else {
-              r.ubuf = at::empty({(int64_t)len}, at::kByte);
-              dst = r.ubuf.data_ptr();
-            }
-            if (len) {
-              gc_check(gcoll_recv(dst, len, GCOLL_UINT8, peer, p2p_.comm, &r.rp),
-                       "recv from rank " + std::to_string(peer));
-            } else if (r.cur >= 0) {
-              P2p p = r.posted[r.cur];
-              r.posted.erase(r.posted.begin() + r.cur);
-              p.work->complete(nullptr);
-            } else if (!r.mismatch.empty()) {
-              r.ubuf = at::Tensor();
-              for (auto it = r.posted.begin(); it != r.posted.end(); ++it)
-                if (it->tag == r.utag) {
-                  it->work->complete(std::make_exception_ptr(std::runtime_error(r.mismatch)));
-                  r.posted.erase(it);
-                  break;
-                }
-              r.mismatch.clear();
-            } else {
-              r.unexpected[tag].push_back(r.ubuf);
-              r.ubuf = at::Tensor();
-            }
-          }
-        }
-        // the next header, once this payload is on its way
-        if (!r.rh && !r.rp && !r.posted.empty())
-          gc_check(gcoll_recv(r.hdr, sizeof(r.hdr), GCOLL_UINT8, peer, p2p_.comm, &r.rh),
-                   "recv (header) from rank " + std::to_string(peer));
-      }
-      if (progressed) idle = 0;
-      else if (++idle > 64) sched_yield();
-    } catch (const GcError &x) {
-      on_error(x);
-    } catch (const std::exception &x) {
-      on_error(GcError(GCOLL_ERR_SYSTEM, x.what()));
-    }
-  }
-}
+// p2p_loop, the send/recv thread: p2p.cpp
 
 c10::intrusive_ptr<c10d::Work> ProcessGroupGcoll::send(std::vector<at::Tensor> &tensors,
                                                        int dstRank, int tag) {

@@ -59,6 +59,17 @@ class WorkGcoll : public c10d::Work {
 
 class ProcessGroupGcoll;
 
+// A send or recv with a tag, for the send/recv thread (p2p.cpp): every
+// message is a 16-byte header, then the payload.
+struct P2p {
+  c10::intrusive_ptr<WorkGcoll> work;
+  int peer;
+  int tag;
+  bool is_send;
+  at::Tensor user;   // the user's tensor
+  at::Tensor buf;    // contiguous staging (or user itself)
+};
+
 // One gcoll communicator and the thread that drives it: gcoll allows one
 // thread at a time per communicator family.
 class Channel {
@@ -167,15 +178,6 @@ class ProcessGroupGcoll : public c10d::Backend {
   };
   std::deque<Item> queue_;  // under coll_.mu
 
-  // send/recv with tags: every message is a 16-byte header then the payload
-  struct P2p {
-    c10::intrusive_ptr<WorkGcoll> work;
-    int peer;
-    int tag;
-    bool is_send;
-    at::Tensor user;   // the user's tensor
-    at::Tensor buf;    // contiguous staging (or user itself)
-  };
   std::deque<P2p> p2p_new_;  // under p2p_.mu
   std::atomic<bool> shut_{false};
 };
