@@ -89,9 +89,10 @@ static int gib_mr_ctx(struct gib_dev *dev, struct ib_umem *umem, u64 iova,
 			break;
 		pbl->cpu[i++] = cpu_to_le64(rdma_block_iter_dma_address(&biter));
 	}
+	/* a umem shorter than its span: not a bad user pointer */
 	if (i != n) {
 		gib_pbl_free(dev, pbl);
-		return -EFAULT;
+		return -EINVAL;
 	}
 	gib_mr_ctx_fill(ctx, iova, umem->length, key, pdn, access,
 			umem->address & ~PAGE_MASK);
