@@ -6,8 +6,8 @@
 #  2. no driver object references a symbol that a sim/ object defines (the
 #     driver reaches the hardware through ops tables only), and no sim/
 #     object references one that a driver object defines (no up-calls);
-#  3. once sim/ is its own module (gaudi_nic_sim.ko), gaudi_nic.ko imports
-#     nothing from it but the ops registration (SIM_REG_SYMS below);
+#  3. gaudi_nic.ko imports nothing from the emulator's module
+#     (gaudi_nic_sim.ko) but the ops registration (SIM_REG_SYMS below);
 #  4. every global symbol a sim/ object defines starts with gnsim_.
 # The crossings not removed yet are listed in boundary.allow; anything else
 # fails, and so does an entry there that no longer crosses (the list only

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * The emulated RoCE v2 engine of a gaudi_nic device (private to
- * gaudi_nic.ko).  Its programming interface is
+ * The emulated RoCE v2 engine of a gaudi_nic device (part of the
+ * emulator, gaudi_nic_sim.ko).  Its programming interface is
  * include/linux/gaudi_nic/roce_hw.h.
  *
  * Concurrency model: the engine is one "pipeline" per device.  Every
