@@ -476,6 +476,8 @@ out:
  * transport, which they may keep as long as they like: then go on). */
 #define GC_QUIESCE_MAX_MS	10000
 
+int gc_test_quiesce_delay_ms;
+
 /*
  * The last communicator on @tp goes, cleanly: before the endpoints close,
  * read what peers sent before their last barrier, then wait on the
@@ -484,11 +486,9 @@ out:
  * libfabric 2.1's ofi_rxm needs that: when it handles a peer's disconnect
  * with that peer's messages still in the completion queue, it reposts their
  * buffers on the endpoint it has just closed and crashes (fixed upstream
- * after 2.3, commit 697688386).  A rank that aborted, failed or died closes
- * its socket, and the round ends at once.
+ * by commit 697688386, in no release yet).  A rank that aborted, failed or
+ * died closes its socket, and the round ends at once.
  */
-int gc_test_quiesce_delay_ms;
-
 static void close_quiesce(struct gc_transport *tp)
 {
 	uint64_t until = gc_now_ms() + 1000;
