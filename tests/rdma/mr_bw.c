@@ -86,18 +86,17 @@ static int udmabuf_target(struct target *t)
 /* TARGET bytes of accel @accel's HBM exported as a dma-buf, mapped too. */
 static int hbm_target(struct target *t, int accel)
 {
+	struct hlthunk_hbm_buf buf;
 	int fx = hlthunk_open_by_index(accel);
-	uint64_t h, va;
 
-	h = fx >= 0 ? hlthunk_device_memory_alloc(fx, TARGET, 0, true, false) : 0;
-	va = h ? hlthunk_device_memory_map(fx, h, 0) : 0;
-	t->fd = va ? hlthunk_device_mapped_memory_export_dmabuf_fd(fx, va, TARGET, 0,
-								 O_RDWR | O_CLOEXEC) : -1;
-	t->cpu = h ? hlthunk_device_memory_mmap(fx, h, TARGET) : NULL;
-	if (t->fd < 0 || !t->cpu)
+	/* fx and buf stay: the allocation lives as long as the process */
+	if (fx < 0 || hlthunk_hbm_buf_create(fx, TARGET, HLTHUNK_HBM_CPU_MAP, &buf)) {
 		t->why = "HBM allocation or export failed";
-	/* fx stays open: the allocation lives as long as the process */
-	return t->fd < 0 || !t->cpu ? -1 : 0;
+		return -1;
+	}
+	t->fd = buf.dmabuf_fd;
+	t->cpu = buf.cpu;
+	return 0;
 }
 
 static int setup(struct target *t, int kind, struct ibv_pd *pd, int accel)
