@@ -73,6 +73,8 @@ revoke() {
 		t_fail "$op: traffic between $IB_A and a dma-buf MR of device $dev's HBM on $IB_B" \
 			"$(cat /tmp/revoke.log)"
 	fi
+	# the end of its stdin: the reset has returned (revoke_test waits
+	# for it before it looks at the device that lives on)
 	exec 7>&-
 	wait "$tp"
 	rc=$?
@@ -81,9 +83,12 @@ revoke() {
 	if [ "$rc" = 0 ] && [ -n "$after" ] &&
 	   [ "$(echo "$after <= $took + 1" | bc)" = 1 ]; then
 		t_ok "$op: an error completion within 1 s of the $act ($after s from its start; it took $took s)"
+	elif [ "$rc" != 0 ]; then
+		t_fail "$op: revoke_test passes every check (its \"not ok\" lines are above)" \
+			"rc=$rc after=${after:-none} $act=$took s"
 	else
 		t_fail "$op: an error completion within 1 s of the $act" \
-			"rc=$rc after=${after:-none} $act=$took s"
+			"after=${after:-none} $act=$took s"
 	fi
 	if [ "$how" = reload ]; then
 		reloaded "$op" "$dev"
