@@ -2,13 +2,20 @@
 # boundary.sh - the seam between the driver (drivers/accel/gaudi_nic/*) and
 # the emulated ASIC (drivers/accel/gaudi_nic/sim/*), checked, as TAP:
 #  1. no driver file includes a sim/ header, no sim/ file includes a driver
-#     header ("../x.h");
+#     header ("../x.h") or the driver core (<linux/gaudi_nic/core.h>): the
+#     emulator knows only the hardware contracts;
 #  2. no driver object references a symbol that a sim/ object defines (the
 #     driver reaches the hardware through ops tables only), and no sim/
 #     object references one that a driver object defines (no up-calls);
 #  3. gaudi_nic.ko imports nothing from the emulator's module
 #     (gaudi_nic_sim.ko) but the ops registration (SIM_REG_SYMS below);
-#  4. every global symbol a sim/ object defines starts with gnsim_.
+#  4. every global symbol a sim/ object defines starts with gnsim_;
+#  5. the RDMA driver (drivers/infiniband/hw/gaudi) includes no header of
+#     another directory by path, and of the contract headers only
+#     IB_HDRS; its objects reference no symbol of the emulator, and of
+#     the driver core only exported ones (gaudi_nic_*);
+#  6. a contract header (include/linux/gaudi_nic/ but core.h) includes no
+#     quoted header and not the driver core (core.h).
 # The crossings not removed yet are listed in boundary.allow; anything else
 # fails, and so does an entry there that no longer crosses (the list only
 # shrinks).  Needs the built objects (make kmod).
@@ -21,11 +28,25 @@ here=$(cd "$(dirname "$0")" && pwd)
 src=/src build=/build/kmod allow=$here/boundary.allow
 # What gaudi_nic.ko may import from gaudi_nic_sim.ko.
 SIM_REG_SYMS=${SIM_REG_SYMS:-}
+# The contract headers the RDMA driver may include.
+IB_HDRS="roce_hw.h core.h"
+
+# includes_of FILE...: "FILE HEADER" for each #include of FILE, HEADER
+# as written with its quotes or angle brackets
+includes_of() {
+	local f
+	for f in "$@"; do
+		[ -e "$f" ] || continue
+		sed -n 's/^[[:space:]]*#[[:space:]]*include[[:space:]]*\([<"][^>"]*[>"]\).*/\1/p' "$f" |
+			while read -r h; do echo "${f#"$s"/} $h"; done
+	done
+}
 
 # check SRC BUILD ALLOW: print "# ..." diagnostics, exit 1 on a violation
 check() {
 	local s=$1 al=$3 drv=$1/drivers/accel/gaudi_nic
 	local obj=$2/drivers/accel/gaudi_nic f h sym bad=0 found
+	local ib=$1/drivers/infiniband/hw/gaudi ib_obj=$2/drivers/infiniband/hw/gaudi
 	found=$(mktemp)
 	# 1. includes
 	for f in "$drv"/*.[ch]; do
@@ -35,7 +56,8 @@ check() {
 	done >> "$found"
 	for f in "$drv"/sim/*.[ch]; do
 		[ -e "$f" ] || continue
-		sed -n 's/^[[:space:]]*#[[:space:]]*include[[:space:]]*"\(\.\.\/[^"]*\)".*/\1/p' "$f" |
+		sed -n -e 's/^[[:space:]]*#[[:space:]]*include[[:space:]]*"\(\.\.\/[^"]*\)".*/\1/p' \
+			-e 's/^[[:space:]]*#[[:space:]]*include[[:space:]]*<\(linux\/gaudi_nic\/core\.h\)>.*/\1/p' "$f" |
 			while read -r h; do echo "include ${f#"$s"/} $h"; done
 	done >> "$found"
 	# 2. symbols between the objects
@@ -70,6 +92,39 @@ check() {
 				[[ " $SIM_REG_SYMS " == *" $sym "* ]] || echo "import $sym"
 			done >> "$found"
 	fi
+	# 5. the RDMA driver: includes and symbols
+	includes_of "$ib"/*.[ch] | while read -r f h; do
+		case $h in
+		\"*/*\") echo "ib-include $f $h" ;;
+		\<linux/gaudi_nic/*\>)
+			h=${h#<linux/gaudi_nic/}
+			[[ " $IB_HDRS " == *" ${h%>} "* ]] ||
+				echo "ib-include $f <linux/gaudi_nic/$h" ;;
+		esac
+	done >> "$found"
+	local ib_o=()
+	for f in "$ib_obj"/*.o; do
+		case $f in */gaudi_ib.o|*.mod.o) continue ;; esac
+		[ -e "$f" ] && ib_o+=("$f")
+	done
+	if [ ${#ib_o[@]} -eq 0 ]; then
+		echo "# no objects under $ib_obj: build the modules first (make kmod)"
+		rm -f "$found"
+		return 2
+	fi
+	comm -12 <(undefs "${ib_o[@]}") <(defs "${sim_o[@]}") |
+		sed 's/^/ib-import /' >> "$found"
+	comm -12 <(undefs "${ib_o[@]}") <(defs "${drv_o[@]}") | grep -v '^gaudi_nic_' |
+		sed 's/^/ib-import /' >> "$found"
+	# 6. the contract headers
+	for f in "$s"/include/linux/gaudi_nic/*.h; do
+		[ "${f##*/}" = core.h ] && continue
+		includes_of "$f"
+	done | while read -r f h; do
+		case $h in
+		\"*\"|\<linux/gaudi_nic/core.h\>) echo "contract-include $f $h" ;;
+		esac
+	done >> "$found"
 	sort -u -o "$found" "$found"
 	local allowed
 	allowed=$(grep -v '^[[:space:]]*\(#\|$\)' "$al" 2>/dev/null | sort -u)
@@ -96,8 +151,21 @@ selftest() {
 	local t n=0 fail=0 rc
 	t=$(mktemp -d)
 	trap 'rm -rf "$t"' RETURN
-	mkdir -p "$t/src/drivers/accel/gaudi_nic/sim" "$t/b/drivers/accel/gaudi_nic/sim"
+	mkdir -p "$t/src/drivers/accel/gaudi_nic/sim" "$t/b/drivers/accel/gaudi_nic/sim" \
+		"$t/src/drivers/infiniband/hw/gaudi" "$t/b/drivers/infiniband/hw/gaudi" \
+		"$t/src/include/linux/gaudi_nic"
 	local d=$t/src/drivers/accel/gaudi_nic o=$t/b/drivers/accel/gaudi_nic
+	local id=$t/src/drivers/infiniband/hw/gaudi io=$t/b/drivers/infiniband/hw/gaudi
+	local ch=$t/src/include/linux/gaudi_nic
+	# the RDMA driver: its own header, a contract header, an exported call
+	printf '#include "gib.h"\n#include <linux/gaudi_nic/roce_hw.h>\nextern int gaudi_nic_x(void);\nint gib(void) { return gaudi_nic_x(); }\n' > "$id/gib.c"
+	printf 'int gaudi_nic_x(void) { return 0; }\n' > "$d/exp.c"
+	: > "$id/gib.h"
+	: > "$ch/roce_hw.h"
+	: > "$ch/core.h"
+	gcc -c -o "$io/gib.o" -I"$t/src/include" "$id/gib.c" &&
+		gcc -c -o "$o/exp.o" "$d/exp.c" ||
+		{ echo "not ok 1 - fixtures build"; return 1; }
 	# a clean pair: the driver calls through an ops pointer it is handed
 	printf 'struct ops { int (*f)(void); };\nint drv(const struct ops *o) { return o->f(); }\n' > "$d/drv.c"
 	printf 'static int hw(void) { return 1; }\nint (*const gnsim_f)(void) = hw;\n' > "$d/sim/hw.c"
@@ -139,9 +207,40 @@ selftest() {
 	expect "an emulator up-call and include fail" 1
 	printf 'up drv\ninclude drivers/accel/gaudi_nic/sim/hw.c ../eth.h\n' > "$t/allow"
 	expect "... unless allowed" 0
+	printf '#include <linux/gaudi_nic/core.h>\n' > "$d/sim/hw3.h"
+	expect "an emulator file including the driver core fails" 1
+	rm -f "$d/sim/hw3.h"
 	printf 'int hw_unprefixed(void) { return 3; }\n' > "$d/sim/hw2.c"
 	gcc -c -o "$o/sim/hw2.o" "$d/sim/hw2.c"
 	expect "an emulator symbol without the gnsim_ prefix fails" 1
+	# the emulator clean again, for the RDMA driver's cases
+	rm -f "$d/sim/hw2.c" "$o/sim/hw2.o"
+	printf 'int gnsim_g(void) { return 2; }\n' > "$d/sim/hw.c"
+	gcc -c -o "$o/sim/hw.o" "$d/sim/hw.c"
+	: > "$t/allow"
+	expect "the RDMA driver's own header, roce_hw.h and an exported call pass" 0
+	printf '#include "../../../accel/gaudi_nic/eth.h"\n' >> "$id/gib.c"
+	expect "an RDMA driver file including a driver header by path fails" 1
+	sed -i '$d' "$id/gib.c"
+	printf '#include <linux/gaudi_nic/hw.h>\n' >> "$id/gib.c"
+	expect "an RDMA driver file including a contract header not its own fails" 1
+	sed -i '$d' "$id/gib.c"
+	printf 'extern int gnsim_g(void);\nint gib2(void) { return gnsim_g(); }\n' > "$id/gib2.c"
+	gcc -c -o "$io/gib2.o" "$id/gib2.c"
+	expect "an RDMA driver object calling an emulator function fails" 1
+	printf 'extern int drv(void);\nint gib2(void) { return drv(); }\n' > "$id/gib2.c"
+	gcc -c -o "$io/gib2.o" "$id/gib2.c"
+	expect "an RDMA driver object calling an unexported driver function fails" 1
+	rm -f "$id/gib2.c" "$io/gib2.o"
+	printf '#include <linux/gaudi_nic/core.h>\n' > "$ch/hw.h"
+	expect "a contract header including the driver core fails" 1
+	printf 'contract-include include/linux/gaudi_nic/hw.h <linux/gaudi_nic/core.h>\n' > "$t/allow"
+	expect "... unless allowed" 0
+	printf '#include "../../../drivers/accel/gaudi_nic/eth.h"\n' > "$ch/hw.h"
+	expect "a contract header including a header by path fails" 1
+	rm -f "$ch/hw.h"
+	rm -f "$io"/*.o
+	expect "no RDMA driver objects: an error, not a pass" 2
 	rm -f "$o"/*.o "$o"/sim/*.o
 	expect "no objects: an error, not a pass" 2
 	echo "1..$n"
@@ -163,8 +262,8 @@ echo "1..1"
 check "$src" "$build" "$allow"
 rc=$?
 if [ $rc -eq 0 ]; then
-	echo "ok 1 - driver/emulator boundary: only the allowed crossings"
+	echo "ok 1 - driver/emulator/RDMA driver boundaries: only the allowed crossings"
 else
-	echo "not ok 1 - driver/emulator boundary: only the allowed crossings"
+	echo "not ok 1 - driver/emulator/RDMA driver boundaries: only the allowed crossings"
 fi
 exit $rc

@@ -7,6 +7,7 @@
  * reload (driver_reinit): the device's reset.
  */
 #include <linux/platform_device.h>
+#include <linux/gaudi_nic/hw.h>
 #include "eth.h"
 #include "gn_internal.h"
 
@@ -20,6 +21,7 @@ static int gn_devlink_info_get(struct devlink *devlink,
 			       struct netlink_ext_ack *extack)
 {
 	struct gn_nic *nic = gn_devlink_nic(devlink);
+	const struct gaudi_nic_hw *hw = nic->gdev->hw;
 	int ret;
 
 	ret = devlink_info_serial_number_put(req, nic->gdev->serial);
@@ -27,17 +29,17 @@ static int gn_devlink_info_get(struct devlink *devlink,
 		return ret;
 	ret = devlink_info_version_fixed_put(req,
 					     DEVLINK_INFO_VERSION_GENERIC_ASIC_ID,
-					     "gaudi_nic-sim");
+					     hw->asic_id);
 	if (ret)
 		return ret;
 	ret = devlink_info_version_fixed_put(req,
 					     DEVLINK_INFO_VERSION_GENERIC_ASIC_REV,
-					     "1");
+					     hw->asic_rev);
 	if (ret)
 		return ret;
 	return devlink_info_version_running_put(req,
 						DEVLINK_INFO_VERSION_GENERIC_FW,
-						GN_ETH_FW_VERSION);
+						hw->fw_version);
 }
 
 /*

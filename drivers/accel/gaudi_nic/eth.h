@@ -6,6 +6,7 @@
 #ifndef _GAUDI_NIC_ETH_H
 #define _GAUDI_NIC_ETH_H
 
+#include <linux/auxiliary_bus.h>
 #include <linux/netdevice.h>
 #include <linux/u64_stats_sync.h>
 #include <net/devlink.h>
@@ -13,13 +14,33 @@
 #include <linux/gaudi_nic/port.h>
 
 #define GN_ETH_DRV_NAME		"gaudi_nic"
-#define GN_ETH_FW_VERSION	"1.0.0-sim"
 /* TX ring: room for the largest frame, and when to wake the queue */
 #define GN_TX_MAX_DESC		min_t(unsigned int, MAX_SKB_FRAGS + 1, \
 				      GN_MAC_MAX_FRAGS)
 #define GN_TX_WAKE_THRESH	32
 
 /* ------------------------------------------------------------ NIC core */
+
+struct gn_nic;
+
+/* One auxiliary device of the NIC (gaudi_nic.eth.N, gaudi_nic.rdma.N). */
+struct gaudi_nic_adev {
+	struct auxiliary_device adev;
+	struct gaudi_nic_dev *gdev;
+	struct gn_nic *nic;
+};
+
+static inline struct gaudi_nic_adev *
+to_gaudi_nic_adev(struct auxiliary_device *adev)
+{
+	return container_of(adev, struct gaudi_nic_adev, adev);
+}
+
+/* the ports of a device, for the Ethernet driver */
+unsigned int gn_nic_num_ports(struct gn_nic *nic);
+struct gn_mac *gn_nic_port_mac(struct gn_nic *nic, unsigned int port);
+const struct gaudi_nic_mac_ops *gn_nic_mac_ops(struct gn_nic *nic);
+struct devlink *gn_nic_devlink(struct gn_nic *nic);
 
 enum {
 	GN_NIC_ADEV_ETH,

@@ -22,6 +22,7 @@
 #include <linux/log2.h>
 #include <linux/platform_device.h>
 #include <linux/rtnetlink.h>
+#include <linux/gaudi_nic/hw.h>
 #include "eth.h"
 
 static const char gn_eth_q_strings[][ETH_GSTRING_LEN] = {
@@ -44,7 +45,8 @@ static void gn_eth_get_drvinfo(struct net_device *ndev,
 	struct gn_eth_port *port = netdev_priv(ndev);
 
 	strscpy(info->driver, GN_ETH_DRV_NAME, sizeof(info->driver));
-	strscpy(info->fw_version, GN_ETH_FW_VERSION, sizeof(info->fw_version));
+	strscpy(info->fw_version, port->gadev->gdev->hw->fw_version,
+		sizeof(info->fw_version));
 	strscpy(info->bus_info, dev_name(port->dma_dev),
 		sizeof(info->bus_info));
 }
@@ -134,7 +136,6 @@ int gn_eth_rss_default(struct gn_eth_port *port, unsigned int n)
 	u32 indir[GN_MAC_RSS_INDIR_SIZE];
 	unsigned int i;
 
-	ASSERT_RTNL();
 	ASSERT_RTNL();
 	for (i = 0; i < GN_MAC_RSS_INDIR_SIZE; i++)
 		indir[i] = ethtool_rxfh_indir_default(i, n);

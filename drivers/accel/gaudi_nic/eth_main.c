@@ -865,7 +865,7 @@ static struct gn_eth_port *gn_eth_port_create(struct gaudi_nic_adev *gadev,
 	SET_NETDEV_DEV(ndev, &gadev->adev.dev);
 	/* where a reload with netns moved the instance (init_net at first) */
 	dev_net_set(ndev, devlink_net(gn_nic_devlink(gadev->nic)));
-	/* which port of the device: the emulator's cables find the MAC by it */
+	/* which port of the device, as the device model tells it */
 	ndev->dev_port = idx;
 	ndev->netdev_ops = &gn_eth_netdev_ops;
 	ndev->ethtool_ops = &gn_eth_ethtool_ops;

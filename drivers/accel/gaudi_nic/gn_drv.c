@@ -285,8 +285,13 @@ static int gn_probe(struct platform_device *pdev)
 	struct gaudi_nic_dev *gdev;
 	int ret;
 
-	if (!hw || !hw->ops || !hw->mac_ops)
+	if (!hw || !hw->ops || !hw->mac_ops || !hw->asic_id ||
+	    !hw->asic_rev || !hw->fw_version)
 		return -ENODEV;
+	if (hw->num_ports > GAUDI_NIC_MAX_PORTS)
+		return dev_err_probe(&pdev->dev, -EINVAL,
+				     "the device has %u ports, this driver takes at most %u\n",
+				     hw->num_ports, GAUDI_NIC_MAX_PORTS);
 	/* An earlier instance may still be draining (live dma-bufs). */
 	ret = hw->ops->claim(hw);
 	if (ret)
@@ -355,7 +360,7 @@ static void gn_remove(struct platform_device *pdev)
 
 static struct platform_driver gn_platform_driver = {
 	.driver = {
-		.name = GAUDI_NIC_DRV_NAME,
+		.name = GAUDI_NIC_HW_NAME,
 		.dev_groups = gn_dev_groups,
 		.suppress_bind_attrs = true,
 	},

@@ -13,20 +13,9 @@
 #include <drm/drm_device.h>
 
 #define GAUDI_NIC_DRV_NAME		"gaudi_nic"
-#define GAUDI_NIC_MAX_DEVICES		256
+/* ports a device may have: a larger one fails to probe */
 #define GAUDI_NIC_MAX_PORTS		24
-#define GAUDI_NIC_DEFAULT_PORTS		2
-#define GAUDI_NIC_DEFAULT_HBM_MB	64
-#define GAUDI_NIC_MAX_HBM_MB		4096
 #define GAUDI_NIC_SERIAL_MAX		32
-
-/*
- * Emulated bus addresses: device N's HBM is visible at
- * GAUDI_NIC_BUS_BASE + N * GAUDI_NIC_BUS_WINDOW (a fake BAR per device).
- * Every gaudi_nic device can reach every window (peer-to-peer).
- */
-#define GAUDI_NIC_BUS_BASE		0x0000400000000000ULL
-#define GAUDI_NIC_BUS_WINDOW		BIT_ULL(40)
 
 struct gaudi_nic_hw;
 struct gn_mem;

@@ -13,7 +13,13 @@
 #include <linux/device.h>
 #include <linux/module.h>
 #include <linux/types.h>
-#include <linux/gaudi_nic/core.h>
+
+/*
+ * The name of the platform devices (gaudi_nic.N) an implementation of
+ * this description registers, which the core driver binds.
+ */
+#define GAUDI_NIC_HW_NAME		"gaudi_nic"
+#define GAUDI_NIC_HW_SERIAL_MAX		32
 
 struct page;
 struct gn_mac;
@@ -70,10 +76,15 @@ struct gaudi_nic_hw_ops {
  *	reference on it while user space holds the device (an open file, a
  *	mapping, a dma-buf), so that module cannot go from under them
  * @id: device index N
- * @num_ports: NIC ports
+ * @num_ports: NIC ports (the core driver takes at most
+ *	GAUDI_NIC_MAX_PORTS)
  * @hbm_size: HBM bytes (a multiple of PAGE_SIZE)
  * @bus_base: first bus address of the HBM window
  * @serial: serial number, NUL-terminated
+ * @asic_id: what the ASIC is (devlink info asic.id)
+ * @asic_rev: its revision (asic.rev)
+ * @fw_version: the firmware running on it (devlink info fw, ethtool -i);
+ *	the three are required: a device without them fails to probe
  */
 struct gaudi_nic_hw {
 	const struct gaudi_nic_hw_ops *ops;
@@ -84,7 +95,10 @@ struct gaudi_nic_hw {
 	u32 num_ports;
 	u64 hbm_size;
 	u64 bus_base;
-	char serial[GAUDI_NIC_SERIAL_MAX];
+	char serial[GAUDI_NIC_HW_SERIAL_MAX];
+	const char *asic_id;
+	const char *asic_rev;
+	const char *fw_version;
 };
 
 /* The description of a gaudi_nic platform device (its platform data). */

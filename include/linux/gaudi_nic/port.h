@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
  * gaudi_nic NIC ports: the hardware interface of one MAC, as the
- * Ethernet driver (and later the RDMA driver) programs it.
+ * Ethernet driver programs it.  What the NIC core and the Ethernet driver
+ * share beyond it is theirs (drivers/accel/gaudi_nic/eth.h).
  *
  * Each port has up to GN_MAC_MAX_QUEUES transmit and receive rings of
  * descriptors in host memory (DMA addresses, 64-bit).  The driver posts
@@ -55,12 +56,9 @@
 #ifndef _LINUX_GAUDI_NIC_PORT_H
 #define _LINUX_GAUDI_NIC_PORT_H
 
-#include <linux/auxiliary_bus.h>
 #include <linux/bits.h>
 #include <linux/types.h>
 
-struct gaudi_nic_dev;
-struct gn_nic;
 struct gn_mac;
 struct device;
 
@@ -153,24 +151,6 @@ struct gn_mac_client_ops {
 	void (*link_change)(void *ctx, bool up);
 };
 
-/* One auxiliary device of the NIC (gaudi_nic.eth.N, gaudi_nic.rdma.N). */
-struct gaudi_nic_adev {
-	struct auxiliary_device adev;
-	struct gaudi_nic_dev *gdev;
-	struct gn_nic *nic;
-};
-
-static inline struct gaudi_nic_adev *
-to_gaudi_nic_adev(struct auxiliary_device *adev)
-{
-	return container_of(adev, struct gaudi_nic_adev, adev);
-}
-
-/* NIC core: the ports of a device. */
-unsigned int gn_nic_num_ports(struct gn_nic *nic);
-struct gn_mac *gn_nic_port_mac(struct gn_nic *nic, unsigned int port);
-struct devlink *gn_nic_devlink(struct gn_nic *nic);
-
 #define GN_MAC_RSS_KEY_SIZE	40
 #define GN_MAC_RSS_INDIR_SIZE	128
 
@@ -224,8 +204,5 @@ struct gaudi_nic_mac_ops {
 	void (*get_stats)(struct gn_mac *mac, struct gn_mac_stats *stats);
 	void (*set_roce)(struct gn_mac *mac, bool enable);
 };
-
-/* NIC core: the MAC operations of the device's ports. */
-const struct gaudi_nic_mac_ops *gn_nic_mac_ops(struct gn_nic *nic);
 
 #endif /* _LINUX_GAUDI_NIC_PORT_H */

@@ -13,9 +13,26 @@
 #ifndef _GAUDI_NIC_SIM_BUS_H
 #define _GAUDI_NIC_SIM_BUS_H
 
+#include <linux/bits.h>
 #include <linux/types.h>
+
+/*
+ * Emulated bus addresses: device N's HBM is visible at
+ * GNSIM_BUS_BASE + N * GNSIM_BUS_WINDOW (a fake BAR per device).  Every
+ * gaudi_nic device can reach every window (peer-to-peer).
+ */
+#define GNSIM_BUS_BASE			0x0000400000000000ULL
+#define GNSIM_BUS_WINDOW		BIT_ULL(40)
 
 int gnsim_bus_read(u64 bus_addr, void *dst, size_t len);
 int gnsim_bus_write(u64 bus_addr, const void *src, size_t len);
+
+struct page;
+/*
+ * Within gaudi_nic_sim.ko (not exported; the engine's DMA): the backing
+ * page of @bus_addr with a reference (put_page() it) and the offset of
+ * @bus_addr in it, or ERR_PTR(-EFAULT) if no window covers the address.
+ */
+struct page *gnsim_bus_get_page(u64 bus_addr, unsigned int *offset);
 
 #endif /* _GAUDI_NIC_SIM_BUS_H */

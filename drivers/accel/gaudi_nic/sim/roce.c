@@ -16,6 +16,7 @@
 #include <linux/sched.h>
 #include <linux/slab.h>
 #include <net/net_namespace.h>
+#include "bus.h"
 #include "mac.h"
 #include "roce.h"
 
@@ -36,7 +37,7 @@ static struct page *gn_roce_dma_page(struct gaudi_nic_roce *r, u64 addr)
 	struct page *pg;
 	phys_addr_t pa;
 
-	if (addr >= GAUDI_NIC_BUS_BASE) {
+	if (addr >= GNSIM_BUS_BASE) {
 		pg = gnsim_bus_get_page(addr, &off);
 		if (IS_ERR(pg))
 			return NULL;

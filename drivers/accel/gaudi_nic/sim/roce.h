@@ -45,9 +45,8 @@
 #include <linux/kthread.h>
 #include <linux/sizes.h>
 #include <linux/workqueue.h>
-#include <linux/gaudi_nic/core.h>
-#include "mac.h"
 #include <linux/gaudi_nic/roce_hw.h>
+#include "mac.h"
 
 struct gn_mac;
 
@@ -413,14 +412,6 @@ struct gaudi_nic_roce *gnsim_roce_alloc(struct device *dma_dev, u32 id,
 void gnsim_roce_free(struct gaudi_nic_roce *r);
 /* what the RDMA driver is handed with the aux device */
 extern const struct gaudi_nic_roce_ops gnsim_roce_ops;
-/*
- * sim.c: bus address translation (the emulated PCIe fabric).  Any address
- * inside any live device's HBM window resolves, whether or not the pages
- * are allocated; callers own the right to touch it.  The backing page of
- * @bus_addr with a reference (put_page() it) and the offset of @bus_addr
- * in it, or ERR_PTR(-EFAULT) if no window covers the address.
- */
-struct page *gnsim_bus_get_page(u64 bus_addr, unsigned int *offset);
 
 /* roce_mw.c: memory window commands; QP destruction unbinds type 2 MWs */
 /* roce.c: page lists */

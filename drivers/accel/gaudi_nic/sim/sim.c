@@ -92,7 +92,7 @@ static void gnsim_put(struct gnsim_dev *sim)
 static int gnsim_new_device(u32 id, u32 ports, u32 hbm_mb)
 {
 	struct platform_device_info info = {
-		.name = GAUDI_NIC_DRV_NAME,
+		.name = GAUDI_NIC_HW_NAME,
 		.id = id,
 		.dma_mask = DMA_BIT_MASK(64),
 		.size_data = sizeof(struct gaudi_nic_hw *),
@@ -103,8 +103,8 @@ static int gnsim_new_device(u32 id, u32 ports, u32 hbm_mb)
 	char name[32];
 	int ret;
 
-	if (id >= GAUDI_NIC_MAX_DEVICES || ports > GAUDI_NIC_MAX_PORTS ||
-	    !hbm_mb || hbm_mb > GAUDI_NIC_MAX_HBM_MB)
+	if (id >= GNSIM_MAX_DEVICES || ports > GNSIM_MAX_PORTS ||
+	    !hbm_mb || hbm_mb > GNSIM_MAX_HBM_MB)
 		return -EINVAL;
 
 	sim = kzalloc(sizeof(*sim), GFP_KERNEL);
@@ -118,9 +118,12 @@ static int gnsim_new_device(u32 id, u32 ports, u32 hbm_mb)
 	sim->hw.owner = THIS_MODULE;
 	sim->hw.id = id;
 	sim->hw.num_ports = ports;
+	sim->hw.asic_id = "gaudi_nic-sim";
+	sim->hw.asic_rev = "1";
+	sim->hw.fw_version = "1.0.0-sim";
 	sim->hw.hbm_size = (u64)hbm_mb << 20;
 	sim->nframes = sim->hw.hbm_size >> PAGE_SHIFT;
-	sim->hw.bus_base = GAUDI_NIC_BUS_BASE + (u64)id * GAUDI_NIC_BUS_WINDOW;
+	sim->hw.bus_base = GNSIM_BUS_BASE + (u64)id * GNSIM_BUS_WINDOW;
 	snprintf(sim->hw.serial, sizeof(sim->hw.serial), "GNSIM%04u%08X", id,
 		 (u32)(sim->hw.bus_base >> 32) ^ (hbm_mb << 8) ^ ports ^ host_id);
 	sim->frames = kvcalloc(sim->nframes, sizeof(*sim->frames), GFP_KERNEL);
@@ -147,7 +150,7 @@ static int gnsim_new_device(u32 id, u32 ports, u32 hbm_mb)
 	}
 	if (!gnsim_debugfs_root)
 		gnsim_debugfs_root = debugfs_create_dir("gaudi_nic_sim", NULL);
-	snprintf(name, sizeof(name), "%s.%u", GAUDI_NIC_DRV_NAME, id);
+	snprintf(name, sizeof(name), "%s.%u", GAUDI_NIC_HW_NAME, id);
 	sim->debugfs = debugfs_create_dir(name, gnsim_debugfs_root);
 	pdata = &sim->hw;
 	info.data = &pdata;
@@ -344,7 +347,7 @@ struct gn_mac *gnsim_netdev_mac(struct net_device *nd)
 	if (!d)
 		return NULL;
 	pdev = to_platform_device(d);
-	if (strcmp(pdev->name, GAUDI_NIC_DRV_NAME) || pdev->id < 0)
+	if (strcmp(pdev->name, GAUDI_NIC_HW_NAME) || pdev->id < 0)
 		return NULL;
 	rcu_read_lock();
 	sim = xa_load(&gnsim_windows, pdev->id);
@@ -382,11 +385,11 @@ struct page *gnsim_bus_get_page(u64 bus_addr, unsigned int *offset)
 	struct page *page = NULL;
 	u64 id, off;
 
-	if (bus_addr < GAUDI_NIC_BUS_BASE)
+	if (bus_addr < GNSIM_BUS_BASE)
 		return ERR_PTR(-EFAULT);
-	id = (bus_addr - GAUDI_NIC_BUS_BASE) / GAUDI_NIC_BUS_WINDOW;
-	off = (bus_addr - GAUDI_NIC_BUS_BASE) % GAUDI_NIC_BUS_WINDOW;
-	if (id >= GAUDI_NIC_MAX_DEVICES)
+	id = (bus_addr - GNSIM_BUS_BASE) / GNSIM_BUS_WINDOW;
+	off = (bus_addr - GNSIM_BUS_BASE) % GNSIM_BUS_WINDOW;
+	if (id >= GNSIM_MAX_DEVICES)
 		return ERR_PTR(-EFAULT);
 
 	rcu_read_lock();
@@ -440,8 +443,8 @@ EXPORT_SYMBOL_NS_GPL(gnsim_bus_write, GAUDI_NIC_SIM);
 static ssize_t new_device_store(struct device_driver *drv, const char *buf,
 				size_t count)
 {
-	unsigned int id, ports = GAUDI_NIC_DEFAULT_PORTS;
-	unsigned int hbm_mb = GAUDI_NIC_DEFAULT_HBM_MB;
+	unsigned int id, ports = GNSIM_DEFAULT_PORTS;
+	unsigned int hbm_mb = GNSIM_DEFAULT_HBM_MB;
 	char extra;
 	int n, ret;
 
@@ -536,8 +539,8 @@ static int __init gnsim_init(void)
 		return ret;
 	}
 	for (i = 0; i < num_devices; i++) {
-		ret = gnsim_new_device(i, GAUDI_NIC_DEFAULT_PORTS,
-				       GAUDI_NIC_DEFAULT_HBM_MB);
+		ret = gnsim_new_device(i, GNSIM_DEFAULT_PORTS,
+				       GNSIM_DEFAULT_HBM_MB);
 		if (ret) {
 			gnsim_cleanup();
 			platform_driver_unregister(&gnsim_platform_driver);

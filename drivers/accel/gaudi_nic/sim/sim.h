@@ -11,8 +11,14 @@
 #include <linux/kref.h>
 #include <linux/rcupdate.h>
 #include <linux/spinlock.h>
-#include <linux/gaudi_nic/core.h>
 #include <linux/gaudi_nic/hw.h>
+
+/* What the emulator offers: devices, ports and HBM (new_device) */
+#define GNSIM_MAX_DEVICES		256
+#define GNSIM_MAX_PORTS			24
+#define GNSIM_DEFAULT_PORTS		2
+#define GNSIM_DEFAULT_HBM_MB		64
+#define GNSIM_MAX_HBM_MB		4096
 
 struct gnsim_dev {
 	/* what the core driver sees: id, ports, HBM, serial, ops */

@@ -13,9 +13,9 @@
 #include <linux/xarray.h>
 #include <rdma/ib_umem.h>
 #include <rdma/ib_verbs.h>
+#include <linux/gaudi_nic/core.h>
 #include <linux/gaudi_nic/roce_hw.h>
 
-#define GIB_MAX_PORTS	24
 /* Address handles per device (AH numbers 1..GIB_MAX_AH), see struct gib_ah */
 #define GIB_MAX_AH	65536
 
@@ -57,7 +57,7 @@ struct gib_dev {
 	struct xarray srqs;	/* srqn -> gib_srq, as @cqs */
 	struct notifier_block nb;
 	/* netdev of each port (reference held), under RTNL */
-	struct net_device *netdevs[GIB_MAX_PORTS];
+	struct net_device *netdevs[GAUDI_NIC_MAX_PORTS];
 };
 
 /* What a user context holds, against the limits of gib_limits.c. */

@@ -218,7 +218,7 @@ static int gib_probe(struct auxiliary_device *adev,
 	int ret;
 	u32 h;
 
-	if (!gdev->num_ports || gdev->num_ports > GIB_MAX_PORTS)
+	if (!gdev->num_ports || gdev->num_ports > GAUDI_NIC_MAX_PORTS)
 		return -EINVAL;
 	dev = ib_alloc_device(gib_dev, ibdev);
 	if (!dev)

@@ -143,8 +143,8 @@ static int gib_check_qp_init(struct gib_dev *dev,
 	}
 	/*
 	 * RC and UD QPs take their receives from an SRQ if given one (the
-	 * engine's receive paths share gnsim_resp_take_rwqe()); not UC, and not
-	 * QP1, whose receives are the MAD layer's
+	 * engine serves both from one, roce_hw.h); not UC, and not QP1, whose
+	 * receives are the MAD layer's
 	 */
 	if ((init->srq && init->qp_type != IB_QPT_RC &&
 	     init->qp_type != IB_QPT_UD) || init->create_flags)
