@@ -9,6 +9,14 @@
  *          lock with IRQs off, so the re-arm deadlocked (N4 of the
  *          November review).  The handler must run, its re-arm must
  *          raise the next event, and it must run with IRQs enabled.
+ *   irqoff doorbells rung with interrupts off (the MAD layer posts under
+ *          an irqsave lock) and in hard interrupt context (an hrtimer):
+ *          the engine contract allows any context.  A CQ armed and
+ *          receives posted on a QP in the error state, with interrupts
+ *          off, then from the timer: every receive must be flushed and
+ *          announced by an event.  Until issue 34 the driver deferred
+ *          such doorbells itself, and a CQ armed in hard interrupt
+ *          context took the emulator's BH lock there.
  *   stale  a kernel QP destroyed with its CQEs still in the CQ, then a
  *          new QP that reuses its number: none of the old CQEs may reach
  *          the new QP (N8: a kernel wr_id is often a pointer, so such a
@@ -22,6 +30,7 @@
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
 #include <linux/completion.h>
+#include <linux/hrtimer.h>
 #include <linux/irqflags.h>
 #include <linux/module.h>
 #include <linux/string.h>
@@ -194,6 +203,86 @@ out_cq:
 	ib_destroy_cq(k.cq);
 }
 
+/* kulp_test_irqoff()'s hard interrupt: arm the CQ, post one receive */
+struct kulp_hard {
+	struct hrtimer timer;
+	struct ib_qp *qp;
+	int ret;
+	bool hardirq;
+};
+
+static enum hrtimer_restart kulp_hard_fn(struct hrtimer *t)
+{
+	struct kulp_hard *h = container_of(t, struct kulp_hard, timer);
+	struct ib_recv_wr wr = { .wr_id = KULP_COOKIE + KULP_NRECV };
+
+	h->hardirq = in_hardirq();
+	ib_req_notify_cq(h->qp->recv_cq, IB_CQ_NEXT_COMP);
+	h->ret = ib_post_recv(h->qp, &wr, NULL);
+	return HRTIMER_NORESTART;
+}
+
+static void kulp_test_irqoff(struct ib_pd *pd)
+{
+	struct kulp_cq k = { .want = KULP_NRECV };
+	struct ib_qp_attr err = { .qp_state = IB_QPS_ERR };
+	struct ib_cq_init_attr ca = { .cqe = 16 };
+	struct kulp_hard h = { .ret = -EINPROGRESS };
+	struct ib_recv_wr wr = {};
+	unsigned long flags;
+	int i, ret = 0;
+	struct ib_qp *qp;
+	long left;
+
+	init_completion(&k.done);
+	k.cq = ib_create_cq(pd->device, kulp_comp, NULL, &k, &ca);
+	if (IS_ERR(k.cq)) {
+		kulp_report(false, "irqoff", "ib_create_cq: %ld",
+			    PTR_ERR(k.cq));
+		return;
+	}
+	qp = kulp_qp(pd, k.cq);
+	if (IS_ERR(qp)) {
+		kulp_report(false, "irqoff", "QP: %ld", PTR_ERR(qp));
+		goto out_cq;
+	}
+	ret = ib_modify_qp(qp, &err, IB_QP_STATE);
+	if (ret) {
+		kulp_report(false, "irqoff", "QP to ERR: %d", ret);
+		goto out_qp;
+	}
+	local_irq_save(flags);
+	ib_req_notify_cq(k.cq, IB_CQ_NEXT_COMP);
+	for (i = 0; i < KULP_NRECV && !ret; i++) {
+		wr.wr_id = KULP_COOKIE + i;
+		ret = ib_post_recv(qp, &wr, NULL);
+	}
+	local_irq_restore(flags);
+	left = ret ? 0 : wait_for_completion_timeout(&k.done, 10 * HZ);
+	kulp_report(left && atomic_read(&k.polled) == KULP_NRECV, "irqoff",
+		    "a CQ armed and %d receives posted with interrupts off: post %d, %d flushed in %d event(s)",
+		    KULP_NRECV, ret, atomic_read(&k.polled),
+		    atomic_read(&k.events));
+	reinit_completion(&k.done);
+	k.want = KULP_NRECV + 1;
+	h.qp = qp;
+	hrtimer_init_on_stack(&h.timer, CLOCK_MONOTONIC, HRTIMER_MODE_REL_HARD);
+	h.timer.function = kulp_hard_fn;
+	hrtimer_start(&h.timer, ms_to_ktime(1), HRTIMER_MODE_REL_HARD);
+	left = wait_for_completion_timeout(&k.done, 10 * HZ);
+	hrtimer_cancel(&h.timer);
+	destroy_hrtimer_on_stack(&h.timer);
+	kulp_report(left && h.hardirq && !h.ret &&
+		    atomic_read(&k.polled) == KULP_NRECV + 1, "hardirq",
+		    "a CQ armed and a receive posted in hard interrupt context (%s): post %d, %d of %d flushed",
+		    h.hardirq ? "in_hardirq()" : "not in_hardirq()", h.ret,
+		    atomic_read(&k.polled), KULP_NRECV + 1);
+out_qp:
+	ib_destroy_qp(qp);
+out_cq:
+	ib_destroy_cq(k.cq);
+}
+
 static void kulp_test_stale(struct ib_pd *pd)
 {
 	struct ib_cq_init_attr ca = { .cqe = 16 };
@@ -264,6 +353,7 @@ static int __init kulp_init(void)
 	/* stale first: without the fix of N4, rearm deadlocks the CPU */
 	kulp_test_stale(pd);
 	kulp_test_rearm(pd);
+	kulp_test_irqoff(pd);
 	ib_dealloc_pd(pd);
 	ret = kulp_failed ? -EIO : 0;
 out_put:
@@ -279,5 +369,5 @@ static void __exit kulp_exit(void)
 
 module_init(kulp_init);
 module_exit(kulp_exit);
-MODULE_DESCRIPTION("gaudi_nic test: a kernel ULP's completion handler and QP reuse");
+MODULE_DESCRIPTION("gaudi_nic test: a kernel ULP's completion handler, doorbells in any context, QP reuse");
 MODULE_LICENSE("GPL");

@@ -62,16 +62,17 @@ fi
 
 # ------------------------------------------------------- a kernel ULP
 # gaudi_nic_test_kulp.ko: a completion handler that re-arms its CQ (N4 of
-# the November review: it deadlocked on the engine's lock) and a kernel
-# QP's CQEs after its destruction (N8: they reached the next QP of the
-# same number)
+# the November review: it deadlocked on the engine's lock), doorbells rung
+# with interrupts off and in hard interrupt context (issue 34: the
+# emulator latches them), and a kernel QP's CQEs after its destruction
+# (N8: they reached the next QP of the same number)
 kulp_ko=${GAUDI_NIC_KMOD:-/build/kmod}/tests/kmod/gaudi_nic_test_kulp.ko
 kulp_mark=$(dmesg | wc -l)
 timeout 60 insmod "$kulp_ko" ibdev="$IB_A" 2>/tmp/kv-kulp.err
 kulp_rc=$?
 kulp_log=$(dmesg | tail -n +"$((kulp_mark + 1))" | grep 'gaudi_nic_test_kulp: ')
 rmmod gaudi_nic_test_kulp 2>/dev/null
-for name in stale-qpn stale rearm rearm-again rearm-irqs; do
+for name in stale-qpn stale rearm rearm-again rearm-irqs irqoff hardirq; do
 	line=$(grep -E -m1 "gaudi_nic_test_kulp: (ok|not ok) - $name:" <<<"$kulp_log")
 	if [ -z "$line" ]; then
 		t_fail "kernel ULP: $name" "no result (insmod rc=$kulp_rc: $(cat /tmp/kv-kulp.err))" "$kulp_log"

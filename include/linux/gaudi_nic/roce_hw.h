@@ -311,6 +311,15 @@ struct gn_roce_cqe {
  * CQ_ARM_SOL request one completion event for the next CQE written after
  * the doorbell (any / solicited or in error); CQEs already in the ring do
  * not raise it, so consumers poll once more after arming.
+ *
+ * It may be rung in any context, hard interrupt and interrupts off
+ * included, and never blocks.  Like a write into a doorbell FIFO, it is
+ * posted: the engine may take it after the call returns (the emulator
+ * does, for a doorbell rung with interrupts off), and then sees the ring
+ * entries written before the doorbell.  An arm taken late raises its
+ * event at once if the ring then holds CQEs not consumed yet: a CQE
+ * written between the doorbell and its taking is not missed, at the cost
+ * of a possible spurious event.
  */
 #define GN_ROCE_DB_SQ		0x1
 #define GN_ROCE_DB_RQ		0x2
@@ -627,7 +636,8 @@ typedef void (*gn_roce_event_fn)(void *priv, const struct gn_roce_eqe *eqe);
  * @cmd: a mailbox command (GN_ROCE_CMD_*): 0 or a negative errno:
  *	-EINVAL bad argument, -ENOENT no such context, -EBUSY context in use
  *	(e.g. a CQ with QPs), -ENOMEM, -ENODEV engine disabled.  Sleeps.
- * @doorbell: a 32-bit posted register write (GN_ROCE_DB()); any context
+ * @doorbell: a 32-bit posted register write (GN_ROCE_DB()); any context,
+ *	never blocks (see "doorbells" above)
  *
  * The hardware implements it (the emulator: gaudi_nic_sim.ko); the core
  * hands it over with the aux device, so the RDMA driver imports nothing

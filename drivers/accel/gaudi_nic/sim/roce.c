@@ -205,6 +205,16 @@ out:
 	return ret;
 }
 
+/* Doorbells @first..@last of @num latched and not taken: dropped. */
+static void gn_roce_db_drop(struct gaudi_nic_roce *r, u32 first, u32 last,
+			    u32 num)
+{
+	u32 t;
+
+	for (t = first; t <= last; t++)
+		clear_bit((t - GN_DB_FIRST) * GN_DB_OBJS + num, r->db_late);
+}
+
 static void gn_cq_free(struct gn_rcq *cq)
 {
 	gnsim_rmem_free(&cq->ring.mem);
@@ -225,6 +235,7 @@ static int gn_cmd_destroy_cq(struct gaudi_nic_roce *r, u32 cqn)
 	}
 	r->cqs[cqn] = NULL;
 	gnsim_roce_ev_drop(r, GN_ROCE_EV_COMP, GN_ROCE_EV_CQ_ERR, cqn);
+	gn_roce_db_drop(r, GN_ROCE_DB_CQ_ARM, GN_ROCE_DB_CQ_ARM_SOL, cqn);
 	spin_unlock_bh(&r->dp_lock);
 	if (!cq)
 		return -ENOENT;
@@ -494,6 +505,7 @@ static int gn_cmd_destroy_qp(struct gaudi_nic_roce *r, u32 qpn)
 	qp = r->qps[qpn];
 	r->qps[qpn] = NULL;
 	gnsim_roce_ev_drop(r, GN_ROCE_EV_QP_FATAL, GN_ROCE_EV_QP_LAST_WQE, qpn);
+	gn_roce_db_drop(r, GN_ROCE_DB_SQ, GN_ROCE_DB_RQ, qpn);
 	if (qp) {
 		gnsim_mw_qp_gone(r, qpn);
 		if (r->ports[qp->ctx.port].gsi == qp)
@@ -813,15 +825,19 @@ out:
 	return ret;
 }
 
-static void gnsim_roce_doorbell(struct gaudi_nic_roce *r, u32 db)
+/*
+ * Take doorbell @type of object @num, under dp_lock.  @late: it was
+ * latched (gnsim_roce_doorbell()) and CQEs may have been written since;
+ * an arm raises its event at once if the ring holds CQEs not consumed
+ * yet, so that none written in between goes unannounced.
+ */
+static void gn_roce_db_take(struct gaudi_nic_roce *r, u32 type, u32 num,
+			    bool late)
 {
-	u32 type = db >> 28, num = db & 0xffffff;
 	struct gn_rcq *cq;
 	struct gn_rqp *qp;
 
-	spin_lock_bh(&r->dp_lock);
-	if (!r->enabled)
-		goto out;
+	lockdep_assert_held(&r->dp_lock);
 	switch (type) {
 	case GN_ROCE_DB_SQ:
 	case GN_ROCE_DB_RQ:
@@ -836,13 +852,53 @@ static void gnsim_roce_doorbell(struct gaudi_nic_roce *r, u32 db)
 	case GN_ROCE_DB_CQ_ARM:
 	case GN_ROCE_DB_CQ_ARM_SOL:
 		cq = num < GN_ROCE_MAX_CQ ? r->cqs[num] : NULL;
-		if (cq && cq->armed != GN_ROCE_DB_CQ_ARM)
+		if (!cq)
+			break;
+		if (late && cq->prod !=
+		    le32_to_cpu(READ_ONCE(gnsim_rring_hdr(&cq->ring)->cons))) {
+			cq->armed = 0;
+			gnsim_roce_event(r, GN_ROCE_EV_COMP, num);
+		} else if (cq->armed != GN_ROCE_DB_CQ_ARM) {
 			cq->armed = type;
-		break;
-	default:
+		}
 		break;
 	}
-out:
+}
+
+/* The doorbells latched while interrupts were off: the work item's. */
+void gnsim_roce_db_late(struct gaudi_nic_roce *r)
+{
+	unsigned long bit;
+
+	lockdep_assert_held(&r->dp_lock);
+	for_each_set_bit(bit, r->db_late, GN_DB_BITS)
+		if (test_and_clear_bit(bit, r->db_late))
+			gn_roce_db_take(r, GN_DB_FIRST + bit / GN_DB_OBJS,
+					bit % GN_DB_OBJS, true);
+}
+
+/*
+ * A doorbell may be rung in any context (roce_hw.h).  Where dp_lock, a
+ * BH lock, cannot be taken (interrupts off: the MAD layer posts under an
+ * irqsave lock; hard interrupt context), it is latched, one bit per type
+ * and object, and the engine's work item takes it: a doorbell FIFO.
+ */
+static void gnsim_roce_doorbell(struct gaudi_nic_roce *r, u32 db)
+{
+	u32 type = db >> 28, num = db & 0xffffff;
+
+	if (type < GN_DB_FIRST || type > GN_DB_LAST || num >= GN_DB_OBJS)
+		return;
+	if (irqs_disabled()) {
+		/* the ring's entries before the bit the work item tests */
+		smp_mb__before_atomic();
+		set_bit((type - GN_DB_FIRST) * GN_DB_OBJS + num, r->db_late);
+		gnsim_rdp_kick(r);
+		return;
+	}
+	spin_lock_bh(&r->dp_lock);
+	if (r->enabled)
+		gn_roce_db_take(r, type, num, false);
 	spin_unlock_bh(&r->dp_lock);
 }
 
@@ -932,6 +988,7 @@ static void gn_roce_free(struct gaudi_nic_roce *r)
 	kvfree(r->mws);
 	bitmap_free(r->kick);
 	bitmap_free(r->resend);
+	bitmap_free(r->db_late);
 	bitmap_free(r->ev_pend);
 	bitmap_free(r->ev_batch);
 	kfree_skb(r->txskb);
@@ -1036,6 +1093,7 @@ struct gaudi_nic_roce *gnsim_roce_alloc(struct device *dma_dev, u32 id,
 	r->srqs = kvcalloc(GN_ROCE_MAX_SRQ, sizeof(*r->srqs), GFP_KERNEL);
 	r->kick = bitmap_zalloc(GN_ROCE_MAX_QP, GFP_KERNEL);
 	r->resend = bitmap_zalloc(GN_ROCE_MAX_QP, GFP_KERNEL);
+	r->db_late = bitmap_zalloc(GN_DB_BITS, GFP_KERNEL);
 	r->ev_pend = bitmap_zalloc(GN_EV_BITS, GFP_KERNEL);
 	r->ev_batch = bitmap_zalloc(GN_EV_BITS, GFP_KERNEL);
 	r->frame_buf = kzalloc(GN_RR_MAX_FRAME, GFP_KERNEL);
@@ -1043,7 +1101,7 @@ struct gaudi_nic_roce *gnsim_roce_alloc(struct device *dma_dev, u32 id,
 	r->txskb = alloc_skb(GN_RR_MAX_FRAME, GFP_KERNEL);
 	r->frame = r->txskb ? r->txskb->data : r->frame_buf;
 	if (!r->qps || !r->cqs || !r->mrs || !r->mws || !r->srqs || !r->kick ||
-	    !r->resend || !r->ev_pend || !r->ev_batch || !r->frame_buf ||
+	    !r->resend || !r->db_late || !r->ev_pend || !r->ev_batch || !r->frame_buf ||
 	    !r->train) {
 		gn_roce_free(r);
 		return ERR_PTR(-ENOMEM);

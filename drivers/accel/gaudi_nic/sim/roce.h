@@ -8,7 +8,8 @@
  * access to contexts (QP, CQ, MR tables and their state) and every frame
  * the engine sends happens under @dp_lock (BH disabled): in the doorbell
  * caller (SQ processing) and in the engine's work item (received frames,
- * timers).  Frames received from the MACs are queued on @rxq by the MAC
+ * timers, and the doorbells rung with interrupts off, latched in
+ * @db_late).  Frames received from the MACs are queued on @rxq by the MAC
  * hook (large frames and trains sent zero-copy by reference to their
  * pages, a large frame built by another engine on this CPU by reference
  * to its skb, any other copied) and processed by the work item, which
@@ -344,6 +345,8 @@ struct gaudi_nic_roce {
 	bool rx_inline;
 	struct sk_buff_head txq;	/* frames to send */
 	unsigned long *resend;		/* QPs with requests to send */
+	/* doorbells rung with interrupts off, for the work item: GN_DB_BITS */
+	unsigned long *db_late;
 	/*
 	 * TX frame under construction, under dp_lock: the data of @txskb
 	 * (which a receiving engine may take over, then a new one is
@@ -374,7 +377,18 @@ struct gaudi_nic_roce {
 #define GN_EV_OBJS	1024
 #define GN_EV_BITS	((GN_EV_LAST - GN_EV_FIRST + 1) * GN_EV_OBJS)
 
+/*
+ * Latched doorbells: GN_ROCE_DB_SQ .. GN_ROCE_DB_CQ_ARM_SOL (1..4), each a
+ * bitmap of GN_DB_OBJS objects (QPs and CQs number < 1024).
+ */
+#define GN_DB_FIRST	GN_ROCE_DB_SQ
+#define GN_DB_LAST	GN_ROCE_DB_CQ_ARM_SOL
+#define GN_DB_OBJS	1024
+#define GN_DB_BITS	((GN_DB_LAST - GN_DB_FIRST + 1) * GN_DB_OBJS)
+static_assert(GN_ROCE_MAX_QP <= GN_DB_OBJS && GN_ROCE_MAX_CQ <= GN_DB_OBJS);
+
 /* roce.c */
+void gnsim_roce_db_late(struct gaudi_nic_roce *r);
 void *gnsim_roce_dma_virt(struct gaudi_nic_roce *r, u64 addr);
 
 /* roce_ev.c */

@@ -655,6 +655,7 @@ void gnsim_rdp_work(struct kthread_work *work)
 		skb_queue_purge(&r->txq);
 		return;
 	}
+	gnsim_roce_db_late(r);
 	/* one batch, taken under one acquisition of the queue's lock */
 	spin_lock(&r->rxq.lock);
 	while (budget-- > 0 && (skb = __skb_dequeue(&r->rxq)))

@@ -158,9 +158,6 @@ struct gib_qp {
 	u32 sq_prod;
 	spinlock_t rq_lock;	/* kernel QPs: @rq_prod, RQ slots */
 	u32 rq_prod;
-	/* kernel QPs: doorbells of posts made with interrupts off */
-	struct work_struct db_work;
-	unsigned long db_pending;	/* BIT(GN_ROCE_DB_SQ), BIT(..._RQ) */
 };
 
 /*

@@ -18,37 +18,6 @@
 
 #include "gaudi_ib.h"
 
-/*
- * Ring a kernel QP's doorbell.  The engine contract allows any context,
- * but the emulated engine takes a BH-disabling lock in its doorbell, and
- * the MAD layer posts with interrupts off (ib_send_mad() holds its
- * send_queue lock, irqsave): local_bh_enable() with interrupts off is
- * forbidden.  Those doorbells are rung from a work item instead; the WQEs
- * are already visible, so only the engine's look at the ring is later.
- */
-static void gib_qp_db_work(struct work_struct *work)
-{
-	struct gib_qp *qp = container_of(work, struct gib_qp, db_work);
-	struct gib_dev *dev = to_gdev(qp->ibqp.device);
-
-	if (test_and_clear_bit(GN_ROCE_DB_RQ, &qp->db_pending))
-		gaudi_nic_roce_doorbell(dev->hw,
-					GN_ROCE_DB(GN_ROCE_DB_RQ, qp->qpn));
-	if (test_and_clear_bit(GN_ROCE_DB_SQ, &qp->db_pending))
-		gaudi_nic_roce_doorbell(dev->hw,
-					GN_ROCE_DB(GN_ROCE_DB_SQ, qp->qpn));
-}
-
-static void gib_qp_doorbell(struct gib_dev *dev, struct gib_qp *qp, u32 type)
-{
-	if (!irqs_disabled()) {
-		gaudi_nic_roce_doorbell(dev->hw, GN_ROCE_DB(type, qp->qpn));
-		return;
-	}
-	set_bit(type, &qp->db_pending);
-	queue_work(system_highpri_wq, &qp->db_work);
-}
-
 static u8 gib_hw_qp_type(enum ib_qp_type t)
 {
 	switch (t) {
@@ -168,7 +137,6 @@ static void gib_qp_init_sw(struct gib_qp *qp,
 	mutex_init(&qp->mutex);
 	spin_lock_init(&qp->sq_lock);
 	spin_lock_init(&qp->rq_lock);
-	INIT_WORK(&qp->db_work, gib_qp_db_work);
 	qp->sq_prod = 0;
 	qp->rq_prod = 0;
 	qp->state = IB_QPS_RESET;
@@ -697,8 +665,6 @@ int gib_destroy_qp(struct ib_qp *ibqp, struct ib_udata *udata)
 	struct gib_qp *qp = to_gqp(ibqp);
 
 	xa_erase_irq(&dev->qps, qp->qpn);
-	/* kernel QPs: no post is running any more, a deferred doorbell may */
-	cancel_work_sync(&qp->db_work);
 	gaudi_nic_roce_cmd(dev->hw, GN_ROCE_CMD_DESTROY_QP, qp->qpn, NULL, 0,
 			   NULL, 0);
 	/* the engine writes no more CQEs of it: drop those left (kernel CQs) */
@@ -861,7 +827,8 @@ int gib_post_send(struct ib_qp *ibqp, const struct ib_send_wr *wr,
 		*bad = b;
 	/* outside the lock */
 	if (posted)
-		gib_qp_doorbell(dev, qp, GN_ROCE_DB_SQ);
+		gaudi_nic_roce_doorbell(dev->hw,
+					GN_ROCE_DB(GN_ROCE_DB_SQ, qp->qpn));
 	return ret;
 }
 
@@ -894,6 +861,7 @@ int gib_post_recv(struct ib_qp *ibqp, const struct ib_recv_wr *wr,
 	if (ret)
 		*bad = b;
 	if (posted)
-		gib_qp_doorbell(dev, qp, GN_ROCE_DB_RQ);
+		gaudi_nic_roce_doorbell(dev->hw,
+					GN_ROCE_DB(GN_ROCE_DB_RQ, qp->qpn));
 	return ret;
 }
