@@ -3,7 +3,7 @@
 . "$(dirname "${BASH_SOURCE[0]}")/../lib/klog.sh"
 KO=${GAUDI_NIC_KMOD:-/build/kmod}/drivers/accel/gaudi_nic/gaudi_nic.ko
 # the emulated ASIC: creates the devices, owns the control files
-SIM_KO=${GAUDI_NIC_KMOD:-/build/kmod}/drivers/accel/gaudi_nic/gaudi_nic_sim.ko
+SIM_KO=${GAUDI_NIC_KMOD:-/build/kmod}/drivers/accel/gaudi_nic/sim/gaudi_nic_sim.ko
 SIMDRV=/sys/bus/platform/drivers/gaudi_nic_sim
 IMP_KO=${GAUDI_NIC_KMOD:-/build/kmod}/tests/kmod/gaudi_nic_test_importer.ko
 # hl-thunk's example and benchmark (hl-thunk/meson.build, release build)

@@ -18,7 +18,7 @@ set -u
 
 GN_KO=${GN_KO:-${GAUDI_NIC_KMOD:-/build/kmod}/drivers/accel/gaudi_nic/gaudi_nic.ko}
 # the emulated ASIC, whose platform driver directory has the control files
-GN_SIM_KO=${GN_SIM_KO:-${GAUDI_NIC_KMOD:-/build/kmod}/drivers/accel/gaudi_nic/gaudi_nic_sim.ko}
+GN_SIM_KO=${GN_SIM_KO:-${GAUDI_NIC_KMOD:-/build/kmod}/drivers/accel/gaudi_nic/sim/gaudi_nic_sim.ko}
 GN_SYSFS=/sys/bus/platform/drivers/gaudi_nic_sim
 GN_DEV=${GN_DEV:-20}
 if [ -n "${NETIF:-}" ]; then

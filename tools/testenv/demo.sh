@@ -9,7 +9,7 @@ missing() { printf '(%s is not built in this tree: skipping this step)\n' "$1"; 
 fail() { printf '\033[1;31mdemo: %s\033[0m\n' "$*"; exit 1; }
 
 GN_KO=$B/kmod/drivers/accel/gaudi_nic/gaudi_nic.ko
-SIM_KO=$B/kmod/drivers/accel/gaudi_nic/gaudi_nic_sim.ko
+SIM_KO=$B/kmod/drivers/accel/gaudi_nic/sim/gaudi_nic_sim.ko
 GIB_KO=$B/kmod/drivers/infiniband/hw/gaudi/gaudi_ib.ko
 export LD_LIBRARY_PATH=$B/prefix/lib
 export RDMAV_DRIVERS=$B/prefix/lib/libibverbs/libgaudi
