@@ -154,27 +154,42 @@ static int kulp_flush_recvs(struct ib_qp *qp, int n)
 	return ib_modify_qp(qp, &attr, IB_QP_STATE);
 }
 
+/*
+ * A CQ whose handler is kulp_comp() (@k) and a UD QP on it, for test
+ * @name; NULL, reported, if either could not be made.
+ */
+static struct ib_qp *kulp_cq_qp(struct ib_pd *pd, struct kulp_cq *k,
+				const char *name)
+{
+	struct ib_cq_init_attr ca = { .cqe = 16 };
+	struct ib_qp *qp;
+
+	init_completion(&k->done);
+	k->cq = ib_create_cq(pd->device, kulp_comp, NULL, k, &ca);
+	if (IS_ERR(k->cq)) {
+		kulp_report(false, name, "ib_create_cq: %ld", PTR_ERR(k->cq));
+		return NULL;
+	}
+	qp = kulp_qp(pd, k->cq);
+	if (IS_ERR(qp)) {
+		kulp_report(false, name, "QP: %ld", PTR_ERR(qp));
+		ib_destroy_cq(k->cq);
+		return NULL;
+	}
+	return qp;
+}
+
 static void kulp_test_rearm(struct ib_pd *pd)
 {
 	struct kulp_cq k = { .want = KULP_NRECV };
-	struct ib_cq_init_attr ca = { .cqe = 16 };
 	struct ib_recv_wr wr = { .wr_id = KULP_COOKIE + KULP_NRECV };
 	struct ib_qp *qp;
 	long left;
 	int ret;
 
-	init_completion(&k.done);
-	k.cq = ib_create_cq(pd->device, kulp_comp, NULL, &k, &ca);
-	if (IS_ERR(k.cq)) {
-		kulp_report(false, "rearm", "ib_create_cq: %ld",
-			    PTR_ERR(k.cq));
+	qp = kulp_cq_qp(pd, &k, "rearm");
+	if (!qp)
 		return;
-	}
-	qp = kulp_qp(pd, k.cq);
-	if (IS_ERR(qp)) {
-		kulp_report(false, "rearm", "QP: %ld", PTR_ERR(qp));
-		goto out_cq;
-	}
 	ib_req_notify_cq(k.cq, IB_CQ_NEXT_COMP);
 	ret = kulp_flush_recvs(qp, KULP_NRECV);
 	if (ret) {
@@ -199,7 +214,6 @@ static void kulp_test_rearm(struct ib_pd *pd)
 		    atomic_read(&k.irqs_off), atomic_read(&k.events));
 out_qp:
 	ib_destroy_qp(qp);
-out_cq:
 	ib_destroy_cq(k.cq);
 }
 
@@ -226,7 +240,6 @@ static void kulp_test_irqoff(struct ib_pd *pd)
 {
 	struct kulp_cq k = { .want = KULP_NRECV };
 	struct ib_qp_attr err = { .qp_state = IB_QPS_ERR };
-	struct ib_cq_init_attr ca = { .cqe = 16 };
 	struct kulp_hard h = { .ret = -EINPROGRESS };
 	struct ib_recv_wr wr = {};
 	unsigned long flags;
@@ -234,18 +247,9 @@ static void kulp_test_irqoff(struct ib_pd *pd)
 	struct ib_qp *qp;
 	long left;
 
-	init_completion(&k.done);
-	k.cq = ib_create_cq(pd->device, kulp_comp, NULL, &k, &ca);
-	if (IS_ERR(k.cq)) {
-		kulp_report(false, "irqoff", "ib_create_cq: %ld",
-			    PTR_ERR(k.cq));
+	qp = kulp_cq_qp(pd, &k, "irqoff");
+	if (!qp)
 		return;
-	}
-	qp = kulp_qp(pd, k.cq);
-	if (IS_ERR(qp)) {
-		kulp_report(false, "irqoff", "QP: %ld", PTR_ERR(qp));
-		goto out_cq;
-	}
 	ret = ib_modify_qp(qp, &err, IB_QP_STATE);
 	if (ret) {
 		kulp_report(false, "irqoff", "QP to ERR: %d", ret);
@@ -279,7 +283,6 @@ static void kulp_test_irqoff(struct ib_pd *pd)
 		    atomic_read(&k.polled), KULP_NRECV + 1);
 out_qp:
 	ib_destroy_qp(qp);
-out_cq:
 	ib_destroy_cq(k.cq);
 }
 

@@ -31,14 +31,15 @@ SIM_REG_SYMS=${SIM_REG_SYMS:-}
 # The contract headers the RDMA driver may include.
 IB_HDRS="roce_hw.h core.h"
 
-# includes_of FILE...: "FILE HEADER" for each #include of FILE, HEADER
-# as written with its quotes or angle brackets
+# includes_of TOP FILE...: "FILE HEADER" for each #include of each FILE,
+# FILE relative to TOP, HEADER as written with its quotes or brackets
 includes_of() {
-	local f
+	local top=$1 f
+	shift
 	for f in "$@"; do
 		[ -e "$f" ] || continue
 		sed -n 's/^[[:space:]]*#[[:space:]]*include[[:space:]]*\([<"][^>"]*[>"]\).*/\1/p' "$f" |
-			while read -r h; do echo "${f#"$s"/} $h"; done
+			while read -r h; do echo "${f#"$top"/} $h"; done
 	done
 }
 
@@ -48,17 +49,15 @@ check() {
 	local obj=$2/drivers/accel/gaudi_nic f h sym bad=0 found
 	local ib=$1/drivers/infiniband/hw/gaudi ib_obj=$2/drivers/infiniband/hw/gaudi
 	found=$(mktemp)
-	# 1. includes
-	for f in "$drv"/*.[ch]; do
-		[ -e "$f" ] || continue
-		sed -n 's/^[[:space:]]*#[[:space:]]*include[[:space:]]*"\(sim\/[^"]*\)".*/\1/p' "$f" |
-			while read -r h; do echo "include ${f#"$s"/} $h"; done
+	# 1. includes ("include FILE HEADER", HEADER without its quotes)
+	includes_of "$s" "$drv"/*.[ch] | while read -r f h; do
+		case $h in \"sim/*\") h=${h#\"}; echo "include $f ${h%\"}" ;; esac
 	done >> "$found"
-	for f in "$drv"/sim/*.[ch]; do
-		[ -e "$f" ] || continue
-		sed -n -e 's/^[[:space:]]*#[[:space:]]*include[[:space:]]*"\(\.\.\/[^"]*\)".*/\1/p' \
-			-e 's/^[[:space:]]*#[[:space:]]*include[[:space:]]*<\(linux\/gaudi_nic\/core\.h\)>.*/\1/p' "$f" |
-			while read -r h; do echo "include ${f#"$s"/} $h"; done
+	includes_of "$s" "$drv"/sim/*.[ch] | while read -r f h; do
+		case $h in
+		\"../*\") h=${h#\"}; echo "include $f ${h%\"}" ;;
+		\<linux/gaudi_nic/core.h\>) echo "include $f linux/gaudi_nic/core.h" ;;
+		esac
 	done >> "$found"
 	# 2. symbols between the objects
 	local drv_o=() sim_o=()
@@ -94,7 +93,7 @@ check() {
 			done >> "$found"
 	fi
 	# 5. the RDMA driver: includes and symbols
-	includes_of "$ib"/*.[ch] | while read -r f h; do
+	includes_of "$s" "$ib"/*.[ch] | while read -r f h; do
 		case $h in
 		\"*/*\") echo "ib-include $f $h" ;;
 		\<linux/gaudi_nic/*\>)
@@ -120,7 +119,7 @@ check() {
 	# 6. the contract headers
 	for f in "$s"/include/linux/gaudi_nic/*.h; do
 		[ "${f##*/}" = core.h ] && continue
-		includes_of "$f"
+		includes_of "$s" "$f"
 	done | while read -r f h; do
 		case $h in
 		\"*\"|\<linux/gaudi_nic/core.h\>) echo "contract-include $f $h" ;;

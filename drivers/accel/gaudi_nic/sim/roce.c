@@ -1101,8 +1101,8 @@ struct gaudi_nic_roce *gnsim_roce_alloc(struct device *dma_dev, u32 id,
 	r->txskb = alloc_skb(GN_RR_MAX_FRAME, GFP_KERNEL);
 	r->frame = r->txskb ? r->txskb->data : r->frame_buf;
 	if (!r->qps || !r->cqs || !r->mrs || !r->mws || !r->srqs || !r->kick ||
-	    !r->resend || !r->db_late || !r->ev_pend || !r->ev_batch || !r->frame_buf ||
-	    !r->train) {
+	    !r->resend || !r->db_late || !r->ev_pend || !r->ev_batch ||
+	    !r->frame_buf || !r->train) {
 		gn_roce_free(r);
 		return ERR_PTR(-ENOMEM);
 	}
