@@ -976,11 +976,13 @@ static void test_uc(struct __test_metadata *_metadata)
 }
 
 /*
- * A QP moved to RESET takes its completions out of the CQ (as mlx4 and
- * mlx5 do; rdma-core's rereg tests restart QPs that way), and only its
- * own: two QPs with a flushed receive each, one reset.
+ * A QP moved to RESET or destroyed takes its completions out of the CQ
+ * (as mlx4 and mlx5 do; rdma-core's rereg tests restart QPs that way, and
+ * libfabric's rxm drains a shared CQ after freeing a connection's
+ * endpoint), and only its own: two QPs with a flushed receive each, one
+ * reset or destroyed.
  */
-static void test_reset_cq(struct __test_metadata *_metadata)
+static void test_gone_cq(struct __test_metadata *_metadata, bool destroy)
 {
 	struct ibv_mr *mr = ibv_reg_mr(A.pd, abuf, LEN, ACC_ALL);
 	struct ibv_qp *q[2] = { new_qp(A.pd, A.cq), new_qp(A.pd, A.cq) };
@@ -1003,12 +1005,16 @@ static void test_reset_cq(struct __test_metadata *_metadata)
 	}
 	usleep(200000);
 	at.qp_state = IBV_QPS_RESET;
-	if (q[0] && !ibv_modify_qp(q[0], &at, IBV_QP_STATE))
+	if (q[0] && destroy && !ibv_destroy_qp(q[0])) {
+		q[0] = NULL;
 		n = ibv_poll_cq(A.cq, 4, wc);
+	} else if (q[0] && !destroy && !ibv_modify_qp(q[0], &at, IBV_QP_STATE)) {
+		n = ibv_poll_cq(A.cq, 4, wc);
+	}
 	EXPECT_TRUE(q[1] && n == 1 && wc[0].qp_num == q[1]->qp_num &&
 	   wc[0].status == IBV_WC_WR_FLUSH_ERR)
-		TH_LOG("RESET drops the QP's own flushed completion from the CQ, not another QP's (%d left)",
-	   n);
+		TH_LOG("%s drops the QP's own flushed completion from the CQ, not another QP's (%d left)",
+	   destroy ? "destroy" : "RESET", n);
 	for (i = 0; i < 2; i++)
 		if (q[i])
 			ibv_destroy_qp(q[i]);
@@ -1194,7 +1200,12 @@ TEST_F_TIMEOUT(mw, uc, 120)
 
 TEST_F_TIMEOUT(mw, reset_cq, 120)
 {
-	test_reset_cq(_metadata);
+	test_gone_cq(_metadata, false);
+}
+
+TEST_F_TIMEOUT(mw, destroy_cq, 120)
+{
+	test_gone_cq(_metadata, true);
 }
 
 TEST_F_TIMEOUT(mw, flush, 120)

@@ -391,7 +391,8 @@ int gaudi_req_notify_cq(struct ibv_cq *ibcq, int solicited_only)
 
 /*
  * Drop the completions of QP @qpn not yet polled from @ibcq (a QP moved
- * to RESET starts afresh, as mlx4 and mlx5 clean their CQs): the others
+ * to RESET starts afresh, and a destroyed one leaves nothing behind, as
+ * mlx4 and mlx5 clean their CQs): the others
  * move up over them, newest first, and the consumer index passes the
  * freed slots.  The engine may be adding CQEs past the producer index
  * read here meanwhile; those are not touched.

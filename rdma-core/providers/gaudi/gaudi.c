@@ -506,6 +506,21 @@ static int gaudi_query_qp(struct ibv_qp *ibqp, struct ibv_qp_attr *attr,
 	return 0;
 }
 
+/*
+ * Take @ibqp's completions not yet polled out of its CQs, as mlx4 and
+ * mlx5 do when a QP is reset or destroyed: once the call returns, a poll
+ * sees nothing of the QP as it was.  A consumer may free the contexts of
+ * a destroyed QP's work requests at once, as libfabric's rxm frees a
+ * connection's endpoint and then drains the shared CQ.
+ */
+static void gaudi_qp_clean_cqs(struct ibv_qp *ibqp)
+{
+	if (ibqp->send_cq)
+		gaudi_cq_clean(ibqp->send_cq, ibqp->qp_num);
+	if (ibqp->recv_cq && ibqp->recv_cq != ibqp->send_cq)
+		gaudi_cq_clean(ibqp->recv_cq, ibqp->qp_num);
+}
+
 static int gaudi_modify_qp(struct ibv_qp *ibqp, struct ibv_qp_attr *attr,
 			   int attr_mask)
 {
@@ -519,9 +534,7 @@ static int gaudi_modify_qp(struct ibv_qp *ibqp, struct ibv_qp_attr *attr,
 	if (attr_mask & IBV_QP_STATE) {
 		qp->in_error = attr->qp_state == IBV_QPS_ERR;
 		if (attr->qp_state == IBV_QPS_RESET) {
-			gaudi_cq_clean(ibqp->send_cq, ibqp->qp_num);
-			if (ibqp->recv_cq && ibqp->recv_cq != ibqp->send_cq)
-				gaudi_cq_clean(ibqp->recv_cq, ibqp->qp_num);
+			gaudi_qp_clean_cqs(ibqp);
 			/* the engine emptied the rings */
 			qp->sq_prod = gaudi_load_acquire(&qp->sq.hdr->prod);
 			if (qp->rq.map)
@@ -537,9 +550,13 @@ static int gaudi_destroy_qp(struct ibv_qp *ibqp)
 	struct ibv_context *ibctx = ibqp->context;
 	int ret;
 
-	ret = gaudi_ctx_closed(ibctx) ? 0 : ibv_cmd_destroy_qp(ibqp);
-	if (ret)
-		return ret;
+	if (!gaudi_ctx_closed(ibctx)) {
+		ret = ibv_cmd_destroy_qp(ibqp);
+		if (ret)
+			return ret;
+		/* the engine writes no more CQEs for it */
+		gaudi_qp_clean_cqs(ibqp);
+	}
 	gaudi_ring_unmap(&qp->sq);
 	gaudi_ring_unmap(&qp->rq);
 	pthread_spin_destroy(&qp->sq_lock);
