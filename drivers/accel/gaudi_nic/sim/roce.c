@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * The emulated RoCE v2 engine: mailbox commands, doorbells, events.  The
+ * The emulated RoCE v2 engine: the mailbox (its command table; each
+ * object's commands are in roce_cq.c, roce_qp.c, roce_srq.c, roce_mr.c and
+ * roce_mw.c), the port commands, doorbells, and the engine's life.  The
  * core driver creates it through the hardware ops (gnsim_roce_alloc()) and
  * the auxiliary device gaudi_nic.rdma.N through which gaudi_ib drives it.
  * The data path is in roce_dp.c; the concurrency model in roce.h.
@@ -103,8 +105,8 @@ bad:
 	return -EINVAL;
 }
 
-static int gn_rring_load(struct gaudi_nic_roce *r, const struct gn_roce_pbl *p,
-			 u32 log, u32 stride, struct gn_rring *ring)
+int gnsim_rring_load(struct gaudi_nic_roce *r, const struct gn_roce_pbl *p,
+		     u32 log, u32 stride, struct gn_rring *ring)
 {
 	u64 need = GN_ROCE_RING_HDR_SIZE + ((u64)stride << log);
 	int ret;
@@ -128,86 +130,9 @@ static int gn_rring_load(struct gaudi_nic_roce *r, const struct gn_roce_pbl *p,
 
 /* ------------------------------------------------------------ commands */
 
-static int gn_cmd_create_cq(struct gaudi_nic_roce *r, u32 cqn,
-			    const struct gn_roce_cq_ctx *c)
-{
-	struct gn_rcq *cq;
-	int ret;
-
-	if (cqn >= GN_ROCE_MAX_CQ || !c->log_size ||
-	    c->log_size > GN_ROCE_MAX_CQ_LOG || memchr_inv(c->rsvd, 0,
-							   sizeof(c->rsvd)))
-		return -EINVAL;
-	if (r->cqs[cqn])
-		return -EBUSY;
-	cq = kzalloc(sizeof(*cq), GFP_KERNEL_ACCOUNT);
-	if (!cq)
-		return -ENOMEM;
-	cq->cqn = cqn;
-	ret = gn_rring_load(r, &c->ring, c->log_size, GN_ROCE_CQE_SIZE,
-			    &cq->ring);
-	if (ret) {
-		kfree(cq);
-		return ret;
-	}
-	cq->prod = le32_to_cpu(READ_ONCE(gnsim_rring_hdr(&cq->ring)->prod));
-	spin_lock_bh(&r->dp_lock);
-	r->cqs[cqn] = cq;
-	spin_unlock_bh(&r->dp_lock);
-	return 0;
-}
-
-static int gn_cmd_resize_cq(struct gaudi_nic_roce *r, u32 cqn,
-			    const struct gn_roce_cq_ctx *c)
-{
-	struct gn_roce_ring_hdr *ohdr, *nhdr;
-	struct gn_rring ring;
-	struct gn_rcq *cq;
-	u32 cons, n, i;
-	int ret;
-
-	if (cqn >= GN_ROCE_MAX_CQ || !c->log_size ||
-	    c->log_size > GN_ROCE_MAX_CQ_LOG ||
-	    memchr_inv(c->rsvd, 0, sizeof(c->rsvd)))
-		return -EINVAL;
-	ret = gn_rring_load(r, &c->ring, c->log_size, GN_ROCE_CQE_SIZE, &ring);
-	if (ret)
-		return ret;
-	nhdr = gnsim_rring_hdr(&ring);
-	spin_lock_bh(&r->dp_lock);
-	cq = r->cqs[cqn];
-	if (!cq) {
-		ret = -ENOENT;
-		goto out;
-	}
-	ohdr = gnsim_rring_hdr(&cq->ring);
-	cons = le32_to_cpu(READ_ONCE(ohdr->cons));
-	n = cq->prod - cons;
-	/* a consumer index past prod or a ring behind: nothing sane to move */
-	if (n > cq->ring.size || n > ring.size) {
-		ret = -EINVAL;
-		goto out;
-	}
-	for (i = 0; i < n; i++)
-		memcpy(gnsim_rring_entry(&ring, i),
-		       gnsim_rring_entry(&cq->ring, cons + i), GN_ROCE_CQE_SIZE);
-	WRITE_ONCE(nhdr->cons, 0);
-	/* the entries before the index */
-	smp_wmb();
-	WRITE_ONCE(nhdr->prod, cpu_to_le32(n));
-	swap(cq->ring, ring);
-	cq->prod = n;
-	cq->overflow = false;
-out:
-	spin_unlock_bh(&r->dp_lock);
-	/* the old ring, or the new one if refused */
-	gnsim_rmem_free(&ring.mem);
-	return ret;
-}
-
 /* Doorbells @first..@last of @num latched and not taken: dropped. */
-static void gn_roce_db_drop(struct gaudi_nic_roce *r, u32 first, u32 last,
-			    u32 num)
+void gnsim_roce_db_drop(struct gaudi_nic_roce *r, u32 first, u32 last,
+			u32 num)
 {
 	u32 t;
 
@@ -215,445 +140,11 @@ static void gn_roce_db_drop(struct gaudi_nic_roce *r, u32 first, u32 last,
 		clear_bit((t - GN_DB_FIRST) * GN_DB_OBJS + num, r->db_late);
 }
 
-static void gn_cq_free(struct gn_rcq *cq)
-{
-	gnsim_rmem_free(&cq->ring.mem);
-	kfree(cq);
-}
-
-static int gn_cmd_destroy_cq(struct gaudi_nic_roce *r, u32 cqn)
-{
-	struct gn_rcq *cq;
-
-	if (cqn >= GN_ROCE_MAX_CQ)
-		return -EINVAL;
-	spin_lock_bh(&r->dp_lock);
-	cq = r->cqs[cqn];
-	if (cq && cq->users) {
-		spin_unlock_bh(&r->dp_lock);
-		return -EBUSY;
-	}
-	r->cqs[cqn] = NULL;
-	gnsim_roce_ev_drop(r, GN_ROCE_EV_COMP, GN_ROCE_EV_CQ_ERR, cqn);
-	gn_roce_db_drop(r, GN_ROCE_DB_CQ_ARM, GN_ROCE_DB_CQ_ARM_SOL, cqn);
-	spin_unlock_bh(&r->dp_lock);
-	if (!cq)
-		return -ENOENT;
-	/* a delivery under way ends before the number can be reused */
-	flush_work(&r->ev_work);
-	gn_cq_free(cq);
-	return 0;
-}
-
-static int gn_cmd_create_srq(struct gaudi_nic_roce *r, u32 srqn,
-			     const struct gn_roce_srq_ctx *c)
-{
-	struct gn_rsrq *srq;
-	int ret;
-
-	if (srqn >= GN_ROCE_MAX_SRQ || !c->log_size ||
-	    c->log_size > GN_ROCE_MAX_WQ_LOG ||
-	    le32_to_cpu(c->limit) > BIT(c->log_size) ||
-	    memchr_inv(c->rsvd, 0, sizeof(c->rsvd)))
-		return -EINVAL;
-	if (r->srqs[srqn])
-		return -EBUSY;
-	srq = kzalloc(sizeof(*srq), GFP_KERNEL_ACCOUNT);
-	if (!srq)
-		return -ENOMEM;
-	srq->srqn = srqn;
-	srq->pdn = le32_to_cpu(c->pdn);
-	srq->limit = le32_to_cpu(c->limit);
-	ret = gn_rring_load(r, &c->ring, c->log_size, GN_ROCE_WQE_SIZE,
-			    &srq->ring);
-	if (ret) {
-		kfree(srq);
-		return ret;
-	}
-	srq->cons = le32_to_cpu(READ_ONCE(gnsim_rring_hdr(&srq->ring)->prod));
-	WRITE_ONCE(gnsim_rring_hdr(&srq->ring)->cons, cpu_to_le32(srq->cons));
-	spin_lock_bh(&r->dp_lock);
-	r->srqs[srqn] = srq;
-	spin_unlock_bh(&r->dp_lock);
-	return 0;
-}
-
-static int gn_cmd_destroy_srq(struct gaudi_nic_roce *r, u32 srqn)
-{
-	struct gn_rsrq *srq;
-
-	if (srqn >= GN_ROCE_MAX_SRQ)
-		return -EINVAL;
-	spin_lock_bh(&r->dp_lock);
-	srq = r->srqs[srqn];
-	if (srq && srq->users) {
-		spin_unlock_bh(&r->dp_lock);
-		return -EBUSY;
-	}
-	r->srqs[srqn] = NULL;
-	gnsim_roce_ev_drop(r, GN_ROCE_EV_SRQ_LIMIT, GN_ROCE_EV_SRQ_LIMIT, srqn);
-	spin_unlock_bh(&r->dp_lock);
-	if (!srq)
-		return -ENOENT;
-	flush_work(&r->ev_work);
-	gnsim_rmem_free(&srq->ring.mem);
-	kfree(srq);
-	return 0;
-}
-
-static int gn_cmd_resize_srq(struct gaudi_nic_roce *r, u32 srqn,
-			     const struct gn_roce_srq_ctx *c)
-{
-	struct gn_roce_ring_hdr *ohdr, *nhdr;
-	struct gn_rring ring;
-	struct gn_rsrq *srq;
-	u32 prod, n, i;
-	int ret;
-
-	if (srqn >= GN_ROCE_MAX_SRQ || !c->log_size ||
-	    c->log_size > GN_ROCE_MAX_WQ_LOG || c->pdn || c->limit ||
-	    memchr_inv(c->rsvd, 0, sizeof(c->rsvd)))
-		return -EINVAL;
-	ret = gn_rring_load(r, &c->ring, c->log_size, GN_ROCE_WQE_SIZE, &ring);
-	if (ret)
-		return ret;
-	nhdr = gnsim_rring_hdr(&ring);
-	spin_lock_bh(&r->dp_lock);
-	srq = r->srqs[srqn];
-	if (!srq) {
-		ret = -ENOENT;
-		goto out;
-	}
-	ohdr = gnsim_rring_hdr(&srq->ring);
-	prod = le32_to_cpu(READ_ONCE(ohdr->prod));
-	n = prod - srq->cons;
-	if (n > srq->ring.size || n > ring.size) {
-		ret = -EINVAL;
-		goto out;
-	}
-	for (i = 0; i < n; i++)
-		memcpy(gnsim_rring_entry(&ring, i),
-		       gnsim_rring_entry(&srq->ring, srq->cons + i),
-		       GN_ROCE_WQE_SIZE);
-	WRITE_ONCE(nhdr->cons, 0);
-	WRITE_ONCE(nhdr->prod, cpu_to_le32(n));
-	swap(srq->ring, ring);
-	srq->cons = 0;
-out:
-	spin_unlock_bh(&r->dp_lock);
-	gnsim_rmem_free(&ring.mem);
-	return ret;
-}
-
-static int gn_cmd_arm_srq(struct gaudi_nic_roce *r, u32 srqn,
-			  const __le32 *limit)
-{
-	struct gn_rsrq *srq;
-	int ret = 0;
-
-	if (srqn >= GN_ROCE_MAX_SRQ)
-		return -EINVAL;
-	spin_lock_bh(&r->dp_lock);
-	srq = r->srqs[srqn];
-	if (!srq)
-		ret = -ENOENT;
-	else if (le32_to_cpu(*limit) > srq->ring.size)
-		ret = -EINVAL;
-	else
-		srq->limit = le32_to_cpu(*limit);
-	spin_unlock_bh(&r->dp_lock);
-	return ret;
-}
-
-static int gn_cmd_query_srq(struct gaudi_nic_roce *r, u32 srqn,
-			    struct gn_roce_srq_ctx *c)
-{
-	struct gn_rsrq *srq;
-
-	if (srqn >= GN_ROCE_MAX_SRQ)
-		return -EINVAL;
-	memset(c, 0, sizeof(*c));
-	spin_lock_bh(&r->dp_lock);
-	srq = r->srqs[srqn];
-	if (srq) {
-		c->pdn = cpu_to_le32(srq->pdn);
-		c->limit = cpu_to_le32(srq->limit);
-		c->log_size = ilog2(srq->ring.size);
-	}
-	spin_unlock_bh(&r->dp_lock);
-	return srq ? 0 : -ENOENT;
-}
-
-static void gn_qp_free(struct gn_rqp *qp)
-{
-	gnsim_rmem_free(&qp->sq.mem);
-	gnsim_rmem_free(&qp->rq.mem);
-	kvfree(qp->swqe);
-	kfree(qp);
-}
-
-/* The path of a connected QP: the address vector of context @c. */
-static void gn_qp_set_path(struct gn_rqp *qp, const struct gn_roce_qp_ctx *c)
-{
-	memcpy(qp->path.dmac, c->dmac, sizeof(qp->path.dmac));
-	memcpy(qp->path.dgid, c->dgid, sizeof(qp->path.dgid));
-	qp->path.sgid_index = c->sgid_index;
-	qp->path.hop_limit = c->hop_limit;
-	qp->path.traffic_class = c->traffic_class;
-	qp->path.flow_label = c->flow_label;
-}
-
-static int gn_cmd_create_qp(struct gaudi_nic_roce *r, u32 qpn,
-			    const struct gn_roce_qp_ctx *c)
-{
-	u32 scqn = le32_to_cpu(c->sq_cqn), rcqn = le32_to_cpu(c->rq_cqn);
-	struct gn_rqp *qp;
-	int ret;
-
-	if (qpn < GN_ROCE_MIN_QPN || qpn >= GN_ROCE_MAX_QP ||
-	    le32_to_cpu(c->qpn) != qpn ||
-	    (c->type != GN_ROCE_QPT_RC && c->type != GN_ROCE_QPT_UD &&
-	     c->type != GN_ROCE_QPT_GSI && c->type != GN_ROCE_QPT_UC) ||
-	    c->flags & ~(GN_ROCE_QPF_PRIV | GN_ROCE_QPF_SRQ |
-			 GN_ROCE_QPF_UD_WQE256) || c->rsvd0 ||
-	    ((c->flags & GN_ROCE_QPF_UD_WQE256) &&
-	     c->type != GN_ROCE_QPT_UD && c->type != GN_ROCE_QPT_GSI) ||
-	    c->rsvd1 || ((c->flags & GN_ROCE_QPF_SRQ) &&
-			 (le32_to_cpu(c->srqn) >= GN_ROCE_MAX_SRQ ||
-			  c->type == GN_ROCE_QPT_GSI)) ||
-	    c->port >= r->num_ports ||
-	    c->state != GN_ROCE_QPS_RESET ||
-	    c->sq_log_size > GN_ROCE_MAX_WQ_LOG ||
-	    c->rq_log_size > GN_ROCE_MAX_WQ_LOG ||
-	    c->max_rd_atomic > GN_ROCE_MAX_RD_ATOM ||
-	    c->max_dest_rd_atomic > GN_ROCE_MAX_RD_ATOM ||
-	    scqn >= GN_ROCE_MAX_CQ || rcqn >= GN_ROCE_MAX_CQ)
-		return -EINVAL;
-	if (r->qps[qpn])
-		return -EBUSY;
-	qp = kzalloc(sizeof(*qp), GFP_KERNEL_ACCOUNT);
-	if (!qp)
-		return -ENOMEM;
-	qp->ctx = *c;
-	gn_qp_set_path(qp, c);
-	if (c->type == GN_ROCE_QPT_GSI)
-		qp->ctx.qkey = cpu_to_le32(GN_ROCE_GSI_QKEY);
-	qp->qpn = qpn;
-	qp->r = r;
-	qp->state = GN_ROCE_QPS_RESET;
-	qp->mtu = 1024;
-	timer_setup(&qp->timer, gnsim_rdp_timer, 0);
-	INIT_LIST_HEAD(&qp->ack_node);
-	INIT_LIST_HEAD(&qp->read_node);
-	ret = gn_rring_load(r, &c->sq, c->sq_log_size,
-			    c->flags & GN_ROCE_QPF_UD_WQE256 ?
-			    GN_ROCE_UD_WQE_SIZE : GN_ROCE_WQE_SIZE, &qp->sq);
-	if (ret)
-		goto err;
-	if (!(c->flags & GN_ROCE_QPF_SRQ)) {
-		ret = gn_rring_load(r, &c->rq, c->rq_log_size,
-				    GN_ROCE_WQE_SIZE, &qp->rq);
-		if (ret)
-			goto err;
-	}
-	qp->swqe = kvcalloc(qp->sq.size, sizeof(*qp->swqe),
-			    GFP_KERNEL_ACCOUNT | __GFP_NOWARN);
-	if (!qp->swqe) {
-		ret = -ENOMEM;
-		goto err;
-	}
-	spin_lock_bh(&r->dp_lock);
-	qp->scq = r->cqs[scqn];
-	qp->rcq = r->cqs[rcqn];
-	if (c->flags & GN_ROCE_QPF_SRQ)
-		qp->srq = r->srqs[le32_to_cpu(c->srqn)];
-	if (!qp->scq || !qp->rcq ||
-	    (!qp->srq && (c->flags & GN_ROCE_QPF_SRQ))) {
-		spin_unlock_bh(&r->dp_lock);
-		ret = -ENOENT;
-		goto err;
-	}
-	if (c->type == GN_ROCE_QPT_GSI) {
-		/* one QP1 per port */
-		if (r->ports[c->port].gsi) {
-			spin_unlock_bh(&r->dp_lock);
-			ret = -EBUSY;
-			goto err;
-		}
-		r->ports[c->port].gsi = qp;
-	}
-	qp->scq->users++;
-	qp->rcq->users++;
-	if (qp->srq)
-		qp->srq->users++;
-	gnsim_rdp_reset(r, qp);
-	r->qps[qpn] = qp;
-	spin_unlock_bh(&r->dp_lock);
-	return 0;
-err:
-	gn_qp_free(qp);
-	return ret;
-}
-
-static int gn_cmd_destroy_qp(struct gaudi_nic_roce *r, u32 qpn)
-{
-	struct gn_rqp *qp;
-
-	if (qpn >= GN_ROCE_MAX_QP)
-		return -EINVAL;
-	spin_lock_bh(&r->dp_lock);
-	qp = r->qps[qpn];
-	r->qps[qpn] = NULL;
-	gnsim_roce_ev_drop(r, GN_ROCE_EV_QP_FATAL, GN_ROCE_EV_QP_LAST_WQE, qpn);
-	gn_roce_db_drop(r, GN_ROCE_DB_SQ, GN_ROCE_DB_RQ, qpn);
-	if (qp) {
-		gnsim_mw_qp_gone(r, qpn);
-		if (r->ports[qp->ctx.port].gsi == qp)
-			r->ports[qp->ctx.port].gsi = NULL;
-		gnsim_rdp_ack_now(r, qp);
-		gnsim_rdp_detach(r, qp);
-		qp->scq->users--;
-		qp->rcq->users--;
-		if (qp->srq)
-			qp->srq->users--;
-	}
-	spin_unlock_bh(&r->dp_lock);
-	if (!qp)
-		return -ENOENT;
-	/* The timer may re-arm itself only under dp_lock via the table. */
-	timer_shutdown_sync(&qp->timer);
-	flush_work(&r->ev_work);
-	gn_qp_free(qp);
-	return 0;
-}
-
-static const u32 gn_mtu_bytes[] = { 0, 256, 512, 1024, 2048, 4096 };
-
-static int gn_cmd_modify_qp(struct gaudi_nic_roce *r, u32 qpn,
-			    const struct gn_roce_modify_qp *m)
-{
-	u32 mask = le32_to_cpu(m->mask);
-	const struct gn_roce_qp_ctx *c = &m->ctx;
-	struct gn_rqp *qp;
-	int ret = 0;
-
-	if (qpn >= GN_ROCE_MAX_QP || m->rsvd)
-		return -EINVAL;
-	if ((mask & GN_ROCE_QPC_STATE) && c->state > GN_ROCE_QPS_ERR)
-		return -EINVAL;
-	if ((mask & GN_ROCE_QPC_PATH_MTU) &&
-	    (c->path_mtu < 1 || c->path_mtu >= ARRAY_SIZE(gn_mtu_bytes)))
-		return -EINVAL;
-	if ((mask & GN_ROCE_QPC_PORT) && c->port >= r->num_ports)
-		return -EINVAL;
-	if ((mask & GN_ROCE_QPC_AV) && c->sgid_index >= GN_ROCE_MAX_GID)
-		return -EINVAL;
-	if (((mask & GN_ROCE_QPC_RD_ATOMIC) &&
-	     c->max_rd_atomic > GN_ROCE_MAX_RD_ATOM) ||
-	    ((mask & GN_ROCE_QPC_DEST_RD_AT) &&
-	     c->max_dest_rd_atomic > GN_ROCE_MAX_RD_ATOM))
-		return -EINVAL;
-
-	spin_lock_bh(&r->dp_lock);
-	qp = r->qps[qpn];
-	if (!qp) {
-		ret = -ENOENT;
-		goto out;
-	}
-	/* QP1 is its port's for life */
-	if ((mask & GN_ROCE_QPC_PORT) && qp->ctx.type == GN_ROCE_QPT_GSI &&
-	    c->port != qp->ctx.port) {
-		ret = -EINVAL;
-		goto out;
-	}
-	if (mask & GN_ROCE_QPC_ACCESS)
-		qp->ctx.access = c->access;
-	if (mask & GN_ROCE_QPC_PORT)
-		qp->ctx.port = c->port;
-	if ((mask & GN_ROCE_QPC_QKEY) && qp->ctx.type == GN_ROCE_QPT_UD)
-		qp->ctx.qkey = c->qkey;
-	if (mask & GN_ROCE_QPC_PATH_MTU)
-		qp->ctx.path_mtu = c->path_mtu;
-	if (mask & GN_ROCE_QPC_DEST_QPN)
-		qp->ctx.dest_qpn = c->dest_qpn;
-	if (mask & GN_ROCE_QPC_RQ_PSN)
-		qp->ctx.rq_psn = c->rq_psn;
-	if (mask & GN_ROCE_QPC_SQ_PSN)
-		qp->ctx.sq_psn = c->sq_psn;
-	if (mask & GN_ROCE_QPC_TIMEOUT)
-		qp->ctx.timeout = c->timeout;
-	if (mask & GN_ROCE_QPC_RETRY)
-		qp->ctx.retry_cnt = c->retry_cnt;
-	if (mask & GN_ROCE_QPC_RNR_RETRY)
-		qp->ctx.rnr_retry = c->rnr_retry;
-	if (mask & GN_ROCE_QPC_MIN_RNR)
-		qp->ctx.min_rnr_timer = c->min_rnr_timer;
-	if (mask & GN_ROCE_QPC_RD_ATOMIC)
-		qp->ctx.max_rd_atomic = c->max_rd_atomic;
-	if (mask & GN_ROCE_QPC_DEST_RD_AT)
-		qp->ctx.max_dest_rd_atomic = c->max_dest_rd_atomic;
-	if (mask & GN_ROCE_QPC_AV) {
-		memcpy(qp->ctx.dmac, c->dmac, sizeof(c->dmac));
-		memcpy(qp->ctx.dgid, c->dgid, sizeof(c->dgid));
-		qp->ctx.sgid_index = c->sgid_index;
-		qp->ctx.hop_limit = c->hop_limit;
-		qp->ctx.traffic_class = c->traffic_class;
-		qp->ctx.flow_label = c->flow_label;
-		gn_qp_set_path(qp, c);
-	}
-	if (mask & GN_ROCE_QPC_PATH_MTU)
-		qp->mtu = gn_mtu_bytes[qp->ctx.path_mtu];
-	if (mask & GN_ROCE_QPC_RQ_PSN)
-		qp->epsn = le32_to_cpu(c->rq_psn) & 0xffffff;
-	if (mask & GN_ROCE_QPC_SQ_PSN) {
-		qp->npsn = le32_to_cpu(c->sq_psn) & 0xffffff;
-		qp->una = qp->npsn;
-		qp->acked = qp->npsn;
-	}
-	if (mask & GN_ROCE_QPC_RETRY)
-		qp->retry_left = qp->ctx.retry_cnt;
-	if (mask & GN_ROCE_QPC_RNR_RETRY)
-		qp->rnr_left = qp->ctx.rnr_retry;
-	if (mask & GN_ROCE_QPC_STATE && c->state != qp->state) {
-		if (c->state == GN_ROCE_QPS_RESET) {
-			gnsim_rdp_ack_now(r, qp);
-			gnsim_rdp_reset(r, qp);
-		} else if (c->state == GN_ROCE_QPS_ERR) {
-			gnsim_rdp_ack_now(r, qp);
-			gnsim_rdp_to_error(r, qp);
-		} else {
-			qp->state = c->state;
-			if (qp->state == GN_ROCE_QPS_RTS)
-				gnsim_rdp_sq_doorbell(r, qp);
-		}
-	}
-out:
-	spin_unlock_bh(&r->dp_lock);
-	return ret;
-}
-
-static int gn_cmd_query_qp(struct gaudi_nic_roce *r, u32 qpn,
-			   struct gn_roce_qp_ctx *c)
-{
-	struct gn_rqp *qp;
-
-	if (qpn >= GN_ROCE_MAX_QP)
-		return -EINVAL;
-	spin_lock_bh(&r->dp_lock);
-	qp = r->qps[qpn];
-	if (qp) {
-		*c = qp->ctx;
-		c->state = qp->state;
-		c->sq_psn = cpu_to_le32(qp->npsn);
-		c->rq_psn = cpu_to_le32(qp->epsn);
-	}
-	spin_unlock_bh(&r->dp_lock);
-	return qp ? 0 : -ENOENT;
-}
-
 static int gn_cmd_set_port(struct gaudi_nic_roce *r, u32 port,
-			   const struct gn_roce_port_ctx *c)
+			   const void *in, void *out)
 {
+	const struct gn_roce_port_ctx *c = in;
+
 	if (port >= r->num_ports || c->rsvd1 ||
 	    memchr_inv(c->rsvd0, 0, sizeof(c->rsvd0)))
 		return -EINVAL;
@@ -665,8 +156,9 @@ static int gn_cmd_set_port(struct gaudi_nic_roce *r, u32 port,
 }
 
 static int gn_cmd_set_gid(struct gaudi_nic_roce *r, u32 index,
-			  const struct gn_roce_gid_ctx *c)
+			  const void *in, void *out)
 {
+	const struct gn_roce_gid_ctx *c = in;
 	u32 port = index >> 16, gi = index & 0xffff;
 
 	if (port >= r->num_ports || gi >= GN_ROCE_MAX_GID ||
@@ -680,8 +172,9 @@ static int gn_cmd_set_gid(struct gaudi_nic_roce *r, u32 index,
 }
 
 static int gn_cmd_query_stats(struct gaudi_nic_roce *r, u32 port,
-			      struct gn_roce_stats *out)
+			      const void *in, void *out)
 {
+	struct gn_roce_stats *st = out;
 	const u64 *src;
 	__le64 *dst;
 	unsigned int i;
@@ -691,136 +184,79 @@ static int gn_cmd_query_stats(struct gaudi_nic_roce *r, u32 port,
 	spin_lock_bh(&r->dp_lock);
 	src = (const u64 *)&r->ports[port].st;
 	dst = (__le64 *)out;
-	for (i = 0; i < sizeof(*out) / sizeof(u64); i++)
+	for (i = 0; i < sizeof(*st) / sizeof(u64); i++)
 		dst[i] = cpu_to_le64(src[i]);
 	/* frames the receive queue had no room for are dropped frames too */
 	spin_lock(&r->rxq.lock);
-	le64_add_cpu(&out->rx_drops, r->ports[port].rxq_drops);
+	le64_add_cpu(&st->rx_drops, r->ports[port].rxq_drops);
 	spin_unlock(&r->rxq.lock);
 	spin_unlock_bh(&r->dp_lock);
 	return 0;
 }
 
 /*
- * The argument sizes of each mailbox command (gn_roce_cmd_op); a command
- * not listed has no entry (.known false) and is refused.
+ * The mailbox commands (gn_roce_cmd_op): each one's handler and the sizes
+ * of its arguments.  A command with no entry (.fn NULL) is refused.
  */
-static const struct gn_cmd_args {
-	bool known;
+static const struct gn_cmd {
+	int (*fn)(struct gaudi_nic_roce *r, u32 index, const void *in,
+		  void *out);
 	u16 in;
 	u16 out;
-} gn_cmd_args[] = {
-	[GN_ROCE_CMD_SET_PORT]	  = { true, sizeof(struct gn_roce_port_ctx), 0 },
-	[GN_ROCE_CMD_SET_GID]	  = { true, sizeof(struct gn_roce_gid_ctx), 0 },
-	[GN_ROCE_CMD_CREATE_CQ]	  = { true, sizeof(struct gn_roce_cq_ctx), 0 },
-	[GN_ROCE_CMD_DESTROY_CQ]  = { true, 0, 0 },
-	[GN_ROCE_CMD_RESIZE_CQ]	  = { true, sizeof(struct gn_roce_cq_ctx), 0 },
-	[GN_ROCE_CMD_CREATE_QP]	  = { true, sizeof(struct gn_roce_qp_ctx), 0 },
-	[GN_ROCE_CMD_MODIFY_QP]	  = { true, sizeof(struct gn_roce_modify_qp), 0 },
-	[GN_ROCE_CMD_QUERY_QP]	  = { true, 0, sizeof(struct gn_roce_qp_ctx) },
-	[GN_ROCE_CMD_DESTROY_QP]  = { true, 0, 0 },
-	[GN_ROCE_CMD_CREATE_MR]	  = { true, sizeof(struct gn_roce_mr_ctx), 0 },
-	[GN_ROCE_CMD_REREG_MR]	  = { true, sizeof(struct gn_roce_mr_ctx), 0 },
-	[GN_ROCE_CMD_DESTROY_MR]  = { true, 0, 0 },
-	[GN_ROCE_CMD_REVOKE_MR]	  = { true, 0, 0 },
-	[GN_ROCE_CMD_CREATE_MW]	  = { true, sizeof(struct gn_roce_mw_ctx), 0 },
-	[GN_ROCE_CMD_DESTROY_MW]  = { true, 0, 0 },
-	[GN_ROCE_CMD_QUERY_STATS] = { true, 0, sizeof(struct gn_roce_stats) },
-	[GN_ROCE_CMD_CREATE_SRQ]  = { true, sizeof(struct gn_roce_srq_ctx), 0 },
-	[GN_ROCE_CMD_RESIZE_SRQ]  = { true, sizeof(struct gn_roce_srq_ctx), 0 },
-	[GN_ROCE_CMD_ARM_SRQ]	  = { true, sizeof(__le32), 0 },
-	[GN_ROCE_CMD_QUERY_SRQ]	  = { true, 0, sizeof(struct gn_roce_srq_ctx) },
-	[GN_ROCE_CMD_DESTROY_SRQ] = { true, 0, 0 },
+} gn_cmds[] = {
+	[GN_ROCE_CMD_SET_PORT] = { gn_cmd_set_port,
+				   sizeof(struct gn_roce_port_ctx), 0 },
+	[GN_ROCE_CMD_SET_GID] = { gn_cmd_set_gid,
+				  sizeof(struct gn_roce_gid_ctx), 0 },
+	[GN_ROCE_CMD_CREATE_CQ] = { gnsim_cmd_create_cq,
+				    sizeof(struct gn_roce_cq_ctx), 0 },
+	[GN_ROCE_CMD_DESTROY_CQ] = { gnsim_cmd_destroy_cq, 0, 0 },
+	[GN_ROCE_CMD_RESIZE_CQ] = { gnsim_cmd_resize_cq,
+				    sizeof(struct gn_roce_cq_ctx), 0 },
+	[GN_ROCE_CMD_CREATE_QP] = { gnsim_cmd_create_qp,
+				    sizeof(struct gn_roce_qp_ctx), 0 },
+	[GN_ROCE_CMD_MODIFY_QP] = { gnsim_cmd_modify_qp,
+				    sizeof(struct gn_roce_modify_qp), 0 },
+	[GN_ROCE_CMD_QUERY_QP] = { gnsim_cmd_query_qp,
+				   0, sizeof(struct gn_roce_qp_ctx) },
+	[GN_ROCE_CMD_DESTROY_QP] = { gnsim_cmd_destroy_qp, 0, 0 },
+	[GN_ROCE_CMD_CREATE_MR] = { gnsim_cmd_create_mr,
+				    sizeof(struct gn_roce_mr_ctx), 0 },
+	[GN_ROCE_CMD_REREG_MR] = { gnsim_cmd_rereg_mr,
+				   sizeof(struct gn_roce_mr_ctx), 0 },
+	[GN_ROCE_CMD_DESTROY_MR] = { gnsim_cmd_destroy_mr, 0, 0 },
+	[GN_ROCE_CMD_REVOKE_MR] = { gnsim_cmd_revoke_mr, 0, 0 },
+	[GN_ROCE_CMD_CREATE_MW] = { gnsim_cmd_create_mw,
+				    sizeof(struct gn_roce_mw_ctx), 0 },
+	[GN_ROCE_CMD_DESTROY_MW] = { gnsim_cmd_destroy_mw, 0, 0 },
+	[GN_ROCE_CMD_QUERY_STATS] = { gn_cmd_query_stats,
+				      0, sizeof(struct gn_roce_stats) },
+	[GN_ROCE_CMD_CREATE_SRQ] = { gnsim_cmd_create_srq,
+				     sizeof(struct gn_roce_srq_ctx), 0 },
+	[GN_ROCE_CMD_RESIZE_SRQ] = { gnsim_cmd_resize_srq,
+				     sizeof(struct gn_roce_srq_ctx), 0 },
+	[GN_ROCE_CMD_ARM_SRQ] = { gnsim_cmd_arm_srq, sizeof(__le32), 0 },
+	[GN_ROCE_CMD_QUERY_SRQ] = { gnsim_cmd_query_srq,
+				    0, sizeof(struct gn_roce_srq_ctx) },
+	[GN_ROCE_CMD_DESTROY_SRQ] = { gnsim_cmd_destroy_srq, 0, 0 },
 };
 
 static int gnsim_roce_cmd(struct gaudi_nic_roce *r, u32 op, u32 index,
 			  const void *in, size_t in_len, void *out,
 			  size_t out_len)
 {
-	const struct gn_cmd_args *args;
+	const struct gn_cmd *cmd;
 	int ret;
 
-	if (op >= ARRAY_SIZE(gn_cmd_args) || !gn_cmd_args[op].known)
+	if (op >= ARRAY_SIZE(gn_cmds) || !gn_cmds[op].fn)
 		return -EINVAL;
-	args = &gn_cmd_args[op];
-	if (in_len != args->in || out_len != args->out ||
-	    (args->in && !in) || (args->out && !out))
+	cmd = &gn_cmds[op];
+	if (in_len != cmd->in || out_len != cmd->out ||
+	    (cmd->in && !in) || (cmd->out && !out))
 		return -EINVAL;
 
 	mutex_lock(&r->cmd_lock);
-	if (!r->enabled) {
-		ret = -ENODEV;
-		goto out;
-	}
-	switch (op) {
-	case GN_ROCE_CMD_SET_PORT:
-		ret = gn_cmd_set_port(r, index, in);
-		break;
-	case GN_ROCE_CMD_SET_GID:
-		ret = gn_cmd_set_gid(r, index, in);
-		break;
-	case GN_ROCE_CMD_CREATE_CQ:
-		ret = gn_cmd_create_cq(r, index, in);
-		break;
-	case GN_ROCE_CMD_DESTROY_CQ:
-		ret = gn_cmd_destroy_cq(r, index);
-		break;
-	case GN_ROCE_CMD_RESIZE_CQ:
-		ret = gn_cmd_resize_cq(r, index, in);
-		break;
-	case GN_ROCE_CMD_CREATE_QP:
-		ret = gn_cmd_create_qp(r, index, in);
-		break;
-	case GN_ROCE_CMD_MODIFY_QP:
-		ret = gn_cmd_modify_qp(r, index, in);
-		break;
-	case GN_ROCE_CMD_QUERY_QP:
-		ret = gn_cmd_query_qp(r, index, out);
-		break;
-	case GN_ROCE_CMD_DESTROY_QP:
-		ret = gn_cmd_destroy_qp(r, index);
-		break;
-	case GN_ROCE_CMD_CREATE_MR:
-		ret = gnsim_cmd_create_mr(r, index, in);
-		break;
-	case GN_ROCE_CMD_DESTROY_MR:
-		ret = gnsim_cmd_destroy_mr(r, index);
-		break;
-	case GN_ROCE_CMD_REREG_MR:
-		ret = gnsim_cmd_rereg_mr(r, index, in);
-		break;
-	case GN_ROCE_CMD_REVOKE_MR:
-		ret = gnsim_cmd_revoke_mr(r, index);
-		break;
-	case GN_ROCE_CMD_CREATE_MW:
-		ret = gnsim_cmd_create_mw(r, index, in);
-		break;
-	case GN_ROCE_CMD_DESTROY_MW:
-		ret = gnsim_cmd_destroy_mw(r, index);
-		break;
-	case GN_ROCE_CMD_CREATE_SRQ:
-		ret = gn_cmd_create_srq(r, index, in);
-		break;
-	case GN_ROCE_CMD_DESTROY_SRQ:
-		ret = gn_cmd_destroy_srq(r, index);
-		break;
-	case GN_ROCE_CMD_ARM_SRQ:
-		ret = gn_cmd_arm_srq(r, index, in);
-		break;
-	case GN_ROCE_CMD_RESIZE_SRQ:
-		ret = gn_cmd_resize_srq(r, index, in);
-		break;
-	case GN_ROCE_CMD_QUERY_SRQ:
-		ret = gn_cmd_query_srq(r, index, out);
-		break;
-	case GN_ROCE_CMD_QUERY_STATS:
-		ret = gn_cmd_query_stats(r, index, out);
-		break;
-	default:	/* unreachable: gn_cmd_args lists every command */
-		ret = -EINVAL;
-		break;
-	}
-out:
+	ret = r->enabled ? cmd->fn(r, index, in, out) : -ENODEV;
 	mutex_unlock(&r->cmd_lock);
 	return ret;
 }
@@ -909,20 +345,20 @@ static void gn_roce_reset_all(struct gaudi_nic_roce *r)
 
 	for (i = 0; i < GN_ROCE_MAX_QP; i++)
 		if (r->qps[i])
-			gn_cmd_destroy_qp(r, i);
+			gnsim_cmd_destroy_qp(r, i, NULL, NULL);
 	/* windows first: an MR with windows bound refuses to go */
 	for (i = 0; i < GN_ROCE_MAX_MW; i++)
 		if (r->mws[i].used)
-			gnsim_cmd_destroy_mw(r, i);
+			gnsim_cmd_destroy_mw(r, i, NULL, NULL);
 	for (i = 0; i < GN_ROCE_MAX_MR; i++)
 		if (r->mrs[i])
-			gnsim_cmd_destroy_mr(r, i);
+			gnsim_cmd_destroy_mr(r, i, NULL, NULL);
 	for (i = 0; i < GN_ROCE_MAX_SRQ; i++)
 		if (r->srqs[i])
-			gn_cmd_destroy_srq(r, i);
+			gnsim_cmd_destroy_srq(r, i, NULL, NULL);
 	for (i = 0; i < GN_ROCE_MAX_CQ; i++)
 		if (r->cqs[i])
-			gn_cmd_destroy_cq(r, i);
+			gnsim_cmd_destroy_cq(r, i, NULL, NULL);
 	gnsim_rdp_rx_purge(r);
 	skb_queue_purge(&r->txq);
 }

@@ -427,23 +427,62 @@ void gnsim_roce_free(struct gaudi_nic_roce *r);
 /* what the RDMA driver is handed with the aux device */
 extern const struct gaudi_nic_roce_ops gnsim_roce_ops;
 
-/* roce_mw.c: memory window commands; QP destruction unbinds type 2 MWs */
-/* roce.c: page lists */
+/* roce.c: page lists, rings, latched doorbells */
 int gnsim_rmem_load(struct gaudi_nic_roce *r, const struct gn_roce_pbl *p,
 		    struct gn_rmem *m);
 void gnsim_rmem_free(struct gn_rmem *m);
+int gnsim_rring_load(struct gaudi_nic_roce *r, const struct gn_roce_pbl *p,
+		     u32 log, u32 stride, struct gn_rring *ring);
+void gnsim_roce_db_drop(struct gaudi_nic_roce *r, u32 first, u32 last,
+			u32 num);
 
-/* roce_mr.c: the MR table's commands */
-int gnsim_cmd_create_mr(struct gaudi_nic_roce *r, u32 index,
-			const struct gn_roce_mr_ctx *c);
-int gnsim_cmd_rereg_mr(struct gaudi_nic_roce *r, u32 index,
-		       const struct gn_roce_mr_ctx *c);
-int gnsim_cmd_revoke_mr(struct gaudi_nic_roce *r, u32 index);
-int gnsim_cmd_destroy_mr(struct gaudi_nic_roce *r, u32 index);
-
-int gnsim_cmd_create_mw(struct gaudi_nic_roce *r, u32 index,
-			const struct gn_roce_mw_ctx *c);
-int gnsim_cmd_destroy_mw(struct gaudi_nic_roce *r, u32 index);
+/*
+ * The mailbox commands, each in the file of its object; roce.c's table
+ * dispatches them under cmd_lock.  @in and @out are the command's
+ * arguments, of the sizes the table gives, or NULL; a caller other than
+ * the table passes NULL to a command that takes none.
+ */
+/* roce_cq.c */
+int gnsim_cmd_create_cq(struct gaudi_nic_roce *r, u32 index, const void *in,
+			void *out);
+int gnsim_cmd_resize_cq(struct gaudi_nic_roce *r, u32 index, const void *in,
+			void *out);
+int gnsim_cmd_destroy_cq(struct gaudi_nic_roce *r, u32 index, const void *in,
+			 void *out);
+/* roce_qp.c */
+int gnsim_cmd_create_qp(struct gaudi_nic_roce *r, u32 index, const void *in,
+			void *out);
+int gnsim_cmd_modify_qp(struct gaudi_nic_roce *r, u32 index, const void *in,
+			void *out);
+int gnsim_cmd_query_qp(struct gaudi_nic_roce *r, u32 index, const void *in,
+		       void *out);
+int gnsim_cmd_destroy_qp(struct gaudi_nic_roce *r, u32 index, const void *in,
+			 void *out);
+/* roce_srq.c */
+int gnsim_cmd_create_srq(struct gaudi_nic_roce *r, u32 index, const void *in,
+			 void *out);
+int gnsim_cmd_resize_srq(struct gaudi_nic_roce *r, u32 index, const void *in,
+			 void *out);
+int gnsim_cmd_arm_srq(struct gaudi_nic_roce *r, u32 index, const void *in,
+		      void *out);
+int gnsim_cmd_query_srq(struct gaudi_nic_roce *r, u32 index, const void *in,
+			void *out);
+int gnsim_cmd_destroy_srq(struct gaudi_nic_roce *r, u32 index, const void *in,
+			  void *out);
+/* roce_mr.c: the MR table */
+int gnsim_cmd_create_mr(struct gaudi_nic_roce *r, u32 index, const void *in,
+			void *out);
+int gnsim_cmd_rereg_mr(struct gaudi_nic_roce *r, u32 index, const void *in,
+		       void *out);
+int gnsim_cmd_revoke_mr(struct gaudi_nic_roce *r, u32 index, const void *in,
+			void *out);
+int gnsim_cmd_destroy_mr(struct gaudi_nic_roce *r, u32 index, const void *in,
+			 void *out);
+/* roce_mw.c: memory windows; QP destruction unbinds type 2 MWs */
+int gnsim_cmd_create_mw(struct gaudi_nic_roce *r, u32 index, const void *in,
+			void *out);
+int gnsim_cmd_destroy_mw(struct gaudi_nic_roce *r, u32 index, const void *in,
+			 void *out);
 void gnsim_mw_qp_gone(struct gaudi_nic_roce *r, u32 qpn);
 
 #endif /* _GAUDI_NIC_SIM_ROCE_H */

@@ -59,9 +59,10 @@ static void gn_mr_free(struct gn_rmr *mr)
 	kfree(mr);
 }
 
-int gnsim_cmd_create_mr(struct gaudi_nic_roce *r, u32 index,
-			const struct gn_roce_mr_ctx *c)
+int gnsim_cmd_create_mr(struct gaudi_nic_roce *r, u32 index, const void *in,
+			void *out)
 {
+	const struct gn_roce_mr_ctx *c = in;
 	struct gn_rmr *mr;
 
 	if (index < GN_ROCE_MAX_MR && r->mrs[index])
@@ -79,9 +80,10 @@ int gnsim_cmd_create_mr(struct gaudi_nic_roce *r, u32 index,
  * REREG_MR: replace the whole context of MR @index, whose key stays.
  * The data path sees either the old or the new context, never a mix.
  */
-int gnsim_cmd_rereg_mr(struct gaudi_nic_roce *r, u32 index,
-		       const struct gn_roce_mr_ctx *c)
+int gnsim_cmd_rereg_mr(struct gaudi_nic_roce *r, u32 index, const void *in,
+		       void *out)
 {
+	const struct gn_roce_mr_ctx *c = in;
 	struct gn_rmr *mr, *old;
 	int ret;
 
@@ -109,7 +111,8 @@ int gnsim_cmd_rereg_mr(struct gaudi_nic_roce *r, u32 index,
  * its pages go: the data path uses an MR only within one dp_lock hold, so
  * after the swap under the lock nothing reaches them.
  */
-int gnsim_cmd_revoke_mr(struct gaudi_nic_roce *r, u32 index)
+int gnsim_cmd_revoke_mr(struct gaudi_nic_roce *r, u32 index, const void *in,
+			void *out)
 {
 	struct gn_rmem mem = {};
 	struct gn_rmr *mr;
@@ -129,7 +132,8 @@ int gnsim_cmd_revoke_mr(struct gaudi_nic_roce *r, u32 index)
 	return 0;
 }
 
-int gnsim_cmd_destroy_mr(struct gaudi_nic_roce *r, u32 index)
+int gnsim_cmd_destroy_mr(struct gaudi_nic_roce *r, u32 index, const void *in,
+			 void *out)
 {
 	struct gn_rmr *mr;
 

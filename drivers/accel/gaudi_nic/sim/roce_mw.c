@@ -45,9 +45,10 @@ bool gnsim_key_is_mw(u32 key)
 	return (key >> 8) >= GN_ROCE_MAX_MR;
 }
 
-int gnsim_cmd_create_mw(struct gaudi_nic_roce *r, u32 index,
-			const struct gn_roce_mw_ctx *c)
+int gnsim_cmd_create_mw(struct gaudi_nic_roce *r, u32 index, const void *in,
+			void *out)
 {
+	const struct gn_roce_mw_ctx *c = in;
 	u32 key = le32_to_cpu(c->key);
 	struct gn_rmw *mw;
 	int ret = 0;
@@ -71,7 +72,8 @@ int gnsim_cmd_create_mw(struct gaudi_nic_roce *r, u32 index,
 	return ret;
 }
 
-int gnsim_cmd_destroy_mw(struct gaudi_nic_roce *r, u32 index)
+int gnsim_cmd_destroy_mw(struct gaudi_nic_roce *r, u32 index, const void *in,
+			 void *out)
 {
 	int ret = 0;
 
