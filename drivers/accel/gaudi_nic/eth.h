@@ -61,15 +61,16 @@ struct gn_nic {
 	struct gn_mac *macs[];
 };
 
-/* Called by the core driver (gn_drv.c). */
-int gaudi_nic_eth_register(void);
-void gaudi_nic_eth_unregister(void);
-int gaudi_nic_eth_init(struct gaudi_nic_dev *gdev);
+/* Called by the core driver (gn_drv.c): the NIC core (nic.c), ... */
+int gn_nic_init(struct gaudi_nic_dev *gdev);
+/* ... and the Ethernet auxiliary driver (eth_main.c) */
+int gn_eth_register(void);
+void gn_eth_unregister(void);
 
 /* devlink.c */
 int gn_devlink_init(struct gn_nic *nic);
 void gn_devlink_fini(struct gn_nic *nic);
-/* eth_core.c: the auxiliary devices, under the devlink instance lock */
+/* nic.c: the auxiliary devices, under the devlink instance lock */
 void gn_nic_funcs_del(struct gn_nic *nic);
 int gn_nic_funcs_add(struct gn_nic *nic);
 
@@ -210,5 +211,14 @@ void gn_eth_qstats_read(const struct gn_eth_qstats *qs,
 int gn_eth_reconfigure(struct gn_eth_port *port,
 		       const struct gn_eth_params *p);
 int gn_eth_rss_default(struct gn_eth_port *port, unsigned int n);
+
+/* eth_txrx.c: channel sets (switched under RTNL) and the transmit path */
+struct gn_eth_chset *gn_eth_chset_alloc(struct gn_eth_port *port,
+					const struct gn_eth_params *p);
+void gn_eth_chset_free(struct gn_eth_port *port, struct gn_eth_chset *chs);
+void gn_eth_chset_activate(struct gn_eth_port *port, struct gn_eth_chset *chs);
+void gn_eth_chset_deactivate(struct gn_eth_port *port,
+			     struct gn_eth_chset *chs);
+netdev_tx_t gn_eth_xmit(struct sk_buff *skb, struct net_device *ndev);
 
 #endif /* _GAUDI_NIC_ETH_H */

@@ -323,7 +323,7 @@ static int gn_probe(struct platform_device *pdev)
 	ret = gn_mem_init(gdev);
 	if (ret)
 		return ret;
-	ret = gaudi_nic_eth_init(gdev);
+	ret = gn_nic_init(gdev);
 	if (ret)
 		return ret;
 	platform_set_drvdata(pdev, gdev);
@@ -382,19 +382,19 @@ static int __init gn_init(void)
 {
 	int ret;
 
-	ret = gaudi_nic_eth_register();
+	ret = gn_eth_register();
 	if (ret)
 		return ret;
 	ret = platform_driver_register(&gn_platform_driver);
 	if (ret)
-		gaudi_nic_eth_unregister();
+		gn_eth_unregister();
 	return ret;
 }
 
 static void __exit gn_exit(void)
 {
 	platform_driver_unregister(&gn_platform_driver);
-	gaudi_nic_eth_unregister();
+	gn_eth_unregister();
 }
 
 module_init(gn_init);

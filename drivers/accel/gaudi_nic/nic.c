@@ -241,7 +241,7 @@ static void gn_nic_fini(void *data)
  * devlink, then the auxiliary devices the Ethernet and RDMA drivers bind
  * to; undone by a devm action.
  */
-int gaudi_nic_eth_init(struct gaudi_nic_dev *gdev)
+int gn_nic_init(struct gaudi_nic_dev *gdev)
 {
 	const struct gaudi_nic_hw_ops *ops = gdev->hw->ops;
 	struct device *dev = &gdev->pdev->dev;
