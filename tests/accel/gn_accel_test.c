@@ -13,6 +13,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
+#include <limits.h>
 #include <setjmp.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -464,21 +465,54 @@ TEST_F(basic, close_frees)
 
 /* ---------------------------------------------------------- HBM quota */
 
-#define QUOTA_PARAM "/sys/module/gaudi_nic/parameters/hbm_quota_mb"
+/*
+ * The quota is the devlink param max_hbm_mb_per_ctx of accel0's device
+ * (platform/gaudi_nic.N), read and set with iproute2's devlink as a user
+ * does.  quota_cmd(): run "devlink dev param ACTION <handle> name
+ * max_hbm_mb_per_ctx REST"; its first line of output in @out, if given.
+ */
+static int quota_cmd(const char *action, const char *rest, char *out,
+		     size_t len)
+{
+	char real[PATH_MAX], cmd[PATH_MAX + 256], line[256], *base;
+	int ret = -1;
+	FILE *p;
+
+	if (!realpath("/sys/class/accel/accel0/device", real))
+		return -1;
+	base = strrchr(real, '/');
+	snprintf(cmd, sizeof(cmd),
+		 "devlink dev param %s platform/%s name max_hbm_mb_per_ctx %s 2>&1",
+		 action, base ? base + 1 : real, rest);
+	p = popen(cmd, "r");
+	if (!p)
+		return -1;
+	while (fgets(line, sizeof(line), p)) {
+		char *v = strstr(line, "cmode runtime value ");
+
+		if (out && v && ret) {
+			snprintf(out, len, "%s", v + strlen("cmode runtime value "));
+			out[strcspn(out, "\n")] = 0;
+			ret = 0;
+		}
+	}
+	if (pclose(p))
+		return -1;
+	return out ? ret : 0;
+}
 
 static int quota_get(char *buf, size_t len)
 {
-	FILE *f = fopen(QUOTA_PARAM, "r");
-	int ret = -1;
+	return quota_cmd("show", "", buf, len);
+}
 
-	if (!f)
-		return -1;
-	if (fgets(buf, len, f)) {
-		buf[strcspn(buf, "\n")] = 0;
-		ret = 0;
-	}
-	fclose(f);
-	return ret;
+/* @mb: a literal */
+static int quota_set(const char *mb)
+{
+	char rest[64];
+
+	snprintf(rest, sizeof(rest), "value '%s' cmode runtime", mb);
+	return quota_cmd("set", rest, NULL, 0);
 }
 
 /*
@@ -502,7 +536,7 @@ static int quota_child(void)
 }
 
 /*
- * hbm_quota_mb=16: one open file holds at most 16 MiB of the device's 64;
+ * max_hbm_mb_per_ctx=16: one open file holds at most 16 MiB of the device's 64;
  * another process's file gets its own 16 meanwhile; a freed allocation
  * makes room again; a new file has a quota of its own while a closed
  * one's dma-buf still holds its memory.  Values that are not a count are
@@ -516,11 +550,11 @@ static void t_quota(struct __test_metadata *_metadata)
 	pid_t pid;
 
 	if (quota_get(saved, sizeof(saved))) {
-		EXPECT_TRUE(0) TH_LOG("read %s: %s", QUOTA_PARAM, strerror(errno));
+		EXPECT_TRUE(0) TH_LOG("devlink dev param show ... max_hbm_mb_per_ctx: no value");
 		return;
 	}
-	if (file_write(QUOTA_PARAM, "16")) {
-		EXPECT_TRUE(0) TH_LOG("set hbm_quota_mb to 16: %s", strerror(errno));
+	if (quota_set("16")) {
+		EXPECT_TRUE(0) TH_LOG("devlink dev param set ... max_hbm_mb_per_ctx value 16: refused");
 		return;
 	}
 	fd = hlthunk_open_by_index(0);
@@ -529,12 +563,12 @@ static void t_quota(struct __test_metadata *_metadata)
 		goto out;
 	}
 	EXPECT_TRUE(raw_alloc(fd, 17 << 20, 0, 0, NULL) == -EDQUOT)
-	   TH_LOG("hbm_quota_mb=16: an allocation of 17 MiB -> EDQUOT");
+	   TH_LOG("max_hbm_mb_per_ctx=16: an allocation of 17 MiB -> EDQUOT");
 	EXPECT_TRUE(raw_alloc(fd, 8 << 20, 0, 0, &h1) == 0 &&
 	   raw_alloc(fd, 8 << 20, 2 << 20, GAUDI_NIC_MEM_CONTIGUOUS, &h2) == 0)
-	   TH_LOG("hbm_quota_mb=16: two allocations of 8 MiB fit");
+	   TH_LOG("max_hbm_mb_per_ctx=16: two allocations of 8 MiB fit");
 	EXPECT_TRUE(raw_alloc(fd, PG, 0, 0, NULL) == -EDQUOT)
-	   TH_LOG("hbm_quota_mb=16: one more page -> EDQUOT");
+	   TH_LOG("max_hbm_mb_per_ctx=16: one more page -> EDQUOT");
 	pid = fork();
 	if (pid == 0)
 		_exit(quota_child());
@@ -556,17 +590,17 @@ static void t_quota(struct __test_metadata *_metadata)
 	if (d >= 0)
 		close(d);
 
-	refused = !!file_write(QUOTA_PARAM, "-1") + !!file_write(QUOTA_PARAM, "lots") +
-		  !!file_write(QUOTA_PARAM, "4294967296");
+	refused = !!quota_set("-1") + !!quota_set("lots") +
+		  !!quota_set("4294967296");
 	EXPECT_TRUE(refused == 3 && !quota_get(now, sizeof(now)) && !strcmp(now, "16"))
-	   TH_LOG("hbm_quota_mb: -1, lots and 2^32 are refused (%d of 3), the value stays 16", refused);
+	   TH_LOG("max_hbm_mb_per_ctx: -1, lots and 2^32 are refused (%d of 3), the value stays 16", refused);
 	if (fd >= 0)
 		hlthunk_close(fd);
 out:
-	if (file_write(QUOTA_PARAM, saved)) {
-		EXPECT_TRUE(0) TH_LOG("restore hbm_quota_mb to %s: %s", saved, strerror(errno));
+	if (quota_set(saved)) {
+		EXPECT_TRUE(0) TH_LOG("restore max_hbm_mb_per_ctx to %s: refused", saved);
 	}
-	EXPECT_TRUE(sys_read(0, "hbm_used") == 0) TH_LOG("hbm_quota_mb: HBM fully free again");
+	EXPECT_TRUE(sys_read(0, "hbm_used") == 0) TH_LOG("max_hbm_mb_per_ctx: HBM fully free again");
 }
 
 FIXTURE(errors) {};

@@ -10,8 +10,8 @@
 # racing with the destroy of its ring (held open by the test module
 # gaudi_nic_test_delay) maps the ring, not freed memory; forged READs
 # and removed GIDs; the work per engine lock hold is capped; then
-# tests/rdma/limits_test.c: the per-context limits (gaudi_ib's
-# max_*_per_ctx parameters) stop one process and not another, and the
+# tests/rdma/limits_test.c: the per-context limits (the device's
+# max_*_per_ctx devlink params) stop one process and not another, and the
 # kernel keeps its ids; the rdma cgroup limits a process, and the memory cgroup is
 # charged for its rings; random uverbs commands and ring contents
 # (verbs_fuzz) leave the device working and nothing allocated.  The

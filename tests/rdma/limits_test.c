@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * limits_test - what one process may take of a gaudi_ib device: the
- * per-context limits (gaudi_ib's max_*_per_ctx module parameters), their
+ * per-context limits (the device's max_*_per_ctx devlink params), their
  * defaults and the ids kept for kernel consumers (N2 of the November
  * review), the ring memory limit; and the helpers hardening.sh runs in
  * rdma and memory cgroups (exhaust, bigcq, manymr).
@@ -14,6 +14,7 @@
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -29,16 +30,16 @@
 PAIR_FIXTURE(limits)
 
 /*
- * Per-context limits (gaudi_ib's max_*_per_ctx module parameters).  For
- * each kind of object, with its limit lowered to LIM_N: a context stops
- * at the limit with EDQUOT; meanwhile another process (a fork, with its
- * own context) creates its own LIM_N and, for QPs, connects a pair and
- * carries a WRITE; once the first context frees one object it can create
- * one again.  The ring memory limit the same way with CQ rings of 4 and
- * 8 MiB.  Bad values for a parameter are refused and leave it as it was.
- * Every parameter is given back its value.
+ * Per-context limits (the devlink params max_<kind>_per_ctx of the device
+ * DEV_A belongs to).  For each kind of object, with its limit lowered to
+ * LIM_N: a context stops at the limit with EDQUOT; meanwhile another
+ * process (a fork, with its own context) creates its own LIM_N and, for
+ * QPs, connects a pair and carries a WRITE; once the first context frees
+ * one object it can create one again.  The ring memory limit the same
+ * way with CQ rings of 4 and 8 MiB.  A limit is the device's: DEV_B's
+ * contexts do not feel DEV_A's.  Bad values for a parameter are refused
+ * and leave it as it was.  Every parameter is given back its value.
  */
-#define LIM_PARAMS	"/sys/module/gaudi_ib/parameters/"
 #define LIM_N		3
 
 enum lim_kind {
@@ -52,40 +53,73 @@ static const char *const lim_param[LIM_KINDS] = {
 	"max_mw_per_ctx", "max_dm_per_ctx",
 };
 
-
-/* Read parameter @name into @buf; 0 or -1 (errno set). */
-static int param_get(const char *name, char *buf, size_t len)
+/*
+ * The devlink handle of RDMA device @ibdev into @buf: platform/gaudi_nic.N,
+ * the parent of its auxiliary device gaudi_nic.rdma.N.  0 or -1.
+ */
+static int lim_handle(const char *ibdev, char *buf, size_t len)
 {
-	char path[256];
-	FILE *f;
-	int ok;
+	char path[256], real[PATH_MAX], *slash;
 
-	snprintf(path, sizeof(path), LIM_PARAMS "%s", name);
-	f = fopen(path, "r");
-	if (!f)
+	snprintf(path, sizeof(path), "/sys/class/infiniband/%s/device", ibdev);
+	if (!realpath(path, real))
 		return -1;
-	ok = fgets(buf, len, f) != NULL;
-	fclose(f);
-	if (!ok)
+	slash = strrchr(real, '/');
+	if (!slash)
 		return -1;
-	buf[strcspn(buf, "\n")] = 0;
+	*slash = 0;
+	slash = strrchr(real, '/');
+	if (!slash)
+		return -1;
+	snprintf(buf, len, "platform/%s", slash + 1);
 	return 0;
 }
 
-/* Write @val to parameter @name in one write(); 0 or the errno. */
+/*
+ * Read DEV_A's parameter @name into @buf with iproute2's devlink, as a
+ * user would; 0 or -1 (errno set).
+ */
+static int param_get(const char *name, char *buf, size_t len)
+{
+	static const char key[] = "cmode runtime value ";
+	char handle[128], cmd[384], line[256];
+	int ret = -1;
+	FILE *p;
+
+	if (lim_handle(dev_a_name, handle, sizeof(handle)))
+		return -1;
+	snprintf(cmd, sizeof(cmd), "devlink dev param show %s name %s 2>&1",
+		 handle, name);
+	p = popen(cmd, "r");
+	if (!p)
+		return -1;
+	while (fgets(line, sizeof(line), p)) {
+		char *v = strstr(line, key);
+
+		if (v && ret) {
+			snprintf(buf, len, "%s", v + strlen(key));
+			buf[strcspn(buf, "\n")] = 0;
+			ret = 0;
+		}
+	}
+	if (pclose(p))
+		ret = -1;
+	if (ret)
+		errno = ENOENT;
+	return ret;
+}
+
+/* Set DEV_A's parameter @name to @val (a literal); 0 or EINVAL. */
 static int param_set(const char *name, const char *val)
 {
-	char path[256];
-	int fd, err = 0;
+	char handle[128], cmd[512];
 
-	snprintf(path, sizeof(path), LIM_PARAMS "%s", name);
-	fd = open(path, O_WRONLY);
-	if (fd < 0)
-		return errno;
-	if (write(fd, val, strlen(val)) != (ssize_t)strlen(val))
-		err = errno ? errno : EIO;
-	close(fd);
-	return err;
+	if (lim_handle(dev_a_name, handle, sizeof(handle)))
+		return ENODEV;
+	snprintf(cmd, sizeof(cmd),
+		 "devlink dev param set %s name %s value '%s' cmode runtime >/dev/null 2>&1",
+		 handle, name, val);
+	return system(cmd) ? EINVAL : 0;
 }
 
 /* A context of its own on device A, with the PD and CQ objects need. */
@@ -96,16 +130,21 @@ struct lim_ctx {
 	void *buf;
 };
 
-static int lim_open(struct lim_ctx *c)
+static int lim_open_on(struct lim_ctx *c, const char *ibdev)
 {
 	memset(c, 0, sizeof(*c));
-	c->ctx = open_device_by_name(dev_a_name);
+	c->ctx = open_device_by_name(ibdev);
 	c->buf = aligned_alloc(4096, 4096);
 	if (!c->ctx || !c->buf)
 		return -1;
 	c->pd = ibv_alloc_pd(c->ctx);
 	c->cq = ibv_create_cq(c->ctx, 4, NULL, NULL, 0);
 	return c->pd && c->cq ? 0 : -1;
+}
+
+static int lim_open(struct lim_ctx *c)
+{
+	return lim_open_on(c, dev_a_name);
 }
 
 static void lim_close(struct lim_ctx *c)
@@ -273,7 +312,7 @@ static void test_limit_kind(struct __test_metadata *_metadata, enum lim_kind kin
 	pid_t pid;
 
 	ASSERT_EQ(0, param_get(param, saved, sizeof(saved)))
-		TH_LOG("%s: read %s%s (%s)", param, LIM_PARAMS, param, strerror(errno));
+		TH_LOG("%s: read it with devlink dev param show (%s)", param, strerror(errno));
 	snprintf(val, sizeof(val), "%d", LIM_N);
 	err = param_set(param, val);
 	ASSERT_EQ(0, err) TH_LOG("%s: set it to %d (%s)", param, LIM_N, strerror(err));
@@ -466,7 +505,44 @@ out:
 	EXPECT_EQ(0, err) TH_LOG("%s: restore %s (%s)", param, saved, strerror(err));
 }
 
-/* Values that are not a count are refused and change nothing. */
+/*
+ * A limit is the device's: with DEV_A's max_qp_per_ctx at LIM_N, a
+ * context on DEV_B, another device, still creates LIM_N + 1 QPs.  (They
+ * were module parameters, one value for every device, before issue 34.)
+ */
+TEST_F_TIMEOUT(limits, limit_per_device, 120)
+{
+	char ha[128] = "", hb[128] = "", saved[32], val[32];
+	void *o[LIM_N + 1];
+	int n = 0, err = 0;
+	struct lim_ctx c;
+
+	lim_handle(dev_a_name, ha, sizeof(ha));
+	lim_handle(dev_b_name, hb, sizeof(hb));
+	ASSERT_TRUE(ha[0] && hb[0] && strcmp(ha, hb))
+		TH_LOG("%s and %s are functions of two devices (%s, %s)",
+		       dev_a_name, dev_b_name, ha, hb);
+	ASSERT_EQ(0, param_get("max_qp_per_ctx", saved, sizeof(saved)))
+		TH_LOG("max_qp_per_ctx of %s: read it (%s)", ha, strerror(errno));
+	snprintf(val, sizeof(val), "%d", LIM_N);
+	ASSERT_EQ(0, param_set("max_qp_per_ctx", val));
+	/* from here on the parameter is restored before any return */
+	if (!lim_open_on(&c, dev_b_name))
+		n = lim_fill(&c, LIM_QP, o, LIM_N + 1, &err);
+	EXPECT_EQ(LIM_N + 1, n)
+	   TH_LOG("max_qp_per_ctx %d on %s: a context on %s (%s) creates %d QPs, got %d (%s)",
+	   LIM_N, ha, dev_b_name, hb, LIM_N + 1, n, strerror(err));
+	while (n-- > 0)
+		lim_destroy(LIM_QP, o[n]);
+	lim_close(&c);
+	err = param_set("max_qp_per_ctx", saved);
+	EXPECT_EQ(0, err) TH_LOG("max_qp_per_ctx: restore %s (%s)", saved, strerror(err));
+}
+
+/*
+ * Values that are not a u32 are refused (by devlink: the kernel takes the
+ * value as a u32 attribute) and change nothing.
+ */
 TEST_F_TIMEOUT(limits, limit_bad_values, 120)
 {
 	static const char *const bad[] = { "-1", "abc", "4294967296", "12abc" };

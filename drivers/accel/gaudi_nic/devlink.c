@@ -2,8 +2,10 @@
 /*
  * gaudi_nic devlink instance: one per device, on the platform device
  * (devlink dev platform/gaudi_nic.N).  Info: serial number and versions;
- * ports: registered by the Ethernet driver, one per netdev; parameter
- * enable_roce (runtime, default true) switches RoCE receive steering;
+ * ports: registered by the Ethernet driver, one per netdev; parameters:
+ * enable_roce (runtime, default true) switches RoCE receive steering,
+ * max_<kind>_per_ctx (runtime) are the RDMA function's per-context limits
+ * and max_hbm_mb_per_ctx an accel context's HBM quota;
  * reload (driver_reinit): the device's reset.
  */
 #include <linux/platform_device.h>
@@ -111,14 +113,98 @@ static int gn_devlink_roce_set(struct devlink *devlink, u32 id,
 	return 0;
 }
 
+/*
+ * The RDMA function's per-context limits (enum gaudi_nic_ctx_limit): one
+ * user context of gaudi_ib stops at them with EDQUOT.  The defaults are
+ * an eighth of each id space of the engine (rdma.md, "Per-context
+ * limits"); 0 lifts a limit.  They outlive a reload, as the device does.
+ */
+#define GN_DEVLINK_PARAM_CTX_BASE	(DEVLINK_PARAM_GENERIC_ID_MAX + 1)
+
+static const u32 gn_ctx_limit_def[GAUDI_NIC_CTX_LIMITS] = {
+	[GAUDI_NIC_CTX_PD] = 8192,
+	[GAUDI_NIC_CTX_CQ] = 128,
+	[GAUDI_NIC_CTX_QP] = 128,
+	[GAUDI_NIC_CTX_SRQ] = 128,
+	[GAUDI_NIC_CTX_MR] = 1024,
+	[GAUDI_NIC_CTX_AH] = 8192,
+	[GAUDI_NIC_CTX_MW] = 512,
+	[GAUDI_NIC_CTX_DM] = 64,
+	[GAUDI_NIC_CTX_RING_MB] = 1024,
+};
+
+static int gn_devlink_ctx_get(struct devlink *devlink, u32 id,
+			      struct devlink_param_gset_ctx *ctx)
+{
+	struct gaudi_nic_dev *gdev = gn_devlink_nic(devlink)->gdev;
+	u32 lim = id - GN_DEVLINK_PARAM_CTX_BASE;
+
+	ctx->val.vu32 = READ_ONCE(gdev->ctx_max[lim]);
+	return 0;
+}
+
+static int gn_devlink_ctx_set(struct devlink *devlink, u32 id,
+			      struct devlink_param_gset_ctx *ctx,
+			      struct netlink_ext_ack *extack)
+{
+	struct gaudi_nic_dev *gdev = gn_devlink_nic(devlink)->gdev;
+	u32 lim = id - GN_DEVLINK_PARAM_CTX_BASE;
+
+	WRITE_ONCE(gdev->ctx_max[lim], ctx->val.vu32);
+	return 0;
+}
+
+/*
+ * HBM one accel context (one open of /dev/accel/accelN) may hold, in MiB;
+ * 0, the default: no quota but the device's size (accel.md).
+ */
+#define GN_DEVLINK_PARAM_HBM_QUOTA	(GN_DEVLINK_PARAM_CTX_BASE + \
+					 GAUDI_NIC_CTX_LIMITS)
+
+static int gn_devlink_hbm_get(struct devlink *devlink, u32 id,
+			      struct devlink_param_gset_ctx *ctx)
+{
+	ctx->val.vu32 = READ_ONCE(gn_devlink_nic(devlink)->gdev->mem->quota_mb);
+	return 0;
+}
+
+static int gn_devlink_hbm_set(struct devlink *devlink, u32 id,
+			      struct devlink_param_gset_ctx *ctx,
+			      struct netlink_ext_ack *extack)
+{
+	WRITE_ONCE(gn_devlink_nic(devlink)->gdev->mem->quota_mb, ctx->val.vu32);
+	return 0;
+}
+
+/* the param of limit GAUDI_NIC_CTX_<kind>, named @name */
+#define GN_DEVLINK_PARAM_CTX(kind, name)				\
+	DEVLINK_PARAM_DRIVER(GN_DEVLINK_PARAM_CTX_BASE + GAUDI_NIC_CTX_##kind, \
+			     name, DEVLINK_PARAM_TYPE_U32,		\
+			     BIT(DEVLINK_PARAM_CMODE_RUNTIME),		\
+			     gn_devlink_ctx_get, gn_devlink_ctx_set, NULL)
+
 static const struct devlink_param gn_devlink_params[] = {
 	DEVLINK_PARAM_GENERIC(ENABLE_ROCE, BIT(DEVLINK_PARAM_CMODE_RUNTIME),
 			      gn_devlink_roce_get, gn_devlink_roce_set, NULL),
+	GN_DEVLINK_PARAM_CTX(PD, "max_pd_per_ctx"),
+	GN_DEVLINK_PARAM_CTX(CQ, "max_cq_per_ctx"),
+	GN_DEVLINK_PARAM_CTX(QP, "max_qp_per_ctx"),
+	GN_DEVLINK_PARAM_CTX(SRQ, "max_srq_per_ctx"),
+	GN_DEVLINK_PARAM_CTX(MR, "max_mr_per_ctx"),
+	GN_DEVLINK_PARAM_CTX(AH, "max_ah_per_ctx"),
+	GN_DEVLINK_PARAM_CTX(MW, "max_mw_per_ctx"),
+	GN_DEVLINK_PARAM_CTX(DM, "max_dm_per_ctx"),
+	GN_DEVLINK_PARAM_CTX(RING_MB, "max_ring_mb_per_ctx"),
+	DEVLINK_PARAM_DRIVER(GN_DEVLINK_PARAM_HBM_QUOTA, "max_hbm_mb_per_ctx",
+			     DEVLINK_PARAM_TYPE_U32,
+			     BIT(DEVLINK_PARAM_CMODE_RUNTIME),
+			     gn_devlink_hbm_get, gn_devlink_hbm_set, NULL),
 };
 
 int gn_devlink_init(struct gn_nic *nic)
 {
 	struct devlink *devlink;
+	unsigned int i;
 	int ret;
 
 	devlink = devlink_alloc(&gn_devlink_ops, sizeof(struct gn_nic *),
@@ -126,6 +212,8 @@ int gn_devlink_init(struct gn_nic *nic)
 	if (!devlink)
 		return -ENOMEM;
 	*(struct gn_nic **)devlink_priv(devlink) = nic;
+	for (i = 0; i < GAUDI_NIC_CTX_LIMITS; i++)
+		nic->gdev->ctx_max[i] = gn_ctx_limit_def[i];
 	ret = devlink_params_register(devlink, gn_devlink_params,
 				      ARRAY_SIZE(gn_devlink_params));
 	if (ret) {

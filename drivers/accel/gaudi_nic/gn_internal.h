@@ -50,6 +50,8 @@ struct gn_mem {
 	struct list_head ctx_list;
 	/* one reset (devlink reload, removal) at a time */
 	struct mutex reset_lock;
+	/* MiB one context may hold, 0: no quota (devlink param; READ_ONCE) */
+	u32 quota_mb;
 };
 
 /* Per-open context: private handles and device address space. */
@@ -64,7 +66,7 @@ struct gn_ctx {
 	/* killed by a reset: every call fails with -EIO; under lock */
 	bool dead;
 	struct list_head node;		/* in gn_mem.ctx_list, if a file's */
-	/* bytes of live allocations, against hbm_quota_mb (gn_mem.c) */
+	/* bytes of live allocations, against mem->quota_mb (gn_mem.c) */
 	atomic64_t mem_total;
 	atomic64_t mem_shared;		/* bytes exported as dma-buf */
 };

@@ -15,7 +15,6 @@
 #include <linux/fcntl.h>
 #include <linux/log2.h>
 #include <linux/mm.h>
-#include <linux/moduleparam.h>
 #include <linux/overflow.h>
 #include <linux/sched.h>
 #include <linux/slab.h>
@@ -28,16 +27,6 @@
 #include <uapi/drm/gaudi_nic_accel.h>
 
 #include "gn_internal.h"
-
-/*
- * HBM one context (one open of /dev/accel/accelN) may hold, counting its
- * allocations that are still exported after a free or a close.  Checked
- * at each allocation, so a new value applies to the next one.
- */
-static unsigned int gn_hbm_quota_mb;
-module_param_named(hbm_quota_mb, gn_hbm_quota_mb, uint, 0644);
-MODULE_PARM_DESC(hbm_quota_mb,
-		 "HBM one open file may allocate, in MiB (default 0: no quota, only the device's size)");
 
 int gn_mem_init(struct gaudi_nic_dev *gdev)
 {
@@ -424,21 +413,25 @@ static bool gn_in_tail_zero(struct drm_gaudi_nic_memory *args, size_t used)
 }
 
 /*
- * Charge @size bytes to @ctx against hbm_quota_mb: 0, or -EDQUOT (and one
- * rate-limited line in the log) if the context would pass its quota.
+ * Charge @size bytes to @ctx against the device's quota (the devlink
+ * param max_hbm_mb_per_ctx, checked at each allocation, so a new value
+ * applies to the next one), counting its allocations that are still
+ * exported after a free or a close: 0, or -EDQUOT (and one rate-limited
+ * line in the log) if the context would pass its quota.
  */
 static int gn_ctx_charge(struct gn_ctx *ctx, u64 size)
 {
-	u64 quota = (u64)READ_ONCE(gn_hbm_quota_mb) << 20;
+	u64 quota = (u64)READ_ONCE(ctx->gdev->mem->quota_mb) << 20;
 	s64 held = atomic64_read(&ctx->mem_total);
 
 	do {
 		if (quota && (size > quota || held > quota - size)) {
 			dev_warn_ratelimited(ctx->gdev->drm.dev,
-					     "%s[%d]: HBM allocation of %llu bytes refused: the context holds %lld, its quota is %llu MiB; raise /sys/module/gaudi_nic/parameters/hbm_quota_mb\n",
+					     "%s[%d]: HBM allocation of %llu bytes refused: the context holds %lld, its quota is %llu MiB; raise it with: devlink dev param set platform/%s name max_hbm_mb_per_ctx value MIB cmode runtime (0: no quota)\n",
 					     current->comm,
 					     task_tgid_nr(current), size, held,
-					     quota >> 20);
+					     quota >> 20,
+					     dev_name(ctx->gdev->drm.dev));
 			return -EDQUOT;
 		}
 	} while (!atomic64_try_cmpxchg(&ctx->mem_total, &held, held + size));

@@ -21,6 +21,26 @@ struct gaudi_nic_hw;
 struct gn_mem;
 struct platform_device;
 
+/*
+ * What one user context of the device's RDMA function may hold: objects
+ * of each kind, and MiB of queue rings (GAUDI_NIC_CTX_RING_MB); 0 is no
+ * limit.  The core keeps them as the devlink params max_<kind>_per_ctx
+ * (runtime) of the device; gaudi_ib reads them (READ_ONCE()) at each
+ * creation, so a new value applies to the next object.
+ */
+enum gaudi_nic_ctx_limit {
+	GAUDI_NIC_CTX_PD,
+	GAUDI_NIC_CTX_CQ,
+	GAUDI_NIC_CTX_QP,
+	GAUDI_NIC_CTX_SRQ,
+	GAUDI_NIC_CTX_MR,
+	GAUDI_NIC_CTX_AH,
+	GAUDI_NIC_CTX_MW,
+	GAUDI_NIC_CTX_DM,
+	GAUDI_NIC_CTX_RING_MB,
+	GAUDI_NIC_CTX_LIMITS
+};
+
 /**
  * struct gaudi_nic_dev - one gaudi_nic device, as the core driver sees it
  * @drm: the DRM accel device (/dev/accel/accelN); its refcount is the
@@ -36,6 +56,8 @@ struct platform_device;
  *	the platform data; valid while the DRM device lives
  * @mem: the memory manager (private to the core)
  * @nic: reserved for the NIC core (ports, auxiliary devices)
+ * @ctx_max: the per-context limits of the RDMA function, by
+ *	&enum gaudi_nic_ctx_limit (devlink params; read with READ_ONCE())
  */
 struct gaudi_nic_dev {
 	struct drm_device drm;
@@ -48,6 +70,7 @@ struct gaudi_nic_dev {
 	struct gaudi_nic_hw *hw;
 	struct gn_mem *mem;
 	void *nic;
+	u32 ctx_max[GAUDI_NIC_CTX_LIMITS];
 };
 
 /*

@@ -60,17 +60,20 @@ struct gib_dev {
 	struct net_device *netdevs[GAUDI_NIC_MAX_PORTS];
 };
 
-/* What a user context holds, against the limits of gib_limits.c. */
+/*
+ * What a user context holds, against the device's limits of the same
+ * index (&enum gaudi_nic_ctx_limit, devlink params; gib_limits.c).
+ */
 enum gib_res {
-	GIB_RES_PD,
-	GIB_RES_CQ,
-	GIB_RES_QP,
-	GIB_RES_SRQ,
-	GIB_RES_MR,
-	GIB_RES_AH,
-	GIB_RES_MW,
-	GIB_RES_DM,
-	GIB_RES_MAX
+	GIB_RES_PD = GAUDI_NIC_CTX_PD,
+	GIB_RES_CQ = GAUDI_NIC_CTX_CQ,
+	GIB_RES_QP = GAUDI_NIC_CTX_QP,
+	GIB_RES_SRQ = GAUDI_NIC_CTX_SRQ,
+	GIB_RES_MR = GAUDI_NIC_CTX_MR,
+	GIB_RES_AH = GAUDI_NIC_CTX_AH,
+	GIB_RES_MW = GAUDI_NIC_CTX_MW,
+	GIB_RES_DM = GAUDI_NIC_CTX_DM,
+	GIB_RES_MAX = GAUDI_NIC_CTX_RING_MB	/* the objects; then the rings */
 };
 
 struct gib_ucontext {

@@ -7,9 +7,10 @@
  * user context (struct gib_ucontext, one per open of the uverbs device)
  * counts the objects it created and the bytes of the rings it owns, and a
  * creation that would pass the limit fails with -EDQUOT.  Kernel objects
- * (the MAD layer's, rdma_cm's) are not counted.  The limits are module
- * parameters, writable at run time; a new value applies to the next
- * creation (objects that already exist stay).  0 means no limit.
+ * (the MAD layer's, rdma_cm's) are not counted.  The limits are the
+ * device's, devlink params the core keeps (max_<kind>_per_ctx, runtime;
+ * gaudi_nic's devlink.c): a new value applies to the next creation
+ * (objects that already exist stay).  0 means no limit.
  *
  * The defaults are an eighth of each id space (N2 of the November review:
  * they were half of it, the whole of it for windows, so one or two
@@ -22,69 +23,25 @@
  * hca_handle and hca_object limits (charged by the RDMA core for every
  * uverbs object) bound how many contexts and objects it has.
  */
-#include <linux/module.h>
+#include <linux/platform_device.h>
 #include <linux/sched.h>
 
 #include "gaudi_ib.h"
 
-static unsigned int gib_max_pd = 8192;
-module_param_named(max_pd_per_ctx, gib_max_pd, uint, 0644);
-MODULE_PARM_DESC(max_pd_per_ctx,
-		 "PDs one user context may hold (default 8192, 0: no limit)");
-
-static unsigned int gib_max_cq = 128;
-module_param_named(max_cq_per_ctx, gib_max_cq, uint, 0644);
-MODULE_PARM_DESC(max_cq_per_ctx,
-		 "CQs one user context may hold (default 128, 0: no limit)");
-
-static unsigned int gib_max_qp = 128;
-module_param_named(max_qp_per_ctx, gib_max_qp, uint, 0644);
-MODULE_PARM_DESC(max_qp_per_ctx,
-		 "QPs one user context may hold (default 128, 0: no limit)");
-
-static unsigned int gib_max_srq = 128;
-module_param_named(max_srq_per_ctx, gib_max_srq, uint, 0644);
-MODULE_PARM_DESC(max_srq_per_ctx,
-		 "SRQs one user context may hold (default 128, 0: no limit)");
-
-static unsigned int gib_max_mr = 1024;
-module_param_named(max_mr_per_ctx, gib_max_mr, uint, 0644);
-MODULE_PARM_DESC(max_mr_per_ctx,
-		 "MRs one user context may hold (default 1024, 0: no limit)");
-
-static unsigned int gib_max_ah = 8192;
-module_param_named(max_ah_per_ctx, gib_max_ah, uint, 0644);
-MODULE_PARM_DESC(max_ah_per_ctx,
-		 "AHs one user context may hold (default 8192, 0: no limit)");
-
-static unsigned int gib_max_mw = 512;
-module_param_named(max_mw_per_ctx, gib_max_mw, uint, 0644);
-MODULE_PARM_DESC(max_mw_per_ctx,
-		 "memory windows one user context may hold (default 512, 0: no limit)");
-
-static unsigned int gib_max_dm = 64;
-module_param_named(max_dm_per_ctx, gib_max_dm, uint, 0644);
-MODULE_PARM_DESC(max_dm_per_ctx,
-		 "device memory allocations (ibv_alloc_dm) one user context may hold (default 64, 0: no limit)");
-
-static unsigned int gib_max_ring_mb = 1024;
-module_param_named(max_ring_mb_per_ctx, gib_max_ring_mb, uint, 0644);
-MODULE_PARM_DESC(max_ring_mb_per_ctx,
-		 "MiB of QP/CQ/SRQ rings one user context may hold (default 1024, 0: no limit)");
-
+/* Each kind of object as the log names it, and its devlink param. */
 static const struct {
 	const char *what;
 	const char *param;
-	unsigned int *max;
-} gib_res_info[GIB_RES_MAX] = {
-	[GIB_RES_PD] = { "PDs", "max_pd_per_ctx", &gib_max_pd },
-	[GIB_RES_CQ] = { "CQs", "max_cq_per_ctx", &gib_max_cq },
-	[GIB_RES_QP] = { "QPs", "max_qp_per_ctx", &gib_max_qp },
-	[GIB_RES_SRQ] = { "SRQs", "max_srq_per_ctx", &gib_max_srq },
-	[GIB_RES_MR] = { "MRs", "max_mr_per_ctx", &gib_max_mr },
-	[GIB_RES_AH] = { "AHs", "max_ah_per_ctx", &gib_max_ah },
-	[GIB_RES_MW] = { "MWs", "max_mw_per_ctx", &gib_max_mw },
-	[GIB_RES_DM] = { "DMs", "max_dm_per_ctx", &gib_max_dm },
+} gib_res_info[GIB_RES_MAX + 1] = {
+	[GIB_RES_PD] = { "PDs", "max_pd_per_ctx" },
+	[GIB_RES_CQ] = { "CQs", "max_cq_per_ctx" },
+	[GIB_RES_QP] = { "QPs", "max_qp_per_ctx" },
+	[GIB_RES_SRQ] = { "SRQs", "max_srq_per_ctx" },
+	[GIB_RES_MR] = { "MRs", "max_mr_per_ctx" },
+	[GIB_RES_AH] = { "AHs", "max_ah_per_ctx" },
+	[GIB_RES_MW] = { "MWs", "max_mw_per_ctx" },
+	[GIB_RES_DM] = { "DMs", "max_dm_per_ctx" },
+	[GIB_RES_MAX] = { "bytes of rings", "max_ring_mb_per_ctx" },
 };
 
 /*
@@ -128,10 +85,8 @@ void gib_limits_init(struct gib_ucontext *uc)
  * or -1 if it fits.
  */
 static int gib_over_limit(struct gib_ucontext *uc, enum gib_res res,
-			  u64 bytes, u64 max_bytes)
+			  u64 bytes, u32 max, u64 max_bytes)
 {
-	unsigned int max = READ_ONCE(*gib_res_info[res].max);
-
 	lockdep_assert_held(&uc->lim_lock);
 	if (max && uc->count[res] >= max)
 		return res;
@@ -148,14 +103,18 @@ static int gib_over_limit(struct gib_ucontext *uc, enum gib_res res,
  */
 int gib_charge(struct gib_ucontext *uc, enum gib_res res, u64 bytes)
 {
-	u64 max_bytes = (u64)READ_ONCE(gib_max_ring_mb) << 20;
-	u64 held = 0;
+	struct gaudi_nic_dev *gdev;
+	u64 max_bytes, held;
+	u32 max;
 	int over;
 
 	if (!uc)
 		return 0;
+	gdev = to_gdev(uc->ibuc.device)->radev->gdev;
+	max = READ_ONCE(gdev->ctx_max[res]);
+	max_bytes = (u64)READ_ONCE(gdev->ctx_max[GAUDI_NIC_CTX_RING_MB]) << 20;
 	spin_lock(&uc->lim_lock);
-	over = gib_over_limit(uc, res, bytes, max_bytes);
+	over = gib_over_limit(uc, res, bytes, max, max_bytes);
 	if (over < 0) {
 		uc->count[res]++;
 		uc->ring_bytes += bytes;
@@ -166,15 +125,17 @@ int gib_charge(struct gib_ucontext *uc, enum gib_res res, u64 bytes)
 		return 0;
 	if (over == GIB_RES_MAX)
 		ibdev_warn_ratelimited(uc->ibuc.device,
-				       "%s[%d]: a context with %llu bytes of rings asked for %llu more, past its limit of %llu MiB; raise /sys/module/gaudi_ib/parameters/max_ring_mb_per_ctx\n",
+				       "%s[%d]: a context with %llu bytes of rings asked for %llu more, past its limit of %llu MiB; raise it with: devlink dev param set platform/%s name %s value MIB cmode runtime (0: no limit)\n",
 				       current->comm, task_tgid_nr(current),
-				       held, bytes, max_bytes >> 20);
+				       held, bytes, max_bytes >> 20,
+				       dev_name(&gdev->pdev->dev),
+				       gib_res_info[over].param);
 	else
 		ibdev_warn_ratelimited(uc->ibuc.device,
-				       "%s[%d]: a context is at its limit of %u %s; raise /sys/module/gaudi_ib/parameters/%s\n",
+				       "%s[%d]: a context is at its limit of %u %s; raise it with: devlink dev param set platform/%s name %s value N cmode runtime (0: no limit)\n",
 				       current->comm, task_tgid_nr(current),
-				       READ_ONCE(*gib_res_info[over].max),
-				       gib_res_info[over].what,
+				       max, gib_res_info[over].what,
+				       dev_name(&gdev->pdev->dev),
 				       gib_res_info[over].param);
 	return -EDQUOT;
 }
