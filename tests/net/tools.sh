@@ -318,6 +318,15 @@ else
 fi
 out=$(devlink dev param show "$DL" name enable_roce 2>&1)
 if grep -q "cmode runtime value true" <<<"$out"; then t_ok "devlink param enable_roce: runtime, default true"; else t_fail "devlink param enable_roce" "$out"; fi
+# the driver-specific ones: per-context limits and the HBM quota (rdma.md,
+# accel.md), u32, runtime, with their defaults
+want="max_pd_per_ctx=8192 max_cq_per_ctx=128 max_qp_per_ctx=128 max_srq_per_ctx=128 max_mr_per_ctx=1024 max_ah_per_ctx=8192 max_mw_per_ctx=512 max_dm_per_ctx=64 max_ring_mb_per_ctx=1024 max_hbm_mb_per_ctx=0"
+got=""
+for p in $want; do
+	v=$(devlink dev param show "$DL" name "${p%=*}" 2>&1 | grep -o 'cmode runtime value [0-9]*')
+	got="$got ${p%=*}=${v##* }"
+done
+t_expect "devlink params: the per-context limits and the HBM quota, runtime, at their defaults" "$want" "${got# }"
 
 # --- RoCE steering: UDP 4791 to the engine (on) or the netdev (off)
 steer() { # EXPECT_RECEIVED

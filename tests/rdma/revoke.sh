@@ -116,14 +116,21 @@ revoke write "$DEV_X"
 revoke read "$DEV_Y"
 revoke write "$DEV_X" reload
 revoke read "$DEV_Y" reload
-# two resets of one device at once: devlink orders them, both succeed
+# two resets of one device at once: devlink orders them, both succeed;
+# the device's params (the per-context limits) keep their values
 if gn_new_device "$DEV_X" 1; then
+	dl=platform/gaudi_nic.$DEV_X
+	devlink dev param set "$dl" name max_qp_per_ctx value 77 cmode runtime
+	devlink dev param set "$dl" name max_hbm_mb_per_ctx value 5 cmode runtime
 	devlink dev reload "platform/gaudi_nic.$DEV_X" & p1=$!
 	devlink dev reload "platform/gaudi_nic.$DEV_X" & p2=$!
 	wait "$p1"; r1=$?
 	wait "$p2"; r2=$?
 	t_expect "two reloads of device $DEV_X at once both succeed" "0 0" "$r1 $r2"
 	reloaded "two reloads" "$DEV_X"
+	t_expect "devlink params max_qp_per_ctx 77 and max_hbm_mb_per_ctx 5 outlive the reloads" \
+		"value 77 value 5" \
+		"$(devlink dev param show "$dl" name max_qp_per_ctx | grep -o 'value [0-9]*') $(devlink dev param show "$dl" name max_hbm_mb_per_ctx | grep -o 'value [0-9]*')"
 	gn_del_device "$DEV_X"
 else
 	t_fail "device $DEV_X for two reloads at once"
