@@ -131,11 +131,6 @@ static int gaudi_build_ud_send(struct gaudi_qp *qp, struct gaudi_ud_wqe *w,
 }
 
 /*
- * A send WQE for @wr into @w (a private copy: nothing reaches the ring
- * unless this succeeds).  Opcodes the engine does not have (atomics,
- * memory windows, invalidation, ...) give EOPNOTSUPP.
- */
-/*
  * A memory window bind (RC): the engine checks the MW, the MR and the
  * range.  The window's access is remote read and write only (local
  * access is the MR's business and ignored); zero-based windows and
@@ -164,6 +159,12 @@ static int gaudi_build_bind(struct gaudi_wqe *w, const struct ibv_send_wr *wr)
 	return 0;
 }
 
+/*
+ * A send WQE for @wr into @s (a private copy: nothing reaches the ring
+ * unless this succeeds).  Opcodes the engine does not have (atomics, and
+ * on UD everything but SEND) give EOPNOTSUPP; READ and SEND_WITH_INV on
+ * UC, EINVAL.
+ */
 int gaudi_build_send(struct gaudi_qp *qp, union gaudi_swqe *s,
 		     const struct ibv_send_wr *wr)
 {
