@@ -133,27 +133,6 @@ static const u32 gn_ctx_limit_def[GAUDI_NIC_CTX_LIMITS] = {
 	[GAUDI_NIC_CTX_RING_MB] = 1024,
 };
 
-static int gn_devlink_ctx_get(struct devlink *devlink, u32 id,
-			      struct devlink_param_gset_ctx *ctx)
-{
-	struct gaudi_nic_dev *gdev = gn_devlink_nic(devlink)->gdev;
-	u32 lim = id - GN_DEVLINK_PARAM_CTX_BASE;
-
-	ctx->val.vu32 = READ_ONCE(gdev->ctx_max[lim]);
-	return 0;
-}
-
-static int gn_devlink_ctx_set(struct devlink *devlink, u32 id,
-			      struct devlink_param_gset_ctx *ctx,
-			      struct netlink_ext_ack *extack)
-{
-	struct gaudi_nic_dev *gdev = gn_devlink_nic(devlink)->gdev;
-	u32 lim = id - GN_DEVLINK_PARAM_CTX_BASE;
-
-	WRITE_ONCE(gdev->ctx_max[lim], ctx->val.vu32);
-	return 0;
-}
-
 /*
  * HBM one accel context (one open of /dev/accel/accelN) may hold, in MiB;
  * 0, the default: no quota but the device's size (accel.md).
@@ -161,27 +140,40 @@ static int gn_devlink_ctx_set(struct devlink *devlink, u32 id,
 #define GN_DEVLINK_PARAM_HBM_QUOTA	(GN_DEVLINK_PARAM_CTX_BASE + \
 					 GAUDI_NIC_CTX_LIMITS)
 
-static int gn_devlink_hbm_get(struct devlink *devlink, u32 id,
+/* Where u32 param @id lives: a per-context limit, or the HBM quota. */
+static u32 *gn_devlink_u32(struct devlink *devlink, u32 id)
+{
+	struct gaudi_nic_dev *gdev = gn_devlink_nic(devlink)->gdev;
+
+	if (id == GN_DEVLINK_PARAM_HBM_QUOTA)
+		return &gdev->mem->quota_mb;
+	return &gdev->ctx_max[id - GN_DEVLINK_PARAM_CTX_BASE];
+}
+
+static int gn_devlink_u32_get(struct devlink *devlink, u32 id,
 			      struct devlink_param_gset_ctx *ctx)
 {
-	ctx->val.vu32 = READ_ONCE(gn_devlink_nic(devlink)->gdev->mem->quota_mb);
+	ctx->val.vu32 = READ_ONCE(*gn_devlink_u32(devlink, id));
 	return 0;
 }
 
-static int gn_devlink_hbm_set(struct devlink *devlink, u32 id,
+static int gn_devlink_u32_set(struct devlink *devlink, u32 id,
 			      struct devlink_param_gset_ctx *ctx,
 			      struct netlink_ext_ack *extack)
 {
-	WRITE_ONCE(gn_devlink_nic(devlink)->gdev->mem->quota_mb, ctx->val.vu32);
+	WRITE_ONCE(*gn_devlink_u32(devlink, id), ctx->val.vu32);
 	return 0;
 }
 
+/* a driver-specific u32 param, runtime only */
+#define GN_DEVLINK_PARAM_U32(id, name)					\
+	DEVLINK_PARAM_DRIVER(id, name, DEVLINK_PARAM_TYPE_U32,		\
+			     BIT(DEVLINK_PARAM_CMODE_RUNTIME),		\
+			     gn_devlink_u32_get, gn_devlink_u32_set, NULL)
 /* the param of limit GAUDI_NIC_CTX_<kind>, named @name */
 #define GN_DEVLINK_PARAM_CTX(kind, name)				\
-	DEVLINK_PARAM_DRIVER(GN_DEVLINK_PARAM_CTX_BASE + GAUDI_NIC_CTX_##kind, \
-			     name, DEVLINK_PARAM_TYPE_U32,		\
-			     BIT(DEVLINK_PARAM_CMODE_RUNTIME),		\
-			     gn_devlink_ctx_get, gn_devlink_ctx_set, NULL)
+	GN_DEVLINK_PARAM_U32(GN_DEVLINK_PARAM_CTX_BASE + GAUDI_NIC_CTX_##kind, \
+			     name)
 
 static const struct devlink_param gn_devlink_params[] = {
 	DEVLINK_PARAM_GENERIC(ENABLE_ROCE, BIT(DEVLINK_PARAM_CMODE_RUNTIME),
@@ -195,10 +187,7 @@ static const struct devlink_param gn_devlink_params[] = {
 	GN_DEVLINK_PARAM_CTX(MW, "max_mw_per_ctx"),
 	GN_DEVLINK_PARAM_CTX(DM, "max_dm_per_ctx"),
 	GN_DEVLINK_PARAM_CTX(RING_MB, "max_ring_mb_per_ctx"),
-	DEVLINK_PARAM_DRIVER(GN_DEVLINK_PARAM_HBM_QUOTA, "max_hbm_mb_per_ctx",
-			     DEVLINK_PARAM_TYPE_U32,
-			     BIT(DEVLINK_PARAM_CMODE_RUNTIME),
-			     gn_devlink_hbm_get, gn_devlink_hbm_set, NULL),
+	GN_DEVLINK_PARAM_U32(GN_DEVLINK_PARAM_HBM_QUOTA, "max_hbm_mb_per_ctx"),
 };
 
 int gn_devlink_init(struct gn_nic *nic)
