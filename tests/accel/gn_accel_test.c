@@ -13,7 +13,6 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
-#include <limits.h>
 #include <setjmp.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -29,6 +28,7 @@
 #include <xf86drm.h>
 #include <drm/gaudi_nic_accel.h>
 
+#include "devlink_param.h"
 #include "hlthunk.h"
 #include "kselftest_harness.h"
 
@@ -467,52 +467,28 @@ TEST_F(basic, close_frees)
 
 /*
  * The quota is the devlink param max_hbm_mb_per_ctx of accel0's device
- * (platform/gaudi_nic.N), read and set with iproute2's devlink as a user
- * does.  quota_cmd(): run "devlink dev param ACTION <handle> name
- * max_hbm_mb_per_ctx REST"; its first line of output in @out, if given.
+ * (platform/gaudi_nic.N).
  */
-static int quota_cmd(const char *action, const char *rest, char *out,
-		     size_t len)
-{
-	char real[PATH_MAX], cmd[PATH_MAX + 256], line[256], *base;
-	int ret = -1;
-	FILE *p;
-
-	if (!realpath("/sys/class/accel/accel0/device", real))
-		return -1;
-	base = strrchr(real, '/');
-	snprintf(cmd, sizeof(cmd),
-		 "devlink dev param %s platform/%s name max_hbm_mb_per_ctx %s 2>&1",
-		 action, base ? base + 1 : real, rest);
-	p = popen(cmd, "r");
-	if (!p)
-		return -1;
-	while (fgets(line, sizeof(line), p)) {
-		char *v = strstr(line, "cmode runtime value ");
-
-		if (out && v && ret) {
-			snprintf(out, len, "%s", v + strlen("cmode runtime value "));
-			out[strcspn(out, "\n")] = 0;
-			ret = 0;
-		}
-	}
-	if (pclose(p))
-		return -1;
-	return out ? ret : 0;
-}
+#define QUOTA_DEV	"/sys/class/accel/accel0/device"
+#define QUOTA_PARAM	"max_hbm_mb_per_ctx"
 
 static int quota_get(char *buf, size_t len)
 {
-	return quota_cmd("show", "", buf, len);
+	char handle[128];
+
+	if (dl_handle(QUOTA_DEV, 0, handle, sizeof(handle)))
+		return -1;
+	return dl_param_get(handle, QUOTA_PARAM, buf, len);
 }
 
 /* @mb: a literal */
 static int quota_set(const char *mb)
 {
-	char rest[64];
+	char handle[128];
 
-	snprintf(rest, sizeof(rest), "value '%s' cmode runtime", mb);
-	return quota_cmd("set", rest, NULL, 0);
+	if (dl_handle(QUOTA_DEV, 0, handle, sizeof(handle)))
+		return -1;
+	return dl_param_set(handle, QUOTA_PARAM, mb);
 }
 
 /*

@@ -14,7 +14,6 @@
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
-#include <limits.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -24,6 +23,7 @@
 #include <unistd.h>
 #include <infiniband/verbs.h>
 
+#include "devlink_param.h"
 #include "kselftest_harness.h"
 #include "pairutil.h"
 
@@ -53,73 +53,33 @@ static const char *const lim_param[LIM_KINDS] = {
 	"max_mw_per_ctx", "max_dm_per_ctx",
 };
 
-/*
- * The devlink handle of RDMA device @ibdev into @buf: platform/gaudi_nic.N,
- * the parent of its auxiliary device gaudi_nic.rdma.N.  0 or -1.
- */
+/* The devlink handle of RDMA device @ibdev (its aux device's parent). */
 static int lim_handle(const char *ibdev, char *buf, size_t len)
 {
-	char path[256], real[PATH_MAX], *slash;
+	char path[256];
 
 	snprintf(path, sizeof(path), "/sys/class/infiniband/%s/device", ibdev);
-	if (!realpath(path, real))
-		return -1;
-	slash = strrchr(real, '/');
-	if (!slash)
-		return -1;
-	*slash = 0;
-	slash = strrchr(real, '/');
-	if (!slash)
-		return -1;
-	snprintf(buf, len, "platform/%s", slash + 1);
-	return 0;
+	return dl_handle(path, 1, buf, len);
 }
 
-/*
- * Read DEV_A's parameter @name into @buf with iproute2's devlink, as a
- * user would; 0 or -1 (errno set).
- */
+/* Read DEV_A's parameter @name into @buf; 0 or -1 (errno set). */
 static int param_get(const char *name, char *buf, size_t len)
 {
-	static const char key[] = "cmode runtime value ";
-	char handle[128], cmd[384], line[256];
-	int ret = -1;
-	FILE *p;
+	char handle[128];
 
 	if (lim_handle(dev_a_name, handle, sizeof(handle)))
 		return -1;
-	snprintf(cmd, sizeof(cmd), "devlink dev param show %s name %s 2>&1",
-		 handle, name);
-	p = popen(cmd, "r");
-	if (!p)
-		return -1;
-	while (fgets(line, sizeof(line), p)) {
-		char *v = strstr(line, key);
-
-		if (v && ret) {
-			snprintf(buf, len, "%s", v + strlen(key));
-			buf[strcspn(buf, "\n")] = 0;
-			ret = 0;
-		}
-	}
-	if (pclose(p))
-		ret = -1;
-	if (ret)
-		errno = ENOENT;
-	return ret;
+	return dl_param_get(handle, name, buf, len);
 }
 
-/* Set DEV_A's parameter @name to @val (a literal); 0 or EINVAL. */
+/* Set DEV_A's parameter @name to @val (a literal); 0 or the errno. */
 static int param_set(const char *name, const char *val)
 {
-	char handle[128], cmd[512];
+	char handle[128];
 
 	if (lim_handle(dev_a_name, handle, sizeof(handle)))
 		return ENODEV;
-	snprintf(cmd, sizeof(cmd),
-		 "devlink dev param set %s name %s value '%s' cmode runtime >/dev/null 2>&1",
-		 handle, name, val);
-	return system(cmd) ? EINVAL : 0;
+	return dl_param_set(handle, name, val);
 }
 
 /* A context of its own on device A, with the PD and CQ objects need. */
