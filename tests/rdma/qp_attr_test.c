@@ -12,7 +12,11 @@
  *    a wrong Q_Key dropped and counted (qkey_viol_cntr); a datagram over
  *    the path MTU failing with a length error;
  *  - every QP type (RC, UD, each also on an SRQ) at exactly the limits
- *    the device reports, with a SEND that uses them all.
+ *    the device reports, with a SEND that uses them all;
+ *  - the send operations of each QP type (RC, UC, UD), as the verbs API
+ *    sees them: which an extended QP can be created with, and which
+ *    opcodes ibv_post_send() refuses as not the engine's (EOPNOTSUPP,
+ *    out-of-range opcodes too) rather than as invalid here (EINVAL).
  * A kselftest (kselftest_harness.h): one test per area, each in its own
  * process with both devices opened anew; output KTAP.
  *
@@ -514,6 +518,119 @@ static void test_caps(struct __test_metadata *_metadata, struct tu_side *a,
 	test_caps1(_metadata, a, b, &d, IBV_QPT_UD, true);
 }
 
+/* ------------------------------------------------------ send ops */
+
+/* The QP types of the send-operation rules. */
+enum { ON_RC = 1, ON_UC = 2, ON_UD = 4, ON_ALL = 7 };
+
+/*
+ * The engine's send operations per QP type, as the user sees them (the
+ * provider keeps them in one table, gaudi_send_ops[]): the sends on every
+ * type; WRITEs, MW binds and local invalidation on RC and UC; READ and
+ * SEND_WITH_INV on RC (the UC transport has neither); FLUSH on RC through
+ * the extended API only; no atomics.
+ */
+static const struct {
+	enum ibv_wr_opcode op;
+	uint64_t qpex;
+	unsigned int on;	/* the types that have it */
+	unsigned int known;	/* ibv_post_send() knows it there: EINVAL
+				 * in RESET, not EOPNOTSUPP */
+	const char *name;
+} send_rule[] = {
+	{ IBV_WR_SEND, IBV_QP_EX_WITH_SEND, ON_ALL, ON_ALL, "SEND" },
+	{ IBV_WR_SEND_WITH_IMM, IBV_QP_EX_WITH_SEND_WITH_IMM, ON_ALL, ON_ALL,
+	  "SEND_WITH_IMM" },
+	{ IBV_WR_RDMA_WRITE, IBV_QP_EX_WITH_RDMA_WRITE, ON_RC | ON_UC,
+	  ON_RC | ON_UC, "RDMA_WRITE" },
+	{ IBV_WR_RDMA_WRITE_WITH_IMM, IBV_QP_EX_WITH_RDMA_WRITE_WITH_IMM,
+	  ON_RC | ON_UC, ON_RC | ON_UC, "RDMA_WRITE_WITH_IMM" },
+	{ IBV_WR_RDMA_READ, IBV_QP_EX_WITH_RDMA_READ, ON_RC, ON_RC | ON_UC,
+	  "RDMA_READ" },
+	{ IBV_WR_ATOMIC_CMP_AND_SWP, IBV_QP_EX_WITH_ATOMIC_CMP_AND_SWP, 0, 0,
+	  "ATOMIC_CMP_AND_SWP" },
+	{ IBV_WR_ATOMIC_FETCH_AND_ADD, IBV_QP_EX_WITH_ATOMIC_FETCH_AND_ADD, 0,
+	  0, "ATOMIC_FETCH_AND_ADD" },
+	{ IBV_WR_LOCAL_INV, IBV_QP_EX_WITH_LOCAL_INV, ON_RC | ON_UC,
+	  ON_RC | ON_UC, "LOCAL_INV" },
+	{ IBV_WR_BIND_MW, IBV_QP_EX_WITH_BIND_MW, ON_RC | ON_UC, ON_RC | ON_UC,
+	  "BIND_MW" },
+	{ IBV_WR_SEND_WITH_INV, IBV_QP_EX_WITH_SEND_WITH_INV, ON_RC,
+	  ON_RC | ON_UC, "SEND_WITH_INV" },
+	{ IBV_WR_TSO, IBV_QP_EX_WITH_TSO, 0, 0, "TSO" },
+	{ IBV_WR_FLUSH, IBV_QP_EX_WITH_FLUSH, ON_RC, 0, "FLUSH" },
+	{ IBV_WR_ATOMIC_WRITE, IBV_QP_EX_WITH_ATOMIC_WRITE, 0, 0,
+	  "ATOMIC_WRITE" },
+	/* past the last opcode verbs defines */
+	{ 16, 0, 0, 0, "opcode 16" },
+	{ 255, 0, 0, 0, "opcode 255" },
+};
+
+/*
+ * For each QP type and operation: an extended QP enabled for it alone
+ * can be created exactly when the type has it (else EOPNOTSUPP); and a
+ * work request with it, posted to a QP in RESET, is EOPNOTSUPP when the
+ * engine does not take it through ibv_post_send() on that type, and
+ * otherwise EINVAL (a READ on UC is invalid there, and any other is so
+ * in RESET): the opcode is judged before the state.  Nothing is posted.
+ */
+static void test_send_ops(struct __test_metadata *_metadata, struct tu_side *a)
+{
+	static const struct { enum ibv_qp_type type; unsigned int bit; const char *name; }
+	types[] = { { IBV_QPT_RC, ON_RC, "RC" }, { IBV_QPT_UC, ON_UC, "UC" },
+		    { IBV_QPT_UD, ON_UD, "UD" } };
+	unsigned int t, i, rules = 0, wrong = 0;
+
+	for (t = 0; t < ARRAY_SIZE(types); t++) {
+		struct ibv_qp *q = make_qp(a, types[t].type, 1, 0);
+
+		ASSERT_NE(NULL, q) TH_LOG("a %s QP: %s", types[t].name, strerror(errno));
+		for (i = 0; i < ARRAY_SIZE(send_rule); i++) {
+			bool has = send_rule[i].on & types[t].bit;
+			bool known = send_rule[i].known & types[t].bit;
+			struct ibv_send_wr wr = { .opcode = send_rule[i].op }, *bad = NULL;
+			int ret = ibv_post_send(q, &wr, &bad);
+
+			rules++;
+			if (ret != (known ? EINVAL : EOPNOTSUPP) || bad != &wr) {
+				wrong++;
+				TH_LOG("%s: ibv_post_send(%s) in RESET gave %s, not %s",
+				       types[t].name, send_rule[i].name, strerror(ret),
+				       strerror(known ? EINVAL : EOPNOTSUPP));
+			}
+			if (!send_rule[i].qpex)
+				continue;
+
+			struct ibv_qp_init_attr_ex ia = {
+				.send_cq = a->cq, .recv_cq = a->cq,
+				.cap = { .max_send_wr = 4, .max_recv_wr = 4,
+					 .max_send_sge = 1, .max_recv_sge = 1 },
+				.qp_type = types[t].type,
+				.comp_mask = IBV_QP_INIT_ATTR_PD |
+					     IBV_QP_INIT_ATTR_SEND_OPS_FLAGS,
+				.pd = a->pd, .send_ops_flags = send_rule[i].qpex,
+			};
+			struct ibv_qp *x;
+
+			errno = 0;
+			x = ibv_create_qp_ex(a->ctx, &ia);
+			rules++;
+			if (!!x != has || (!x && errno != EOPNOTSUPP)) {
+				wrong++;
+				TH_LOG("%s: an extended QP with only %s: %s, expected %s",
+				       types[t].name, send_rule[i].name,
+				       x ? "created" : strerror(errno),
+				       has ? "created" : "EOPNOTSUPP");
+			}
+			if (x)
+				ibv_destroy_qp(x);
+		}
+		ibv_destroy_qp(q);
+	}
+	EXPECT_EQ(0U, wrong)
+		TH_LOG("%u of %u send-operation rules broken on RC, UC and UD", wrong, rules);
+}
+
 /* Every test opens both devices anew, in its own process. */
 FIXTURE(qp_attr) {
 	struct tu_side a, b;
@@ -549,6 +666,11 @@ TEST_F_TIMEOUT(qp_attr, ud, 120)
 TEST_F_TIMEOUT(qp_attr, caps, 120)
 {
 	test_caps(_metadata, &self->a, &self->b);
+}
+
+TEST_F_TIMEOUT(qp_attr, send_ops, 120)
+{
+	test_send_ops(_metadata, &self->a);
 }
 
 int main(int argc, char **argv)

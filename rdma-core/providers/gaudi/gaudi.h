@@ -211,12 +211,12 @@ union gaudi_swqe {
 
 int gaudi_build_send(struct gaudi_qp *qp, union gaudi_swqe *s,
 		     const struct ibv_send_wr *wr);
+bool gaudi_qpex_ops_supported(enum ibv_qp_type type, uint64_t ops);
 bool gaudi_sq_ready(struct gaudi_qp *qp);
 int gaudi_sq_put(struct gaudi_qp *qp, const union gaudi_swqe *s);
 int gaudi_sq_doorbell(struct gaudi_qp *qp, uint32_t start, struct ibv_ah *ah);
 
 /* qpex.c */
-bool gaudi_qpex_ops_supported(enum ibv_qp_type type, uint64_t ops);
 void gaudi_qpex_init(struct gaudi_qp *qp, uint64_t ops);
 
 /* srq.c */

@@ -3,7 +3,8 @@
  * libgaudi posting: work requests turned into WQEs in the engine's format
  * (SGEs, inline data, UD address vectors, MW binds), written to the
  * mapped send and receive rings, and the send doorbell.  The extended
- * post API (qpex.c) builds its WQEs with the same functions.
+ * post API (qpex.c) builds its WQEs with the same functions, and one
+ * table (gaudi_send_ops[]) says which send operations exist on which QP.
  */
 #include <config.h>
 
@@ -11,6 +12,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+#include <ccan/array_size.h>
 
 #include "gaudi.h"
 
@@ -81,31 +84,135 @@ static uint8_t gaudi_send_flags(const struct ibv_send_wr *wr)
 	return f;
 }
 
+/* The QP types of the table below. */
+enum {
+	GAUDI_ON_RC = 1 << 0,
+	GAUDI_ON_UC = 1 << 1,
+	GAUDI_ON_UD = 1 << 2,
+	GAUDI_ON_ALL = GAUDI_ON_RC | GAUDI_ON_UC | GAUDI_ON_UD,
+};
+
+/* What a send WQE takes from its work request besides the opcode. */
+enum {
+	GAUDI_OP_IMM = 1 << 0,		/* imm_data */
+	GAUDI_OP_RDMA = 1 << 1,		/* wr.rdma: remote address and rkey */
+	GAUDI_OP_INV = 1 << 2,		/* invalidate_rkey */
+	GAUDI_OP_INLINE = 1 << 3,	/* its data may be inline */
+};
+
 /*
- * A UD send: SEND or SEND with immediate to the AH's address vector,
- * QPN and Q_Key (GAUDI_QKEY_USE_QP: the QP's own), in a struct
+ * The engine's send operations, the one place that says which verbs
+ * opcode becomes which WQE, on which QP types, enabled by which flag of
+ * an extended QP, with which fields.  post_send (gaudi_build_send), the
+ * ibv_wr_* API (through it) and the check of an extended QP's operations
+ * at create (gaudi_qpex_ops_supported) all read it.  An opcode without an
+ * entry (the atomics, TSO, ATOMIC_WRITE) is not the engine's; FLUSH has
+ * one for the extended API only, as ibv_post_send() has no FLUSH.
+ */
+static const struct gaudi_send_op {
+	uint64_t qpex;		/* IBV_QP_EX_WITH_*; 0: no entry */
+	uint8_t wqe;		/* GAUDI_WQE_* */
+	uint8_t on;		/* GAUDI_ON_*: the QP types that have it */
+	uint8_t takes;		/* GAUDI_OP_* */
+} gaudi_send_ops[] = {
+	[IBV_WR_SEND] = { IBV_QP_EX_WITH_SEND, GAUDI_WQE_SEND,
+			  GAUDI_ON_ALL, GAUDI_OP_INLINE },
+	[IBV_WR_SEND_WITH_IMM] = { IBV_QP_EX_WITH_SEND_WITH_IMM,
+				   GAUDI_WQE_SEND_IMM, GAUDI_ON_ALL,
+				   GAUDI_OP_IMM | GAUDI_OP_INLINE },
+	[IBV_WR_RDMA_WRITE] = { IBV_QP_EX_WITH_RDMA_WRITE, GAUDI_WQE_WRITE,
+				GAUDI_ON_RC | GAUDI_ON_UC,
+				GAUDI_OP_RDMA | GAUDI_OP_INLINE },
+	[IBV_WR_RDMA_WRITE_WITH_IMM] = {
+		IBV_QP_EX_WITH_RDMA_WRITE_WITH_IMM, GAUDI_WQE_WRITE_IMM,
+		GAUDI_ON_RC | GAUDI_ON_UC,
+		GAUDI_OP_RDMA | GAUDI_OP_IMM | GAUDI_OP_INLINE },
+	/* the data of a READ is where it lands: never inline */
+	[IBV_WR_RDMA_READ] = { IBV_QP_EX_WITH_RDMA_READ, GAUDI_WQE_READ,
+			       GAUDI_ON_RC, GAUDI_OP_RDMA },
+	[IBV_WR_SEND_WITH_INV] = { IBV_QP_EX_WITH_SEND_WITH_INV,
+				   GAUDI_WQE_SEND_INV, GAUDI_ON_RC,
+				   GAUDI_OP_INV | GAUDI_OP_INLINE },
+	[IBV_WR_LOCAL_INV] = { IBV_QP_EX_WITH_LOCAL_INV, GAUDI_WQE_LOCAL_INV,
+			       GAUDI_ON_RC | GAUDI_ON_UC, GAUDI_OP_INV },
+	[IBV_WR_BIND_MW] = { IBV_QP_EX_WITH_BIND_MW, GAUDI_WQE_BIND_MW,
+			     GAUDI_ON_RC | GAUDI_ON_UC, 0 },
+	[IBV_WR_FLUSH] = { IBV_QP_EX_WITH_FLUSH, GAUDI_WQE_FLUSH,
+			   GAUDI_ON_RC, 0 },
+};
+
+static unsigned int gaudi_qpt_bit(enum ibv_qp_type type)
+{
+	switch (type) {
+	case IBV_QPT_RC:
+		return GAUDI_ON_RC;
+	case IBV_QPT_UC:
+		return GAUDI_ON_UC;
+	case IBV_QPT_UD:
+		return GAUDI_ON_UD;
+	default:
+		return 0;
+	}
+}
+
+/* Whether an extended QP of @type can have every operation of @ops. */
+bool gaudi_qpex_ops_supported(enum ibv_qp_type type, uint64_t ops)
+{
+	unsigned int on = gaudi_qpt_bit(type);
+	uint64_t have = 0;
+	size_t i;
+
+	for (i = 0; i < ARRAY_SIZE(gaudi_send_ops); i++)
+		if (gaudi_send_ops[i].on & on)
+			have |= gaudi_send_ops[i].qpex;
+	return on && !(ops & ~have);
+}
+
+/*
+ * @wr's entry for @qp, or NULL and *@err: EOPNOTSUPP for an opcode the
+ * engine does not have (on UD, everything but the sends: its UD path
+ * has nothing else), EINVAL for one the QP's transport does not define
+ * (READ and SEND_WITH_INV on UC).  FLUSH is the extended API's alone.
+ */
+static const struct gaudi_send_op *gaudi_send_op(const struct gaudi_qp *qp,
+						 const struct ibv_send_wr *wr,
+						 int *err)
+{
+	const struct gaudi_send_op *op;
+
+	*err = EOPNOTSUPP;
+	if ((unsigned int)wr->opcode >= ARRAY_SIZE(gaudi_send_ops) ||
+	    wr->opcode == IBV_WR_FLUSH)
+		return NULL;
+	op = &gaudi_send_ops[wr->opcode];
+	if (!op->qpex)
+		return NULL;
+	if (!(op->on & gaudi_qpt_bit(qp->vqp.qp.qp_type))) {
+		if (!qp->ud)
+			*err = EINVAL;
+		return NULL;
+	}
+	return op;
+}
+
+/*
+ * A UD send (@op: SEND or SEND with immediate) to the AH's address
+ * vector, QPN and Q_Key (GAUDI_QKEY_USE_QP: the QP's own), in a struct
  * gaudi_ud_wqe whatever the SQ's stride: a 128-byte SQ takes its first
  * half, which is why qp->max_send_sge and max_inline are smaller there.
  * A message longer than the path MTU is the engine's to refuse
  * (IBV_WC_LOC_LEN_ERR).
  */
 static int gaudi_build_ud_send(struct gaudi_qp *qp, struct gaudi_ud_wqe *w,
+			       const struct gaudi_send_op *op,
 			       const struct ibv_send_wr *wr)
 {
 	const struct gaudi_ah *ah;
 	int ret;
 
-	switch (wr->opcode) {
-	case IBV_WR_SEND:
-		w->opcode = GAUDI_WQE_SEND;
-		break;
-	case IBV_WR_SEND_WITH_IMM:
-		w->opcode = GAUDI_WQE_SEND_IMM;
+	w->opcode = op->wqe;
+	if (op->takes & GAUDI_OP_IMM)
 		w->imm_data = wr->imm_data;
-		break;
-	default:
-		return EOPNOTSUPP;
-	}
 	if (!wr->wr.ud.ah || wr->wr.ud.ah->context != qp->vqp.qp.context)
 		return EINVAL;
 	ah = container_of(wr->wr.ud.ah, struct gaudi_ah, ibv_ah);
@@ -161,66 +268,40 @@ static int gaudi_build_bind(struct gaudi_wqe *w, const struct ibv_send_wr *wr)
 
 /*
  * A send WQE for @wr into @s (a private copy: nothing reaches the ring
- * unless this succeeds).  Opcodes the engine does not have (atomics, and
- * on UD everything but SEND) give EOPNOTSUPP; READ and SEND_WITH_INV on
- * UC, EINVAL.
+ * unless this succeeds), its opcode and fields as gaudi_send_ops[] says.
  */
 int gaudi_build_send(struct gaudi_qp *qp, union gaudi_swqe *s,
 		     const struct ibv_send_wr *wr)
 {
+	const struct gaudi_send_op *op;
 	struct gaudi_wqe *w = &s->w;
+	int ret;
 
+	op = gaudi_send_op(qp, wr, &ret);
+	if (!op)
+		return ret;
 	if (qp->ud) {
 		memset(&s->ud, 0, sizeof(s->ud));
 		s->ud.wr_id = wr->wr_id;
-		return gaudi_build_ud_send(qp, &s->ud, wr);
+		return gaudi_build_ud_send(qp, &s->ud, op, wr);
 	}
 	memset(w, 0, sizeof(*w));
 	w->wr_id = wr->wr_id;
-	switch (wr->opcode) {
-	case IBV_WR_SEND:
-		w->opcode = GAUDI_WQE_SEND;
-		break;
-	case IBV_WR_SEND_WITH_IMM:
-		w->opcode = GAUDI_WQE_SEND_IMM;
-		w->imm_data = wr->imm_data;
-		break;
-	case IBV_WR_RDMA_WRITE:
-		w->opcode = GAUDI_WQE_WRITE;
-		break;
-	case IBV_WR_RDMA_WRITE_WITH_IMM:
-		w->opcode = GAUDI_WQE_WRITE_IMM;
-		w->imm_data = wr->imm_data;
-		break;
-	case IBV_WR_RDMA_READ:
-		/* UC: SEND and WRITE only */
-		if (qp->vqp.qp.qp_type == IBV_QPT_UC)
-			return EINVAL;
-		w->opcode = GAUDI_WQE_READ;
-		break;
-	case IBV_WR_SEND_WITH_INV:
-		if (qp->vqp.qp.qp_type == IBV_QPT_UC)
-			return EINVAL;
-		w->opcode = GAUDI_WQE_SEND_INV;
-		w->rkey = wr->invalidate_rkey;
-		break;
-	case IBV_WR_LOCAL_INV:
-		w->opcode = GAUDI_WQE_LOCAL_INV;
-		w->rkey = wr->invalidate_rkey;
-		w->flags |= gaudi_send_flags(wr);
-		return 0;
-	case IBV_WR_BIND_MW:
+	if (wr->opcode == IBV_WR_BIND_MW)
 		return gaudi_build_bind(w, wr);
-	default:
-		return EOPNOTSUPP;
-	}
-	if (w->opcode >= GAUDI_WQE_WRITE && w->opcode <= GAUDI_WQE_READ) {
+	w->opcode = op->wqe;
+	w->flags |= gaudi_send_flags(wr);
+	if (op->takes & GAUDI_OP_IMM)
+		w->imm_data = wr->imm_data;
+	if (op->takes & GAUDI_OP_INV)
+		w->rkey = wr->invalidate_rkey;
+	if (op->takes & GAUDI_OP_RDMA) {
 		w->remote_addr = wr->wr.rdma.remote_addr;
 		w->rkey = wr->wr.rdma.rkey;
 	}
-	w->flags |= gaudi_send_flags(wr);
-	if ((wr->send_flags & IBV_SEND_INLINE) &&
-	    w->opcode != GAUDI_WQE_READ)
+	if (wr->opcode == IBV_WR_LOCAL_INV)	/* no data */
+		return 0;
+	if ((wr->send_flags & IBV_SEND_INLINE) && (op->takes & GAUDI_OP_INLINE))
 		return gaudi_fill_inline(w, wr->sg_list, wr->num_sge);
 	return gaudi_fill_sge(w, wr->sg_list, wr->num_sge);
 }

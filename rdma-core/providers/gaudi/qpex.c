@@ -25,32 +25,6 @@
 
 #include "gaudi.h"
 
-/* The operations the engine has, by QP type. */
-#define GAUDI_QPEX_UD_OPS (IBV_QP_EX_WITH_SEND | IBV_QP_EX_WITH_SEND_WITH_IMM)
-#define GAUDI_QPEX_RC_OPS (GAUDI_QPEX_UD_OPS | IBV_QP_EX_WITH_RDMA_WRITE | \
-			   IBV_QP_EX_WITH_RDMA_WRITE_WITH_IMM | \
-			   IBV_QP_EX_WITH_RDMA_READ | IBV_QP_EX_WITH_BIND_MW | \
-			   IBV_QP_EX_WITH_FLUSH | \
-			   IBV_QP_EX_WITH_LOCAL_INV | \
-			   IBV_QP_EX_WITH_SEND_WITH_INV)
-#define GAUDI_QPEX_UC_OPS (GAUDI_QPEX_UD_OPS | IBV_QP_EX_WITH_RDMA_WRITE | \
-			   IBV_QP_EX_WITH_RDMA_WRITE_WITH_IMM | \
-			   IBV_QP_EX_WITH_BIND_MW | IBV_QP_EX_WITH_LOCAL_INV)
-
-bool gaudi_qpex_ops_supported(enum ibv_qp_type type, uint64_t ops)
-{
-	switch (type) {
-	case IBV_QPT_RC:
-		return !(ops & ~(uint64_t)GAUDI_QPEX_RC_OPS);
-	case IBV_QPT_UC:
-		return !(ops & ~(uint64_t)GAUDI_QPEX_UC_OPS);
-	case IBV_QPT_UD:
-		return !(ops & ~(uint64_t)GAUDI_QPEX_UD_OPS);
-	default:
-		return false;
-	}
-}
-
 static struct gaudi_qp *to_gqpx(struct ibv_qp_ex *ibqp)
 {
 	return container_of(ibqp, struct gaudi_qp, vqp.qp_ex);
