@@ -276,6 +276,7 @@ int gib_id_alloc(struct ida *ida, struct gib_ucontext *uc, enum gib_res res,
 extern const struct ib_device_ops gib_dev_ops;
 int gib_port_mtu(struct gib_dev *dev, u32 port);
 int gib_check_udata_in(struct ib_udata *udata);
+int gib_udata_uc(struct ib_udata *udata, struct gib_ucontext **uc);
 int gib_respond(struct ib_udata *udata, const void *resp, size_t len);
 size_t gib_ring_bytes(u32 log_size, u32 stride);
 int gib_ring_alloc(struct gib_dev *dev, struct gib_ring *r, u32 log_size,

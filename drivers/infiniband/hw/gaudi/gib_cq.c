@@ -33,15 +33,9 @@ int gib_create_cq(struct ib_cq *ibcq, const struct ib_cq_init_attr *attr,
 		return -EOPNOTSUPP;
 	if (!attr->cqe || attr->cqe > (1 << GN_ROCE_MAX_CQ_LOG))
 		return -EINVAL;
-	if (udata) {
-		ret = gib_check_udata_in(udata);
-		if (ret)
-			return ret;
-		guc = rdma_udata_to_drv_context(udata, struct gib_ucontext,
-						ibuc);
-		if (!guc)
-			return -EINVAL;
-	}
+	ret = gib_check_udata_in(udata) ?: gib_udata_uc(udata, &guc);
+	if (ret)
+		return ret;
 	spin_lock_init(&cq->lock);
 	mutex_init(&cq->resize);
 	cq->cons = 0;

@@ -144,6 +144,18 @@ err_uncharge:
 	return ERR_PTR(ret);
 }
 
+/* Give @ctx to the engine for @mr with @op, then free its page list @pbl. */
+static int gib_mr_cmd(struct gib_dev *dev, u32 op, struct gib_mr *mr,
+		      struct gn_roce_mr_ctx *ctx, struct gib_pbl *pbl)
+{
+	int ret;
+
+	ret = gaudi_nic_roce_cmd(dev->hw, op, mr->index, ctx, sizeof(*ctx),
+				 NULL, 0);
+	gib_pbl_free(dev, pbl);
+	return ret;
+}
+
 /*
  * Give @mr's engine context @ctx to the engine (CREATE_MR), then free its
  * page list @pbl; on failure, undo gib_mr_new() too.
@@ -153,12 +165,27 @@ int gib_mr_install(struct gib_dev *dev, struct gib_mr *mr,
 {
 	int ret;
 
-	ret = gaudi_nic_roce_cmd(dev->hw, GN_ROCE_CMD_CREATE_MR, mr->index,
-				 ctx, sizeof(*ctx), NULL, 0);
-	gib_pbl_free(dev, pbl);
+	ret = gib_mr_cmd(dev, GN_ROCE_CMD_CREATE_MR, mr, ctx, pbl);
 	if (ret)
 		gib_mr_undo(dev, mr);
 	return ret;
+}
+
+/*
+ * Program @mr as @umem at @iova in PD @pdn with @access: CREATE_MR for a
+ * new one, REREG_MR for one the engine holds (@op).  Registration and
+ * reregistration build the context and its page list the same way.
+ */
+static int gib_mr_program(struct gib_dev *dev, u32 op, struct gib_mr *mr,
+			  struct ib_umem *umem, u64 iova, u32 pdn, int access)
+{
+	struct gn_roce_mr_ctx ctx;
+	struct gib_pbl pbl = {};
+	int ret;
+
+	ret = gib_mr_ctx(dev, umem, iova, mr->ibmr.lkey, pdn, access, &pbl,
+			 &ctx);
+	return ret ?: gib_mr_cmd(dev, op, mr, &ctx, &pbl);
 }
 
 /* Undo gib_mr_new() for an MR the engine does not hold. */
@@ -179,8 +206,6 @@ static struct ib_mr *gib_mr_create(struct ib_pd *ibpd, struct ib_umem *umem,
 				   struct gib_ucontext *uc, bool locked)
 {
 	struct gib_dev *dev = to_gdev(ibpd->device);
-	struct gn_roce_mr_ctx ctx;
-	struct gib_pbl pbl = {};
 	struct gib_mr *mr;
 	int ret;
 
@@ -191,14 +216,11 @@ static struct ib_mr *gib_mr_create(struct ib_pd *ibpd, struct ib_umem *umem,
 		goto err_umem;
 	}
 	mr->umem = umem;
-	ret = gib_mr_ctx(dev, umem, iova, mr->ibmr.lkey, to_gpd(ibpd)->pdn,
-			 access, &pbl, &ctx);
-	if (ret)
-		gib_mr_undo(dev, mr);
-	else
-		ret = gib_mr_install(dev, mr, &ctx, &pbl);
+	ret = gib_mr_program(dev, GN_ROCE_CMD_CREATE_MR, mr, umem, iova,
+			     to_gpd(ibpd)->pdn, access);
 	if (!ret)
 		return &mr->ibmr;
+	gib_mr_undo(dev, mr);
 err_umem:
 	if (locked)
 		ib_umem_dmabuf_revoke_unlock(to_ib_umem_dmabuf(umem));
@@ -357,8 +379,6 @@ struct ib_mr *gib_rereg_user_mr(struct ib_mr *ibmr, int flags, u64 start,
 	struct gib_dev *dev = to_gdev(ibmr->device);
 	struct gib_mr *mr = to_gmr(ibmr);
 	struct ib_umem *umem = mr->umem;
-	struct gn_roce_mr_ctx ctx;
-	struct gib_pbl pbl = {};
 	int ret;
 
 	ret = gib_check_udata_in(udata);
@@ -408,13 +428,8 @@ struct ib_mr *gib_rereg_user_mr(struct ib_mr *ibmr, int flags, u64 start,
 		ret = to_ib_umem_dmabuf(umem)->revoked ? -EACCES : 0;
 	}
 	if (!ret)
-		ret = gib_mr_ctx(dev, umem, iova, ibmr->lkey, to_gpd(pd)->pdn,
-				 access, &pbl, &ctx);
-	if (!ret) {
-		ret = gaudi_nic_roce_cmd(dev->hw, GN_ROCE_CMD_REREG_MR,
-					 mr->index, &ctx, sizeof(ctx), NULL, 0);
-		gib_pbl_free(dev, &pbl);
-	}
+		ret = gib_mr_program(dev, GN_ROCE_CMD_REREG_MR, mr, umem, iova,
+				     to_gpd(pd)->pdn, access);
 	if (umem->is_dmabuf)
 		ib_umem_dmabuf_revoke_unlock(to_ib_umem_dmabuf(umem));
 	if (ret)

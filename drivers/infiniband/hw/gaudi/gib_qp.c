@@ -197,12 +197,9 @@ int gib_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init,
 	ret = gib_check_qp_init(dev, init, !!udata, qp);
 	if (ret)
 		return ret;
-	if (udata) {
-		uc = rdma_udata_to_drv_context(udata, struct gib_ucontext,
-					       ibuc);
-		if (!uc)
-			return -EINVAL;
-	}
+	ret = gib_udata_uc(udata, &uc);
+	if (ret)
+		return ret;
 
 	sq_log = order_base_2(cap->max_send_wr);
 	/* a QP on an SRQ has no RQ: qp->rq stays empty (log_size 0, no buf) */

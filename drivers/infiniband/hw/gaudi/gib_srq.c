@@ -51,15 +51,9 @@ int gib_create_srq(struct ib_srq *ibsrq, struct ib_srq_init_attr *init,
 	ret = gib_check_srq_attr(&init->attr);
 	if (ret)
 		return ret;
-	if (udata) {
-		ret = gib_check_udata_in(udata);
-		if (ret)
-			return ret;
-		uc = rdma_udata_to_drv_context(udata, struct gib_ucontext,
-					       ibuc);
-		if (!uc)
-			return -EINVAL;
-	}
+	ret = gib_check_udata_in(udata) ?: gib_udata_uc(udata, &uc);
+	if (ret)
+		return ret;
 
 	/* the engine's rings have at least two slots */
 	log = max(order_base_2(init->attr.max_wr), 1);

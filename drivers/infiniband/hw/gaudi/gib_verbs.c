@@ -122,6 +122,19 @@ int gib_check_udata_in(struct ib_udata *udata)
 	return 0;
 }
 
+/*
+ * The user context a create verb's @udata comes from, in *@uc: NULL for
+ * a kernel caller; -EINVAL for a user one without a context.
+ */
+int gib_udata_uc(struct ib_udata *udata, struct gib_ucontext **uc)
+{
+	*uc = NULL;
+	if (!udata)
+		return 0;
+	*uc = rdma_udata_to_drv_context(udata, struct gib_ucontext, ibuc);
+	return *uc ? 0 : -EINVAL;
+}
+
 int gib_respond(struct ib_udata *udata, const void *resp, size_t len)
 {
 	return ib_copy_to_udata(udata, (void *)resp, min(len, udata->outlen));
