@@ -2,8 +2,9 @@
 # test-run-tests.sh - checks that the test runner counts honestly: passes,
 # failures, skips, a crash after passing points, a timeout, a test that
 # prints nothing, a whole-file skip, tests in the background lane
-# ("&NAME", up to a "wait" line), and the debug lane's watch
-# (GAUDI_NIC_TEST_WATCH) around every test.  Output: TAP.
+# ("&NAME", up to a "wait" line), the debug lane's watch
+# (GAUDI_NIC_TEST_WATCH) around every test, and a "meson PREFIX BUILDDIR"
+# line standing for a Meson project's test() registrations.  Output: TAP.
 set -u
 t=$(mktemp -d)
 trap 'rm -rf "$t"' EXIT
@@ -18,7 +19,7 @@ run() { # LISTTEXT -> counts
 	cat "$t/out/counts"
 }
 echo "TAP version 13"
-echo "1..18"
+echo "1..21"
 check "passes and skips counted"      "2 0 1" "$(run 'a 5 echo ok 1; echo ok 2; echo "ok 3 - x # SKIP no device"')"
 check "not ok counted"                "1 1 0" "$(run 'a 5 echo ok 1; echo not ok 2')"
 check "non-zero exit after passes"    "1 1 0" "$(run 'a 5 echo ok 1; exit 3')"
@@ -81,4 +82,24 @@ check "a watch's failure fails its test" "1" "$(grep -c '^not ok 2 b ' "$t/tap")
 rm -f "$t/go" "$t/watch.log"
 check "with a watch, no background lane" "3 1 0" "$(watched "&a 5 sleep 1; touch $t/go; echo ok 1
 b 5 if [ -f $t/go ]; then echo ok 1; else echo not ok 1; fi")"
+# "meson PREFIX BUILDDIR": a project of two tests, one passing with an
+# argument and an environment value that need quoting, one failing
+mkdir -p "$t/p"
+cat > "$t/p/meson.build" <<'EOF2'
+project('runner-selftest', version : '1')
+sh = find_program('sh')
+test('one', sh, args : ['-c', 'echo ok 1; echo "ok 2 - $GN_X"', 'x y'],
+  env : {'GN_X' : 'a  b'}, timeout : 5, suite : 's')
+test('two', sh, args : ['-c', 'echo not ok 1'], timeout : 5, suite : 's')
+EOF2
+if meson setup "$t/b" "$t/p" > "$t/setup.log" 2>&1; then
+	check "a meson line runs each registered test" "2 1 0" "$(run "meson m- $t/b")"
+	check "... named PREFIX and its name, with its environment" "2" \
+		"$(grep -c '^ok 1 m-one\|^  ok 2 - a  b$' "$t/tap")"
+else
+	check "meson setup of the runner's selftest project" "0" "1 ($(tail -n 1 "$t/setup.log"))"
+	check "(not run: no project)" "" "x"
+fi
+check "a meson line without a build is a failure, not an empty list" "0 1 0" \
+	"$(run "meson m- $t/none")"
 exit $bad

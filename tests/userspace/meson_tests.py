@@ -1,17 +1,20 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: GPL-2.0
-"""meson_tests.py - the Meson projects register their host tests with test().
+"""meson_tests.py - the Meson projects' host tests have one registry.
 
-Checks, from `meson introspect --tests` of the ASan+UBSan builds that
-`make user` leaves in /build (no test is run twice: make check runs the
-long ones from tests/host.d/*.list):
+A Meson project registers its host tests with test() in its meson.build,
+and make check runs them through one line of a host list, "meson PREFIX
+BUILDDIR" (tools/testenv/run-tests.sh, meson-list.py).  Checks, from
+`meson introspect --tests` of the ASan+UBSan builds that `make user`
+leaves in /build:
 
-- every host-list line that runs a program of a Meson project
-  (tests/host.d/collectives.list, accel.list) is a registered test with
-  the same program, arguments, environment and time limit, in a suite;
-  and every registered test is such a line, so `meson test` and make
-  check run the same set;
-- every test program built from collectives/tests/test_*.c is registered;
+- each project's list (tests/host.d/collectives.list, accel.list) has
+  that line, and no line of any host list runs a program of the project's
+  build otherwise (a second registration that could drift);
+- meson-list.py turns the registrations into one list line each, with
+  the program, arguments, environment and time limit Meson has;
+- every test is in a suite; every test program built from
+  collectives/tests/test_*.c is registered;
 - the projects whose programs need a device (tests/accel, tests/rdma)
   register none;
 - `meson test` itself runs: hl-thunk's unit suite and libgcoll's "half"
@@ -29,10 +32,10 @@ from tap import plan, point
 
 SRC = os.environ.get("GAUDI_NIC_SRC", "/src")
 BUILD = os.environ.get("GAUDI_NIC_BUILD", "/build")
-# project build dir -> the host lists that run its programs
+# project build dir -> (the host list that runs its tests, their prefix)
 PROJECTS = {
-    "hl-thunk": ["accel.list"],
-    "collectives": ["collectives.list"],
+    "hl-thunk": ("accel.list", "accel-hlthunk-"),
+    "collectives": ("collectives.list", "coll-"),
 }
 DEVICE_ONLY = ["tests-accel", "tests-rdma"]
 
@@ -45,67 +48,71 @@ def introspect(builddir):
     return json.loads(out.stdout), ""
 
 
-def list_lines(listfile, builddir):
-    """(name, timeout, env, program, args) of the lines that run a program
-    of builddir or a script of the project's source that takes one."""
+def list_lines(builddir):
+    """(list, name, line) of the lines of every host list that run a
+    program of builddir, or a script that takes one, and the "meson"
+    lines that name it."""
     res = []
-    with open(os.path.join(SRC, "tests/host.d", listfile)) as f:
-        for line in f:
-            line = line.strip()
-            if not line or line.startswith("#") or line == "wait":
-                continue
-            name, tmo, cmd = line.lstrip("&").split(None, 2)
-            words = shlex.split(cmd)
-            env = {}
-            while words and "=" in words[0] and not words[0].startswith("/"):
-                k, v = words.pop(0).split("=", 1)
-                env[k] = v
-            if not words:
-                continue
-            prog = words[0]
-            mine = prog.startswith(builddir + "/") or any(
-                a.startswith(builddir + "/") for a in words[1:])
-            if not mine or "python3" in prog:
-                continue
-            res.append((name, int(tmo), env, prog, words[1:]))
+    ldir = os.path.join(SRC, "tests/host.d")
+    for lf in sorted(os.listdir(ldir)):
+        if not lf.endswith(".list"):
+            continue
+        with open(os.path.join(ldir, lf)) as f:
+            for line in f:
+                line = line.strip()
+                if not line or line.startswith("#") or line == "wait":
+                    continue
+                words = shlex.split(line.lstrip("&"))
+                if builddir in [w.rstrip("/") for w in words] or any(
+                        w.split("=", 1)[-1].startswith(builddir + "/") for w in words):
+                    res.append((lf, words[0], line))
     return res
 
 
-def same(line, t):
-    _, tmo, env, prog, args = line
-    cmd = t["cmd"]
-    return (os.path.basename(cmd[0]) == os.path.basename(prog)
-            and cmd[1:] == args
-            and all(t.get("env", {}).get(k) == v for k, v in env.items())
-            and t["timeout"] == tmo)
+def expand(prefix, builddir):
+    out = subprocess.run(["python3", os.path.join(SRC, "tools/testenv/meson-list.py"),
+                          prefix, builddir], capture_output=True, text=True)
+    return out.stdout.splitlines()
+
+
+def parse(line):
+    """(name, timeout, env, cmd) of a list line, read as run-tests.sh and
+    bash read it."""
+    words = shlex.split(line)
+    name, tmo, rest = words[0], int(words[1]), words[2:]
+    env = {}
+    while rest and "=" in rest[0] and not rest[0].startswith("/"):
+        k, v = rest.pop(0).split("=", 1)
+        env[k] = v
+    return name, tmo, env, rest
+
+
+def same(line, prefix, t):
+    return parse(line) == (prefix + t["name"], t["timeout"], t.get("env", {}), t["cmd"])
 
 
 def main():
-    for proj, lists in PROJECTS.items():
+    for proj, (listfile, prefix) in PROJECTS.items():
         builddir = os.path.join(BUILD, proj)
         tests, err = introspect(builddir)
-        point(tests is not None, f"meson introspect --tests {builddir}", [err])
-        if tests is None:
+        point(bool(tests), f"meson introspect --tests {builddir}: "
+              f"{len(tests or [])} tests registered", [err])
+        if not tests:
             continue
-        lines = [l for lf in lists for l in list_lines(lf, builddir)]
-        matched = set()
-        for line in lines:
-            hits = [t for t in tests if same(line, t)]
-            name = line[0]
-            point(bool(hits),
-                  f"{proj}: host test {name} is registered with test() "
-                  f"(same program, arguments, environment, timeout {line[1]} s)"
-                  + (f" as {hits[0]['name']}" if hits else ""),
-                  [f"list: {' '.join(f'{k}={v}' for k, v in line[2].items())} "
-                   f"{line[3]} {' '.join(line[4])} (timeout {line[1]})"] +
-                  [f"registered: {t['name']}: {' '.join(t['cmd'])} "
-                   f"env {t.get('env', {})} timeout {t['timeout']}" for t in tests])
-            for t in hits:
-                matched.add(t["name"])
-        extra = [t["name"] for t in tests if t["name"] not in matched]
-        point(not extra, f"{proj}: every registered test is a line of "
-              f"{', '.join(lists)} ({len(tests)} tests)",
-              [f"not in the lists: {' '.join(extra)}"])
+        meson_line = f"meson {prefix} {builddir}"
+        lines = list_lines(builddir)
+        point([(lf, l) for lf, _, l in lines] == [(listfile, meson_line)],
+              f"{proj}: its tests run from {listfile}'s line \"{meson_line}\" "
+              f"and no other host-list line",
+              [f"{lf}: {l}" for lf, _, l in lines])
+        got = expand(prefix, builddir)
+        point(len(got) == len(tests) and all(same(g, prefix, t) for g, t in zip(got, tests)),
+              f"{proj}: meson-list.py gives each of the {len(tests)} registrations as "
+              f"one list line, {prefix}NAME with Meson's program, arguments, "
+              f"environment and time limit",
+              [f"line: {g}" for g in got] +
+              [f"registered: {t['name']}: {' '.join(t['cmd'])} env {t.get('env', {})} "
+               f"timeout {t['timeout']}" for t in tests])
         # a test without suite: is in the suite named after its project
         # only ("gcoll"); one with suite S: "gcoll:S"
         nosuite = [t["name"] for t in tests if not [s for s in t["suite"] if ":" in s]]

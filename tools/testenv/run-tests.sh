@@ -9,6 +9,10 @@
 # exits non-zero without reporting a failure, times out, or prints no test
 # point at all counts as one failure: nothing passes by saying nothing.
 # "&NAME ..." runs a test in a second, background lane (see below).
+# "meson PREFIX BUILDDIR" stands for the tests a Meson project registers
+# with test(), each named PREFIX and its Meson name
+# (tools/testenv/meson-list.py): the project's meson.build is their only
+# registry.
 #
 # GAUDI_NIC_TEST_WATCH, if set, is a command run as "CMD mark" before each
 # test and "CMD check NAME" after it; what check prints is appended to the
@@ -20,6 +24,7 @@
 # output to RESULTDIR/NAME.log.  Exits 1 if anything failed.
 set -uo pipefail
 list=$1 out=$2
+here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 # cpu_ticks: "BUSY TOTAL" jiffies of all CPUs so far (idle and iowait are
 # not busy); a test's share of busy time tells waiting from computing
 cpu_ticks() {
@@ -28,10 +33,21 @@ cpu_ticks() {
 }
 mkdir -p "$out"
 : > "$out/counts"
-cd /src
+cd /src || exit 1
 
 if [ -d "$list" ]; then set -- "$list"/*.list; else set -- "$list"; fi
-mapfile -t lines < <(cat "$@" 2>/dev/null | grep -v '^[[:space:]]*\(#\|$\)')
+# the list's lines, a "meson" line replaced by the tests it stands for
+expand() {
+	local line
+	while IFS= read -r line; do
+		if [[ $line =~ ^meson[[:space:]]+([^[:space:]]+)[[:space:]]+([^[:space:]]+)[[:space:]]*$ ]]; then
+			python3 "$here/meson-list.py" "${BASH_REMATCH[1]}" "${BASH_REMATCH[2]}"
+		else
+			echo "$line"
+		fi
+	done
+}
+mapfile -t lines < <(cat "$@" 2>/dev/null | grep -v '^[[:space:]]*\(#\|$\)' | expand)
 ntests=0
 for line in "${lines[@]}"; do
 	[[ $line =~ ^[[:space:]]*wait[[:space:]]*$ ]] || ntests=$((ntests + 1))
