@@ -2,8 +2,8 @@
 # verbs.sh - our own verbs test (tests/rdma/verbs_test.c) between two
 # gaudi devices: device limits, address handles (IPv4 and IPv6 GIDs), QP
 # state machine, data path operations, protection and RNR errors,
-# HBM-to-HBM RDMA through dma-buf MRs, memory windows, MR re-registration
-# and parent domains (mw_test.c); then teardown in the wrong order
+# HBM-to-HBM RDMA through dma-buf MRs; extended QPs (qpex_test.c); memory
+# windows, MR re-registration and parent domains (mw_test.c); then teardown in the wrong order
 # (del_device under live processes: QPs, CQs, MRs, an AH).  Output: TAP.
 here=$(dirname "$0")
 DEV_A=${DEV_A:-34}
@@ -46,6 +46,14 @@ elif [ -w "$PIPE_PARAM" ]; then
 	echo 1 > "$PIPE_PARAM"
 else
 	t_fail "roce_rx_pipeline parameter" "$PIPE_PARAM missing"
+fi
+
+# extended QPs: the ibv_wr_* work request API (tests/rdma/qpex_test.c)
+qpexbin=${QPEX_TEST:-/build/tests-rdma/qpex_test}
+if [ -x "$qpexbin" ]; then
+	ksft_relay qpex_test < <(timeout 300 "$qpexbin" "$IB_A" "$GID_A" "$IB_B" "$GID_B" 2>&1)
+else
+	t_fail "qpex_test built" "$qpexbin missing (make user)"
 fi
 
 # memory windows, rereg MR and parent domains (tests/rdma/mw_test.c)
