@@ -58,7 +58,7 @@ trains_run() {
 	TFRAMES=$(($(ethtool_stat "$NS_B" "$IF_B" roce_tx_frames) - f0))
 }
 trains_run run_pair write_bw "ib_write_bw 64 KiB" ib_write_bw -F -s 65536 -n "$BW_ITERS" -m 4096
-# 16 frames of 4 KiB per message: one train each (gn_tx_train_slot())
+# 16 frames of 4 KiB per message: one train each (gnsim_tx_train_slot())
 if [ "$TRAINS" -gt 0 ] && [ "$TFRAMES" -ge $((TRAINS * 8)) ]; then
 	t_ok "ib_write_bw 64 KiB goes to the MAC in trains ($TFRAMES frames in $TRAINS trains)"
 else
@@ -116,7 +116,7 @@ t_expect "roce_tx_train=0: no trains ($TFRAMES frames sent)" 0 "$TRAINS"
 run_pair_off roce_icrc_offload write_bw_swicrc "ib_write_bw 64 KiB, ICRC in software" \
 	ib_write_bw -F -s 65536 -n "$BW_ITERS" -m 4096
 # the engines' threads left to the scheduler instead of the last online
-# CPU (roce_engine_cpu=-2, gn_roce_place() in sim/roce.c)
+# CPU (roce_engine_cpu=-2, gnsim_roce_place() in sim/roce.c)
 run_unplaced() {
 	local pid cpus saved=()
 	for pid in $(pgrep -x "gaudi_roce/$DEV_A") $(pgrep -x "gaudi_roce/$DEV_B"); do

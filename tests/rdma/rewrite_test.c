@@ -14,7 +14,7 @@
  * UD: a datagram leaves once, at the doorbell, so there is no
  * retransmission to wait for; the window is inside the doorbell.  The
  * test module gaudi_nic_test_delay holds the posting thread for 500 ms at
- * gn_ud_send_one(), where the engine has copied the WQE out of the ring
+ * gnsim_ud_send_one(), where the engine has copied the WQE out of the ring
  * and starts to validate it and build the packet; another thread
  * rewrites the WQE then (its data, length, SGEs, destination, Q_Key,
  * address vector).  The datagram must carry what was posted to the QP
@@ -324,12 +324,12 @@ static void ud_rewrite_run(struct __test_metadata *_metadata,
 		TH_LOG("%s: receives on both of B's QPs", what);
 	ASSERT_EQ(0, pthread_create(&th, NULL, ud_rewriter_thread, &rw))
 		TH_LOG("%s: the rewriting thread", what);
-	if (delay_arm("gn_ud_send_one", gettid(), UD_HOLD_MS)) {
+	if (delay_arm("gnsim_ud_send_one", gettid(), UD_HOLD_MS)) {
 		ret = errno;
 		__atomic_store_n(&rw.posted, 1, __ATOMIC_RELEASE);
 		__atomic_store_n(&rw.go, 1, __ATOMIC_RELEASE);
 		pthread_join(th, NULL);
-		ASSERT_EQ(0, ret) TH_LOG("%s: arm the delay at gn_ud_send_one (%s)",
+		ASSERT_EQ(0, ret) TH_LOG("%s: arm the delay at gnsim_ud_send_one (%s)",
 					 what, strerror(ret));
 	}
 	__atomic_store_n(&rw.go, 1, __ATOMIC_RELEASE);

@@ -22,8 +22,8 @@
  * Under RTNL: the netdev @ifindex in @netnsfd's namespace, in @ndev, and
  * its MAC if it is a gaudi_nic port (else NULL).
  */
-static int gn_cable_lookup(const char *op, int netnsfd, int ifindex,
-			   struct net_device **ndev, struct gn_mac **mac)
+static int gnsim_cable_lookup(const char *op, int netnsfd, int ifindex,
+			      struct net_device **ndev, struct gn_mac **mac)
 {
 	struct net_device *dev;
 	struct net *net;
@@ -48,8 +48,8 @@ static int gn_cable_lookup(const char *op, int netnsfd, int ifindex,
 }
 
 /* Under RTNL: a cable from port @a (netdev @dev_a) to @dev_b, its port @b. */
-static int gn_cable_link(struct gn_mac *a, struct net_device *dev_a,
-			 struct gn_mac *b, struct net_device *dev_b)
+static int gnsim_cable_link(struct gn_mac *a, struct net_device *dev_a,
+			    struct gn_mac *b, struct net_device *dev_b)
 {
 	int ret;
 
@@ -109,11 +109,11 @@ static ssize_t link_device_store(struct device_driver *drv, const char *buf,
 		return -EINVAL;
 	}
 	rtnl_lock();
-	ret = gn_cable_lookup("link_device", fd_a, if_a, &dev_a, &a);
+	ret = gnsim_cable_lookup("link_device", fd_a, if_a, &dev_a, &a);
 	if (!ret)
-		ret = gn_cable_lookup("link_device", fd_b, if_b, &dev_b, &b);
+		ret = gnsim_cable_lookup("link_device", fd_b, if_b, &dev_b, &b);
 	if (!ret)
-		ret = gn_cable_link(a, dev_a, b, dev_b);
+		ret = gnsim_cable_link(a, dev_a, b, dev_b);
 	rtnl_unlock();
 	return ret ? ret : count;
 }
@@ -133,7 +133,7 @@ static ssize_t unlink_device_store(struct device_driver *drv, const char *buf,
 		return -EINVAL;
 	}
 	rtnl_lock();
-	ret = gn_cable_lookup("unlink_device", fd, ifindex, &dev, &mac);
+	ret = gnsim_cable_lookup("unlink_device", fd, ifindex, &dev, &mac);
 	if (!ret) {
 		/* either end: a port, or an uplink */
 		if (!mac)

@@ -27,7 +27,7 @@
  * gnsim_mac_rx() from its receive path.  The uplink pointer is RCU too.
  *
  * Fault injection (gnsim_mac_set_fault(), sim/mac.h; in mac_fault.c) sits
- * between a sender and the cable; see struct gn_mac_fault_state.
+ * between a sender and the cable; see struct gnsim_mac_fault_state.
  */
 #include <linux/debugfs.h>
 #include <linux/dma-direct.h>
@@ -48,12 +48,12 @@
 #include "mac_priv.h"
 
 /* The DMA engine: host memory behind a DMA address of our device. */
-static void *gn_mac_dma_virt(struct gn_mac *mac, u64 addr)
+static void *gnsim_mac_dma_virt(struct gn_mac *mac, u64 addr)
 {
 	return phys_to_virt(dma_to_phys(mac->dma_dev, addr));
 }
 
-static void gn_mac_irq(struct gn_mac *mac, unsigned int vector)
+static void gnsim_mac_irq(struct gn_mac *mac, unsigned int vector)
 {
 	const struct gn_mac_client_ops *ops = READ_ONCE(mac->ops);
 
@@ -61,7 +61,7 @@ static void gn_mac_irq(struct gn_mac *mac, unsigned int vector)
 		ops->irq(READ_ONCE(mac->ctx), vector);
 }
 
-static unsigned int gn_mac_hist_bucket(unsigned int len)
+static unsigned int gnsim_mac_hist_bucket(unsigned int len)
 {
 	static const unsigned int hi[GN_MAC_HIST - 1] = {
 		64, 127, 255, 511, 1023, 1518,
@@ -75,7 +75,7 @@ static unsigned int gn_mac_hist_bucket(unsigned int len)
 }
 
 /* The 32 key bits starting at bit @bit, for input bit @bit of Toeplitz. */
-static u32 gn_mac_rss_window(const u8 *key, unsigned int bit)
+static u32 gnsim_mac_rss_window(const u8 *key, unsigned int bit)
 {
 	u64 v = (u64)get_unaligned_be32(key + bit / 8) << 8 | key[bit / 8 + 4];
 
@@ -83,7 +83,7 @@ static u32 gn_mac_rss_window(const u8 *key, unsigned int bit)
 }
 
 /* Precompute the Toeplitz hash of every nibble value at every position. */
-static void gn_mac_rss_tables(struct gn_mac_rss *rss)
+static void gnsim_mac_rss_tables(struct gnsim_mac_rss *rss)
 {
 	unsigned int n, v, b;
 
@@ -93,14 +93,14 @@ static void gn_mac_rss_tables(struct gn_mac_rss *rss)
 
 			for (b = 0; b < 4; b++)
 				if (v & (8 >> b))
-					h ^= gn_mac_rss_window(rss->key, n * 4 + b);
+					h ^= gnsim_mac_rss_window(rss->key, n * 4 + b);
 			rss->tbl[n][v] = h;
 		}
 }
 
 /* The Toeplitz hash of @len bytes of hash input (Microsoft RSS). */
-static u32 gn_mac_toeplitz(const struct gn_mac_rss *rss, const u8 *in,
-			   unsigned int len)
+static u32 gnsim_mac_toeplitz(const struct gnsim_mac_rss *rss, const u8 *in,
+			      unsigned int len)
 {
 	unsigned int i;
 	u32 h = 0;
@@ -119,12 +119,12 @@ static u32 gn_mac_toeplitz(const struct gn_mac_rss *rss, const u8 *in,
  * @q is the RX ring of the hash's indirection table entry (of @nq rings).
  * RCU read side.
  */
-static bool gn_mac_classify(struct gn_mac *mac, const u8 *f, unsigned int len,
-			    unsigned int nq, u32 *hash, unsigned int *q,
-			    bool *l4, bool *roce)
+static bool gnsim_mac_classify(struct gn_mac *mac, const u8 *f, unsigned int len,
+			       unsigned int nq, u32 *hash, unsigned int *q,
+			       bool *l4, bool *roce)
 {
 	unsigned int off = ETH_HLEN, l4off, alen;
-	const struct gn_mac_rss *rss;
+	const struct gnsim_mac_rss *rss;
 	u8 in[GN_MAC_RSS_INPUT];
 	u16 proto;
 	u8 ipproto;
@@ -171,7 +171,7 @@ static bool gn_mac_classify(struct gn_mac *mac, const u8 *f, unsigned int len,
 		*l4 = true;
 	}
 	rss = rcu_dereference(mac->rss);
-	*hash = gn_mac_toeplitz(rss, in, alen);
+	*hash = gnsim_mac_toeplitz(rss, in, alen);
 	/* an entry beyond the enabled rings wraps around them */
 	*q = rss->indir[*hash % GN_MAC_RSS_INDIR_SIZE] % nq;
 	if (*l4 && ipproto == IPPROTO_UDP &&
@@ -181,11 +181,11 @@ static bool gn_mac_classify(struct gn_mac *mac, const u8 *f, unsigned int len,
 }
 
 /* The RoCE engine of @mac receives @f (BH disabled, RCU). */
-static void gn_mac_roce_rx(struct gn_mac *mac, const struct gn_frame *f)
+static void gnsim_mac_roce_rx(struct gn_mac *mac, const struct gnsim_frame *f)
 {
-	gn_mac_roce_rx_t fn = READ_ONCE(mac->roce_fn);
-	struct gn_mac_roce_frame one = { .nfrags = 1, .len = f->len };
-	struct gn_mac_roce_frag piece;
+	gnsim_mac_roce_rx_t fn = READ_ONCE(mac->roce_fn);
+	struct gnsim_mac_roce_frame one = { .nfrags = 1, .len = f->len };
+	struct gnsim_mac_roce_frag piece;
 	u8 *buf;
 
 	if (!fn)
@@ -217,8 +217,8 @@ static void gn_mac_roce_rx(struct gn_mac *mac, const struct gn_frame *f)
  * The MIB counters of a frame received without error, whether it went to an
  * RX ring (rx_frames) or to the RoCE engine (roce_rx_frames).
  */
-static void gn_mac_count_rx(struct gn_mac_stats *st, const u8 *da,
-			    unsigned int flen)
+static void gnsim_mac_count_rx(struct gn_mac_stats *st, const u8 *da,
+			       unsigned int flen)
 {
 	st->rx_bytes += flen;
 	if (is_multicast_ether_addr(da)) {
@@ -227,7 +227,7 @@ static void gn_mac_count_rx(struct gn_mac_stats *st, const u8 *da,
 		else
 			st->rx_mcast++;
 	}
-	st->rx_hist[gn_mac_hist_bucket(flen + ETH_FCS_LEN)]++;
+	st->rx_hist[gnsim_mac_hist_bucket(flen + ETH_FCS_LEN)]++;
 }
 
 /*
@@ -235,13 +235,13 @@ static void gn_mac_count_rx(struct gn_mac_stats *st, const u8 *da,
  * held (BH disabled, RCU).  Returns -EAGAIN if the frame must stay in the
  * sender's ring (pause), 0 otherwise (delivered or counted as dropped).
  */
-int gnsim_mac_rx(struct gn_mac *mac, const struct gn_frame *f,
+int gnsim_mac_rx(struct gn_mac *mac, const struct gnsim_frame *f,
 		 bool may_hold)
 {
 	unsigned int len = f->len, flen = max_t(unsigned int, len, ETH_ZLEN);
 	unsigned int q, nq = READ_ONCE(mac->nrxq);
 	bool hashed, l4, roce;
-	struct gn_mac_rxq *rxq;
+	struct gnsim_mac_rxq *rxq;
 	struct gn_rx_desc *d;
 	const u8 *hdr = f->frag[0].p;
 	u8 hbuf[128];
@@ -261,16 +261,16 @@ int gnsim_mac_rx(struct gn_mac *mac, const struct gn_frame *f,
 		}
 		hdr = hbuf;
 	}
-	hashed = gn_mac_classify(mac, hdr, min_t(unsigned int, len, sizeof(hbuf)),
-				 nq, &hash, &q, &l4, &roce);
+	hashed = gnsim_mac_classify(mac, hdr, min_t(unsigned int, len, sizeof(hbuf)),
+				    nq, &hash, &q, &l4, &roce);
 	rxq = &mac->rxq[q];
 
 	if (roce && READ_ONCE(mac->roce_en)) {
 		spin_lock(&rxq->lock);
 		rxq->st.roce_rx_frames++;
-		gn_mac_count_rx(&rxq->st, hdr, flen);
+		gnsim_mac_count_rx(&rxq->st, hdr, flen);
 		spin_unlock(&rxq->lock);
-		gn_mac_roce_rx(mac, f);
+		gnsim_mac_roce_rx(mac, f);
 		return 0;
 	}
 
@@ -293,7 +293,7 @@ int gnsim_mac_rx(struct gn_mac *mac, const struct gn_frame *f,
 		spin_unlock(&rxq->lock);
 		return 0;
 	}
-	dst = gn_mac_dma_virt(mac, le64_to_cpu(d->addr));
+	dst = gnsim_mac_dma_virt(mac, le64_to_cpu(d->addr));
 	csum = gnsim_frame_copy(f, dst);
 	if (len < flen)
 		memset(dst + len, 0, flen - len);
@@ -308,13 +308,13 @@ int gnsim_mac_rx(struct gn_mac *mac, const struct gn_frame *f,
 	WRITE_ONCE(d->status, cpu_to_le16(status));
 	rxq->head++;
 	rxq->st.rx_frames++;
-	gn_mac_count_rx(&rxq->st, hdr, flen);
+	gnsim_mac_count_rx(&rxq->st, hdr, flen);
 	spin_unlock(&rxq->lock);
-	gn_mac_irq(mac, q);
+	gnsim_mac_irq(mac, q);
 	return 0;
 }
 
-static void gn_mac_count_tx(struct gn_mac_stats *st, const struct gn_frame *f)
+static void gnsim_mac_count_tx(struct gn_mac_stats *st, const struct gnsim_frame *f)
 {
 	unsigned int len = max_t(unsigned int, f->len, ETH_ZLEN);
 	const u8 *da = f->frag[0].p;
@@ -327,7 +327,7 @@ static void gn_mac_count_tx(struct gn_mac_stats *st, const struct gn_frame *f)
 		else
 			st->tx_mcast++;
 	}
-	st->tx_hist[gn_mac_hist_bucket(len + ETH_FCS_LEN)]++;
+	st->tx_hist[gnsim_mac_hist_bucket(len + ETH_FCS_LEN)]++;
 }
 
 /*
@@ -335,9 +335,9 @@ static void gn_mac_count_tx(struct gn_mac_stats *st, const struct gn_frame *f)
  * @peer, with gnsim_mac_rx() unless a fault is set on @mac.  Same context
  * and return value as gnsim_mac_rx().
  */
-static int gn_mac_wire(struct gn_mac *mac, struct gn_mac *peer,
-		       struct gn_uplink *up, const struct gn_frame *f,
-		       bool may_hold)
+static int gnsim_mac_wire(struct gn_mac *mac, struct gn_mac *peer,
+			  struct gnsim_uplink *up, const struct gnsim_frame *f,
+			  bool may_hold)
 {
 	if (up) {
 		gnsim_uplink_xmit(mac, up, f);
@@ -353,8 +353,8 @@ static int gn_mac_wire(struct gn_mac *mac, struct gn_mac *peer,
  * descriptors it spans, 0 if its last descriptor is not posted yet, or a
  * negative count of descriptors to complete with GN_TXD_ERROR.
  */
-static int gn_mac_tx_gather(struct gn_mac *mac, struct gn_mac_txq *txq,
-			    struct gn_frame *f)
+static int gnsim_mac_tx_gather(struct gn_mac *mac, struct gnsim_mac_txq *txq,
+			       struct gnsim_frame *f)
 {
 	u32 head = txq->head, avail = txq->prod - txq->head;
 	const struct gn_tx_desc *d, *first;
@@ -370,7 +370,7 @@ static int gn_mac_tx_gather(struct gn_mac *mac, struct gn_mac_txq *txq,
 			return -(int)n;
 		d = &txq->ring[(head + n) & (txq->size - 1)];
 		flags = le16_to_cpu(d->flags);
-		f->frag[n].p = gn_mac_dma_virt(mac, le64_to_cpu(d->addr));
+		f->frag[n].p = gnsim_mac_dma_virt(mac, le64_to_cpu(d->addr));
 		f->frag[n].len = le16_to_cpu(d->len);
 		f->len += f->frag[n].len;
 		n++;
@@ -403,12 +403,12 @@ static int gn_mac_tx_gather(struct gn_mac *mac, struct gn_mac_txq *txq,
 }
 
 /* Consume the TX descriptors of ring @q up to the producer index. */
-static void gn_mac_tx_process(struct gn_mac *mac, unsigned int q)
+static void gnsim_mac_tx_process(struct gn_mac *mac, unsigned int q)
 {
-	struct gn_mac_txq *txq = &mac->txq[q];
-	struct gn_frame *f = &txq->frame;
+	struct gnsim_mac_txq *txq = &mac->txq[q];
+	struct gnsim_frame *f = &txq->frame;
 	unsigned int i, done = 0;
-	struct gn_uplink *up;
+	struct gnsim_uplink *up;
 	struct gn_mac *peer;
 	bool link, hold;
 	u16 status;
@@ -426,7 +426,7 @@ static void gn_mac_tx_process(struct gn_mac *mac, unsigned int q)
 	/* 802.3x pause is between two ports: an uplink never holds */
 	hold = READ_ONCE(mac->rx_pause) && peer;
 	while (txq->head != txq->prod) {
-		n = gn_mac_tx_gather(mac, txq, f);
+		n = gnsim_mac_tx_gather(mac, txq, f);
 		if (!n)
 			break;
 		status = GN_DESC_DONE;
@@ -442,10 +442,10 @@ static void gn_mac_tx_process(struct gn_mac *mac, unsigned int q)
 
 			while (gnsim_tso_segment(f, k, txq->tso_tmpl,
 						 txq->tso_hdr, &txq->seg)) {
-				if (gn_mac_wire(mac, peer, up, &txq->seg,
-						hold) == -EAGAIN)
+				if (gnsim_mac_wire(mac, peer, up, &txq->seg,
+						   hold) == -EAGAIN)
 					break;
-				gn_mac_count_tx(&txq->st, &txq->seg);
+				gnsim_mac_count_tx(&txq->st, &txq->seg);
 				k++;
 			}
 			if (k * f->mss + f->hdr_len < f->len) {
@@ -456,12 +456,12 @@ static void gn_mac_tx_process(struct gn_mac *mac, unsigned int q)
 			}
 			txq->tso_next = 0;
 		} else {
-			if (gn_mac_wire(mac, peer, up, f, hold) == -EAGAIN) {
+			if (gnsim_mac_wire(mac, peer, up, f, hold) == -EAGAIN) {
 				txq->held = true;
 				txq->st.tx_paused++;
 				break;
 			}
-			gn_mac_count_tx(&txq->st, f);
+			gnsim_mac_count_tx(&txq->st, f);
 		}
 		txq->tso_next = 0;
 		/* status last: the driver reads it before anything else */
@@ -475,7 +475,7 @@ static void gn_mac_tx_process(struct gn_mac *mac, unsigned int q)
 out:
 	spin_unlock(&txq->lock);
 	if (done)
-		gn_mac_irq(mac, q);
+		gnsim_mac_irq(mac, q);
 	local_bh_enable();
 	rcu_read_unlock();
 }
@@ -487,26 +487,26 @@ out:
  * for all.  Returns false if the train is not for @mac's engine: the
  * caller sends the frames one by one.
  */
-static bool gn_mac_roce_rx_train(struct gn_mac *mac,
-				 const struct gn_mac_roce_frame *fr,
-				 unsigned int n)
+static bool gnsim_mac_roce_rx_train(struct gn_mac *mac,
+				    const struct gnsim_mac_roce_frame *fr,
+				    unsigned int n)
 {
 	unsigned int i, q, nq = READ_ONCE(mac->nrxq);
 	bool l4, roce;
-	struct gn_mac_rxq *rxq;
-	gn_mac_roce_rx_t fn;
+	struct gnsim_mac_rxq *rxq;
+	gnsim_mac_roce_rx_t fn;
 	u32 hash = 0;
 
-	gn_mac_classify(mac, fr[0].frags[0].p, fr[0].frags[0].len, nq, &hash,
-			&q, &l4, &roce);
+	gnsim_mac_classify(mac, fr[0].frags[0].p, fr[0].frags[0].len, nq, &hash,
+			   &q, &l4, &roce);
 	if (!roce || !READ_ONCE(mac->roce_en))
 		return false;
 	rxq = &mac->rxq[q];
 	spin_lock(&rxq->lock);
 	rxq->st.roce_rx_frames += n;
 	for (i = 0; i < n; i++)
-		gn_mac_count_rx(&rxq->st, fr[i].frags[0].p,
-				max_t(unsigned int, fr[i].len, ETH_ZLEN));
+		gnsim_mac_count_rx(&rxq->st, fr[i].frags[0].p,
+				   max_t(unsigned int, fr[i].len, ETH_ZLEN));
 	spin_unlock(&rxq->lock);
 	fn = READ_ONCE(mac->roce_fn);
 	if (fn)
@@ -515,15 +515,15 @@ static bool gn_mac_roce_rx_train(struct gn_mac *mac,
 }
 
 int gnsim_mac_roce_xmit_train(struct gn_mac *mac,
-			      const struct gn_mac_roce_frame *frames,
+			      const struct gnsim_mac_roce_frame *frames,
 			      unsigned int n, u32 flags)
 {
-	struct gn_frame f = {
+	struct gnsim_frame f = {
 		.csum_start = -1,
 		.icrc_insert = flags & GN_MAC_ROCE_ICRC_INSERT,
 	};
 	bool train = n > 1 && f.icrc_insert;
-	struct gn_uplink *up;
+	struct gnsim_uplink *up;
 	struct gn_mac *peer;
 	unsigned int i, k;
 	int ret = 0;
@@ -532,7 +532,7 @@ int gnsim_mac_roce_xmit_train(struct gn_mac *mac,
 	if (!n)
 		return -EINVAL;
 	for (i = 0; i < n; i++) {
-		const struct gn_mac_roce_frame *fr = &frames[i];
+		const struct gnsim_mac_roce_frame *fr = &frames[i];
 		unsigned int len = 0;
 
 		if (!fr->nfrags || fr->nfrags > GN_MAC_ROCE_MAX_FRAGS ||
@@ -550,7 +550,7 @@ int gnsim_mac_roce_xmit_train(struct gn_mac *mac,
 	if (!READ_ONCE(mac->link) || (!peer && !up)) {
 		ret = -ENOLINK;
 	} else if (train && peer && !READ_ONCE(mac->fault.on) &&
-		   gn_mac_roce_rx_train(peer, frames, n)) {
+		   gnsim_mac_roce_rx_train(peer, frames, n)) {
 		/* whole, to the peer's engine */
 	} else {
 		/*
@@ -563,7 +563,7 @@ int gnsim_mac_roce_xmit_train(struct gn_mac *mac,
 			f.len = frames[i].len;
 			memcpy(f.frag, frames[i].frags,
 			       f.nfrags * sizeof(f.frag[0]));
-			gn_mac_wire(mac, peer, up, &f, false);
+			gnsim_mac_wire(mac, peer, up, &f, false);
 		}
 	}
 	spin_lock(&mac->roce_lock);
@@ -575,7 +575,7 @@ int gnsim_mac_roce_xmit_train(struct gn_mac *mac,
 		for (i = 0; i < n; i++) {
 			f.frag[0] = frames[i].frags[0];
 			f.len = frames[i].len;
-			gn_mac_count_tx(&mac->roce_st, &f);
+			gnsim_mac_count_tx(&mac->roce_st, &f);
 		}
 	}
 	spin_unlock(&mac->roce_lock);
@@ -584,10 +584,10 @@ int gnsim_mac_roce_xmit_train(struct gn_mac *mac,
 	return ret;
 }
 
-int gnsim_mac_roce_xmitv(struct gn_mac *mac, const struct gn_mac_roce_frag *frags,
+int gnsim_mac_roce_xmitv(struct gn_mac *mac, const struct gnsim_mac_roce_frag *frags,
 			 unsigned int nfrags, u32 flags)
 {
-	struct gn_mac_roce_frame fr = { .frags = frags, .nfrags = nfrags };
+	struct gnsim_mac_roce_frame fr = { .frags = frags, .nfrags = nfrags };
 	unsigned int i;
 
 	for (i = 0; i < nfrags && nfrags <= GN_MAC_ROCE_MAX_FRAGS; i++)
@@ -596,30 +596,30 @@ int gnsim_mac_roce_xmitv(struct gn_mac *mac, const struct gn_mac_roce_frag *frag
 }
 
 /* Retry every TX ring (pause released, link lost, config changed). */
-static void gn_mac_tx_kick(struct gn_mac *mac)
+static void gnsim_mac_tx_kick(struct gn_mac *mac)
 {
 	unsigned int q;
 
 	for (q = 0; q < GN_MAC_MAX_QUEUES; q++)
 		if (READ_ONCE(mac->txq[q].ring))
-			gn_mac_tx_process(mac, q);
+			gnsim_mac_tx_process(mac, q);
 }
 
 static void gnsim_mac_tx_doorbell(struct gn_mac *mac, unsigned int q,
 				  u32 prod)
 {
-	struct gn_mac_txq *txq = &mac->txq[q];
+	struct gnsim_mac_txq *txq = &mac->txq[q];
 
 	spin_lock_bh(&txq->lock);
 	txq->prod = prod;
 	spin_unlock_bh(&txq->lock);
-	gn_mac_tx_process(mac, q);
+	gnsim_mac_tx_process(mac, q);
 }
 
 static void gnsim_mac_rx_doorbell(struct gn_mac *mac, unsigned int q,
 				  u32 tail)
 {
-	struct gn_mac_rxq *rxq = &mac->rxq[q];
+	struct gnsim_mac_rxq *rxq = &mac->rxq[q];
 	struct gn_mac *peer;
 	bool xoff;
 
@@ -633,7 +633,7 @@ static void gnsim_mac_rx_doorbell(struct gn_mac *mac, unsigned int q,
 		/* XON: the sender may go on */
 		peer = rcu_dereference(mac->peer);
 		if (peer)
-			gn_mac_tx_kick(peer);
+			gnsim_mac_tx_kick(peer);
 	}
 	rcu_read_unlock();
 }
@@ -641,14 +641,14 @@ static void gnsim_mac_rx_doorbell(struct gn_mac *mac, unsigned int q,
 static int gnsim_mac_tx_ring_set(struct gn_mac *mac, unsigned int q,
 				 dma_addr_t base, unsigned int size)
 {
-	struct gn_mac_txq *txq;
+	struct gnsim_mac_txq *txq;
 
 	if (q >= GN_MAC_MAX_QUEUES ||
 	    (size && (!is_power_of_2(size) || size > GN_RING_MAX)))
 		return -EINVAL;
 	txq = &mac->txq[q];
 	spin_lock_bh(&txq->lock);
-	WRITE_ONCE(txq->ring, size ? gn_mac_dma_virt(mac, base) : NULL);
+	WRITE_ONCE(txq->ring, size ? gnsim_mac_dma_virt(mac, base) : NULL);
 	txq->size = size;
 	txq->head = 0;
 	txq->prod = 0;
@@ -661,7 +661,7 @@ static int gnsim_mac_tx_ring_set(struct gn_mac *mac, unsigned int q,
 static int gnsim_mac_rx_ring_set(struct gn_mac *mac, unsigned int q,
 				 dma_addr_t base, unsigned int size)
 {
-	struct gn_mac_rxq *rxq;
+	struct gnsim_mac_rxq *rxq;
 	struct gn_mac *peer;
 
 	if (q >= GN_MAC_MAX_QUEUES ||
@@ -669,7 +669,7 @@ static int gnsim_mac_rx_ring_set(struct gn_mac *mac, unsigned int q,
 		return -EINVAL;
 	rxq = &mac->rxq[q];
 	spin_lock_bh(&rxq->lock);
-	rxq->ring = size ? gn_mac_dma_virt(mac, base) : NULL;
+	rxq->ring = size ? gnsim_mac_dma_virt(mac, base) : NULL;
 	rxq->size = size;
 	rxq->head = 0;
 	rxq->tail = 0;
@@ -679,7 +679,7 @@ static int gnsim_mac_rx_ring_set(struct gn_mac *mac, unsigned int q,
 	rcu_read_lock();
 	peer = rcu_dereference(mac->peer);
 	if (peer)
-		gn_mac_tx_kick(peer);
+		gnsim_mac_tx_kick(peer);
 	rcu_read_unlock();
 	return 0;
 }
@@ -695,22 +695,22 @@ static void gnsim_mac_set_rx_queues(struct gn_mac *mac, unsigned int n)
 	WRITE_ONCE(mac->nrxq, clamp_t(unsigned int, n, 1, GN_MAC_MAX_QUEUES));
 }
 
-static struct gn_mac_rss *gn_mac_rss_alloc(const u8 *key, const u8 *indir)
+static struct gnsim_mac_rss *gnsim_mac_rss_alloc(const u8 *key, const u8 *indir)
 {
-	struct gn_mac_rss *rss = kmalloc(sizeof(*rss), GFP_KERNEL);
+	struct gnsim_mac_rss *rss = kmalloc(sizeof(*rss), GFP_KERNEL);
 
 	if (!rss)
 		return NULL;
 	memcpy(rss->key, key, GN_MAC_RSS_KEY_SIZE);
 	memcpy(rss->indir, indir, GN_MAC_RSS_INDIR_SIZE);
-	gn_mac_rss_tables(rss);
+	gnsim_mac_rss_tables(rss);
 	return rss;
 }
 
 static int gnsim_mac_set_rss(struct gn_mac *mac, const u8 *key,
 			     const u32 *indir)
 {
-	struct gn_mac_rss *old = rtnl_dereference(mac->rss), *rss;
+	struct gnsim_mac_rss *old = rtnl_dereference(mac->rss), *rss;
 	u8 tbl[GN_MAC_RSS_INDIR_SIZE];
 	unsigned int i;
 
@@ -720,7 +720,7 @@ static int gnsim_mac_set_rss(struct gn_mac *mac, const u8 *key,
 			return -EINVAL;
 		tbl[i] = indir ? indir[i] : old->indir[i];
 	}
-	rss = gn_mac_rss_alloc(key ?: old->key, tbl);
+	rss = gnsim_mac_rss_alloc(key ?: old->key, tbl);
 	if (!rss)
 		return -ENOMEM;
 	/* frames in flight finish with the old state: the swap is hitless */
@@ -731,7 +731,7 @@ static int gnsim_mac_set_rss(struct gn_mac *mac, const u8 *key,
 
 static void gnsim_mac_get_rss(struct gn_mac *mac, u8 *key, u32 *indir)
 {
-	const struct gn_mac_rss *rss = rtnl_dereference(mac->rss);
+	const struct gnsim_mac_rss *rss = rtnl_dereference(mac->rss);
 	unsigned int i;
 
 	ASSERT_RTNL();
@@ -744,7 +744,7 @@ static void gnsim_mac_get_rss(struct gn_mac *mac, u8 *key, u32 *indir)
 
 static void gnsim_mac_set_max_frame(struct gn_mac *mac, unsigned int len)
 {
-	struct gn_uplink *up;
+	struct gnsim_uplink *up;
 
 	WRITE_ONCE(mac->max_frame, len);
 	rcu_read_lock();
@@ -759,7 +759,7 @@ static void gnsim_mac_set_max_frame(struct gn_mac *mac, unsigned int len)
 void gnsim_mac_update_link(struct gn_mac *mac)
 {
 	struct gn_mac *peer = rtnl_dereference(mac->peer);
-	struct gn_uplink *uplink = rtnl_dereference(mac->uplink);
+	struct gnsim_uplink *uplink = rtnl_dereference(mac->uplink);
 	bool up = mac->enabled && (peer ? peer->enabled :
 				   uplink && gnsim_uplink_carrier(uplink));
 
@@ -767,7 +767,7 @@ void gnsim_mac_update_link(struct gn_mac *mac)
 		return;
 	WRITE_ONCE(mac->link, up);
 	if (!up)
-		gn_mac_tx_kick(mac);	/* held frames: no carrier now */
+		gnsim_mac_tx_kick(mac);	/* held frames: no carrier now */
 	if (mac->ops && mac->ops->link_change)
 		mac->ops->link_change(mac->ctx, up);
 }
@@ -838,10 +838,10 @@ static void gnsim_mac_set_pause(struct gn_mac *mac, bool rx_pause,
 	WRITE_ONCE(mac->rx_pause, rx_pause);
 	WRITE_ONCE(mac->tx_pause, tx_pause);
 	/* frames held under the old setting: resend or drop them now */
-	gn_mac_tx_kick(mac);
+	gnsim_mac_tx_kick(mac);
 	peer = rtnl_dereference(mac->peer);
 	if (peer)
-		gn_mac_tx_kick(peer);
+		gnsim_mac_tx_kick(peer);
 }
 
 static void gnsim_mac_get_pause(struct gn_mac *mac, bool *rx_pause,
@@ -851,8 +851,8 @@ static void gnsim_mac_get_pause(struct gn_mac *mac, bool *rx_pause,
 	*tx_pause = READ_ONCE(mac->tx_pause);
 }
 
-static void gn_mac_stats_add(struct gn_mac_stats *sum,
-			     const struct gn_mac_stats *st)
+static void gnsim_mac_stats_add(struct gn_mac_stats *sum,
+				const struct gn_mac_stats *st)
 {
 	const u64 *s = (const u64 *)st;
 	u64 *d = (u64 *)sum;
@@ -869,14 +869,14 @@ static void gnsim_mac_get_stats(struct gn_mac *mac, struct gn_mac_stats *stats)
 	memset(stats, 0, sizeof(*stats));
 	for (q = 0; q < GN_MAC_MAX_QUEUES; q++) {
 		spin_lock_bh(&mac->txq[q].lock);
-		gn_mac_stats_add(stats, &mac->txq[q].st);
+		gnsim_mac_stats_add(stats, &mac->txq[q].st);
 		spin_unlock_bh(&mac->txq[q].lock);
 		spin_lock_bh(&mac->rxq[q].lock);
-		gn_mac_stats_add(stats, &mac->rxq[q].st);
+		gnsim_mac_stats_add(stats, &mac->rxq[q].st);
 		spin_unlock_bh(&mac->rxq[q].lock);
 	}
 	spin_lock_bh(&mac->roce_lock);
-	gn_mac_stats_add(stats, &mac->roce_st);
+	gnsim_mac_stats_add(stats, &mac->roce_st);
 	spin_unlock_bh(&mac->roce_lock);
 	spin_lock_bh(&mac->fault.lock);
 	stats->fault_dropped = mac->fault.dropped;
@@ -897,7 +897,7 @@ static void gnsim_mac_set_roce(struct gn_mac *mac, bool enable)
  * Install (fn != NULL) or remove the RoCE engine's receive handler.  On
  * removal, no call of the old handler is running when this returns.
  */
-void gnsim_mac_set_roce_handler(struct gn_mac *mac, gn_mac_roce_rx_t fn,
+void gnsim_mac_set_roce_handler(struct gn_mac *mac, gnsim_mac_roce_rx_t fn,
 				void *ctx)
 {
 	if (fn) {
@@ -974,7 +974,7 @@ struct gn_mac *gnsim_mac_alloc(struct device *dma_dev, unsigned int port,
 			       struct dentry *debugfs)
 {
 	u8 key[GN_MAC_RSS_KEY_SIZE], indir[GN_MAC_RSS_INDIR_SIZE] = {};
-	struct gn_mac_rss *rss;
+	struct gnsim_mac_rss *rss;
 	struct gn_mac *mac;
 	unsigned int q;
 
@@ -985,7 +985,7 @@ struct gn_mac *gnsim_mac_alloc(struct device *dma_dev, unsigned int port,
 	mac->port = port;
 	/* reset state: a random key, every entry on ring 0 */
 	get_random_bytes(key, sizeof(key));
-	rss = gn_mac_rss_alloc(key, indir);
+	rss = gnsim_mac_rss_alloc(key, indir);
 	if (!rss) {
 		kfree(mac);
 		return NULL;

@@ -54,7 +54,7 @@ void gnsim_uplink_exit(void);
  */
 
 /* A piece of a RoCE frame, between a RoCE engine and the MAC. */
-struct gn_mac_roce_frag {
+struct gnsim_mac_roce_frag {
 	const void *p;
 	unsigned int len;
 };
@@ -63,8 +63,8 @@ struct gn_mac_roce_frag {
 #define GN_MAC_ROCE_MAX_FRAGS	16
 
 /* A RoCE frame: @len bytes in @nfrags pieces, the headers in the first. */
-struct gn_mac_roce_frame {
-	const struct gn_mac_roce_frag *frags;
+struct gnsim_mac_roce_frame {
+	const struct gnsim_mac_roce_frag *frags;
 	unsigned int nfrags;
 	unsigned int len;
 };
@@ -82,12 +82,12 @@ struct gn_mac_roce_frame {
  * engine sent with GN_MAC_ROCE_ICRC_INSERT: their ICRC fields were never
  * written, and the frames are to be taken as having a good ICRC.
  */
-typedef void (*gn_mac_roce_rx_t)(void *ctx,
-				 const struct gn_mac_roce_frame *frames,
+typedef void (*gnsim_mac_roce_rx_t)(void *ctx,
+				 const struct gnsim_mac_roce_frame *frames,
 				 unsigned int n, u32 flags);
 #define GN_MAC_ROCE_ICRC_OK	BIT(0)
 
-void gnsim_mac_set_roce_handler(struct gn_mac *mac, gn_mac_roce_rx_t fn,
+void gnsim_mac_set_roce_handler(struct gn_mac *mac, gnsim_mac_roce_rx_t fn,
 				void *ctx);
 /*
  * The RoCE engine sends a complete Ethernet frame (any context) gathered
@@ -108,7 +108,7 @@ void gnsim_mac_set_roce_handler(struct gn_mac *mac, gn_mac_roce_rx_t fn,
  * writes them first, so every frame that can be observed is exact.
  */
 #define GN_MAC_ROCE_ICRC_INSERT	BIT(0)
-int gnsim_mac_roce_xmitv(struct gn_mac *mac, const struct gn_mac_roce_frag *frags,
+int gnsim_mac_roce_xmitv(struct gn_mac *mac, const struct gnsim_mac_roce_frag *frags,
 			 unsigned int nfrags, u32 flags);
 
 /*
@@ -134,14 +134,14 @@ bool gnsim_mac_roce_tx_paused(struct gn_mac *mac);
  * gnsim_mac_roce_xmitv().
  */
 int gnsim_mac_roce_xmit_train(struct gn_mac *mac,
-			      const struct gn_mac_roce_frame *frames,
+			      const struct gnsim_mac_roce_frame *frames,
 			      unsigned int n, u32 flags);
 
 /* gnsim_mac_roce_xmitv() of a frame in one piece. */
-static inline int gn_mac_roce_xmit(struct gn_mac *mac, const void *frame,
-				   unsigned int len, u32 flags)
+static inline int gnsim_mac_roce_xmit(struct gn_mac *mac, const void *frame,
+				      unsigned int len, u32 flags)
 {
-	struct gn_mac_roce_frag f = { .p = frame, .len = len };
+	struct gnsim_mac_roce_frag f = { .p = frame, .len = len };
 
 	return gnsim_mac_roce_xmitv(mac, &f, 1, flags);
 }
@@ -164,7 +164,7 @@ static inline int gn_mac_roce_xmit(struct gn_mac *mac, const void *frame,
  * Each applied fault is counted in the port's fault_* MAC counters.
  * Returns -EINVAL for an unknown @kind.  Process context.
  */
-enum gn_mac_fault {
+enum gnsim_mac_fault {
 	GN_MAC_FAULT_DROP,
 	GN_MAC_FAULT_DUP,
 	GN_MAC_FAULT_REORDER,
@@ -172,8 +172,8 @@ enum gn_mac_fault {
 	GN_MAC_FAULTS
 };
 
-int gnsim_mac_set_fault(struct gn_mac *mac, enum gn_mac_fault kind, u32 every);
-u32 gnsim_mac_get_fault(struct gn_mac *mac, enum gn_mac_fault kind);
+int gnsim_mac_set_fault(struct gn_mac *mac, enum gnsim_mac_fault kind, u32 every);
+u32 gnsim_mac_get_fault(struct gn_mac *mac, enum gnsim_mac_fault kind);
 
 /*
  * sim/roce_dp.c: write the ICRC (and, over IPv6, the UDP checksum) of a

@@ -3,7 +3,7 @@
  * Cable fault injection of the emulated MAC, a test hook (sim/mac.h): the
  * faults a port's frames suffer on the cable (drop, duplicate, reorder,
  * corrupt), their knobs (debugfs gaudi_nic_sim/gaudi_nic.N/p<port>_fault_*)
- * and the held frame of REORDER.  See struct gn_mac_fault_state.
+ * and the held frame of REORDER.  See struct gnsim_mac_fault_state.
  */
 #include <linux/debugfs.h>
 #include <linux/if_vlan.h>
@@ -22,7 +22,7 @@
  * qualify: the last byte of an IPv4 (unfragmented) or IPv6 TCP or UDP
  * datagram, before the ICRC for RoCE v2; UDP only with a checksum.
  */
-static int gn_fault_corrupt_off(const struct gn_frame *f)
+static int gnsim_fault_corrupt_off(const struct gnsim_frame *f)
 {
 	unsigned int n = min_t(unsigned int, f->len, 128), l3, l4, end;
 	u8 h[128], ipproto;
@@ -66,10 +66,10 @@ static int gn_fault_corrupt_off(const struct gn_frame *f)
  * Under fs->lock: the fault @f gets (-1: none); REORDER holds it here.
  * Each knob rolls its own dice, the first hit applies.
  */
-static int gn_fault_pick(struct gn_mac *mac, struct gn_mac *peer,
-			 const struct gn_frame *f, int *corrupt_off)
+static int gnsim_fault_pick(struct gn_mac *mac, struct gn_mac *peer,
+			    const struct gnsim_frame *f, int *corrupt_off)
 {
-	struct gn_mac_fault_state *fs = &mac->fault;
+	struct gnsim_mac_fault_state *fs = &mac->fault;
 	int k;
 
 	lockdep_assert_held(&fs->lock);
@@ -78,7 +78,7 @@ static int gn_fault_pick(struct gn_mac *mac, struct gn_mac *peer,
 		    (fs->every[k] > 1 && get_random_u32_below(fs->every[k])))
 			continue;
 		if (k == GN_MAC_FAULT_CORRUPT) {
-			*corrupt_off = gn_fault_corrupt_off(f);
+			*corrupt_off = gnsim_fault_corrupt_off(f);
 			if (*corrupt_off < 0)
 				continue;
 		} else if (k == GN_MAC_FAULT_REORDER) {
@@ -97,10 +97,10 @@ static int gn_fault_pick(struct gn_mac *mac, struct gn_mac *peer,
 }
 
 /* Deliver a frame copied to @buf (BH disabled, RCU). */
-static int gn_fault_rx_copy(struct gn_mac *peer, const u8 *buf,
-			    unsigned int len, bool may_hold)
+static int gnsim_fault_rx_copy(struct gn_mac *peer, const u8 *buf,
+			       unsigned int len, bool may_hold)
 {
-	struct gn_frame c = {
+	struct gnsim_frame c = {
 		.nfrags = 1,
 		.len = len,
 		.csum_start = -1,
@@ -110,17 +110,17 @@ static int gn_fault_rx_copy(struct gn_mac *peer, const u8 *buf,
 	return gnsim_mac_rx(peer, &c, may_hold);
 }
 
-/* gn_mac_wire() with a fault set (BH disabled, RCU, maybe a TX ring lock). */
+/* gnsim_mac_wire() with a fault set (BH disabled, RCU, maybe a TX ring lock). */
 noinline int gnsim_mac_fault_xmit(struct gn_mac *mac, struct gn_mac *peer,
-				  const struct gn_frame *f, bool may_hold)
+				  const struct gnsim_frame *f, bool may_hold)
 {
-	struct gn_mac_fault_state *fs = &mac->fault;
+	struct gnsim_mac_fault_state *fs = &mac->fault;
 	unsigned int rel_len = 0;
 	int kind, off = -1, ret;
 	u8 *buf, *rel = NULL;
 
 	spin_lock(&fs->lock);
-	kind = gn_fault_pick(mac, peer, f, &off);
+	kind = gnsim_fault_pick(mac, peer, f, &off);
 	spin_unlock(&fs->lock);
 
 	switch (kind) {
@@ -142,7 +142,7 @@ noinline int gnsim_mac_fault_xmit(struct gn_mac *mac, struct gn_mac *peer,
 		}
 		gnsim_frame_copy(f, buf);	/* checksum inserted, then broken */
 		buf[off] ^= 0xff;
-		ret = gn_fault_rx_copy(peer, buf, f->len, may_hold);
+		ret = gnsim_fault_rx_copy(peer, buf, f->len, may_hold);
 		kfree(buf);
 		break;
 	default:
@@ -170,14 +170,14 @@ noinline int gnsim_mac_fault_xmit(struct gn_mac *mac, struct gn_mac *peer,
 	}
 	spin_unlock(&fs->lock);
 	if (rel) {
-		gn_fault_rx_copy(peer, rel, rel_len, false);
+		gnsim_fault_rx_copy(peer, rel, rel_len, false);
 		kfree(rel);
 	}
 	return ret;
 }
 
 /* Under fs->lock: the fault path is needed while a knob is set or a frame held. */
-static void gn_fault_update_on(struct gn_mac_fault_state *fs)
+static void gnsim_fault_update_on(struct gnsim_mac_fault_state *fs)
 {
 	bool on = fs->held;
 	unsigned int k;
@@ -194,7 +194,7 @@ static void gn_fault_update_on(struct gn_mac_fault_state *fs)
  */
 void gnsim_fault_flush(struct gn_mac *mac, bool deliver)
 {
-	struct gn_mac_fault_state *fs = &mac->fault;
+	struct gnsim_mac_fault_state *fs = &mac->fault;
 	struct gn_mac *peer;
 	unsigned int len;
 	u8 *held;
@@ -205,7 +205,7 @@ void gnsim_fault_flush(struct gn_mac *mac, bool deliver)
 	held = fs->held;
 	len = fs->held_len;
 	fs->held = NULL;
-	gn_fault_update_on(fs);
+	gnsim_fault_update_on(fs);
 	peer = rcu_dereference(mac->peer);
 	deliver = deliver && held && peer && READ_ONCE(mac->link);
 	if (deliver)
@@ -214,21 +214,21 @@ void gnsim_fault_flush(struct gn_mac *mac, bool deliver)
 		fs->dropped++;
 	spin_unlock(&fs->lock);
 	if (deliver)
-		gn_fault_rx_copy(peer, held, len, false);
+		gnsim_fault_rx_copy(peer, held, len, false);
 	local_bh_enable();
 	rcu_read_unlock();
 	kfree(held);
 }
 
-int gnsim_mac_set_fault(struct gn_mac *mac, enum gn_mac_fault kind, u32 every)
+int gnsim_mac_set_fault(struct gn_mac *mac, enum gnsim_mac_fault kind, u32 every)
 {
-	struct gn_mac_fault_state *fs = &mac->fault;
+	struct gnsim_mac_fault_state *fs = &mac->fault;
 
 	if ((unsigned int)kind >= GN_MAC_FAULTS)
 		return -EINVAL;
 	spin_lock_bh(&fs->lock);
 	WRITE_ONCE(fs->every[kind], every);
-	gn_fault_update_on(fs);
+	gnsim_fault_update_on(fs);
 	spin_unlock_bh(&fs->lock);
 	/* REORDER off: nothing is held any more, out with the held frame */
 	if (kind == GN_MAC_FAULT_REORDER && !every)
@@ -236,7 +236,7 @@ int gnsim_mac_set_fault(struct gn_mac *mac, enum gn_mac_fault kind, u32 every)
 	return 0;
 }
 
-u32 gnsim_mac_get_fault(struct gn_mac *mac, enum gn_mac_fault kind)
+u32 gnsim_mac_get_fault(struct gn_mac *mac, enum gnsim_mac_fault kind)
 {
 	if ((unsigned int)kind >= GN_MAC_FAULTS)
 		return 0;
@@ -245,17 +245,17 @@ u32 gnsim_mac_get_fault(struct gn_mac *mac, enum gn_mac_fault kind)
 
 /* ------------------------------------------------- fault knobs (debugfs) */
 
-static int gn_mac_fault_knob_get(void *data, u64 *val)
+static int gnsim_mac_fault_knob_get(void *data, u64 *val)
 {
-	struct gn_mac_fault_knob *knob = data;
+	struct gnsim_mac_fault_knob *knob = data;
 
 	*val = gnsim_mac_get_fault(knob->mac, knob->kind);
 	return 0;
 }
 
-static int gn_mac_fault_knob_set(void *data, u64 val)
+static int gnsim_mac_fault_knob_set(void *data, u64 val)
 {
-	struct gn_mac_fault_knob *knob = data;
+	struct gnsim_mac_fault_knob *knob = data;
 
 	if (val > U32_MAX) {
 		dev_err(knob->mac->dma_dev,
@@ -265,8 +265,8 @@ static int gn_mac_fault_knob_set(void *data, u64 val)
 	}
 	return gnsim_mac_set_fault(knob->mac, knob->kind, val);
 }
-DEFINE_DEBUGFS_ATTRIBUTE(gn_mac_fault_fops, gn_mac_fault_knob_get,
-			 gn_mac_fault_knob_set, "%llu\n");
+DEFINE_DEBUGFS_ATTRIBUTE(gnsim_mac_fault_fops, gnsim_mac_fault_knob_get,
+			 gnsim_mac_fault_knob_set, "%llu\n");
 
 /*
  * Cable faults on the frames the port transmits, p<port>_fault_<kind> in
@@ -295,6 +295,6 @@ void gnsim_mac_fault_debugfs(struct gn_mac *mac, struct dentry *dir)
 		mac->fault_knob[k].dentry =
 			debugfs_create_file_unsafe(name, 0600, dir,
 						   &mac->fault_knob[k],
-						   &gn_mac_fault_fops);
+						   &gnsim_mac_fault_fops);
 	}
 }

@@ -16,7 +16,7 @@
 #include <net/ip6_checksum.h>
 #include "mac_priv.h"
 
-static __wsum gn_csum_word(__sum16 w)
+static __wsum gnsim_csum_word(__sum16 w)
 {
 	return (__force __wsum)(u32)(__force u16)w;
 }
@@ -26,7 +26,7 @@ static __wsum gn_csum_word(__sum16 w)
  * Plain 64-bit additions of 32-bit words, the carries folded at the end:
  * no add-with-carry chain, which an emulated CPU runs slowly.
  */
-static __wsum gn_csum(const u8 *p, unsigned int len)
+static __wsum gnsim_csum(const u8 *p, unsigned int len)
 {
 	u64 sum = 0;
 
@@ -50,10 +50,10 @@ static __wsum gn_csum(const u8 *p, unsigned int len)
 }
 
 /* Copy @len bytes and return their ones'-complement sum. */
-static __wsum gn_csum_copy(const u8 *src, u8 *dst, unsigned int len)
+static __wsum gnsim_csum_copy(const u8 *src, u8 *dst, unsigned int len)
 {
 	memcpy(dst, src, len);
-	return gn_csum(dst, len);
+	return gnsim_csum(dst, len);
 }
 
 /*
@@ -62,7 +62,7 @@ static __wsum gn_csum_copy(const u8 *src, u8 *dst, unsigned int len)
  * receive checksum).  One pass over the data: from the checksum start on,
  * it is summed while copied.
  */
-__wsum gnsim_frame_copy(const struct gn_frame *f, u8 *dst)
+__wsum gnsim_frame_copy(const struct gnsim_frame *f, u8 *dst)
 {
 	unsigned int i, off = 0, start = ETH_HLEN, pre;
 	__sum16 *field, old;
@@ -73,7 +73,7 @@ __wsum gnsim_frame_copy(const struct gn_frame *f, u8 *dst)
 		for (i = 0; i < f->nfrags; off += f->frag[i].len, i++)
 			memcpy(dst + off, f->frag[i].p, f->frag[i].len);
 		gnsim_roce_icrc_insert(dst, f->len);
-		return gn_csum(dst + ETH_HLEN, f->len - ETH_HLEN);
+		return gnsim_csum(dst + ETH_HLEN, f->len - ETH_HLEN);
 	}
 	if (f->csum_start >= ETH_HLEN)
 		start = f->csum_start;
@@ -85,7 +85,7 @@ __wsum gnsim_frame_copy(const struct gn_frame *f, u8 *dst)
 		if (pre)
 			memcpy(dst + off, p, pre);
 		if (l > pre) {
-			c = gn_csum_copy(p + pre, dst + off + pre, l - pre);
+			c = gnsim_csum_copy(p + pre, dst + off + pre, l - pre);
 			sum = csum_block_add(sum, c, off + pre - start);
 		}
 	}
@@ -98,8 +98,8 @@ __wsum gnsim_frame_copy(const struct gn_frame *f, u8 *dst)
 		*field = csum_fold(sum) ?: CSUM_MANGLED_0;
 		if (f->csum_start != start || (f->csum_offset & 1))
 			return csum_partial(dst + ETH_HLEN, f->len - ETH_HLEN, 0);
-		sum = csum_add(csum_sub(sum, gn_csum_word(old)),
-			       gn_csum_word(*field));
+		sum = csum_add(csum_sub(sum, gnsim_csum_word(old)),
+			       gnsim_csum_word(*field));
 	}
 	if (start > ETH_HLEN)
 		sum = csum_block_add(csum_partial(dst + ETH_HLEN,
@@ -109,7 +109,7 @@ __wsum gnsim_frame_copy(const struct gn_frame *f, u8 *dst)
 }
 
 /* Copy @len bytes at offset @off of frame @f to @dst. */
-void gnsim_frame_read(const struct gn_frame *f, unsigned int off, u8 *dst,
+void gnsim_frame_read(const struct gnsim_frame *f, unsigned int off, u8 *dst,
 		      unsigned int len)
 {
 	unsigned int i, c;
@@ -135,7 +135,7 @@ unsigned int gnsim_l3_off(const u8 *hdr)
 }
 
 /* TSO headers the MAC can segment: IPv4 or IPv6, then TCP at csum_start. */
-bool gnsim_tso_hdr_ok(const struct gn_frame *f, const u8 *hdr)
+bool gnsim_tso_hdr_ok(const struct gnsim_frame *f, const u8 *hdr)
 {
 	unsigned int l3 = gnsim_l3_off(hdr);
 	u16 proto = get_unaligned_be16(hdr + l3 - 2);
@@ -153,8 +153,8 @@ bool gnsim_tso_hdr_ok(const struct gn_frame *f, const u8 *hdr)
  * Segment @k of the TSO frame @f into @seg, headers built in @hdr from the
  * template @tmpl.  Returns false once past the last segment.
  */
-bool gnsim_tso_segment(const struct gn_frame *f, unsigned int k,
-		       const u8 *tmpl, u8 *hdr, struct gn_frame *seg)
+bool gnsim_tso_segment(const struct gnsim_frame *f, unsigned int k,
+		       const u8 *tmpl, u8 *hdr, struct gnsim_frame *seg)
 {
 	unsigned int l3 = gnsim_l3_off(tmpl), l4 = f->csum_start, hl = f->hdr_len;
 	unsigned int po = hl + k * f->mss, plen, tcplen, i, off, c;

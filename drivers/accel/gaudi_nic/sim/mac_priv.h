@@ -12,10 +12,10 @@
 #include <net/checksum.h>
 #include "mac.h"
 
-struct gn_uplink;
+struct gnsim_uplink;
 
 /* A frame on the wire: gathered from host memory, checksum to insert. */
-struct gn_frame {
+struct gnsim_frame {
 	unsigned int nfrags;
 	unsigned int len;
 	int csum_start;			/* -1: none */
@@ -23,10 +23,10 @@ struct gn_frame {
 	unsigned int mss;		/* TSO: 0 if none */
 	unsigned int hdr_len;
 	bool icrc_insert;		/* RoCE: ICRC to insert (port.h) */
-	struct gn_mac_roce_frag frag[GN_MAC_MAX_FRAGS + 1];
+	struct gnsim_mac_roce_frag frag[GN_MAC_MAX_FRAGS + 1];
 };
 
-struct gn_mac_txq {
+struct gnsim_mac_txq {
 	/* protects everything below */
 	spinlock_t lock;
 	struct gn_tx_desc *ring;
@@ -35,15 +35,15 @@ struct gn_mac_txq {
 	u32 prod;
 	bool held;		/* waiting for the peer's pause to end */
 	struct gn_mac_stats st;
-	struct gn_frame frame;	/* the frame being sent */
+	struct gnsim_frame frame;	/* the frame being sent */
 	/* TSO: next segment of that frame, its headers, the segment */
 	unsigned int tso_next;
 	u8 tso_tmpl[GN_TSO_MAX_HDR];
 	u8 tso_hdr[GN_TSO_MAX_HDR];
-	struct gn_frame seg;
+	struct gnsim_frame seg;
 };
 
-struct gn_mac_rxq {
+struct gnsim_mac_rxq {
 	/* protects everything below */
 	spinlock_t lock;
 	struct gn_rx_desc *ring;
@@ -75,7 +75,7 @@ struct gn_mac_rxq {
  * by gnsim_mac_free().  A frame freed undelivered counts in @dropped;
  * a held frame counts in @reordered once delivered.
  */
-struct gn_mac_fault_state {
+struct gnsim_mac_fault_state {
 	spinlock_t lock;	/* see above */
 	bool on;
 	u32 every[GN_MAC_FAULTS];
@@ -93,7 +93,7 @@ struct gn_mac_fault_state {
  * receive path reads it under RCU.
  */
 #define GN_MAC_RSS_INPUT	36	/* IPv6 addresses and L4 ports */
-struct gn_mac_rss {
+struct gnsim_mac_rss {
 	struct rcu_head rcu;
 	u8 key[GN_MAC_RSS_KEY_SIZE];
 	u8 indir[GN_MAC_RSS_INDIR_SIZE];
@@ -103,10 +103,10 @@ struct gn_mac_rss {
 struct gn_mac {
 	struct device *dma_dev;
 	unsigned int port;
-	struct gn_mac_rss __rcu *rss;
+	struct gnsim_mac_rss __rcu *rss;
 	struct gn_mac __rcu *peer;
 	/* or the uplink at the cable's far end (uplink.c), not both */
-	struct gn_uplink __rcu *uplink;
+	struct gnsim_uplink __rcu *uplink;
 	atomic64_t uplink_tx_dropped;
 	atomic64_t uplink_rx_dropped;
 	/* configuration: written under RTNL, read with READ_ONCE */
@@ -119,48 +119,48 @@ struct gn_mac {
 	u32 nrxq;
 	const struct gn_mac_client_ops *ops;
 	void *ctx;
-	gn_mac_roce_rx_t roce_fn;
+	gnsim_mac_roce_rx_t roce_fn;
 	void *roce_ctx;
 	bool roce_xoff;		/* our engine pauses the partner's RoCE TX */
-	struct gn_mac_txq txq[GN_MAC_MAX_QUEUES];
-	struct gn_mac_rxq rxq[GN_MAC_MAX_QUEUES];
+	struct gnsim_mac_txq txq[GN_MAC_MAX_QUEUES];
+	struct gnsim_mac_rxq rxq[GN_MAC_MAX_QUEUES];
 	/* the RoCE engine's transmit path; protects roce_st */
 	spinlock_t roce_lock;
 	struct gn_mac_stats roce_st;
-	struct gn_mac_fault_state fault;
+	struct gnsim_mac_fault_state fault;
 	/* debugfs p<port>_fault_<kind> */
-	struct gn_mac_fault_knob {
+	struct gnsim_mac_fault_knob {
 		struct gn_mac *mac;
-		enum gn_mac_fault kind;
+		enum gnsim_mac_fault kind;
 		struct dentry *dentry;
 	} fault_knob[GN_MAC_FAULTS];
 };
 
 /* mac.c */
-int gnsim_mac_rx(struct gn_mac *mac, const struct gn_frame *f, bool may_hold);
+int gnsim_mac_rx(struct gn_mac *mac, const struct gnsim_frame *f, bool may_hold);
 void gnsim_mac_update_link(struct gn_mac *mac);
 
 /* mac_offload.c */
-__wsum gnsim_frame_copy(const struct gn_frame *f, u8 *dst);
-void gnsim_frame_read(const struct gn_frame *f, unsigned int off, u8 *dst,
+__wsum gnsim_frame_copy(const struct gnsim_frame *f, u8 *dst);
+void gnsim_frame_read(const struct gnsim_frame *f, unsigned int off, u8 *dst,
 		      unsigned int len);
 unsigned int gnsim_l3_off(const u8 *hdr);
 /* TSO frame @f (its headers copied to @hdr) is one the MAC can segment */
-bool gnsim_tso_hdr_ok(const struct gn_frame *f, const u8 *hdr);
+bool gnsim_tso_hdr_ok(const struct gnsim_frame *f, const u8 *hdr);
 /* segment @k of @f into @seg, headers built in @hdr from @tmpl */
-bool gnsim_tso_segment(const struct gn_frame *f, unsigned int k,
-		       const u8 *tmpl, u8 *hdr, struct gn_frame *seg);
+bool gnsim_tso_segment(const struct gnsim_frame *f, unsigned int k,
+		       const u8 *tmpl, u8 *hdr, struct gnsim_frame *seg);
 
-/* uplink.c: a cable ending in a netdev (struct gn_uplink is private) */
-void gnsim_uplink_xmit(struct gn_mac *mac, struct gn_uplink *up,
-		       const struct gn_frame *f);
-bool gnsim_uplink_carrier(const struct gn_uplink *up);
-void gnsim_uplink_check_mtu(const struct gn_uplink *up, u32 max_frame);
+/* uplink.c: a cable ending in a netdev (struct gnsim_uplink is private) */
+void gnsim_uplink_xmit(struct gn_mac *mac, struct gnsim_uplink *up,
+		       const struct gnsim_frame *f);
+bool gnsim_uplink_carrier(const struct gnsim_uplink *up);
+void gnsim_uplink_check_mtu(const struct gnsim_uplink *up, u32 max_frame);
 void gnsim_uplink_detach(struct gn_mac *mac);
 
 /* mac_fault.c */
 int gnsim_mac_fault_xmit(struct gn_mac *mac, struct gn_mac *peer,
-			 const struct gn_frame *f, bool may_hold);
+			 const struct gnsim_frame *f, bool may_hold);
 void gnsim_fault_flush(struct gn_mac *mac, bool deliver);
 void gnsim_mac_fault_debugfs(struct gn_mac *mac, struct dentry *dir);
 

@@ -25,7 +25,7 @@
 static_assert(sizeof(struct gn_roce_qp_ctx) % 8 == 0);
 static_assert(sizeof(struct gn_roce_mr_ctx) % 8 == 0);
 static_assert(sizeof(struct gn_roce_mw_ctx) % 8 == 0);
-static_assert(sizeof(struct gn_rstats) == sizeof(struct gn_roce_stats));
+static_assert(sizeof(struct gnsim_rstats) == sizeof(struct gn_roce_stats));
 
 /* Host memory or HBM behind a DMA address of our device. */
 void *gnsim_roce_dma_virt(struct gaudi_nic_roce *r, u64 addr)
@@ -33,7 +33,7 @@ void *gnsim_roce_dma_virt(struct gaudi_nic_roce *r, u64 addr)
 	return phys_to_virt(dma_to_phys(r->dma_dev, addr));
 }
 
-static struct page *gn_roce_dma_page(struct gaudi_nic_roce *r, u64 addr)
+static struct page *gnsim_roce_dma_page(struct gaudi_nic_roce *r, u64 addr)
 {
 	unsigned int off;
 	struct page *pg;
@@ -57,7 +57,7 @@ static struct page *gn_roce_dma_page(struct gaudi_nic_roce *r, u64 addr)
 	return pg;
 }
 
-void gnsim_rmem_free(struct gn_rmem *m)
+void gnsim_rmem_free(struct gnsim_rmem *m)
 {
 	u32 i;
 
@@ -71,7 +71,7 @@ void gnsim_rmem_free(struct gn_rmem *m)
 
 /* Read a page list and translate it (the engine's address cache). */
 int gnsim_rmem_load(struct gaudi_nic_roce *r, const struct gn_roce_pbl *p,
-		    struct gn_rmem *m)
+		    struct gnsim_rmem *m)
 {
 	u32 n = le32_to_cpu(p->npages), i;
 	const __le64 *pbl;
@@ -95,7 +95,7 @@ int gnsim_rmem_load(struct gaudi_nic_roce *r, const struct gn_roce_pbl *p,
 
 		if (a & ~PAGE_MASK)
 			goto bad;
-		m->pages[i] = gn_roce_dma_page(r, a);
+		m->pages[i] = gnsim_roce_dma_page(r, a);
 		if (!m->pages[i])
 			goto bad;
 	}
@@ -106,7 +106,7 @@ bad:
 }
 
 int gnsim_rring_load(struct gaudi_nic_roce *r, const struct gn_roce_pbl *p,
-		     u32 log, u32 stride, struct gn_rring *ring)
+		     u32 log, u32 stride, struct gnsim_rring *ring)
 {
 	u64 need = GN_ROCE_RING_HDR_SIZE + ((u64)stride << log);
 	int ret;
@@ -140,8 +140,8 @@ void gnsim_roce_db_drop(struct gaudi_nic_roce *r, u32 first, u32 last,
 		clear_bit((t - GN_DB_FIRST) * GN_DB_OBJS + num, r->db_late);
 }
 
-static int gn_cmd_set_port(struct gaudi_nic_roce *r, u32 port,
-			   const void *in, void *out)
+static int gnsim_cmd_set_port(struct gaudi_nic_roce *r, u32 port,
+			      const void *in, void *out)
 {
 	const struct gn_roce_port_ctx *c = in;
 
@@ -155,8 +155,8 @@ static int gn_cmd_set_port(struct gaudi_nic_roce *r, u32 port,
 	return 0;
 }
 
-static int gn_cmd_set_gid(struct gaudi_nic_roce *r, u32 index,
-			  const void *in, void *out)
+static int gnsim_cmd_set_gid(struct gaudi_nic_roce *r, u32 index,
+			     const void *in, void *out)
 {
 	const struct gn_roce_gid_ctx *c = in;
 	u32 port = index >> 16, gi = index & 0xffff;
@@ -171,8 +171,8 @@ static int gn_cmd_set_gid(struct gaudi_nic_roce *r, u32 index,
 	return 0;
 }
 
-static int gn_cmd_query_stats(struct gaudi_nic_roce *r, u32 port,
-			      const void *in, void *out)
+static int gnsim_cmd_query_stats(struct gaudi_nic_roce *r, u32 port,
+				 const void *in, void *out)
 {
 	struct gn_roce_stats *st = out;
 	const u64 *src;
@@ -198,15 +198,15 @@ static int gn_cmd_query_stats(struct gaudi_nic_roce *r, u32 port,
  * The mailbox commands (gn_roce_cmd_op): each one's handler and the sizes
  * of its arguments.  A command with no entry (.fn NULL) is refused.
  */
-static const struct gn_cmd {
+static const struct gnsim_cmd {
 	int (*fn)(struct gaudi_nic_roce *r, u32 index, const void *in,
 		  void *out);
 	u16 in;
 	u16 out;
-} gn_cmds[] = {
-	[GN_ROCE_CMD_SET_PORT] = { gn_cmd_set_port,
+} gnsim_cmds[] = {
+	[GN_ROCE_CMD_SET_PORT] = { gnsim_cmd_set_port,
 				   sizeof(struct gn_roce_port_ctx), 0 },
-	[GN_ROCE_CMD_SET_GID] = { gn_cmd_set_gid,
+	[GN_ROCE_CMD_SET_GID] = { gnsim_cmd_set_gid,
 				  sizeof(struct gn_roce_gid_ctx), 0 },
 	[GN_ROCE_CMD_CREATE_CQ] = { gnsim_cmd_create_cq,
 				    sizeof(struct gn_roce_cq_ctx), 0 },
@@ -229,7 +229,7 @@ static const struct gn_cmd {
 	[GN_ROCE_CMD_CREATE_MW] = { gnsim_cmd_create_mw,
 				    sizeof(struct gn_roce_mw_ctx), 0 },
 	[GN_ROCE_CMD_DESTROY_MW] = { gnsim_cmd_destroy_mw, 0, 0 },
-	[GN_ROCE_CMD_QUERY_STATS] = { gn_cmd_query_stats,
+	[GN_ROCE_CMD_QUERY_STATS] = { gnsim_cmd_query_stats,
 				      0, sizeof(struct gn_roce_stats) },
 	[GN_ROCE_CMD_CREATE_SRQ] = { gnsim_cmd_create_srq,
 				     sizeof(struct gn_roce_srq_ctx), 0 },
@@ -245,12 +245,12 @@ static int gnsim_roce_cmd(struct gaudi_nic_roce *r, u32 op, u32 index,
 			  const void *in, size_t in_len, void *out,
 			  size_t out_len)
 {
-	const struct gn_cmd *cmd;
+	const struct gnsim_cmd *cmd;
 	int ret;
 
-	if (op >= ARRAY_SIZE(gn_cmds) || !gn_cmds[op].fn)
+	if (op >= ARRAY_SIZE(gnsim_cmds) || !gnsim_cmds[op].fn)
 		return -EINVAL;
-	cmd = &gn_cmds[op];
+	cmd = &gnsim_cmds[op];
 	if (in_len != cmd->in || out_len != cmd->out ||
 	    (cmd->in && !in) || (cmd->out && !out))
 		return -EINVAL;
@@ -267,11 +267,11 @@ static int gnsim_roce_cmd(struct gaudi_nic_roce *r, u32 op, u32 index,
  * an arm raises its event at once if the ring holds CQEs not consumed
  * yet, so that none written in between goes unannounced.
  */
-static void gn_roce_db_take(struct gaudi_nic_roce *r, u32 type, u32 num,
-			    bool late)
+static void gnsim_roce_db_take(struct gaudi_nic_roce *r, u32 type, u32 num,
+			       bool late)
 {
-	struct gn_rcq *cq;
-	struct gn_rqp *qp;
+	struct gnsim_rcq *cq;
+	struct gnsim_rqp *qp;
 
 	lockdep_assert_held(&r->dp_lock);
 	switch (type) {
@@ -309,8 +309,8 @@ void gnsim_roce_db_late(struct gaudi_nic_roce *r)
 	lockdep_assert_held(&r->dp_lock);
 	for_each_set_bit(bit, r->db_late, GN_DB_BITS)
 		if (test_and_clear_bit(bit, r->db_late))
-			gn_roce_db_take(r, GN_DB_FIRST + bit / GN_DB_OBJS,
-					bit % GN_DB_OBJS, true);
+			gnsim_roce_db_take(r, GN_DB_FIRST + bit / GN_DB_OBJS,
+					   bit % GN_DB_OBJS, true);
 }
 
 /*
@@ -334,12 +334,12 @@ static void gnsim_roce_doorbell(struct gaudi_nic_roce *r, u32 db)
 	}
 	spin_lock_bh(&r->dp_lock);
 	if (r->enabled)
-		gn_roce_db_take(r, type, num, false);
+		gnsim_roce_db_take(r, type, num, false);
 	spin_unlock_bh(&r->dp_lock);
 }
 
 /* Drop every context (engine reset). */
-static void gn_roce_reset_all(struct gaudi_nic_roce *r)
+static void gnsim_roce_reset_all(struct gaudi_nic_roce *r)
 {
 	u32 i;
 
@@ -373,7 +373,7 @@ static int gnsim_roce_enable(struct gaudi_nic_roce *r, gn_roce_event_fn fn,
 		ret = -EBUSY;
 		goto out;
 	}
-	gn_roce_reset_all(r);
+	gnsim_roce_reset_all(r);
 	spin_lock_bh(&r->dp_lock);
 	r->event_fn = fn;
 	r->event_priv = priv;
@@ -396,7 +396,7 @@ static void gnsim_roce_disable(struct gaudi_nic_roce *r)
 	/* no handler runs once this returns (the ops' contract) */
 	cancel_work_sync(&r->ev_work);
 	gnsim_rdp_stop(r);
-	gn_roce_reset_all(r);
+	gnsim_roce_reset_all(r);
 	mutex_unlock(&r->cmd_lock);
 }
 
@@ -410,7 +410,7 @@ const struct gaudi_nic_roce_ops gnsim_roce_ops = {
 
 /* ------------------------------------------------ engine create/destroy */
 
-static void gn_roce_free(struct gaudi_nic_roce *r)
+static void gnsim_roce_release(struct gaudi_nic_roce *r)
 {
 	cancel_work_sync(&r->ev_work);
 	if (!IS_ERR_OR_NULL(r->kworker))
@@ -449,13 +449,13 @@ void gnsim_roce_free(struct gaudi_nic_roce *r)
 	r->enabled = false;
 	spin_unlock_bh(&r->dp_lock);
 	gnsim_rdp_stop(r);
-	gn_roce_reset_all(r);
+	gnsim_roce_reset_all(r);
 	mutex_unlock(&r->cmd_lock);
-	gn_roce_free(r);
+	gnsim_roce_release(r);
 }
 
-static int gn_engine_cpu = -1;
-module_param_named(roce_engine_cpu, gn_engine_cpu, int, 0644);
+static int gnsim_engine_cpu = -1;
+module_param_named(roce_engine_cpu, gnsim_engine_cpu, int, 0644);
 MODULE_PARM_DESC(roce_engine_cpu,
 		 "CPU the RoCE engines' threads are put on when created: -1 (default) the last online CPU if there are two or more, -2 none (the scheduler decides), or a CPU number");
 
@@ -474,9 +474,9 @@ MODULE_PARM_DESC(roce_engine_cpu,
  * preference, not a binding: taskset moves a thread, and the scheduler
  * does if its CPU goes offline.
  */
-static void gn_roce_place(struct task_struct *t)
+static void gnsim_roce_place(struct task_struct *t)
 {
-	int cpu = READ_ONCE(gn_engine_cpu);
+	int cpu = READ_ONCE(gnsim_engine_cpu);
 
 	if (cpu == -1) {
 		if (num_online_cpus() < 2)
@@ -539,17 +539,17 @@ struct gaudi_nic_roce *gnsim_roce_alloc(struct device *dma_dev, u32 id,
 	if (!r->qps || !r->cqs || !r->mrs || !r->mws || !r->srqs || !r->kick ||
 	    !r->resend || !r->db_late || !r->ev_pend || !r->ev_batch ||
 	    !r->frame_buf || !r->train) {
-		gn_roce_free(r);
+		gnsim_roce_release(r);
 		return ERR_PTR(-ENOMEM);
 	}
 	r->kworker = kthread_create_worker(0, "gaudi_roce/%u", id);
 	if (IS_ERR(r->kworker)) {
 		ret = PTR_ERR(r->kworker);
-		gn_roce_free(r);
+		gnsim_roce_release(r);
 		return ERR_PTR(ret);
 	}
 	sched_set_fifo_low(r->kworker->task);
-	gn_roce_place(r->kworker->task);
+	gnsim_roce_place(r->kworker->task);
 	gnsim_rdp_get();
 	r->rdp_ref = true;
 	for (p = 0; p < r->num_ports; p++) {

@@ -95,7 +95,7 @@ struct gn_mac;
 #define GN_RR_MAX_FRAME		(ETH_HLEN + 40 + 8 + 12 + 16 + 4 + 4096 + 4)
 
 /*
- * Frames in a train (gn_tx_train_slot()): 64 KiB at MTU 4096, and at most
+ * Frames in a train (gnsim_tx_train_slot()): 64 KiB at MTU 4096, and at most
  * what one reference skb of the receive pipeline holds of page-aligned
  * payloads (MAX_SKB_FRAGS).
  */
@@ -104,40 +104,40 @@ struct gn_mac;
 #define GN_RR_HDR_MAX		128
 
 /* A train being gathered: @n frames of QP @qpn on port @port. */
-struct gn_rtrain {
+struct gnsim_rtrain {
 	unsigned int n;
 	u32 port;
 	u32 qpn;
-	struct gn_mac_roce_frame fr[GN_RR_TRAIN_MAX];
-	struct gn_mac_roce_frag pieces[GN_RR_TRAIN_MAX][GN_MAC_ROCE_MAX_FRAGS];
+	struct gnsim_mac_roce_frame fr[GN_RR_TRAIN_MAX];
+	struct gnsim_mac_roce_frag pieces[GN_RR_TRAIN_MAX][GN_MAC_ROCE_MAX_FRAGS];
 	u8 hdr[GN_RR_TRAIN_MAX][GN_RR_HDR_MAX];
 };
 
 /* Pages behind a page list; a reference is held on each. */
-struct gn_rmem {
+struct gnsim_rmem {
 	u32 npages;
 	struct page **pages;
 };
 
-struct gn_rring {
-	struct gn_rmem mem;
+struct gnsim_rring {
+	struct gnsim_rmem mem;
 	u32 size;		/* entries (power of two) */
 	u32 stride;
 };
 
-struct gn_rcq {
+struct gnsim_rcq {
 	u32 cqn;
-	struct gn_rring ring;
+	struct gnsim_rring ring;
 	u32 prod;		/* engine's producer index */
 	u8 armed;		/* 0, GN_ROCE_DB_CQ_ARM or _ARM_SOL */
 	bool overflow;
 	u32 users;		/* QPs using this CQ */
 };
 
-struct gn_rsrq {
+struct gnsim_rsrq {
 	u32 srqn;
 	u32 pdn;
-	struct gn_rring ring;
+	struct gnsim_rring ring;
 	u32 cons;		/* engine's consumer index */
 	u32 limit;		/* armed limit, 0: disarmed */
 	u32 users;		/* QPs using this SRQ */
@@ -148,7 +148,7 @@ struct gn_rsrq {
  * DESTROY_MW; while @bound it grants @access over @va .. @va + @length of
  * the MR whose key is @mr_key, to requests on QP @qpn only for type 2.
  */
-struct gn_rmw {
+struct gnsim_rmw {
 	bool used;
 	bool bound;
 	u8 type;
@@ -161,7 +161,7 @@ struct gn_rmw {
 	u64 length;
 };
 
-struct gn_rmr {
+struct gnsim_rmr {
 	u32 index;
 	u32 key;
 	u32 pdn;
@@ -171,17 +171,17 @@ struct gn_rmr {
 	u64 iova;
 	u64 length;
 	u32 offset;
-	struct gn_rmem mem;
+	struct gnsim_rmem mem;
 };
 
 /*
  * Per SQ slot: the WQE as the engine copied it out of the ring when it
  * started it, and how it was put on the wire.  The ring is writable by
- * user space, so after gn_req_start() the engine never reads the slot in
+ * user space, so after gnsim_req_start() the engine never reads the slot in
  * the ring again: continued packets, retransmissions, READ responses and
  * flushes all use @wqe, whose num_sge and inline_len were validated then.
  */
-struct gn_rswqe {
+struct gnsim_rswqe {
 	u32 first_psn;
 	u32 npkts;
 	u32 len;
@@ -199,7 +199,7 @@ struct gn_rswqe {
  * The MR is looked up again for every burst, so a READ whose MR goes away
  * meanwhile ends with a remote access NAK.
  */
-struct gn_rread {
+struct gnsim_rread {
 	u32 psn;		/* PSN of the first response */
 	u32 npkts;
 	u32 next;		/* next response to send; npkts: all sent */
@@ -211,22 +211,22 @@ struct gn_rread {
 	u32 qp_acc;		/* and the QP */
 };
 
-struct gn_rqp {
+struct gnsim_rqp {
 	struct gn_roce_qp_ctx ctx;	/* attributes as last set */
 	u32 qpn;
 	u8 state;
 	u32 mtu;			/* path MTU, bytes */
 	/*
 	 * where a connected QP's frames go (GN_ROCE_QPC_AV; port and network
-	 * unused); a UD QP's go to each datagram's AV (gn_pkt.av)
+	 * unused); a UD QP's go to each datagram's AV (gnsim_pkt.av)
 	 */
 	struct gn_roce_av path;
-	struct gn_rring sq;
-	struct gn_rring rq;
-	struct gn_rcq *scq;
-	struct gn_rcq *rcq;
-	struct gn_rsrq *srq;		/* receives from it, no RQ */
-	struct gn_rswqe *swqe;		/* sq.size entries */
+	struct gnsim_rring sq;
+	struct gnsim_rring rq;
+	struct gnsim_rcq *scq;
+	struct gnsim_rcq *rcq;
+	struct gnsim_rsrq *srq;		/* receives from it, no RQ */
+	struct gnsim_rswqe *swqe;		/* sq.size entries */
 
 	/* requester */
 	u32 sq_tail;		/* oldest WQE not completed (= ring cons) */
@@ -269,7 +269,7 @@ struct gn_rqp {
 	 * READ not yet answered once, never moves back: the responder
 	 * resources in use are rd_head - rd_first.
 	 */
-	struct gn_rread reads[GN_ROCE_MAX_RD_ATOM];
+	struct gnsim_rread reads[GN_ROCE_MAX_RD_ATOM];
 	u32 rd_head;
 	u32 rd_send;
 	u32 rd_first;
@@ -278,7 +278,7 @@ struct gn_rqp {
 };
 
 /* Port counters in CPU order; same fields as struct gn_roce_stats. */
-struct gn_rstats {
+struct gnsim_rstats {
 	u64 tx_pkts;
 	u64 tx_bytes;
 	u64 rx_pkts;
@@ -299,15 +299,15 @@ struct gn_rstats {
 	u64 read_yields;	/* READ passes that ended at their cap */
 };
 
-struct gn_rport {
+struct gnsim_rport {
 	struct gaudi_nic_roce *r;
 	u32 port;
 	struct gn_mac *mac;
 	u8 mac_addr[ETH_ALEN];
 	u32 mtu;
 	struct gn_roce_gid_ctx gids[GN_ROCE_MAX_GID];
-	struct gn_rqp *gsi;		/* QP1, under dp_lock */
-	struct gn_rstats st;		/* under dp_lock */
+	struct gnsim_rqp *gsi;		/* QP1, under dp_lock */
+	struct gnsim_rstats st;		/* under dp_lock */
 	u64 rxq_drops;			/* receive queue full, under rxq.lock */
 	bool xoff;			/* XOFF asserted, under rxq.lock */
 };
@@ -322,11 +322,11 @@ struct gaudi_nic_roce {
 	unsigned long *ev_pend;		/* GN_EV_BITS, under dp_lock */
 	unsigned long *ev_batch;	/* what @ev_work is delivering */
 	struct work_struct ev_work;	/* on system_bh_wq */
-	struct gn_rqp **qps;
-	struct gn_rcq **cqs;
-	struct gn_rsrq **srqs;
-	struct gn_rmr **mrs;
-	struct gn_rmw *mws;		/* GN_ROCE_MAX_MW, under dp_lock */
+	struct gnsim_rqp **qps;
+	struct gnsim_rcq **cqs;
+	struct gnsim_rsrq **srqs;
+	struct gnsim_rmr **mrs;
+	struct gnsim_rmw *mws;		/* GN_ROCE_MAX_MW, under dp_lock */
 	struct sk_buff_head rxq;
 	struct list_head ack_list;	/* QPs owing an ACK, under dp_lock */
 	struct list_head read_list;	/* QPs owing READ responses, ditto */
@@ -359,13 +359,13 @@ struct gaudi_nic_roce {
 	struct gn_roce_ud_wqe ud_wqe;
 	/*
 	 * Frames sent zero-copy, gathered into a train for the MAC
-	 * (gn_tx_train_slot()), under dp_lock: of one QP, and empty whenever
+	 * (gnsim_tx_train_slot()), under dp_lock: of one QP, and empty whenever
 	 * dp_lock is not held.
 	 */
-	struct gn_rtrain *train;
+	struct gnsim_rtrain *train;
 	bool rdp_ref;			/* holds gnsim_rdp_get() */
 	u32 num_ports;
-	struct gn_rport ports[] __counted_by(num_ports);
+	struct gnsim_rport ports[] __counted_by(num_ports);
 };
 
 /*
@@ -397,27 +397,27 @@ void gnsim_roce_ev_drop(struct gaudi_nic_roce *r, u8 first, u8 last, u32 num);
 void gnsim_roce_ev_work(struct work_struct *work);
 
 /* roce_dp.c */
-void gnsim_rdp_sq_doorbell(struct gaudi_nic_roce *r, struct gn_rqp *qp);
-void gnsim_rdp_sq_defer(struct gaudi_nic_roce *r, struct gn_rqp *qp);
-void gnsim_rdp_rq_doorbell(struct gaudi_nic_roce *r, struct gn_rqp *qp);
-void gnsim_rdp_ack_now(struct gaudi_nic_roce *r, struct gn_rqp *qp);
-void gnsim_rdp_to_error(struct gaudi_nic_roce *r, struct gn_rqp *qp);
-void gnsim_rdp_reset(struct gaudi_nic_roce *r, struct gn_rqp *qp);
+void gnsim_rdp_sq_doorbell(struct gaudi_nic_roce *r, struct gnsim_rqp *qp);
+void gnsim_rdp_sq_defer(struct gaudi_nic_roce *r, struct gnsim_rqp *qp);
+void gnsim_rdp_rq_doorbell(struct gaudi_nic_roce *r, struct gnsim_rqp *qp);
+void gnsim_rdp_ack_now(struct gaudi_nic_roce *r, struct gnsim_rqp *qp);
+void gnsim_rdp_to_error(struct gaudi_nic_roce *r, struct gnsim_rqp *qp);
+void gnsim_rdp_reset(struct gaudi_nic_roce *r, struct gnsim_rqp *qp);
 void gnsim_rdp_work(struct kthread_work *work);
 void gnsim_rdp_kick(struct gaudi_nic_roce *r);
 enum hrtimer_restart gnsim_rdp_ack_timer(struct hrtimer *t);
 enum hrtimer_restart gnsim_rdp_read_timer(struct hrtimer *t);
-void gnsim_rdp_detach(struct gaudi_nic_roce *r, struct gn_rqp *qp);
+void gnsim_rdp_detach(struct gaudi_nic_roce *r, struct gnsim_rqp *qp);
 void gnsim_rdp_rx_purge(struct gaudi_nic_roce *r);
 void gnsim_rdp_stop(struct gaudi_nic_roce *r);
 void gnsim_rdp_timer(struct timer_list *t);
-void gnsim_rdp_rx(void *ctx, const struct gn_mac_roce_frame *frames,
+void gnsim_rdp_rx(void *ctx, const struct gnsim_mac_roce_frame *frames,
 		  unsigned int n, u32 flags);
 void gnsim_rdp_get(void);
 void gnsim_rdp_put(void);
-void *gnsim_rring_entry(struct gn_rring *ring, u32 idx);
-void gnsim_rring_read(struct gn_rring *ring, u32 idx, void *dst);
-struct gn_roce_ring_hdr *gnsim_rring_hdr(struct gn_rring *ring);
+void *gnsim_rring_entry(struct gnsim_rring *ring, u32 idx);
+void gnsim_rring_read(struct gnsim_rring *ring, u32 idx, void *dst);
+struct gn_roce_ring_hdr *gnsim_rring_hdr(struct gnsim_rring *ring);
 
 /* glue with the core driver */
 struct gaudi_nic_roce *gnsim_roce_alloc(struct device *dma_dev, u32 id,
@@ -429,10 +429,10 @@ extern const struct gaudi_nic_roce_ops gnsim_roce_ops;
 
 /* roce.c: page lists, rings, latched doorbells */
 int gnsim_rmem_load(struct gaudi_nic_roce *r, const struct gn_roce_pbl *p,
-		    struct gn_rmem *m);
-void gnsim_rmem_free(struct gn_rmem *m);
+		    struct gnsim_rmem *m);
+void gnsim_rmem_free(struct gnsim_rmem *m);
 int gnsim_rring_load(struct gaudi_nic_roce *r, const struct gn_roce_pbl *p,
-		     u32 log, u32 stride, struct gn_rring *ring);
+		     u32 log, u32 stride, struct gnsim_rring *ring);
 void gnsim_roce_db_drop(struct gaudi_nic_roce *r, u32 first, u32 last,
 			u32 num);
 

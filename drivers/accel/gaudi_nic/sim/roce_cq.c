@@ -14,7 +14,7 @@ int gnsim_cmd_create_cq(struct gaudi_nic_roce *r, u32 cqn, const void *in,
 			void *out)
 {
 	const struct gn_roce_cq_ctx *c = in;
-	struct gn_rcq *cq;
+	struct gnsim_rcq *cq;
 	int ret;
 
 	if (cqn >= GN_ROCE_MAX_CQ || !c->log_size ||
@@ -45,8 +45,8 @@ int gnsim_cmd_resize_cq(struct gaudi_nic_roce *r, u32 cqn, const void *in,
 {
 	const struct gn_roce_cq_ctx *c = in;
 	struct gn_roce_ring_hdr *ohdr, *nhdr;
-	struct gn_rring ring;
-	struct gn_rcq *cq;
+	struct gnsim_rring ring;
+	struct gnsim_rcq *cq;
 	u32 cons, n, i;
 	int ret;
 
@@ -89,7 +89,7 @@ out:
 	return ret;
 }
 
-static void gn_cq_free(struct gn_rcq *cq)
+static void gnsim_cq_free(struct gnsim_rcq *cq)
 {
 	gnsim_rmem_free(&cq->ring.mem);
 	kfree(cq);
@@ -98,7 +98,7 @@ static void gn_cq_free(struct gn_rcq *cq)
 int gnsim_cmd_destroy_cq(struct gaudi_nic_roce *r, u32 cqn, const void *in,
 			 void *out)
 {
-	struct gn_rcq *cq;
+	struct gnsim_rcq *cq;
 
 	if (cqn >= GN_ROCE_MAX_CQ)
 		return -EINVAL;
@@ -116,6 +116,6 @@ int gnsim_cmd_destroy_cq(struct gaudi_nic_roce *r, u32 cqn, const void *in,
 		return -ENOENT;
 	/* a delivery under way ends before the number can be reused */
 	flush_work(&r->ev_work);
-	gn_cq_free(cq);
+	gnsim_cq_free(cq);
 	return 0;
 }

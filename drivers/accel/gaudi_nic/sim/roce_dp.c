@@ -57,12 +57,12 @@
 
 /* ------------------------------------------------------------ memory */
 
-struct gn_roce_ring_hdr *gnsim_rring_hdr(struct gn_rring *ring)
+struct gn_roce_ring_hdr *gnsim_rring_hdr(struct gnsim_rring *ring)
 {
 	return page_address(ring->mem.pages[0]);
 }
 
-void *gnsim_rring_entry(struct gn_rring *ring, u32 idx)
+void *gnsim_rring_entry(struct gnsim_rring *ring, u32 idx)
 {
 	size_t off = GN_ROCE_RING_HDR_SIZE +
 		     (size_t)(idx & (ring->size - 1)) * ring->stride;
@@ -76,7 +76,7 @@ void *gnsim_rring_entry(struct gn_rring *ring, u32 idx)
  * than the ring header (a 256-byte UD WQE) may cross a page of the ring,
  * whose pages need not be contiguous.
  */
-void gnsim_rring_read(struct gn_rring *ring, u32 idx, void *dst)
+void gnsim_rring_read(struct gnsim_rring *ring, u32 idx, void *dst)
 {
 	size_t off = GN_ROCE_RING_HDR_SIZE +
 		     (size_t)(idx & (ring->size - 1)) * ring->stride;
@@ -92,9 +92,9 @@ void gnsim_rring_read(struct gn_rring *ring, u32 idx, void *dst)
 	}
 }
 
-struct gn_rmr *gnsim_mr_get(struct gaudi_nic_roce *r, u32 key, u32 pdn)
+struct gnsim_rmr *gnsim_mr_get(struct gaudi_nic_roce *r, u32 key, u32 pdn)
 {
-	struct gn_rmr *mr;
+	struct gnsim_rmr *mr;
 
 	if ((key >> 8) >= GN_ROCE_MAX_MR)
 		return NULL;
@@ -104,16 +104,16 @@ struct gn_rmr *gnsim_mr_get(struct gaudi_nic_roce *r, u32 key, u32 pdn)
 	return mr;
 }
 
-bool gnsim_mr_covers(struct gn_rmr *mr, u64 va, u64 len)
+bool gnsim_mr_covers(struct gnsim_rmr *mr, u64 va, u64 len)
 {
 	return va >= mr->iova && len <= mr->length &&
 	       va - mr->iova <= mr->length - len;
 }
 
 /* Copy @len bytes at offset @off of the payload of @p to @dst. */
-static void gn_pay_read(const struct gn_pkt *p, u32 off, u8 *dst, u32 len)
+static void gnsim_pay_read(const struct gnsim_pkt *p, u32 off, u8 *dst, u32 len)
 {
-	const struct gn_mac_roce_frag *fr = p->frags, *end = fr + p->nfrags;
+	const struct gnsim_mac_roce_frag *fr = p->frags, *end = fr + p->nfrags;
 
 	for (off += p->pay_off; len && fr < end; fr++) {
 		u32 n;
@@ -137,9 +137,9 @@ static void gn_pay_read(const struct gn_pkt *p, u32 off, u8 *dst, u32 len)
  * met a page without a permanent kernel mapping): the caller copies
  * instead.
  */
-static int gn_page_io(struct page *pg, u32 in, u32 n, struct gn_io *io)
+static int gnsim_page_io(struct page *pg, u32 in, u32 n, struct gnsim_io *io)
 {
-	struct gn_mac_roce_frag *fr;
+	struct gnsim_mac_roce_frag *fr;
 	u8 *v;
 
 	switch (io->kind) {
@@ -153,7 +153,7 @@ static int gn_page_io(struct page *pg, u32 in, u32 n, struct gn_io *io)
 		break;
 	case GN_IO_FROM_PKT:
 		v = kmap_local_page(pg);
-		gn_pay_read(io->pkt, io->off, v + in, n);
+		gnsim_pay_read(io->pkt, io->off, v + in, n);
 		kunmap_local(v);
 		io->off += n;
 		break;
@@ -178,9 +178,9 @@ static int gn_page_io(struct page *pg, u32 in, u32 n, struct gn_io *io)
 /*
  * Transfer @len bytes at @va of @mr (range already checked) to or from
  * @io.  @mr is NULL for zero bytes of an RDMA READ, which names no
- * memory (gn_resp_rdma_check()).  Returns 0 or -E2BIG (gn_page_io()).
+ * memory (gnsim_resp_rdma_check()).  Returns 0 or -E2BIG (gnsim_page_io()).
  */
-int gnsim_mr_io(struct gn_rmr *mr, u64 va, u32 len, struct gn_io *io)
+int gnsim_mr_io(struct gnsim_rmr *mr, u64 va, u32 len, struct gnsim_io *io)
 {
 	u64 off;
 	int ret;
@@ -193,7 +193,7 @@ int gnsim_mr_io(struct gn_rmr *mr, u64 va, u32 len, struct gn_io *io)
 		u32 in = off & ~PAGE_MASK;
 		u32 n = min_t(u32, len, PAGE_SIZE - in);
 
-		ret = gn_page_io(mr->mem.pages[off >> PAGE_SHIFT], in, n, io);
+		ret = gnsim_page_io(mr->mem.pages[off >> PAGE_SHIFT], in, n, io);
 		if (ret)
 			return ret;
 		off += n;
@@ -204,11 +204,11 @@ int gnsim_mr_io(struct gn_rmr *mr, u64 va, u32 len, struct gn_io *io)
 
 /*
  * Transfer @len bytes at DMA address @addr (GN_ROCE_LOCAL_DMA_LKEY, only
- * for privileged QPs) to or from @io.  Returns 0, -E2BIG (gn_page_io())
+ * for privileged QPs) to or from @io.  Returns 0, -E2BIG (gnsim_page_io())
  * or GN_ROCE_CQE_LOC_PROT_ERR if the address is not memory.
  */
-static int gn_dma_io(struct gaudi_nic_roce *r, u64 addr, u32 len,
-		     struct gn_io *io)
+static int gnsim_dma_io(struct gaudi_nic_roce *r, u64 addr, u32 len,
+			struct gnsim_io *io)
 {
 	int ret;
 
@@ -219,7 +219,7 @@ static int gn_dma_io(struct gaudi_nic_roce *r, u64 addr, u32 len,
 
 		if (!pfn_valid(PHYS_PFN(pa)))
 			return GN_ROCE_CQE_LOC_PROT_ERR;
-		ret = gn_page_io(pfn_to_page(PHYS_PFN(pa)), in, n, io);
+		ret = gnsim_page_io(pfn_to_page(PHYS_PFN(pa)), in, n, io);
 		if (ret)
 			return ret;
 		addr += n;
@@ -235,8 +235,8 @@ static int gn_dma_io(struct gaudi_nic_roce *r, u64 addr, u32 len,
  * WQE was taken in for receives (qp->rwqe_pdn).  Returns 0, a CQE status,
  * or -E2BIG (gnsim_mr_io).
  */
-int gnsim_sge_io(struct gaudi_nic_roce *r, struct gn_rqp *qp, u32 pdn,
-		 const struct gn_roce_wqe *w, u32 off, u32 len, struct gn_io *io)
+int gnsim_sge_io(struct gaudi_nic_roce *r, struct gnsim_rqp *qp, u32 pdn,
+		 const struct gn_roce_wqe *w, u32 off, u32 len, struct gnsim_io *io)
 {
 	bool to_mem = io->kind == GN_IO_FROM_PKT || io->kind == GN_IO_FROM_BUF;
 	bool priv = qp->ctx.flags & GN_ROCE_QPF_PRIV;
@@ -247,7 +247,7 @@ int gnsim_sge_io(struct gaudi_nic_roce *r, struct gn_rqp *qp, u32 pdn,
 		const struct gn_roce_sge *s = &w->sge[i];
 		u32 slen = le32_to_cpu(s->length);
 		u64 addr = le64_to_cpu(s->addr);
-		struct gn_rmr *mr;
+		struct gnsim_rmr *mr;
 		u32 n;
 
 		if (off >= slen) {
@@ -258,7 +258,7 @@ int gnsim_sge_io(struct gaudi_nic_roce *r, struct gn_rqp *qp, u32 pdn,
 		if (le32_to_cpu(s->lkey) == GN_ROCE_LOCAL_DMA_LKEY) {
 			if (!priv)
 				return GN_ROCE_CQE_LOC_PROT_ERR;
-			ret = gn_dma_io(r, addr + off, n, io);
+			ret = gnsim_dma_io(r, addr + off, n, io);
 			if (ret)
 				return ret;
 			len -= n;
@@ -292,7 +292,7 @@ u32 gnsim_wqe_len(const struct gn_roce_wqe *w)
 
 /* ---------------------------------------------------------- completion */
 
-void gnsim_cq_push(struct gaudi_nic_roce *r, struct gn_rcq *cq,
+void gnsim_cq_push(struct gaudi_nic_roce *r, struct gnsim_rcq *cq,
 		   const struct gn_roce_cqe *cqe, bool solicited)
 {
 	struct gn_roce_ring_hdr *hdr = gnsim_rring_hdr(&cq->ring);
@@ -316,7 +316,7 @@ void gnsim_cq_push(struct gaudi_nic_roce *r, struct gn_rcq *cq,
 	}
 }
 
-void gnsim_cqe(struct gaudi_nic_roce *r, struct gn_rqp *qp, struct gn_rcq *cq,
+void gnsim_cqe(struct gaudi_nic_roce *r, struct gnsim_rqp *qp, struct gnsim_rcq *cq,
 	       u64 wr_id, u8 opcode, u8 status, u32 len, bool has_imm,
 	       __be32 imm, bool solicited)
 {
@@ -334,7 +334,7 @@ void gnsim_cqe(struct gaudi_nic_roce *r, struct gn_rqp *qp, struct gn_rcq *cq,
 }
 
 /* The receive completion of a SEND with invalidate: the key it unbound. */
-void gnsim_cqe_inv(struct gaudi_nic_roce *r, struct gn_rqp *qp, u64 wr_id,
+void gnsim_cqe_inv(struct gaudi_nic_roce *r, struct gnsim_rqp *qp, u64 wr_id,
 		   u32 len, u32 rkey, bool solicited)
 {
 	struct gn_roce_cqe c = {
@@ -368,12 +368,12 @@ u8 gnsim_sq_cqe_op(u8 wqe_op)
 	}
 }
 
-void gnsim_sq_set_cons(struct gn_rqp *qp)
+void gnsim_sq_set_cons(struct gnsim_rqp *qp)
 {
 	WRITE_ONCE(gnsim_rring_hdr(&qp->sq)->cons, cpu_to_le32(qp->sq_tail));
 }
 
-void gnsim_rq_set_cons(struct gn_rqp *qp)
+void gnsim_rq_set_cons(struct gnsim_rqp *qp)
 {
 	if (!qp->srq)
 		WRITE_ONCE(gnsim_rring_hdr(&qp->rq)->cons,
@@ -384,7 +384,7 @@ void gnsim_rq_set_cons(struct gn_rqp *qp)
  * The receive WQE taken by gnsim_resp_take_rwqe() is done with: its slot is
  * free (an SRQ's was freed when it was taken).
  */
-void gnsim_rq_consume(struct gn_rqp *qp)
+void gnsim_rq_consume(struct gnsim_rqp *qp)
 {
 	if (qp->srq)
 		return;
@@ -399,7 +399,7 @@ void gnsim_rq_consume(struct gn_rqp *qp)
  * producer moves the QP to ERR.  Every loop over the SQ is bounded by
  * sq_tail + posted, so this is what keeps them within the ring.
  */
-int gnsim_sq_posted(struct gaudi_nic_roce *r, struct gn_rqp *qp)
+int gnsim_sq_posted(struct gaudi_nic_roce *r, struct gnsim_rqp *qp)
 {
 	int posted = gnsim_wq_posted(&qp->sq, qp->sq_tail);
 
@@ -413,7 +413,7 @@ int gnsim_sq_posted(struct gaudi_nic_roce *r, struct gn_rqp *qp)
 }
 
 /* Is a receive WQE posted for @qp (on its RQ or SRQ)? */
-bool gnsim_rq_has_wqe(struct gn_rqp *qp)
+bool gnsim_rq_has_wqe(struct gnsim_rqp *qp)
 {
 	if (qp->srq)
 		return gnsim_wq_posted(&qp->srq->ring, qp->srq->cons) > 0;
@@ -421,7 +421,7 @@ bool gnsim_rq_has_wqe(struct gn_rqp *qp)
 }
 
 /* Posted WQEs of a work queue: 0..size, or -1 if the producer lies. */
-int gnsim_wq_posted(struct gn_rring *ring, u32 cons)
+int gnsim_wq_posted(struct gnsim_rring *ring, u32 cons)
 {
 	u32 prod = le32_to_cpu(READ_ONCE(gnsim_rring_hdr(ring)->prod));
 	u32 n = prod - cons;
@@ -431,7 +431,7 @@ int gnsim_wq_posted(struct gn_rring *ring, u32 cons)
 	return n > ring->size ? -1 : n;
 }
 
-void gnsim_qp_stop_timer(struct gn_rqp *qp)
+void gnsim_qp_stop_timer(struct gnsim_rqp *qp)
 {
 	if (qp->timer_on)
 		timer_delete(&qp->timer);
@@ -443,7 +443,7 @@ void gnsim_qp_stop_timer(struct gn_rqp *qp)
  * flushed even if the producer index has since moved back over it (or
  * lies otherwise): each started WQE completes, from the engine's copy.
  */
-void gnsim_qp_flush(struct gaudi_nic_roce *r, struct gn_rqp *qp)
+void gnsim_qp_flush(struct gaudi_nic_roce *r, struct gnsim_rqp *qp)
 {
 	u32 mask = qp->sq.size - 1;
 	int n;
@@ -451,7 +451,7 @@ void gnsim_qp_flush(struct gaudi_nic_roce *r, struct gn_rqp *qp)
 	n = gnsim_wq_posted(&qp->sq, qp->sq_tail);
 	n = max_t(int, n, qp->sq_next - qp->sq_tail);
 	while (n-- > 0) {
-		const struct gn_rswqe *sw = &qp->swqe[qp->sq_tail & mask];
+		const struct gnsim_rswqe *sw = &qp->swqe[qp->sq_tail & mask];
 		const struct gn_roce_wqe *w = gnsim_rring_entry(&qp->sq,
 								qp->sq_tail);
 		bool started = (s32)(qp->sq_next - qp->sq_tail) > 0;
@@ -499,7 +499,7 @@ void gnsim_qp_flush(struct gaudi_nic_roce *r, struct gn_rqp *qp)
 	qp->in_send = false;
 }
 
-void gnsim_rdp_to_error(struct gaudi_nic_roce *r, struct gn_rqp *qp)
+void gnsim_rdp_to_error(struct gaudi_nic_roce *r, struct gnsim_rqp *qp)
 {
 	qp->state = GN_ROCE_QPS_ERR;
 	gnsim_qp_stop_timer(qp);
@@ -514,7 +514,7 @@ void gnsim_rdp_to_error(struct gaudi_nic_roce *r, struct gn_rqp *qp)
 }
 
 /* @qp owes no READ response any more (error, reset, destroy). */
-void gnsim_rdp_detach(struct gaudi_nic_roce *r, struct gn_rqp *qp)
+void gnsim_rdp_detach(struct gaudi_nic_roce *r, struct gnsim_rqp *qp)
 {
 	lockdep_assert_held(&r->dp_lock);
 	list_del_init(&qp->read_node);
@@ -523,7 +523,7 @@ void gnsim_rdp_detach(struct gaudi_nic_roce *r, struct gn_rqp *qp)
 	qp->ack_after_read = false;
 }
 
-void gnsim_rdp_reset(struct gaudi_nic_roce *r, struct gn_rqp *qp)
+void gnsim_rdp_reset(struct gaudi_nic_roce *r, struct gnsim_rqp *qp)
 {
 	gnsim_qp_stop_timer(qp);
 	list_del_init(&qp->ack_node);
@@ -556,9 +556,9 @@ void gnsim_rdp_reset(struct gaudi_nic_roce *r, struct gn_rqp *qp)
 }
 
 /* Complete the SQ WQE at sq_tail with an error; the QP goes to ERR. */
-void gnsim_req_fail(struct gaudi_nic_roce *r, struct gn_rqp *qp, u8 status)
+void gnsim_req_fail(struct gaudi_nic_roce *r, struct gnsim_rqp *qp, u8 status)
 {
-	struct gn_rswqe *sw = &qp->swqe[qp->sq_tail & (qp->sq.size - 1)];
+	struct gnsim_rswqe *sw = &qp->swqe[qp->sq_tail & (qp->sq.size - 1)];
 
 	qp->sq_tail++;
 	gnsim_sq_set_cons(qp);

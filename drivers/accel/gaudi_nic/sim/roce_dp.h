@@ -62,7 +62,7 @@ enum {
 #define ICRC_LEN	4
 
 /* Extension headers carried by a packet. */
-struct gn_pkt {
+struct gnsim_pkt {
 	u8 opcode;		/* the RC operation (UC: without 0x20) */
 	u8 se;
 	bool ackreq;
@@ -81,7 +81,7 @@ struct gn_pkt {
 	/* sent by a UD/GSI QP: the datagram's address vector (else NULL) */
 	const struct gn_roce_av *av;
 	/* received: the payload is at offset @pay_off of the frame's pieces */
-	const struct gn_mac_roce_frag *frags;
+	const struct gnsim_mac_roce_frag *frags;
 	unsigned int nfrags;
 	u32 pay_off;
 };
@@ -94,27 +94,27 @@ struct gn_pkt {
  * read where it lies as a DMA engine would; no copy), or a linear buffer
  * written to the MR (GN_IO_FROM_BUF: the GRH area of a UD receive).
  */
-enum gn_io_kind { GN_IO_TO_BUF, GN_IO_FROM_PKT, GN_IO_FRAGS, GN_IO_FROM_BUF };
+enum gnsim_io_kind { GN_IO_TO_BUF, GN_IO_FROM_PKT, GN_IO_FRAGS, GN_IO_FROM_BUF };
 
-struct gn_io {
-	enum gn_io_kind kind;
+struct gnsim_io {
+	enum gnsim_io_kind kind;
 	union {
 		u8 *buf;			/* TO_BUF: advances */
 		const u8 *src;			/* FROM_BUF: advances */
 		struct {			/* FROM_PKT */
-			const struct gn_pkt *pkt;
+			const struct gnsim_pkt *pkt;
 			u32 off;		/* payload offset: advances */
 		};
 		struct {			/* FRAGS */
-			struct gn_mac_roce_frag *frags;
+			struct gnsim_mac_roce_frag *frags;
 			unsigned int nfrags;
 			unsigned int max;
 		};
 	};
 };
 
-/* A frame being built in r->frame (gn_tx_hdr, gn_tx_end). */
-struct gn_txf {
+/* A frame being built in r->frame (gnsim_tx_hdr, gnsim_tx_end). */
+struct gnsim_txf {
 	u8 *bth;
 	u8 *payload;
 	u32 paylen;
@@ -130,7 +130,7 @@ static inline bool op_has_reth(u8 op)
 }
 
 /* WQEs answered by READ responses: READ, and FLUSH (no data) */
-static inline bool gn_wqe_is_read(u8 wqe_op)
+static inline bool gnsim_wqe_is_read(u8 wqe_op)
 {
 	return wqe_op == GN_ROCE_WQE_READ || wqe_op == GN_ROCE_WQE_FLUSH;
 }
@@ -143,7 +143,7 @@ static inline bool op_has_imm(u8 op)
 }
 
 /* WQEs the requester runs itself: no packet, no PSN */
-static inline bool gn_wqe_is_local(u8 wqe_op)
+static inline bool gnsim_wqe_is_local(u8 wqe_op)
 {
 	return wqe_op == GN_ROCE_WQE_BIND_MW || wqe_op == GN_ROCE_WQE_LOCAL_INV;
 }
@@ -181,7 +181,7 @@ static inline s32 psn_diff(u32 a, u32 b)
 }
 
 /*
- * The TX skb an engine is handing to the cable on this CPU (gn_tx_end),
+ * The TX skb an engine is handing to the cable on this CPU (gnsim_tx_end),
  * which the receiving engine's hook takes instead of copying the frame.
  */
 DECLARE_PER_CPU(struct sk_buff *, gnsim_rdp_handoff);
@@ -193,50 +193,50 @@ DECLARE_PER_CPU(struct sk_buff *, gnsim_rdp_handoff);
  */
 #define GN_RR_PIPELINE_MIN	1024
 /*
- * A frame in a reference skb (gn_rdp_rx_ref_skb()): this record, then its
+ * A frame in a reference skb (gnsim_rdp_rx_ref_skb()): this record, then its
  * headers (@hlen bytes, padded to 8), in the head; its @npieces payload
  * pieces are the next page fragments.
  */
-struct gn_rr_rec {
+struct gnsim_rr_rec {
 	u16 hlen;
 	u16 npieces;
 	u32 flen;
 };
 
-#define GN_RR_REC_SIZE(hlen)	(sizeof(struct gn_rr_rec) + ALIGN(hlen, 8))
+#define GN_RR_REC_SIZE(hlen)	(sizeof(struct gnsim_rr_rec) + ALIGN(hlen, 8))
 #define GN_RR_REF_HEAD		(GN_RR_TRAIN_MAX * GN_RR_REC_SIZE(GN_RR_HDR_MAX))
 
 /* roce_dp.c: memory, completions, QP state */
-struct gn_rmr *gnsim_mr_get(struct gaudi_nic_roce *r, u32 key, u32 pdn);
+struct gnsim_rmr *gnsim_mr_get(struct gaudi_nic_roce *r, u32 key, u32 pdn);
 /* roce_mw.c */
 bool gnsim_key_is_mw(u32 key);
-struct gn_rmr *gnsim_mw_resolve(struct gaudi_nic_roce *r, struct gn_rqp *qp,
-				u32 key, u64 va, u64 len, u32 acc);
-bool gnsim_mw_remote_inv(struct gaudi_nic_roce *r, struct gn_rqp *qp, u32 key);
-int gnsim_mw_local_op(struct gaudi_nic_roce *r, struct gn_rqp *qp,
+struct gnsim_rmr *gnsim_mw_resolve(struct gaudi_nic_roce *r, struct gnsim_rqp *qp,
+				   u32 key, u64 va, u64 len, u32 acc);
+bool gnsim_mw_remote_inv(struct gaudi_nic_roce *r, struct gnsim_rqp *qp, u32 key);
+int gnsim_mw_local_op(struct gaudi_nic_roce *r, struct gnsim_rqp *qp,
 		      const struct gn_roce_wqe *w);
-bool gnsim_mr_covers(struct gn_rmr *mr, u64 va, u64 len);
-int gnsim_mr_io(struct gn_rmr *mr, u64 va, u32 len, struct gn_io *io);
-int gnsim_sge_io(struct gaudi_nic_roce *r, struct gn_rqp *qp, u32 pdn,
-		 const struct gn_roce_wqe *w, u32 off, u32 len, struct gn_io *io);
+bool gnsim_mr_covers(struct gnsim_rmr *mr, u64 va, u64 len);
+int gnsim_mr_io(struct gnsim_rmr *mr, u64 va, u32 len, struct gnsim_io *io);
+int gnsim_sge_io(struct gaudi_nic_roce *r, struct gnsim_rqp *qp, u32 pdn,
+		 const struct gn_roce_wqe *w, u32 off, u32 len, struct gnsim_io *io);
 u32 gnsim_wqe_len(const struct gn_roce_wqe *w);
-void gnsim_cq_push(struct gaudi_nic_roce *r, struct gn_rcq *cq,
+void gnsim_cq_push(struct gaudi_nic_roce *r, struct gnsim_rcq *cq,
 		   const struct gn_roce_cqe *cqe, bool solicited);
-void gnsim_cqe_inv(struct gaudi_nic_roce *r, struct gn_rqp *qp, u64 wr_id,
+void gnsim_cqe_inv(struct gaudi_nic_roce *r, struct gnsim_rqp *qp, u64 wr_id,
 		   u32 len, u32 rkey, bool solicited);
-void gnsim_cqe(struct gaudi_nic_roce *r, struct gn_rqp *qp, struct gn_rcq *cq,
+void gnsim_cqe(struct gaudi_nic_roce *r, struct gnsim_rqp *qp, struct gnsim_rcq *cq,
 	       u64 wr_id, u8 opcode, u8 status, u32 len, bool has_imm,
 	       __be32 imm, bool solicited);
 u8 gnsim_sq_cqe_op(u8 wqe_op);
-void gnsim_sq_set_cons(struct gn_rqp *qp);
-void gnsim_rq_set_cons(struct gn_rqp *qp);
-void gnsim_rq_consume(struct gn_rqp *qp);
-bool gnsim_rq_has_wqe(struct gn_rqp *qp);
-int gnsim_wq_posted(struct gn_rring *ring, u32 cons);
-int gnsim_sq_posted(struct gaudi_nic_roce *r, struct gn_rqp *qp);
-void gnsim_qp_stop_timer(struct gn_rqp *qp);
-void gnsim_qp_flush(struct gaudi_nic_roce *r, struct gn_rqp *qp);
-void gnsim_req_fail(struct gaudi_nic_roce *r, struct gn_rqp *qp, u8 status);
+void gnsim_sq_set_cons(struct gnsim_rqp *qp);
+void gnsim_rq_set_cons(struct gnsim_rqp *qp);
+void gnsim_rq_consume(struct gnsim_rqp *qp);
+bool gnsim_rq_has_wqe(struct gnsim_rqp *qp);
+int gnsim_wq_posted(struct gnsim_rring *ring, u32 cons);
+int gnsim_sq_posted(struct gaudi_nic_roce *r, struct gnsim_rqp *qp);
+void gnsim_qp_stop_timer(struct gnsim_rqp *qp);
+void gnsim_qp_flush(struct gaudi_nic_roce *r, struct gnsim_rqp *qp);
+void gnsim_req_fail(struct gaudi_nic_roce *r, struct gnsim_rqp *qp, u8 status);
 
 /* roce_tx.c: transmit */
 extern struct sk_buff_head gnsim_ref_pool;	/* see its definition */
@@ -246,35 +246,35 @@ struct sk_buff *gnsim_rdp_skb_alloc(void);
 void gnsim_rdp_skb_free(struct sk_buff *skb);
 bool gnsim_rdp_ref_reset(struct sk_buff *skb);
 u32 gnsim_icrc(const u8 *l3, bool v4, const u8 *bth, u32 tlen);
-int gnsim_tx_hdr_len(struct gaudi_nic_roce *r, struct gn_rqp *qp,
+int gnsim_tx_hdr_len(struct gaudi_nic_roce *r, struct gnsim_rqp *qp,
 		     const struct gn_roce_av *path, u8 op);
-void gnsim_tx(struct gaudi_nic_roce *r, struct gn_rqp *qp,
-	      const struct gn_pkt *p);
-int gnsim_tx_mem(struct gaudi_nic_roce *r, struct gn_rqp *qp,
-		 const struct gn_pkt *p, int hl, const struct gn_roce_wqe *w,
-		 u32 off, struct gn_rmr *mr, u64 va);
-void gnsim_tx_hdr_only(struct gaudi_nic_roce *r, struct gn_rqp *qp,
-		       struct gn_pkt *p);
+void gnsim_tx(struct gaudi_nic_roce *r, struct gnsim_rqp *qp,
+	      const struct gnsim_pkt *p);
+int gnsim_tx_mem(struct gaudi_nic_roce *r, struct gnsim_rqp *qp,
+		 const struct gnsim_pkt *p, int hl, const struct gn_roce_wqe *w,
+		 u32 off, struct gnsim_rmr *mr, u64 va);
+void gnsim_tx_hdr_only(struct gaudi_nic_roce *r, struct gnsim_rqp *qp,
+		       struct gnsim_pkt *p);
 void gnsim_tx_train_flush(struct gaudi_nic_roce *r);
-void gnsim_rdp_xmit1(struct gn_rport *pt, const u8 *f, u32 len, u32 flags);
-void gnsim_send_ack(struct gaudi_nic_roce *r, struct gn_rqp *qp, u8 syndrome,
+void gnsim_rdp_xmit1(struct gnsim_rport *pt, const u8 *f, u32 len, u32 flags);
+void gnsim_send_ack(struct gaudi_nic_roce *r, struct gnsim_rqp *qp, u8 syndrome,
 		    u32 psn);
 
 /* roce_req.c: requester */
-void gnsim_req_send(struct gaudi_nic_roce *r, struct gn_rqp *qp);
-void gnsim_req_rewind(struct gn_rqp *qp);
-void gnsim_req_rx(struct gaudi_nic_roce *r, struct gn_rport *pt,
-		  struct gn_rqp *qp, const struct gn_pkt *p);
+void gnsim_req_send(struct gaudi_nic_roce *r, struct gnsim_rqp *qp);
+void gnsim_req_rewind(struct gnsim_rqp *qp);
+void gnsim_req_rx(struct gaudi_nic_roce *r, struct gnsim_rport *pt,
+		  struct gnsim_rqp *qp, const struct gnsim_pkt *p);
 
 /* roce_resp.c: responder */
-bool gnsim_resp_take_rwqe(struct gaudi_nic_roce *r, struct gn_rqp *qp);
-void gnsim_resp_rx(struct gaudi_nic_roce *r, struct gn_rport *pt,
-		   struct gn_rqp *qp, const struct gn_pkt *p);
+bool gnsim_resp_take_rwqe(struct gaudi_nic_roce *r, struct gnsim_rqp *qp);
+void gnsim_resp_rx(struct gaudi_nic_roce *r, struct gnsim_rport *pt,
+		   struct gnsim_rqp *qp, const struct gnsim_pkt *p);
 bool gnsim_rdp_reads_run(struct gaudi_nic_roce *r, bool *paused);
 
 /* roce_ud.c: UD and GSI */
-void gnsim_ud_send(struct gaudi_nic_roce *r, struct gn_rqp *qp);
-void gnsim_ud_rx(struct gaudi_nic_roce *r, struct gn_rport *pt,
-		 const u8 *l3, bool v4, const struct gn_pkt *p, u32 flen);
+void gnsim_ud_send(struct gaudi_nic_roce *r, struct gnsim_rqp *qp);
+void gnsim_ud_rx(struct gaudi_nic_roce *r, struct gnsim_rport *pt,
+		 const u8 *l3, bool v4, const struct gnsim_pkt *p, u32 flen);
 
 #endif /* _GAUDI_NIC_SIM_ROCE_DP_H */

@@ -12,11 +12,11 @@
 #include "roce.h"
 
 /* A new MR context from @c, not yet visible to the data path. */
-static struct gn_rmr *gn_mr_build(struct gaudi_nic_roce *r, u32 index,
-				  const struct gn_roce_mr_ctx *c)
+static struct gnsim_rmr *gnsim_mr_build(struct gaudi_nic_roce *r, u32 index,
+					const struct gn_roce_mr_ctx *c)
 {
 	u64 span = (u64)le32_to_cpu(c->offset) + le64_to_cpu(c->length);
-	struct gn_rmr *mr;
+	struct gnsim_rmr *mr;
 	int ret;
 
 	if (!index || index >= GN_ROCE_MAX_MR ||
@@ -53,7 +53,7 @@ err:
 	return ERR_PTR(ret);
 }
 
-static void gn_mr_free(struct gn_rmr *mr)
+static void gnsim_mr_free(struct gnsim_rmr *mr)
 {
 	gnsim_rmem_free(&mr->mem);
 	kfree(mr);
@@ -63,11 +63,11 @@ int gnsim_cmd_create_mr(struct gaudi_nic_roce *r, u32 index, const void *in,
 			void *out)
 {
 	const struct gn_roce_mr_ctx *c = in;
-	struct gn_rmr *mr;
+	struct gnsim_rmr *mr;
 
 	if (index < GN_ROCE_MAX_MR && r->mrs[index])
 		return -EBUSY;
-	mr = gn_mr_build(r, index, c);
+	mr = gnsim_mr_build(r, index, c);
 	if (IS_ERR(mr))
 		return PTR_ERR(mr);
 	spin_lock_bh(&r->dp_lock);
@@ -84,10 +84,10 @@ int gnsim_cmd_rereg_mr(struct gaudi_nic_roce *r, u32 index, const void *in,
 		       void *out)
 {
 	const struct gn_roce_mr_ctx *c = in;
-	struct gn_rmr *mr, *old;
+	struct gnsim_rmr *mr, *old;
 	int ret;
 
-	mr = gn_mr_build(r, index, c);
+	mr = gnsim_mr_build(r, index, c);
 	if (IS_ERR(mr))
 		return PTR_ERR(mr);
 	spin_lock_bh(&r->dp_lock);
@@ -98,10 +98,10 @@ int gnsim_cmd_rereg_mr(struct gaudi_nic_roce *r, u32 index, const void *in,
 		r->mrs[index] = mr;
 	spin_unlock_bh(&r->dp_lock);
 	if (ret) {
-		gn_mr_free(mr);
+		gnsim_mr_free(mr);
 		return ret;
 	}
-	gn_mr_free(old);
+	gnsim_mr_free(old);
 	return 0;
 }
 
@@ -114,8 +114,8 @@ int gnsim_cmd_rereg_mr(struct gaudi_nic_roce *r, u32 index, const void *in,
 int gnsim_cmd_revoke_mr(struct gaudi_nic_roce *r, u32 index, const void *in,
 			void *out)
 {
-	struct gn_rmem mem = {};
-	struct gn_rmr *mr;
+	struct gnsim_rmem mem = {};
+	struct gnsim_rmr *mr;
 
 	if (index >= GN_ROCE_MAX_MR)
 		return -EINVAL;
@@ -135,7 +135,7 @@ int gnsim_cmd_revoke_mr(struct gaudi_nic_roce *r, u32 index, const void *in,
 int gnsim_cmd_destroy_mr(struct gaudi_nic_roce *r, u32 index, const void *in,
 			 void *out)
 {
-	struct gn_rmr *mr;
+	struct gnsim_rmr *mr;
 
 	if (index >= GN_ROCE_MAX_MR)
 		return -EINVAL;
@@ -150,6 +150,6 @@ int gnsim_cmd_destroy_mr(struct gaudi_nic_roce *r, u32 index, const void *in,
 	spin_unlock_bh(&r->dp_lock);
 	if (!mr)
 		return -ENOENT;
-	gn_mr_free(mr);
+	gnsim_mr_free(mr);
 	return 0;
 }

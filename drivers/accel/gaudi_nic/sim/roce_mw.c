@@ -14,14 +14,14 @@
 #include "roce_dp.h"
 
 /*
- * Unbind @mw.  Its MR counts the windows bound to it (gn_rmr.mws), and
+ * Unbind @mw.  Its MR counts the windows bound to it (gnsim_rmr.mws), and
  * refuses DESTROY_MR and REREG_MR while any is (N6 of the November
  * review: a window outlived its MR, and with the MR's index reused and a
  * 1 in 256 tag match, its old rkey reached a new buffer).
  */
-static void gn_mw_unbind(struct gaudi_nic_roce *r, struct gn_rmw *mw)
+static void gnsim_mw_unbind(struct gaudi_nic_roce *r, struct gnsim_rmw *mw)
 {
-	struct gn_rmr *mr;
+	struct gnsim_rmr *mr;
 
 	if (!mw->bound)
 		return;
@@ -31,7 +31,7 @@ static void gn_mw_unbind(struct gaudi_nic_roce *r, struct gn_rmw *mw)
 	mw->bound = false;
 }
 
-static struct gn_rmw *gn_mw_of(struct gaudi_nic_roce *r, u32 key)
+static struct gnsim_rmw *gnsim_mw_of(struct gaudi_nic_roce *r, u32 key)
 {
 	u32 idx = key >> 8;
 
@@ -50,7 +50,7 @@ int gnsim_cmd_create_mw(struct gaudi_nic_roce *r, u32 index, const void *in,
 {
 	const struct gn_roce_mw_ctx *c = in;
 	u32 key = le32_to_cpu(c->key);
-	struct gn_rmw *mw;
+	struct gnsim_rmw *mw;
 	int ret = 0;
 
 	if (index >= GN_ROCE_MAX_MW || key >> 8 != GN_ROCE_MAX_MR + index ||
@@ -81,7 +81,7 @@ int gnsim_cmd_destroy_mw(struct gaudi_nic_roce *r, u32 index, const void *in,
 		return -EINVAL;
 	spin_lock_bh(&r->dp_lock);
 	if (r->mws[index].used) {
-		gn_mw_unbind(r, &r->mws[index]);
+		gnsim_mw_unbind(r, &r->mws[index]);
 		memset(&r->mws[index], 0, sizeof(r->mws[index]));
 	} else {
 		ret = -ENOENT;
@@ -97,10 +97,10 @@ void gnsim_mw_qp_gone(struct gaudi_nic_roce *r, u32 qpn)
 
 	lockdep_assert_held(&r->dp_lock);
 	for (i = 0; i < GN_ROCE_MAX_MW; i++) {
-		struct gn_rmw *mw = &r->mws[i];
+		struct gnsim_rmw *mw = &r->mws[i];
 
 		if (mw->used && mw->bound && mw->type == 2 && mw->qpn == qpn)
-			gn_mw_unbind(r, mw);
+			gnsim_mw_unbind(r, mw);
 	}
 }
 
@@ -109,11 +109,11 @@ void gnsim_mw_qp_gone(struct gaudi_nic_roce *r, u32 qpn)
  * QP's own for type 2, granting @acc over @va .. @va + @len, and its MR
  * still the one it was bound to.  NULL if any of it fails.
  */
-struct gn_rmr *gnsim_mw_resolve(struct gaudi_nic_roce *r, struct gn_rqp *qp,
-				u32 key, u64 va, u64 len, u32 acc)
+struct gnsim_rmr *gnsim_mw_resolve(struct gaudi_nic_roce *r, struct gnsim_rqp *qp,
+				   u32 key, u64 va, u64 len, u32 acc)
 {
-	struct gn_rmw *mw = gn_mw_of(r, key);
-	struct gn_rmr *mr;
+	struct gnsim_rmw *mw = gnsim_mw_of(r, key);
+	struct gnsim_rmr *mr;
 
 	lockdep_assert_held(&r->dp_lock);
 	if (!mw || !mw->used || !mw->bound || mw->key != key ||
@@ -130,15 +130,15 @@ struct gn_rmr *gnsim_mw_resolve(struct gaudi_nic_roce *r, struct gn_rqp *qp,
 }
 
 /* BIND_MW on @qp (RC); 0 or a CQE status. */
-static int gn_mw_bind(struct gaudi_nic_roce *r, struct gn_rqp *qp,
-		      const struct gn_roce_wqe *w)
+static int gnsim_mw_bind(struct gaudi_nic_roce *r, struct gnsim_rqp *qp,
+			 const struct gn_roce_wqe *w)
 {
 	u32 key = le32_to_cpu(w->rkey), pdn = le32_to_cpu(qp->ctx.pdn);
 	u32 acc = le32_to_cpu(w->bind.access);
 	u64 va = le64_to_cpu(w->bind.addr);
 	u64 len = le64_to_cpu(w->bind.length);
-	struct gn_rmw *mw = gn_mw_of(r, key);
-	struct gn_rmr *mr;
+	struct gnsim_rmw *mw = gnsim_mw_of(r, key);
+	struct gnsim_rmr *mr;
 
 	if (!mw || !mw->used || mw->pdn != pdn ||
 	    acc & ~(GN_ROCE_MR_REMOTE_WRITE | GN_ROCE_MR_REMOTE_READ))
@@ -146,7 +146,7 @@ static int gn_mw_bind(struct gaudi_nic_roce *r, struct gn_rqp *qp,
 	if (mw->type == 2 && (mw->bound || !len))
 		return GN_ROCE_CQE_MW_BIND_ERR;
 	if (!len) {			/* type 1: unbind */
-		gn_mw_unbind(r, mw);
+		gnsim_mw_unbind(r, mw);
 		mw->key = key;
 		return 0;
 	}
@@ -157,7 +157,7 @@ static int gn_mw_bind(struct gaudi_nic_roce *r, struct gn_rqp *qp,
 	     !(mr->access & GN_ROCE_MR_LOCAL_WRITE)))
 		return GN_ROCE_CQE_MW_BIND_ERR;
 	/* a type 1 window bound elsewhere moves */
-	gn_mw_unbind(r, mw);
+	gnsim_mw_unbind(r, mw);
 	mr->mws++;
 	mw->key = key;
 	mw->mr_key = mr->key;
@@ -170,32 +170,32 @@ static int gn_mw_bind(struct gaudi_nic_roce *r, struct gn_rqp *qp,
 }
 
 /* Unbind the type 2 window @key of PD @pdn (@qpn: only if bound there). */
-static bool gn_mw_invalidate(struct gaudi_nic_roce *r, u32 key, u32 pdn,
-			     const u32 *qpn)
+static bool gnsim_mw_invalidate(struct gaudi_nic_roce *r, u32 key, u32 pdn,
+				const u32 *qpn)
 {
-	struct gn_rmw *mw = gn_mw_of(r, key);
+	struct gnsim_rmw *mw = gnsim_mw_of(r, key);
 
 	if (!mw || !mw->used || mw->type != 2 || !mw->bound ||
 	    mw->key != key || mw->pdn != pdn || (qpn && mw->qpn != *qpn))
 		return false;
-	gn_mw_unbind(r, mw);
+	gnsim_mw_unbind(r, mw);
 	return true;
 }
 
-bool gnsim_mw_remote_inv(struct gaudi_nic_roce *r, struct gn_rqp *qp, u32 key)
+bool gnsim_mw_remote_inv(struct gaudi_nic_roce *r, struct gnsim_rqp *qp, u32 key)
 {
 	lockdep_assert_held(&r->dp_lock);
-	return gn_mw_invalidate(r, key, le32_to_cpu(qp->ctx.pdn), &qp->qpn);
+	return gnsim_mw_invalidate(r, key, le32_to_cpu(qp->ctx.pdn), &qp->qpn);
 }
 
 /* A local work request (BIND_MW, LOCAL_INV) at its turn: 0 or a status. */
-int gnsim_mw_local_op(struct gaudi_nic_roce *r, struct gn_rqp *qp,
+int gnsim_mw_local_op(struct gaudi_nic_roce *r, struct gnsim_rqp *qp,
 		      const struct gn_roce_wqe *w)
 {
 	lockdep_assert_held(&r->dp_lock);
 	if (w->opcode == GN_ROCE_WQE_BIND_MW)
-		return gn_mw_bind(r, qp, w);
-	return gn_mw_invalidate(r, le32_to_cpu(w->rkey),
+		return gnsim_mw_bind(r, qp, w);
+	return gnsim_mw_invalidate(r, le32_to_cpu(w->rkey),
 				le32_to_cpu(qp->ctx.pdn), NULL) ?
 	       0 : GN_ROCE_CQE_LOC_QP_OP_ERR;
 }

@@ -11,7 +11,7 @@
 #include <linux/workqueue.h>
 #include "roce.h"
 
-static void gn_qp_free(struct gn_rqp *qp)
+static void gnsim_qp_free(struct gnsim_rqp *qp)
 {
 	gnsim_rmem_free(&qp->sq.mem);
 	gnsim_rmem_free(&qp->rq.mem);
@@ -20,7 +20,7 @@ static void gn_qp_free(struct gn_rqp *qp)
 }
 
 /* The path of a connected QP: the address vector of context @c. */
-static void gn_qp_set_path(struct gn_rqp *qp, const struct gn_roce_qp_ctx *c)
+static void gnsim_qp_set_path(struct gnsim_rqp *qp, const struct gn_roce_qp_ctx *c)
 {
 	memcpy(qp->path.dmac, c->dmac, sizeof(qp->path.dmac));
 	memcpy(qp->path.dgid, c->dgid, sizeof(qp->path.dgid));
@@ -35,7 +35,7 @@ int gnsim_cmd_create_qp(struct gaudi_nic_roce *r, u32 qpn, const void *in,
 {
 	const struct gn_roce_qp_ctx *c = in;
 	u32 scqn = le32_to_cpu(c->sq_cqn), rcqn = le32_to_cpu(c->rq_cqn);
-	struct gn_rqp *qp;
+	struct gnsim_rqp *qp;
 	int ret;
 
 	if (qpn < GN_ROCE_MIN_QPN || qpn >= GN_ROCE_MAX_QP ||
@@ -63,7 +63,7 @@ int gnsim_cmd_create_qp(struct gaudi_nic_roce *r, u32 qpn, const void *in,
 	if (!qp)
 		return -ENOMEM;
 	qp->ctx = *c;
-	gn_qp_set_path(qp, c);
+	gnsim_qp_set_path(qp, c);
 	if (c->type == GN_ROCE_QPT_GSI)
 		qp->ctx.qkey = cpu_to_le32(GN_ROCE_GSI_QKEY);
 	qp->qpn = qpn;
@@ -119,14 +119,14 @@ int gnsim_cmd_create_qp(struct gaudi_nic_roce *r, u32 qpn, const void *in,
 	spin_unlock_bh(&r->dp_lock);
 	return 0;
 err:
-	gn_qp_free(qp);
+	gnsim_qp_free(qp);
 	return ret;
 }
 
 int gnsim_cmd_destroy_qp(struct gaudi_nic_roce *r, u32 qpn, const void *in,
 			 void *out)
 {
-	struct gn_rqp *qp;
+	struct gnsim_rqp *qp;
 
 	if (qpn >= GN_ROCE_MAX_QP)
 		return -EINVAL;
@@ -152,11 +152,11 @@ int gnsim_cmd_destroy_qp(struct gaudi_nic_roce *r, u32 qpn, const void *in,
 	/* The timer may re-arm itself only under dp_lock via the table. */
 	timer_shutdown_sync(&qp->timer);
 	flush_work(&r->ev_work);
-	gn_qp_free(qp);
+	gnsim_qp_free(qp);
 	return 0;
 }
 
-static const u32 gn_mtu_bytes[] = { 0, 256, 512, 1024, 2048, 4096 };
+static const u32 gnsim_mtu_bytes[] = { 0, 256, 512, 1024, 2048, 4096 };
 
 int gnsim_cmd_modify_qp(struct gaudi_nic_roce *r, u32 qpn, const void *in,
 			void *out)
@@ -164,7 +164,7 @@ int gnsim_cmd_modify_qp(struct gaudi_nic_roce *r, u32 qpn, const void *in,
 	const struct gn_roce_modify_qp *m = in;
 	u32 mask = le32_to_cpu(m->mask);
 	const struct gn_roce_qp_ctx *c = &m->ctx;
-	struct gn_rqp *qp;
+	struct gnsim_rqp *qp;
 	int ret = 0;
 
 	if (qpn >= GN_ROCE_MAX_QP || m->rsvd)
@@ -172,7 +172,7 @@ int gnsim_cmd_modify_qp(struct gaudi_nic_roce *r, u32 qpn, const void *in,
 	if ((mask & GN_ROCE_QPC_STATE) && c->state > GN_ROCE_QPS_ERR)
 		return -EINVAL;
 	if ((mask & GN_ROCE_QPC_PATH_MTU) &&
-	    (c->path_mtu < 1 || c->path_mtu >= ARRAY_SIZE(gn_mtu_bytes)))
+	    (c->path_mtu < 1 || c->path_mtu >= ARRAY_SIZE(gnsim_mtu_bytes)))
 		return -EINVAL;
 	if ((mask & GN_ROCE_QPC_PORT) && c->port >= r->num_ports)
 		return -EINVAL;
@@ -229,10 +229,10 @@ int gnsim_cmd_modify_qp(struct gaudi_nic_roce *r, u32 qpn, const void *in,
 		qp->ctx.hop_limit = c->hop_limit;
 		qp->ctx.traffic_class = c->traffic_class;
 		qp->ctx.flow_label = c->flow_label;
-		gn_qp_set_path(qp, c);
+		gnsim_qp_set_path(qp, c);
 	}
 	if (mask & GN_ROCE_QPC_PATH_MTU)
-		qp->mtu = gn_mtu_bytes[qp->ctx.path_mtu];
+		qp->mtu = gnsim_mtu_bytes[qp->ctx.path_mtu];
 	if (mask & GN_ROCE_QPC_RQ_PSN)
 		qp->epsn = le32_to_cpu(c->rq_psn) & 0xffffff;
 	if (mask & GN_ROCE_QPC_SQ_PSN) {
@@ -266,7 +266,7 @@ int gnsim_cmd_query_qp(struct gaudi_nic_roce *r, u32 qpn, const void *in,
 		       void *out)
 {
 	struct gn_roce_qp_ctx *c = out;
-	struct gn_rqp *qp;
+	struct gnsim_rqp *qp;
 
 	if (qpn >= GN_ROCE_MAX_QP)
 		return -EINVAL;

@@ -24,7 +24,7 @@
 
 /* ---------------------------------------------------------- requester */
 
-static unsigned long gn_usecs_to_jiffies_min(u64 us)
+static unsigned long gnsim_usecs_to_jiffies_min(u64 us)
 {
 	unsigned long j = usecs_to_jiffies(min_t(u64, us, 60 * USEC_PER_SEC));
 
@@ -32,13 +32,13 @@ static unsigned long gn_usecs_to_jiffies_min(u64 us)
 	return max(j, msecs_to_jiffies(10));
 }
 
-static void gn_req_arm_timer(struct gn_rqp *qp)
+static void gnsim_req_arm_timer(struct gnsim_rqp *qp)
 {
 	if (!qp->ctx.timeout || qp->una == qp->npsn)
 		return;
 	/* 4.096 us << timeout */
 	mod_timer(&qp->timer, jiffies +
-		  gn_usecs_to_jiffies_min((4096ULL << qp->ctx.timeout) / 1000));
+		  gnsim_usecs_to_jiffies_min((4096ULL << qp->ctx.timeout) / 1000));
 	qp->timer_on = true;
 }
 
@@ -46,7 +46,7 @@ static void gn_req_arm_timer(struct gn_rqp *qp)
  * Validate the WQE at sq_next, already copied to @sw->wqe (the only copy
  * the engine uses from now on), and record how it goes on the wire.
  */
-static void gn_req_start(struct gn_rqp *qp, struct gn_rswqe *sw)
+static void gnsim_req_start(struct gnsim_rqp *qp, struct gnsim_rswqe *sw)
 {
 	const struct gn_roce_wqe *w = &sw->wqe;
 	u32 len = gnsim_wqe_len(w);
@@ -99,19 +99,19 @@ static void gn_req_start(struct gn_rqp *qp, struct gn_rswqe *sw)
 		sw->bad = GN_ROCE_CQE_LOC_LEN_ERR;
 	sw->npkts = len ? DIV_ROUND_UP(len, qp->mtu) : 1;
 	/* local operations take no PSN (gnsim_req_send() runs them) */
-	if (gn_wqe_is_local(w->opcode))
+	if (gnsim_wqe_is_local(w->opcode))
 		sw->npkts = 0;
 	qp->sq_next++;
 }
 
 /* Send packet @i of the WQE at sq_head. Returns 0 or a CQE status. */
-static int gn_req_packet(struct gaudi_nic_roce *r, struct gn_rqp *qp,
-			 struct gn_rswqe *sw, u32 i)
+static int gnsim_req_packet(struct gaudi_nic_roce *r, struct gnsim_rqp *qp,
+			    struct gnsim_rswqe *sw, u32 i)
 {
 	const struct gn_roce_wqe *w = &sw->wqe;
 	bool first = i == 0, last = i == sw->npkts - 1;
 	u32 off = i * qp->mtu;
-	struct gn_pkt p = {
+	struct gnsim_pkt p = {
 		.psn = sw->first_psn + i,
 		.dqpn = le32_to_cpu(qp->ctx.dest_qpn),
 		.imm = w->imm,
@@ -174,22 +174,22 @@ static int gn_req_packet(struct gaudi_nic_roce *r, struct gn_rqp *qp,
 	p.paylen = last ? sw->len - off : qp->mtu;
 	if (!(sw->flags & GN_ROCE_WQE_F_INLINE))
 		return gnsim_tx_mem(r, qp, &p, hl, w, off, NULL, 0);
-	/* sw->len <= GN_ROCE_MAX_INLINE (gn_req_start()) */
+	/* sw->len <= GN_ROCE_MAX_INLINE (gnsim_req_start()) */
 	memcpy(r->frame + hl, w->inline_data + off, p.paylen);
 	gnsim_tx(r, qp, &p);
 	return 0;
 }
 
-static bool gn_req_sq_has_read(struct gn_rqp *qp)
+static bool gnsim_req_sq_has_read(struct gnsim_rqp *qp)
 {
 	return qp->reads_out > 0;
 }
 
-static void gn_req_progress(struct gaudi_nic_roce *r, struct gn_rqp *qp,
-			    bool kick);
+static void gnsim_req_progress(struct gaudi_nic_roce *r, struct gnsim_rqp *qp,
+			       bool kick);
 
 /* Put new (or rewound) packets on the wire, within the window. */
-void gnsim_req_send(struct gaudi_nic_roce *r, struct gn_rqp *qp)
+void gnsim_req_send(struct gaudi_nic_roce *r, struct gnsim_rqp *qp)
 {
 	u32 mask = qp->sq.size - 1;
 	unsigned int budget = GN_RR_SQ_BUDGET;
@@ -212,7 +212,7 @@ void gnsim_req_send(struct gaudi_nic_roce *r, struct gn_rqp *qp)
 		return;
 	}
 	while (qp->sq_head != qp->sq_tail + posted) {
-		struct gn_rswqe *sw = &qp->swqe[qp->sq_head & mask];
+		struct gnsim_rswqe *sw = &qp->swqe[qp->sq_head & mask];
 		u32 max_rd = max_t(u32, qp->ctx.max_rd_atomic, 1);
 		int ret;
 
@@ -230,16 +230,16 @@ void gnsim_req_send(struct gaudi_nic_roce *r, struct gn_rqp *qp)
 			memcpy(&sw->wqe, gnsim_rring_entry(&qp->sq, qp->sq_head),
 			       sizeof(sw->wqe));
 			if ((sw->wqe.flags & GN_ROCE_WQE_F_FENCE) &&
-			    gn_req_sq_has_read(qp))
+			    gnsim_req_sq_has_read(qp))
 				break;
-			if (gn_wqe_is_read(sw->wqe.opcode) &&
+			if (gnsim_wqe_is_read(sw->wqe.opcode) &&
 			    qp->reads_out >= max_rd)
 				break;
-			gn_req_start(qp, sw);
-			if (gn_wqe_is_read(sw->opcode) && !sw->bad)
+			gnsim_req_start(qp, sw);
+			if (gnsim_wqe_is_read(sw->opcode) && !sw->bad)
 				qp->reads_out++;
 			/* BIND_MW, LOCAL_INV: done now, completed in order */
-			if (gn_wqe_is_local(sw->opcode) && !sw->bad) {
+			if (gnsim_wqe_is_local(sw->opcode) && !sw->bad) {
 				sw->bad = gnsim_mw_local_op(r, qp, &sw->wqe);
 				local = true;
 			}
@@ -250,14 +250,14 @@ void gnsim_req_send(struct gaudi_nic_roce *r, struct gn_rqp *qp)
 				gnsim_req_fail(r, qp, sw->bad);
 			break;
 		}
-		if (gn_wqe_is_read(sw->opcode)) {
+		if (gnsim_wqe_is_read(sw->opcode)) {
 			if (qp->sq_pkt < sw->npkts)
-				gn_req_packet(r, qp, sw, qp->sq_pkt);
+				gnsim_req_packet(r, qp, sw, qp->sq_pkt);
 			qp->sq_pkt = sw->npkts;
 		} else {
 			while (qp->sq_pkt < sw->npkts &&
 			       psn_diff(qp->npsn, qp->una) < GN_RR_WINDOW) {
-				ret = gn_req_packet(r, qp, sw, qp->sq_pkt);
+				ret = gnsim_req_packet(r, qp, sw, qp->sq_pkt);
 				if (ret) {
 					/* a local error: report it in order */
 					sw->bad = ret;
@@ -284,19 +284,19 @@ void gnsim_req_send(struct gaudi_nic_roce *r, struct gn_rqp *qp)
 out:
 	gnsim_tx_train_flush(r);
 	if (qp->state == GN_ROCE_QPS_RTS && !qp->timer_on)
-		gn_req_arm_timer(qp);
+		gnsim_req_arm_timer(qp);
 	/* no ACK may come for a local operation with nothing before it */
 	if ((local || uc) && qp->state == GN_ROCE_QPS_RTS)
-		gn_req_progress(r, qp, false);
+		gnsim_req_progress(r, qp, false);
 }
 
 /* Go back to the oldest unacknowledged PSN. */
-void gnsim_req_rewind(struct gn_rqp *qp)
+void gnsim_req_rewind(struct gnsim_rqp *qp)
 {
 	u32 idx, mask = qp->sq.size - 1;
 
 	for (idx = qp->sq_tail; idx != qp->sq_next; idx++) {
-		struct gn_rswqe *sw = &qp->swqe[idx & mask];
+		struct gnsim_rswqe *sw = &qp->swqe[idx & mask];
 		s32 d = psn_diff(qp->una, sw->first_psn);
 
 		if (d >= 0 && d < sw->npkts) {
@@ -315,17 +315,17 @@ void gnsim_req_rewind(struct gn_rqp *qp)
  * responses have not all arrived, complete the finished WQEs in order,
  * and (if @kick) send what the window now allows.
  */
-static void gn_req_progress(struct gaudi_nic_roce *r, struct gn_rqp *qp,
-			    bool kick)
+static void gnsim_req_progress(struct gaudi_nic_roce *r, struct gnsim_rqp *qp,
+			       bool kick)
 {
 	u32 idx, mask = qp->sq.size - 1;
 	u32 una = qp->acked;
 	bool moved = false;
 
 	for (idx = qp->sq_tail; idx != qp->sq_next; idx++) {
-		struct gn_rswqe *sw = &qp->swqe[idx & mask];
+		struct gnsim_rswqe *sw = &qp->swqe[idx & mask];
 
-		if (gn_wqe_is_read(sw->opcode) && !sw->bad &&
+		if (gnsim_wqe_is_read(sw->opcode) && !sw->bad &&
 		    sw->rcvd < sw->npkts) {
 			u32 pos = (sw->first_psn + sw->rcvd) & PSN_MASK;
 
@@ -339,7 +339,7 @@ static void gn_req_progress(struct gaudi_nic_roce *r, struct gn_rqp *qp,
 		moved = true;
 	}
 	while (qp->sq_tail != qp->sq_next) {
-		struct gn_rswqe *sw = &qp->swqe[qp->sq_tail & mask];
+		struct gnsim_rswqe *sw = &qp->swqe[qp->sq_tail & mask];
 		u32 end = (sw->first_psn + sw->npkts) & PSN_MASK;
 
 		if (sw->bad) {
@@ -348,7 +348,7 @@ static void gn_req_progress(struct gaudi_nic_roce *r, struct gn_rqp *qp,
 		}
 		if (qp->sq_tail == qp->sq_head || psn_diff(qp->una, end) < 0)
 			break;
-		if (gn_wqe_is_read(sw->opcode))
+		if (gnsim_wqe_is_read(sw->opcode))
 			qp->reads_out--;
 		/* the slot is free before the consumer sees the CQE */
 		qp->sq_tail++;
@@ -368,12 +368,12 @@ static void gn_req_progress(struct gaudi_nic_roce *r, struct gn_rqp *qp,
 }
 
 /* The requester's WQE that PSN @psn belongs to, or NULL. */
-static struct gn_rswqe *gn_req_find(struct gn_rqp *qp, u32 psn)
+static struct gnsim_rswqe *gnsim_req_find(struct gnsim_rqp *qp, u32 psn)
 {
 	u32 idx, mask = qp->sq.size - 1;
 
 	for (idx = qp->sq_tail; idx != qp->sq_next; idx++) {
-		struct gn_rswqe *sw = &qp->swqe[idx & mask];
+		struct gnsim_rswqe *sw = &qp->swqe[idx & mask];
 		s32 d = psn_diff(psn, sw->first_psn);
 
 		if (d >= 0 && d < sw->npkts)
@@ -382,14 +382,14 @@ static struct gn_rswqe *gn_req_find(struct gn_rqp *qp, u32 psn)
 	return NULL;
 }
 
-static const u32 gn_rnr_us[32] = {
+static const u32 gnsim_rnr_us[32] = {
 	655360, 10, 20, 30, 40, 60, 80, 120, 160, 240, 320, 480, 640, 960,
 	1280, 1920, 2560, 3840, 5120, 7680, 10240, 15360, 20480, 30720,
 	40960, 61440, 81920, 122880, 163840, 245760, 327680, 491520,
 };
 
 /* ACK: everything before @psn + 1 arrived. */
-static void gn_req_acked(struct gn_rqp *qp, u32 psn)
+static void gnsim_req_acked(struct gnsim_rqp *qp, u32 psn)
 {
 	u32 next = (psn + 1) & PSN_MASK;
 
@@ -398,27 +398,27 @@ static void gn_req_acked(struct gn_rqp *qp, u32 psn)
 		qp->acked = next;
 }
 
-void gnsim_req_rx(struct gaudi_nic_roce *r, struct gn_rport *pt,
-		  struct gn_rqp *qp, const struct gn_pkt *p)
+void gnsim_req_rx(struct gaudi_nic_roce *r, struct gnsim_rport *pt,
+		  struct gnsim_rqp *qp, const struct gnsim_pkt *p)
 {
 	u8 syn = p->aeth >> 24;
-	struct gn_rswqe *sw;
+	struct gnsim_rswqe *sw;
 	int ret;
 
 	if (qp->state != GN_ROCE_QPS_RTS)
 		return;
 	if (p->opcode == OP_ACK) {
 		if ((syn & 0x60) == 0x00) {		/* ACK */
-			gn_req_acked(qp, p->psn);
-			gn_req_progress(r, qp, true);
+			gnsim_req_acked(qp, p->psn);
+			gnsim_req_progress(r, qp, true);
 			return;
 		}
 		/* NAKs name the PSN that was not accepted */
-		gn_req_acked(qp, (p->psn - 1) & PSN_MASK);
+		gnsim_req_acked(qp, (p->psn - 1) & PSN_MASK);
 		if ((syn & 0x60) == 0x20) {		/* RNR NAK */
 			pt->st.rnr_naks_rx++;
 			qp->rnr_wait = true;
-			gn_req_progress(r, qp, false);
+			gnsim_req_progress(r, qp, false);
 			if (qp->state != GN_ROCE_QPS_RTS)
 				return;
 			if (!qp->rnr_left) {
@@ -429,11 +429,11 @@ void gnsim_req_rx(struct gaudi_nic_roce *r, struct gn_rport *pt,
 			if (qp->ctx.rnr_retry != 7)
 				qp->rnr_left--;
 			mod_timer(&qp->timer, jiffies +
-				  gn_usecs_to_jiffies_min(gn_rnr_us[syn & 31]));
+				  gnsim_usecs_to_jiffies_min(gnsim_rnr_us[syn & 31]));
 			qp->timer_on = true;
 			return;
 		}
-		gn_req_progress(r, qp, false);
+		gnsim_req_progress(r, qp, false);
 		if (qp->state != GN_ROCE_QPS_RTS)
 			return;
 		if (syn == AETH_NAK_SEQ) {
@@ -452,8 +452,8 @@ void gnsim_req_rx(struct gaudi_nic_roce *r, struct gn_rport *pt,
 	}
 
 	/* READ responses, accepted in order only */
-	sw = gn_req_find(qp, p->psn);
-	if (!sw || !gn_wqe_is_read(sw->opcode) ||
+	sw = gnsim_req_find(qp, p->psn);
+	if (!sw || !gnsim_wqe_is_read(sw->opcode) ||
 	    psn_diff(p->psn, (sw->first_psn + sw->rcvd) & PSN_MASK)) {
 		pt->st.out_of_seq++;
 		return;
@@ -461,7 +461,7 @@ void gnsim_req_rx(struct gaudi_nic_roce *r, struct gn_rport *pt,
 	{
 		u32 off = sw->rcvd * qp->mtu;
 		u32 want = min(qp->mtu, sw->len - min(sw->len, off));
-		struct gn_io io = { .kind = GN_IO_FROM_PKT, .pkt = p };
+		struct gnsim_io io = { .kind = GN_IO_FROM_PKT, .pkt = p };
 
 		if (p->paylen != want) {
 			pt->st.rx_drops++;
@@ -472,12 +472,12 @@ void gnsim_req_rx(struct gaudi_nic_roce *r, struct gn_rport *pt,
 				   p->paylen, &io);
 		if (ret) {
 			sw->bad = ret;
-			gn_req_progress(r, qp, false);
+			gnsim_req_progress(r, qp, false);
 			return;
 		}
 		sw->rcvd++;
 		if (psn_diff((p->psn + 1) & PSN_MASK, qp->acked) > 0)
 			qp->acked = (p->psn + 1) & PSN_MASK;
-		gn_req_progress(r, qp, true);
+		gnsim_req_progress(r, qp, true);
 	}
 }

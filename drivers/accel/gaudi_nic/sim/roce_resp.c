@@ -24,7 +24,7 @@
 
 /* ---------------------------------------------------------- responder */
 
-static bool gn_resp_reads_owed(const struct gn_rqp *qp)
+static bool gnsim_resp_reads_owed(const struct gnsim_rqp *qp)
 {
 	return qp->rd_send != qp->rd_head;
 }
@@ -34,9 +34,9 @@ static bool gn_resp_reads_owed(const struct gn_rqp *qp)
  * an ACK of a later PSN must not overtake them (a requester takes it as
  * the implicit NAK of the READ).
  */
-static void gn_resp_ack_later(struct gaudi_nic_roce *r, struct gn_rqp *qp)
+static void gnsim_resp_ack_later(struct gaudi_nic_roce *r, struct gnsim_rqp *qp)
 {
-	if (gn_resp_reads_owed(qp)) {
+	if (gnsim_resp_reads_owed(qp)) {
 		qp->ack_after_read = true;
 		return;
 	}
@@ -49,16 +49,16 @@ static void gn_resp_ack_later(struct gaudi_nic_roce *r, struct gn_rqp *qp)
  * now?  Not ahead of owed READ responses: the request is dropped instead
  * and the requester's timer retries it.
  */
-static bool gn_resp_may_nak(struct gn_rport *pt, struct gn_rqp *qp)
+static bool gnsim_resp_may_nak(struct gnsim_rport *pt, struct gnsim_rqp *qp)
 {
-	if (!gn_resp_reads_owed(qp))
+	if (!gnsim_resp_reads_owed(qp))
 		return true;
 	pt->st.rx_drops++;
 	return false;
 }
 
-static void gn_resp_fatal(struct gaudi_nic_roce *r, struct gn_rport *pt,
-			  struct gn_rqp *qp, u8 syndrome, u32 psn)
+static void gnsim_resp_fatal(struct gaudi_nic_roce *r, struct gnsim_rport *pt,
+			     struct gnsim_rqp *qp, u8 syndrome, u32 psn)
 {
 	u8 ev = syndrome == AETH_NAK_ACC ? GN_ROCE_EV_QP_ACC_ERR :
 		syndrome == AETH_NAK_OP ? GN_ROCE_EV_QP_FATAL :
@@ -84,11 +84,11 @@ static void gn_resp_fatal(struct gaudi_nic_roce *r, struct gn_rport *pt,
 }
 
 /* rkey, PD, bounds and access of an RDMA request; NULL if refused. */
-static struct gn_rmr *gn_resp_check(struct gaudi_nic_roce *r,
-				    struct gn_rqp *qp, u32 rkey, u64 va,
-				    u32 len, u32 mr_acc, u32 qp_acc)
+static struct gnsim_rmr *gnsim_resp_check(struct gaudi_nic_roce *r,
+					  struct gnsim_rqp *qp, u32 rkey, u64 va,
+					  u32 len, u32 mr_acc, u32 qp_acc)
 {
-	struct gn_rmr *mr;
+	struct gnsim_rmr *mr;
 
 	if (!(le32_to_cpu(qp->ctx.access) & qp_acc))
 		return NULL;
@@ -104,37 +104,37 @@ static struct gn_rmr *gn_resp_check(struct gaudi_nic_roce *r,
 }
 
 /*
- * The checks of @len bytes of an RDMA WRITE or READ: gn_resp_check(),
+ * The checks of @len bytes of an RDMA WRITE or READ: gnsim_resp_check(),
  * except that zero bytes name no memory, so only the QP's access is
  * checked, not the R_Key and address (IBA C9-88, as rxe and ConnectX do:
  * UCX's rc_verbs flushes an endpoint with a zero-length RDMA WRITE to
  * R_Key 0).  *@mr is NULL then.  Returns false if refused.
  */
-static bool gn_resp_rdma_check(struct gaudi_nic_roce *r, struct gn_rqp *qp,
-			       u32 rkey, u64 va, u32 len, u32 mr_acc,
-			       u32 qp_acc, struct gn_rmr **mr)
+static bool gnsim_resp_rdma_check(struct gaudi_nic_roce *r, struct gnsim_rqp *qp,
+				  u32 rkey, u64 va, u32 len, u32 mr_acc,
+				  u32 qp_acc, struct gnsim_rmr **mr)
 {
 	if (!len) {
 		*mr = NULL;
 		return le32_to_cpu(qp->ctx.access) & qp_acc;
 	}
-	*mr = gn_resp_check(r, qp, rkey, va, len, mr_acc, qp_acc);
+	*mr = gnsim_resp_check(r, qp, rkey, va, len, mr_acc, qp_acc);
 	return *mr;
 }
 
 /* The QP's responder resources (READs it may hold at once). */
-static u32 gn_resp_rd_max(const struct gn_rqp *qp)
+static u32 gnsim_resp_rd_max(const struct gnsim_rqp *qp)
 {
 	return min_t(u32, qp->ctx.max_dest_rd_atomic, GN_ROCE_MAX_RD_ATOM);
 }
 
 /* Response @i of READ @rd, from @mr. */
-static void gn_resp_read_pkt(struct gaudi_nic_roce *r, struct gn_rqp *qp,
-			     const struct gn_rread *rd, struct gn_rmr *mr,
-			     u32 i, int hl, u8 opcode)
+static void gnsim_resp_read_pkt(struct gaudi_nic_roce *r, struct gnsim_rqp *qp,
+				const struct gnsim_rread *rd, struct gnsim_rmr *mr,
+				u32 i, int hl, u8 opcode)
 {
 	u64 off = (u64)i * qp->mtu;
-	struct gn_pkt p = {
+	struct gnsim_pkt p = {
 		.opcode = opcode,
 		.psn = (rd->psn + i) & PSN_MASK,
 		.dqpn = le32_to_cpu(qp->ctx.dest_qpn),
@@ -145,7 +145,7 @@ static void gn_resp_read_pkt(struct gaudi_nic_roce *r, struct gn_rqp *qp,
 	gnsim_tx_mem(r, qp, &p, hl, NULL, 0, mr, rd->va + off);
 }
 
-static u8 gn_resp_read_op(const struct gn_rread *rd, u32 i)
+static u8 gnsim_resp_read_op(const struct gnsim_rread *rd, u32 i)
 {
 	if (rd->npkts == 1)
 		return OP_READ_RESP_ONLY;
@@ -158,17 +158,17 @@ static u8 gn_resp_read_op(const struct gn_rread *rd, u32 i)
  * GN_RR_READ_BURST packets and GN_RR_READ_BURST_BYTES.  Returns true if
  * responses are still owed.
  */
-static bool gn_resp_read_burst(struct gaudi_nic_roce *r, struct gn_rqp *qp)
+static bool gnsim_resp_read_burst(struct gaudi_nic_roce *r, struct gnsim_rqp *qp)
 {
-	struct gn_rport *pt = &r->ports[qp->ctx.port];
+	struct gnsim_rport *pt = &r->ports[qp->ctx.port];
 	u32 pkts = 0, bytes = 0;
 
-	while (gn_resp_reads_owed(qp) && pkts < GN_RR_READ_BURST &&
+	while (gnsim_resp_reads_owed(qp) && pkts < GN_RR_READ_BURST &&
 	       bytes < GN_RR_READ_BURST_BYTES) {
-		struct gn_rread *rd =
+		struct gnsim_rread *rd =
 			&qp->reads[qp->rd_send % GN_ROCE_MAX_RD_ATOM];
 		u64 off = (u64)rd->next * qp->mtu;
-		struct gn_rmr *mr;
+		struct gnsim_rmr *mr;
 		bool ok;
 
 		if (rd->next >= rd->npkts) {
@@ -183,23 +183,23 @@ static bool gn_resp_read_burst(struct gaudi_nic_roce *r, struct gn_rqp *qp)
 		 * bytes none.
 		 */
 		if (rd->qp_acc == GN_ROCE_ACC_FLUSH) {
-			mr = gn_resp_check(r, qp, rd->rkey, rd->va, 0,
-					   rd->mr_acc, rd->qp_acc);
+			mr = gnsim_resp_check(r, qp, rd->rkey, rd->va, 0,
+					      rd->mr_acc, rd->qp_acc);
 			ok = mr;
 		} else {
-			ok = gn_resp_rdma_check(r, qp, rd->rkey, rd->va + off,
-						rd->len - off, rd->mr_acc,
-						rd->qp_acc, &mr);
+			ok = gnsim_resp_rdma_check(r, qp, rd->rkey, rd->va + off,
+						   rd->len - off, rd->mr_acc,
+						   rd->qp_acc, &mr);
 		}
 		if (!ok) {
 			gnsim_tx_train_flush(r);
-			gn_resp_fatal(r, pt, qp, AETH_NAK_ACC,
-				      (rd->psn + rd->next) & PSN_MASK);
+			gnsim_resp_fatal(r, pt, qp, AETH_NAK_ACC,
+					 (rd->psn + rd->next) & PSN_MASK);
 			return false;
 		}
 		while (rd->next < rd->npkts && pkts < GN_RR_READ_BURST &&
 		       bytes < GN_RR_READ_BURST_BYTES) {
-			u8 op = gn_resp_read_op(rd, rd->next);
+			u8 op = gnsim_resp_read_op(rd, rd->next);
 			int hl = gnsim_tx_hdr_len(r, qp, &qp->path, op);
 
 			if (hl < 0) {
@@ -207,18 +207,18 @@ static bool gn_resp_read_burst(struct gaudi_nic_roce *r, struct gn_rqp *qp)
 				rd->next = rd->npkts;
 				break;
 			}
-			gn_resp_read_pkt(r, qp, rd, mr, rd->next, hl, op);
+			gnsim_resp_read_pkt(r, qp, rd, mr, rd->next, hl, op);
 			rd->next++;
 			pkts++;
 			bytes += qp->mtu;
 		}
 	}
 	gnsim_tx_train_flush(r);
-	if (gn_resp_reads_owed(qp))
+	if (gnsim_resp_reads_owed(qp))
 		return true;
 	if (qp->ack_after_read) {
 		qp->ack_after_read = false;
-		gn_resp_ack_later(r, qp);
+		gnsim_resp_ack_later(r, qp);
 	}
 	return false;
 }
@@ -228,7 +228,7 @@ static bool gn_resp_read_burst(struct gaudi_nic_roce *r, struct gn_rqp *qp)
  * serves after the frames of its pass (READ requests are never taken in
  * a MAC's call chain), within that pass's cap.
  */
-static void gn_resp_read_start(struct gaudi_nic_roce *r, struct gn_rqp *qp)
+static void gnsim_resp_read_start(struct gaudi_nic_roce *r, struct gnsim_rqp *qp)
 {
 	if (list_empty(&qp->read_node))
 		list_add_tail(&qp->read_node, &r->read_list);
@@ -242,7 +242,7 @@ static void gn_resp_read_start(struct gaudi_nic_roce *r, struct gn_rqp *qp)
  */
 bool gnsim_rdp_reads_run(struct gaudi_nic_roce *r, bool *paused)
 {
-	struct gn_rqp *qp, *tmp, *next = NULL;
+	struct gnsim_rqp *qp, *tmp, *next = NULL;
 	unsigned int bursts = 0;
 
 	*paused = false;
@@ -259,7 +259,7 @@ bool gnsim_rdp_reads_run(struct gaudi_nic_roce *r, bool *paused)
 			continue;
 		}
 		bursts++;
-		if (!gn_resp_read_burst(r, qp))
+		if (!gnsim_resp_read_burst(r, qp))
 			list_del_init(&qp->read_node);
 	}
 	/* the next run starts with another QP */
@@ -280,9 +280,9 @@ bool gnsim_rdp_reads_run(struct gaudi_nic_roce *r, bool *paused)
  * requester cannot still want that one if it sends a new one past its
  * limit, so the replay of it ends.
  */
-static bool gn_resp_rd_room(struct gn_rqp *qp)
+static bool gnsim_resp_rd_room(struct gnsim_rqp *qp)
 {
-	if (qp->rd_head - qp->rd_first >= gn_resp_rd_max(qp))
+	if (qp->rd_head - qp->rd_first >= gnsim_resp_rd_max(qp))
 		return false;
 	if (qp->rd_head - qp->rd_send >= GN_ROCE_MAX_RD_ATOM)
 		qp->rd_send = qp->rd_head - GN_ROCE_MAX_RD_ATOM + 1;
@@ -295,14 +295,14 @@ static bool gn_resp_rd_room(struct gn_rqp *qp)
  * requested PSN to its end; a request that does not match what is held
  * (address, length, key) is dropped, as is one for a READ no longer held.
  */
-static void gn_resp_read_dup(struct gaudi_nic_roce *r, struct gn_rport *pt,
-			     struct gn_rqp *qp, const struct gn_pkt *p)
+static void gnsim_resp_read_dup(struct gaudi_nic_roce *r, struct gnsim_rport *pt,
+				struct gnsim_rqp *qp, const struct gnsim_pkt *p)
 {
-	u32 held = min(qp->rd_head, gn_resp_rd_max(qp)), k;
+	u32 held = min(qp->rd_head, gnsim_resp_rd_max(qp)), k;
 
 	for (k = 1; k <= held; k++) {
 		u32 j = qp->rd_head - k;
-		struct gn_rread *rd = &qp->reads[j % GN_ROCE_MAX_RD_ATOM];
+		struct gnsim_rread *rd = &qp->reads[j % GN_ROCE_MAX_RD_ATOM];
 		s32 d = psn_diff(p->psn, rd->psn);
 		u64 off = (u64)d * qp->mtu;
 		bool flush = rd->qp_acc == GN_ROCE_ACC_FLUSH;
@@ -319,7 +319,7 @@ static void gn_resp_read_dup(struct gaudi_nic_roce *r, struct gn_rport *pt,
 		/* what the requester lost goes out first, in PSN order */
 		if ((s32)(j - qp->rd_send) < 0)
 			qp->rd_send = j;
-		gn_resp_read_start(r, qp);
+		gnsim_resp_read_start(r, qp);
 		return;
 	}
 	pt->st.rx_drops++;
@@ -331,9 +331,9 @@ static void gn_resp_read_dup(struct gaudi_nic_roce *r, struct gn_rport *pt,
  * posted.  An SRQ's WQE is consumed at once (its other QPs must not take
  * it too), and may raise the SRQ's limit event.
  */
-bool gnsim_resp_take_rwqe(struct gaudi_nic_roce *r, struct gn_rqp *qp)
+bool gnsim_resp_take_rwqe(struct gaudi_nic_roce *r, struct gnsim_rqp *qp)
 {
-	struct gn_rsrq *srq = qp->srq;
+	struct gnsim_rsrq *srq = qp->srq;
 	int n;
 
 	qp->recv_off = 0;
@@ -362,9 +362,9 @@ bool gnsim_resp_take_rwqe(struct gaudi_nic_roce *r, struct gn_rqp *qp)
 	return true;
 }
 
-static void gn_resp_recv_done(struct gaudi_nic_roce *r, struct gn_rqp *qp,
-			      u8 opcode, u32 len, bool imm, __be32 immdt,
-			      bool se)
+static void gnsim_resp_recv_done(struct gaudi_nic_roce *r, struct gnsim_rqp *qp,
+				 u8 opcode, u32 len, bool imm, __be32 immdt,
+				 bool se)
 {
 	gnsim_rq_consume(qp);
 	gnsim_cqe(r, qp, qp->rcq, le64_to_cpu(qp->rwqe.wr_id), opcode,
@@ -377,19 +377,19 @@ static void gn_resp_recv_done(struct gaudi_nic_roce *r, struct gn_rqp *qp,
  * done (a NAK was sent or the packet is ignored), or it is an invalid
  * request (NAK, QP to ERR).
  */
-enum gn_resp_res { GN_RESP_TAKEN, GN_RESP_STOP, GN_RESP_INVALID };
+enum gnsim_resp_res { GN_RESP_TAKEN, GN_RESP_STOP, GN_RESP_INVALID };
 
 /* The RQ is empty: an RNR NAK for @p, if NAKs may go now. */
-static enum gn_resp_res gn_resp_rnr(struct gaudi_nic_roce *r,
-				    struct gn_rport *pt, struct gn_rqp *qp,
-				    const struct gn_pkt *p)
+static enum gnsim_resp_res gnsim_resp_rnr(struct gaudi_nic_roce *r,
+					  struct gnsim_rport *pt, struct gnsim_rqp *qp,
+					  const struct gnsim_pkt *p)
 {
 	/* UC: no receive WQE, the message is dropped */
 	if (p->uc) {
 		pt->st.rx_drops++;
 		return GN_RESP_STOP;
 	}
-	if (gn_resp_may_nak(pt, qp)) {
+	if (gnsim_resp_may_nak(pt, qp)) {
 		pt->st.rnr_naks_tx++;
 		gnsim_send_ack(r, qp, AETH_RNR(qp->ctx.min_rnr_timer), p->psn);
 	}
@@ -397,11 +397,11 @@ static enum gn_resp_res gn_resp_rnr(struct gaudi_nic_roce *r,
 }
 
 /* A packet of a SEND: its payload goes to the receive WQE. */
-static enum gn_resp_res gn_resp_send(struct gaudi_nic_roce *r,
-				     struct gn_rport *pt, struct gn_rqp *qp,
-				     const struct gn_pkt *p)
+static enum gnsim_resp_res gnsim_resp_send(struct gaudi_nic_roce *r,
+					   struct gnsim_rport *pt, struct gnsim_rqp *qp,
+					   const struct gnsim_pkt *p)
 {
-	struct gn_io io = { .kind = GN_IO_FROM_PKT, .pkt = p };
+	struct gnsim_io io = { .kind = GN_IO_FROM_PKT, .pkt = p };
 	u8 op = p->opcode;
 	int ret;
 
@@ -410,7 +410,7 @@ static enum gn_resp_res gn_resp_send(struct gaudi_nic_roce *r,
 		if (qp->in_send || qp->in_write)
 			return GN_RESP_INVALID;
 		if (!gnsim_resp_take_rwqe(r, qp))
-			return gn_resp_rnr(r, pt, qp, p);
+			return gnsim_resp_rnr(r, pt, qp, p);
 		qp->in_send = true;
 	}
 	if (!qp->in_send)
@@ -434,7 +434,7 @@ static enum gn_resp_res gn_resp_send(struct gaudi_nic_roce *r,
 		 * PD or bounds) its own remote operational error (IBTA
 		 * 9.7.5.2.4, as rxe answers a malformed WQE).
 		 */
-		gn_resp_fatal(r, pt, qp, ret == GN_ROCE_CQE_LOC_LEN_ERR ?
+		gnsim_resp_fatal(r, pt, qp, ret == GN_ROCE_CQE_LOC_LEN_ERR ?
 			      AETH_NAK_INV : AETH_NAK_OP, p->psn);
 		return GN_RESP_STOP;
 	}
@@ -447,7 +447,7 @@ static enum gn_resp_res gn_resp_send(struct gaudi_nic_roce *r,
 			gnsim_cqe(r, qp, qp->rcq, le64_to_cpu(qp->rwqe.wr_id),
 				  GN_ROCE_CQE_RECV, GN_ROCE_CQE_LOC_PROT_ERR, 0,
 				  false, 0, false);
-			gn_resp_fatal(r, pt, qp, AETH_NAK_OP, p->psn);
+			gnsim_resp_fatal(r, pt, qp, AETH_NAK_OP, p->psn);
 			return GN_RESP_STOP;
 		}
 		qp->msn++;
@@ -458,28 +458,28 @@ static enum gn_resp_res gn_resp_send(struct gaudi_nic_roce *r,
 		   op == OP_SEND_ONLY || op == OP_SEND_ONLY_IMM) {
 		qp->in_send = false;
 		qp->msn++;
-		gn_resp_recv_done(r, qp, GN_ROCE_CQE_RECV, qp->recv_off,
-				  op_has_imm(op), p->imm, p->se);
+		gnsim_resp_recv_done(r, qp, GN_ROCE_CQE_RECV, qp->recv_off,
+				     op_has_imm(op), p->imm, p->se);
 	}
 	return GN_RESP_TAKEN;
 }
 
 /* The first packet of an RDMA WRITE: rkey, bounds and access. */
-static enum gn_resp_res gn_resp_write_start(struct gaudi_nic_roce *r,
-					    struct gn_rport *pt,
-					    struct gn_rqp *qp,
-					    const struct gn_pkt *p)
+static enum gnsim_resp_res gnsim_resp_write_start(struct gaudi_nic_roce *r,
+						  struct gnsim_rport *pt,
+						  struct gnsim_rqp *qp,
+						  const struct gnsim_pkt *p)
 {
-	struct gn_rmr *mr;
+	struct gnsim_rmr *mr;
 
 	if (qp->in_send || qp->in_write)
 		return GN_RESP_INVALID;
 	if (p->opcode == OP_WRITE_ONLY_IMM && !gnsim_rq_has_wqe(qp))
-		return gn_resp_rnr(r, pt, qp, p);
-	if (!gn_resp_rdma_check(r, qp, p->rkey, p->va, p->dmalen,
-				GN_ROCE_MR_REMOTE_WRITE,
-				GN_ROCE_ACC_REMOTE_WRITE, &mr)) {
-		gn_resp_fatal(r, pt, qp, AETH_NAK_ACC, p->psn);
+		return gnsim_resp_rnr(r, pt, qp, p);
+	if (!gnsim_resp_rdma_check(r, qp, p->rkey, p->va, p->dmalen,
+				   GN_ROCE_MR_REMOTE_WRITE,
+				   GN_ROCE_ACC_REMOTE_WRITE, &mr)) {
+		gnsim_resp_fatal(r, pt, qp, AETH_NAK_ACC, p->psn);
 		return GN_RESP_STOP;
 	}
 	qp->in_write = true;
@@ -491,18 +491,18 @@ static enum gn_resp_res gn_resp_write_start(struct gaudi_nic_roce *r,
 }
 
 /* A packet of an RDMA WRITE: its payload goes to the target MR. */
-static enum gn_resp_res gn_resp_write(struct gaudi_nic_roce *r,
-				      struct gn_rport *pt, struct gn_rqp *qp,
-				      const struct gn_pkt *p)
+static enum gnsim_resp_res gnsim_resp_write(struct gaudi_nic_roce *r,
+					    struct gnsim_rport *pt, struct gnsim_rqp *qp,
+					    const struct gnsim_pkt *p)
 {
 	u8 op = p->opcode;
 	bool last = op != OP_WRITE_FIRST && op != OP_WRITE_MIDDLE;
-	enum gn_resp_res res;
-	struct gn_rmr *mr;
+	enum gnsim_resp_res res;
+	struct gnsim_rmr *mr;
 
 	if (op == OP_WRITE_FIRST || op == OP_WRITE_ONLY ||
 	    op == OP_WRITE_ONLY_IMM) {
-		res = gn_resp_write_start(r, pt, qp, p);
+		res = gnsim_resp_write_start(r, pt, qp, p);
 		if (res != GN_RESP_TAKEN)
 			return res;
 	}
@@ -512,17 +512,17 @@ static enum gn_resp_res gn_resp_write(struct gaudi_nic_roce *r,
 	    (last && p->paylen != qp->wr_left))
 		return GN_RESP_INVALID;
 	if (op == OP_WRITE_LAST_IMM && !gnsim_rq_has_wqe(qp))
-		return gn_resp_rnr(r, pt, qp, p);
+		return gnsim_resp_rnr(r, pt, qp, p);
 	/* the MR may have been deregistered since the first packet */
-	if (!gn_resp_rdma_check(r, qp, qp->wr_rkey, qp->wr_va, p->paylen,
-				GN_ROCE_MR_REMOTE_WRITE,
-				GN_ROCE_ACC_REMOTE_WRITE, &mr)) {
+	if (!gnsim_resp_rdma_check(r, qp, qp->wr_rkey, qp->wr_va, p->paylen,
+				   GN_ROCE_MR_REMOTE_WRITE,
+				   GN_ROCE_ACC_REMOTE_WRITE, &mr)) {
 		qp->in_write = false;
-		gn_resp_fatal(r, pt, qp, AETH_NAK_ACC, p->psn);
+		gnsim_resp_fatal(r, pt, qp, AETH_NAK_ACC, p->psn);
 		return GN_RESP_STOP;
 	}
 	if (p->paylen) {
-		struct gn_io io = { .kind = GN_IO_FROM_PKT, .pkt = p };
+		struct gnsim_io io = { .kind = GN_IO_FROM_PKT, .pkt = p };
 
 		gnsim_mr_io(mr, qp->wr_va, p->paylen, &io);
 	}
@@ -532,8 +532,8 @@ static enum gn_resp_res gn_resp_write(struct gaudi_nic_roce *r,
 		qp->in_write = false;
 		qp->msn++;
 		if (op_has_imm(op) && gnsim_resp_take_rwqe(r, qp))
-			gn_resp_recv_done(r, qp, GN_ROCE_CQE_RECV_WRITE_IMM,
-					  qp->wr_len, true, p->imm, p->se);
+			gnsim_resp_recv_done(r, qp, GN_ROCE_CQE_RECV_WRITE_IMM,
+					     qp->wr_len, true, p->imm, p->se);
 	}
 	return GN_RESP_TAKEN;
 }
@@ -543,13 +543,13 @@ static enum gn_resp_res gn_resp_write(struct gaudi_nic_roce *r,
  * in bursts by the work item (gnsim_rdp_reads_run()).  Advances the expected
  * PSN by the number of responses itself.
  */
-static enum gn_resp_res gn_resp_read_req(struct gaudi_nic_roce *r,
-					 struct gn_rport *pt,
-					 struct gn_rqp *qp,
-					 const struct gn_pkt *p)
+static enum gnsim_resp_res gnsim_resp_read_req(struct gaudi_nic_roce *r,
+					       struct gnsim_rport *pt,
+					       struct gnsim_rqp *qp,
+					       const struct gnsim_pkt *p)
 {
-	struct gn_rread *rd;
-	struct gn_rmr *mr;
+	struct gnsim_rread *rd;
+	struct gnsim_rmr *mr;
 
 	if (qp->in_send || qp->in_write)
 		return GN_RESP_INVALID;
@@ -557,14 +557,14 @@ static enum gn_resp_res gn_resp_read_req(struct gaudi_nic_roce *r,
 	 * Responder resources: none (max_dest_rd_atomic 0), or all still
 	 * to be answered, means the requester exceeds what it was given: an
 	 * invalid request (rxe answers it the same way).  Replays of
-	 * duplicates do not count (gn_resp_rd_room()).
+	 * duplicates do not count (gnsim_resp_rd_room()).
 	 */
-	if (!gn_resp_rd_room(qp))
+	if (!gnsim_resp_rd_room(qp))
 		return GN_RESP_INVALID;
-	if (!gn_resp_rdma_check(r, qp, p->rkey, p->va, p->dmalen,
-				GN_ROCE_MR_REMOTE_READ, GN_ROCE_ACC_REMOTE_READ,
-				&mr)) {
-		gn_resp_fatal(r, pt, qp, AETH_NAK_ACC, p->psn);
+	if (!gnsim_resp_rdma_check(r, qp, p->rkey, p->va, p->dmalen,
+				   GN_ROCE_MR_REMOTE_READ, GN_ROCE_ACC_REMOTE_READ,
+				   &mr)) {
+		gnsim_resp_fatal(r, pt, qp, AETH_NAK_ACC, p->psn);
 		return GN_RESP_STOP;
 	}
 	qp->msn++;
@@ -580,7 +580,7 @@ static enum gn_resp_res gn_resp_read_req(struct gaudi_nic_roce *r,
 	rd->qp_acc = GN_ROCE_ACC_REMOTE_READ;
 	qp->rd_head++;
 	qp->epsn = (qp->epsn + rd->npkts) & PSN_MASK;
-	gn_resp_read_start(r, qp);
+	gnsim_resp_read_start(r, qp);
 	return GN_RESP_STOP;
 }
 
@@ -590,24 +590,24 @@ static enum gn_resp_res gn_resp_read_req(struct gaudi_nic_roce *r,
  * when they arrive, so nothing is pending: the answer is a READ response
  * without data, ordered behind the READs held as one of them.
  */
-static enum gn_resp_res gn_resp_flush(struct gaudi_nic_roce *r,
-				      struct gn_rport *pt, struct gn_rqp *qp,
-				      const struct gn_pkt *p)
+static enum gnsim_resp_res gnsim_resp_flush(struct gaudi_nic_roce *r,
+					    struct gnsim_rport *pt, struct gnsim_rqp *qp,
+					    const struct gnsim_pkt *p)
 {
 	u32 type = p->feth & 0xf, level = (p->feth >> 4) & 0x3;
 	u32 acc = type == GN_ROCE_FLUSH_GLOBAL ? GN_ROCE_MR_FLUSH_GLOBAL :
 		  type == GN_ROCE_FLUSH_PERSISTENT ? GN_ROCE_MR_FLUSH_PERSIST : 0;
-	struct gn_rread *rd;
+	struct gnsim_rread *rd;
 
 	if (qp->in_send || qp->in_write || !acc ||
 	    level > GN_ROCE_FLUSH_MR)
 		return GN_RESP_INVALID;
-	if (!gn_resp_rd_room(qp))
+	if (!gnsim_resp_rd_room(qp))
 		return GN_RESP_INVALID;
-	if (!gn_resp_check(r, qp, p->rkey, p->va,
-			   level == GN_ROCE_FLUSH_MR ? 0 : p->dmalen, acc,
-			   GN_ROCE_ACC_FLUSH)) {
-		gn_resp_fatal(r, pt, qp, AETH_NAK_ACC, p->psn);
+	if (!gnsim_resp_check(r, qp, p->rkey, p->va,
+			      level == GN_ROCE_FLUSH_MR ? 0 : p->dmalen, acc,
+			      GN_ROCE_ACC_FLUSH)) {
+		gnsim_resp_fatal(r, pt, qp, AETH_NAK_ACC, p->psn);
 		return GN_RESP_STOP;
 	}
 	qp->msn++;
@@ -623,7 +623,7 @@ static enum gn_resp_res gn_resp_flush(struct gaudi_nic_roce *r,
 	rd->qp_acc = GN_ROCE_ACC_FLUSH;
 	qp->rd_head++;
 	qp->epsn = (qp->epsn + 1) & PSN_MASK;
-	gn_resp_read_start(r, qp);
+	gnsim_resp_read_start(r, qp);
 	return GN_RESP_STOP;
 }
 
@@ -631,8 +631,8 @@ static enum gn_resp_res gn_resp_flush(struct gaudi_nic_roce *r,
  * Is @p the packet the responder expects?  Duplicates are re-acknowledged
  * (a duplicate READ replayed), a gap gets one sequence NAK.
  */
-static bool gn_resp_psn_ok(struct gaudi_nic_roce *r, struct gn_rport *pt,
-			   struct gn_rqp *qp, const struct gn_pkt *p)
+static bool gnsim_resp_psn_ok(struct gaudi_nic_roce *r, struct gnsim_rport *pt,
+			      struct gnsim_rqp *qp, const struct gnsim_pkt *p)
 {
 	s32 d = psn_diff(p->psn, qp->epsn);
 
@@ -653,14 +653,14 @@ static bool gn_resp_psn_ok(struct gaudi_nic_roce *r, struct gn_rport *pt,
 	if (d < 0) {				/* duplicate */
 		pt->st.dup_reqs++;
 		if (p->opcode == OP_READ_REQ || p->opcode == OP_FLUSH)
-			gn_resp_read_dup(r, pt, qp, p);
+			gnsim_resp_read_dup(r, pt, qp, p);
 		else
-			gn_resp_ack_later(r, qp);
+			gnsim_resp_ack_later(r, qp);
 		return false;
 	}
 	if (d > 0) {				/* gap */
 		pt->st.out_of_seq++;
-		if (!qp->nak_sent && gn_resp_may_nak(pt, qp)) {
+		if (!qp->nak_sent && gnsim_resp_may_nak(pt, qp)) {
 			qp->nak_sent = true;
 			gnsim_send_ack(r, qp, AETH_NAK_SEQ, qp->epsn);
 		}
@@ -671,29 +671,29 @@ static bool gn_resp_psn_ok(struct gaudi_nic_roce *r, struct gn_rport *pt,
 }
 
 /* A request packet for RC QP @qp: check its PSN, then take it. */
-void gnsim_resp_rx(struct gaudi_nic_roce *r, struct gn_rport *pt,
-		   struct gn_rqp *qp, const struct gn_pkt *p)
+void gnsim_resp_rx(struct gaudi_nic_roce *r, struct gnsim_rport *pt,
+		   struct gnsim_rqp *qp, const struct gnsim_pkt *p)
 {
-	enum gn_resp_res res;
+	enum gnsim_resp_res res;
 
 	if (qp->state != GN_ROCE_QPS_RTR && qp->state != GN_ROCE_QPS_RTS)
 		return;
-	if (!gn_resp_psn_ok(r, pt, qp, p))
+	if (!gnsim_resp_psn_ok(r, pt, qp, p))
 		return;
 	switch (p->opcode) {
 	case OP_SEND_FIRST ... OP_SEND_ONLY_IMM:
 	case OP_SEND_LAST_INV:
 	case OP_SEND_ONLY_INV:
-		res = gn_resp_send(r, pt, qp, p);
+		res = gnsim_resp_send(r, pt, qp, p);
 		break;
 	case OP_WRITE_FIRST ... OP_WRITE_ONLY_IMM:
-		res = gn_resp_write(r, pt, qp, p);
+		res = gnsim_resp_write(r, pt, qp, p);
 		break;
 	case OP_READ_REQ:
-		res = gn_resp_read_req(r, pt, qp, p);
+		res = gnsim_resp_read_req(r, pt, qp, p);
 		break;
 	case OP_FLUSH:
-		res = gn_resp_flush(r, pt, qp, p);
+		res = gnsim_resp_flush(r, pt, qp, p);
 		break;
 	default:
 		res = GN_RESP_INVALID;
@@ -710,10 +710,10 @@ void gnsim_resp_rx(struct gaudi_nic_roce *r, struct gn_rport *pt,
 	} else if (res == GN_RESP_TAKEN) {
 		qp->epsn = (qp->epsn + 1) & PSN_MASK;
 		if (p->ackreq)
-			gn_resp_ack_later(r, qp);
+			gnsim_resp_ack_later(r, qp);
 	} else if (res == GN_RESP_INVALID) {
 		qp->in_send = false;
 		qp->in_write = false;
-		gn_resp_fatal(r, pt, qp, AETH_NAK_INV, p->psn);
+		gnsim_resp_fatal(r, pt, qp, AETH_NAK_INV, p->psn);
 	}
 }

@@ -22,13 +22,13 @@
 
 #include "roce_dp.h"
 
-static unsigned int gn_rx_queue_max = 16384;
-module_param_named(roce_rx_queue_max, gn_rx_queue_max, uint, 0644);
+static unsigned int gnsim_rx_queue_max = 16384;
+module_param_named(roce_rx_queue_max, gnsim_rx_queue_max, uint, 0644);
 MODULE_PARM_DESC(roce_rx_queue_max,
 		 "A RoCE engine's receive queue holds at most this many buffers (default 16384; a train of frames takes one); what does not fit is dropped and counted in rx_dropped, and the sender recovers");
 
-static bool gn_rx_pipeline = true;
-module_param_named(roce_rx_pipeline, gn_rx_pipeline, bool, 0644);
+static bool gnsim_rx_pipeline = true;
+module_param_named(roce_rx_pipeline, gnsim_rx_pipeline, bool, 0644);
 MODULE_PARM_DESC(roce_rx_pipeline,
 		 "A RoCE engine queues large frames sent zero-copy for its own thread, by reference to the sender's memory, so that sender and receiver run on two CPUs (default: on; off: received in the sender's context when idle)");
 
@@ -40,8 +40,8 @@ MODULE_PARM_DESC(roce_rx_pipeline,
  * else (a datagram from another host, or from a socket bound to another
  * local address) is not the peer's and is dropped before the QP sees it.
  */
-static bool gn_rdp_addr_ok(const struct gn_rport *pt, const struct gn_rqp *qp,
-			   const u8 *l3, bool v4)
+static bool gnsim_rdp_addr_ok(const struct gnsim_rport *pt, const struct gnsim_rqp *qp,
+			      const u8 *l3, bool v4)
 {
 	const struct gn_roce_gid_ctx *g;
 
@@ -65,7 +65,7 @@ static bool gn_rdp_addr_ok(const struct gn_rport *pt, const struct gn_rqp *qp,
 }
 
 /* The extension headers at @x (after the BTH) into @p; what follows them. */
-static const u8 *gn_rdp_rx_ext(struct gn_pkt *p, const u8 *x)
+static const u8 *gnsim_rdp_rx_ext(struct gnsim_pkt *p, const u8 *x)
 {
 	/* FLUSH: FETH before RETH (IBA A19, as rxe) */
 	if (p->opcode == OP_FLUSH) {
@@ -102,17 +102,17 @@ static const u8 *gn_rdp_rx_ext(struct gn_pkt *p, const u8 *x)
  * Process one received frame: @flen bytes in @nfrags pieces (port.h), the
  * headers in the first piece.
  */
-static void gn_rdp_rx_one(struct gaudi_nic_roce *r, struct gn_rport *pt,
-			  const struct gn_mac_roce_frag *frags,
-			  unsigned int nfrags, unsigned int flen, u32 flags)
+static void gnsim_rdp_rx_one(struct gaudi_nic_roce *r, struct gnsim_rport *pt,
+			     const struct gnsim_mac_roce_frag *frags,
+			     unsigned int nfrags, unsigned int flen, u32 flags)
 {
 	const u8 *f = frags[0].p, *l3 = f + ETH_HLEN, *bth, *x;
 	const struct ethhdr *eh = (const struct ethhdr *)f;
 	unsigned int hlen = frags[0].len;	/* bytes of @f */
 	u32 l3len, ulen, tlen, ext, pad, dqpn;
 	const struct udphdr *uh;
-	struct gn_pkt p = {};
-	struct gn_rqp *qp;
+	struct gnsim_pkt p = {};
+	struct gnsim_rqp *qp;
 	bool v4;
 
 	if (hlen < ETH_HLEN)
@@ -176,7 +176,7 @@ static void gn_rdp_rx_one(struct gaudi_nic_roce *r, struct gn_rport *pt,
 	if (tlen < BTH_LEN + ext + pad + ICRC_LEN ||
 	    hlen < bth + BTH_LEN + ext - f)
 		goto drop;
-	x = gn_rdp_rx_ext(&p, bth + BTH_LEN);
+	x = gnsim_rdp_rx_ext(&p, bth + BTH_LEN);
 	p.frags = frags;
 	p.nfrags = nfrags;
 	p.pay_off = x - f;
@@ -191,7 +191,7 @@ static void gn_rdp_rx_one(struct gaudi_nic_roce *r, struct gn_rport *pt,
 	}
 	qp = dqpn < GN_ROCE_MAX_QP ? r->qps[dqpn] : NULL;
 	if (!qp || qp->ctx.type != (p.uc ? GN_ROCE_QPT_UC : GN_ROCE_QPT_RC) ||
-	    !gn_rdp_addr_ok(pt, qp, l3, v4))
+	    !gnsim_rdp_addr_ok(pt, qp, l3, v4))
 		goto drop;
 	pt->st.rx_pkts++;
 	pt->st.rx_bytes += flen;
@@ -205,7 +205,7 @@ drop:
 }
 
 /* Send what was deferred while processing in a MAC's call chain. */
-static void gn_rdp_flush_tx(struct gaudi_nic_roce *r)
+static void gnsim_rdp_flush_tx(struct gaudi_nic_roce *r)
 {
 	struct sk_buff *skb;
 	unsigned long qpn;
@@ -222,8 +222,8 @@ static void gn_rdp_flush_tx(struct gaudi_nic_roce *r)
 	if (!list_empty(&r->ack_list))
 		hrtimer_try_to_cancel(&r->ack_timer);
 	while (!list_empty(&r->ack_list)) {
-		struct gn_rqp *qp = list_first_entry(&r->ack_list,
-						     struct gn_rqp, ack_node);
+		struct gnsim_rqp *qp = list_first_entry(&r->ack_list,
+						     struct gnsim_rqp, ack_node);
 
 		list_del_init(&qp->ack_node);
 		gnsim_send_ack(r, qp, AETH_ACK, (qp->epsn - 1) & PSN_MASK);
@@ -235,7 +235,7 @@ static void gn_rdp_flush_tx(struct gaudi_nic_roce *r)
 }
 
 /* BTH opcode of a RoCE v2 frame, or -1. */
-static int gn_rdp_peek_op(const u8 *f, unsigned int len)
+static int gnsim_rdp_peek_op(const u8 *f, unsigned int len)
 {
 	unsigned int off;
 
@@ -261,14 +261,14 @@ static int gn_rdp_peek_op(const u8 *f, unsigned int len)
  * large) go through the work item.  Returns false if the frame was not
  * taken.
  */
-static bool gn_rdp_rx_inline(struct gn_rport *pt,
-			     const struct gn_mac_roce_frag *frags,
-			     unsigned int nfrags, unsigned int len, u32 flags)
+static bool gnsim_rdp_rx_inline(struct gnsim_rport *pt,
+				const struct gnsim_mac_roce_frag *frags,
+				unsigned int nfrags, unsigned int len, u32 flags)
 {
 	struct gaudi_nic_roce *r = pt->r;
 	bool kick;
 
-	if (gn_rdp_peek_op(frags[0].p, frags[0].len) == OP_READ_REQ)
+	if (gnsim_rdp_peek_op(frags[0].p, frags[0].len) == OP_READ_REQ)
 		return false;
 	if (!spin_trylock(&r->dp_lock))
 		return false;
@@ -277,7 +277,7 @@ static bool gn_rdp_rx_inline(struct gn_rport *pt,
 		return false;
 	}
 	r->rx_inline = true;
-	gn_rdp_rx_one(r, pt, frags, nfrags, len, flags);
+	gnsim_rdp_rx_one(r, pt, frags, nfrags, len, flags);
 	r->rx_inline = false;
 	/* a FLUSH taken here owes its response from the READ list */
 	kick = !skb_queue_empty(&r->txq) || !list_empty(&r->read_list) ||
@@ -294,14 +294,14 @@ static bool gn_rdp_rx_inline(struct gn_rport *pt,
 }
 
 /* Page fragments that @len bytes at @p take. */
-static unsigned int gn_rdp_pages(const u8 *p, unsigned int len)
+static unsigned int gnsim_rdp_pages(const u8 *p, unsigned int len)
 {
 	return len ? DIV_ROUND_UP(offset_in_page(p) + len, PAGE_SIZE) : 0;
 }
 
 /*
  * Receive pipeline: frames sent zero-copy are queued as an skb holding
- * their headers (copied, each after a struct gn_rr_rec) and references to
+ * their headers (copied, each after a struct gnsim_rr_rec) and references to
  * the pages of their payloads (the sender's memory regions), so that this
  * engine's thread copies the payloads into the targets on its own CPU
  * while the sender goes on.  The pad and ICRC piece (zeros in the zero
@@ -312,8 +312,8 @@ static unsigned int gn_rdp_pages(const u8 *p, unsigned int len)
  * *@out and returns how many, or 0 if the first does not fit (the caller
  * takes the other paths).
  */
-static unsigned int gn_rdp_rx_ref_skb(const struct gn_mac_roce_frame *fr,
-				      unsigned int n, struct sk_buff **out)
+static unsigned int gnsim_rdp_rx_ref_skb(const struct gnsim_mac_roce_frame *fr,
+					 unsigned int n, struct sk_buff **out)
 {
 	const u8 *zero = page_address(ZERO_PAGE(0));
 	struct sk_buff *skb;
@@ -330,7 +330,7 @@ static unsigned int gn_rdp_rx_ref_skb(const struct gn_mac_roce_frame *fr,
 	}
 	for (i = 0; i < n; i++) {
 		unsigned int hlen = fr[i].frags[0].len, np = 0, last;
-		struct gn_rr_rec *rec;
+		struct gnsim_rr_rec *rec;
 
 		/* only an engine's frame comes in pieces, all in lowmem */
 		if (fr[i].nfrags < 2 || hlen > GN_RR_HDR_MAX ||
@@ -341,7 +341,7 @@ static unsigned int gn_rdp_rx_ref_skb(const struct gn_mac_roce_frame *fr,
 		if (fr[i].frags[last - 1].p == zero)
 			last--;
 		for (j = 1; j < last; j++)
-			np += gn_rdp_pages(fr[i].frags[j].p, fr[i].frags[j].len);
+			np += gnsim_rdp_pages(fr[i].frags[j].p, fr[i].frags[j].len);
 		if (k + np > MAX_SKB_FRAGS)
 			break;
 		rec = skb_put(skb, GN_RR_REC_SIZE(hlen));
@@ -357,7 +357,7 @@ static unsigned int gn_rdp_rx_ref_skb(const struct gn_mac_roce_frame *fr,
 				unsigned int off = offset_in_page(p);
 				unsigned int c = min_t(unsigned int, left,
 						       PAGE_SIZE - off);
-				/* lowmem pieces only (gnsim_mr_io, gn_tx_end) */
+				/* lowmem pieces only (gnsim_mr_io, gnsim_tx_end) */
 				struct page *pg = virt_to_page(p);
 
 				get_page(pg);
@@ -382,8 +382,8 @@ static unsigned int gn_rdp_rx_ref_skb(const struct gn_mac_roce_frame *fr,
  * unless the queue is full (roce_rx_queue_max): then the frames are
  * dropped, as a NIC out of receive buffers drops, and counted.
  */
-static void gn_rdp_rx_queue(struct gn_rport *pt, struct sk_buff *skb,
-			    unsigned int nframes, u32 flags)
+static void gnsim_rdp_rx_queue(struct gnsim_rport *pt, struct sk_buff *skb,
+			       unsigned int nframes, u32 flags)
 {
 	struct gaudi_nic_roce *r = pt->r;
 	bool first;
@@ -391,7 +391,7 @@ static void gn_rdp_rx_queue(struct gn_rport *pt, struct sk_buff *skb,
 	skb->cb[0] = pt->port;
 	skb->cb[1] = flags;
 	spin_lock(&r->rxq.lock);
-	if (skb_queue_len(&r->rxq) >= READ_ONCE(gn_rx_queue_max)) {
+	if (skb_queue_len(&r->rxq) >= READ_ONCE(gnsim_rx_queue_max)) {
 		pt->rxq_drops += nframes;
 		spin_unlock(&r->rxq.lock);
 		kfree_skb(skb);
@@ -411,18 +411,18 @@ static void gn_rdp_rx_queue(struct gn_rport *pt, struct sk_buff *skb,
 
 /*
  * One frame that the receive pipeline does not take: processed here if
- * the engine is idle (gn_rdp_rx_inline()), else queued: a frame built by
- * an engine in gn_tx_end() in one piece on this CPU is taken over by
+ * the engine is idle (gnsim_rdp_rx_inline()), else queued: a frame built by
+ * an engine in gnsim_tx_end() in one piece on this CPU is taken over by
  * reference (its sender drops its own after the cable returns), any
  * other (from the netdev path, a copy made by the cable) is copied.
  */
-static void gn_rdp_rx_frame(struct gn_rport *pt,
-			    const struct gn_mac_roce_frame *fr, u32 flags)
+static void gnsim_rdp_rx_frame(struct gnsim_rport *pt,
+			       const struct gnsim_mac_roce_frame *fr, u32 flags)
 {
 	unsigned int i, len = fr->len;
 	struct sk_buff *skb;
 
-	if (gn_rdp_rx_inline(pt, fr->frags, fr->nfrags, len, flags))
+	if (gnsim_rdp_rx_inline(pt, fr->frags, fr->nfrags, len, flags))
 		return;
 	skb = this_cpu_read(gnsim_rdp_handoff);
 	if (skb && fr->nfrags == 1 && skb->data == fr->frags[0].p &&
@@ -439,25 +439,25 @@ static void gn_rdp_rx_frame(struct gn_rport *pt,
 		for (i = 0; i < fr->nfrags; i++)
 			skb_put_data(skb, fr->frags[i].p, fr->frags[i].len);
 	}
-	gn_rdp_rx_queue(pt, skb, 1, flags);
+	gnsim_rdp_rx_queue(pt, skb, 1, flags);
 }
 
 /*
  * MAC hook (port.h): BH disabled, RCU; the frames are only valid during
  * the call.  Frames sent zero-copy go to the receive pipeline
- * (gn_rdp_rx_ref_skb()), a train of them in as few skbs as hold it;
+ * (gnsim_rdp_rx_ref_skb()), a train of them in as few skbs as hold it;
  * a single one only if large: a small one is faster processed at once.
  */
-void gnsim_rdp_rx(void *ctx, const struct gn_mac_roce_frame *frames,
+void gnsim_rdp_rx(void *ctx, const struct gnsim_mac_roce_frame *frames,
 		  unsigned int n, u32 flags)
 {
-	struct gn_rport *pt = ctx;
-	bool pipe = READ_ONCE(gn_rx_pipeline);
+	struct gnsim_rport *pt = ctx;
+	bool pipe = READ_ONCE(gnsim_rx_pipeline);
 	struct sk_buff *skb;
 	unsigned int i = 0, k;
 
 	while (i < n) {
-		const struct gn_mac_roce_frame *fr = &frames[i];
+		const struct gnsim_mac_roce_frame *fr = &frames[i];
 
 		if (fr->len > GN_RR_MAX_FRAME + 64) {
 			i++;
@@ -465,14 +465,14 @@ void gnsim_rdp_rx(void *ctx, const struct gn_mac_roce_frame *frames,
 		}
 		if (pipe && fr->nfrags > 1 &&
 		    (n > 1 || fr->len >= GN_RR_PIPELINE_MIN)) {
-			k = gn_rdp_rx_ref_skb(fr, n - i, &skb);
+			k = gnsim_rdp_rx_ref_skb(fr, n - i, &skb);
 			if (k) {
-				gn_rdp_rx_queue(pt, skb, k, flags);
+				gnsim_rdp_rx_queue(pt, skb, k, flags);
 				i += k;
 				continue;
 			}
 		}
-		gn_rdp_rx_frame(pt, fr, flags);
+		gnsim_rdp_rx_frame(pt, fr, flags);
 		i++;
 	}
 }
@@ -480,15 +480,15 @@ void gnsim_rdp_rx(void *ctx, const struct gn_mac_roce_frame *frames,
 /* Timer: hand the QP to the work item. */
 void gnsim_rdp_timer(struct timer_list *t)
 {
-	struct gn_rqp *qp = from_timer(qp, t, timer);
+	struct gnsim_rqp *qp = from_timer(qp, t, timer);
 
 	set_bit(qp->qpn, qp->r->kick);
 	gnsim_rdp_kick(qp->r);
 }
 
-static void gn_rdp_timeout(struct gaudi_nic_roce *r, struct gn_rqp *qp)
+static void gnsim_rdp_timeout(struct gaudi_nic_roce *r, struct gnsim_rqp *qp)
 {
-	struct gn_rport *pt = &r->ports[qp->ctx.port];
+	struct gnsim_rport *pt = &r->ports[qp->ctx.port];
 
 	if (!qp->timer_on || timer_pending(&qp->timer))
 		return;
@@ -527,7 +527,7 @@ void gnsim_rdp_kick(struct gaudi_nic_roce *r)
  * @qp has more posted on its SQ than one doorbell (or one turn of the
  * work item) may start: the work item goes on with it in its next pass.
  */
-void gnsim_rdp_sq_defer(struct gaudi_nic_roce *r, struct gn_rqp *qp)
+void gnsim_rdp_sq_defer(struct gaudi_nic_roce *r, struct gnsim_rqp *qp)
 {
 	lockdep_assert_held(&r->dp_lock);
 	set_bit(qp->qpn, r->resend);
@@ -546,7 +546,7 @@ enum hrtimer_restart gnsim_rdp_read_timer(struct hrtimer *t)
 }
 
 /* The receive queue has room again: lift the XOFF of every port. */
-static void gn_rdp_xon(struct gaudi_nic_roce *r)
+static void gnsim_rdp_xon(struct gaudi_nic_roce *r)
 {
 	unsigned int i;
 
@@ -554,7 +554,7 @@ static void gn_rdp_xon(struct gaudi_nic_roce *r)
 	if (skb_queue_len(&r->rxq) > GN_RR_XON)
 		return;
 	for (i = 0; i < r->num_ports; i++) {
-		struct gn_rport *pt = &r->ports[i];
+		struct gnsim_rport *pt = &r->ports[i];
 
 		if (pt->xoff) {
 			pt->xoff = false;
@@ -572,7 +572,7 @@ void gnsim_rdp_rx_purge(struct gaudi_nic_roce *r)
 	__skb_queue_head_init(&q);
 	spin_lock_bh(&r->rxq.lock);
 	skb_queue_splice_init(&r->rxq, &q);
-	gn_rdp_xon(r);
+	gnsim_rdp_xon(r);
 	spin_unlock_bh(&r->rxq.lock);
 	__skb_queue_purge(&q);
 }
@@ -603,23 +603,23 @@ void gnsim_rdp_stop(struct gaudi_nic_roce *r)
 
 /*
  * Process the frames of a queued skb: one frame in its data, or those of
- * a reference skb (gn_rdp_rx_ref_skb()).
+ * a reference skb (gnsim_rdp_rx_ref_skb()).
  */
-static void gn_rdp_rx_skb(struct gaudi_nic_roce *r, struct gn_rport *pt,
-			  struct sk_buff *skb)
+static void gnsim_rdp_rx_skb(struct gaudi_nic_roce *r, struct gnsim_rport *pt,
+			     struct sk_buff *skb)
 {
 	const struct skb_shared_info *sh = skb_shinfo(skb);
-	struct gn_mac_roce_frag fr[MAX_SKB_FRAGS + 1];
+	struct gnsim_mac_roce_frag fr[MAX_SKB_FRAGS + 1];
 	unsigned int off = 0, k = 0, j;
 
 	if (skb->cb[2] != GN_SKB_REF) {
 		fr[0].p = skb->data;
 		fr[0].len = skb_headlen(skb);
-		gn_rdp_rx_one(r, pt, fr, 1, skb->len, skb->cb[1]);
+		gnsim_rdp_rx_one(r, pt, fr, 1, skb->len, skb->cb[1]);
 		return;
 	}
-	while (off + sizeof(struct gn_rr_rec) <= skb_headlen(skb)) {
-		const struct gn_rr_rec *rec = (void *)(skb->data + off);
+	while (off + sizeof(struct gnsim_rr_rec) <= skb_headlen(skb)) {
+		const struct gnsim_rr_rec *rec = (void *)(skb->data + off);
 
 		if (k + rec->npieces > sh->nr_frags)
 			break;	/* cannot happen: the records fill the skb */
@@ -629,8 +629,8 @@ static void gn_rdp_rx_skb(struct gaudi_nic_roce *r, struct gn_rport *pt,
 			fr[j + 1].p = skb_frag_address(&sh->frags[k]);
 			fr[j + 1].len = skb_frag_size(&sh->frags[k]);
 		}
-		gn_rdp_rx_one(r, pt, fr, rec->npieces + 1, rec->flen,
-			      skb->cb[1]);
+		gnsim_rdp_rx_one(r, pt, fr, rec->npieces + 1, rec->flen,
+				 skb->cb[1]);
 		off += GN_RR_REC_SIZE(rec->hlen);
 	}
 }
@@ -660,13 +660,13 @@ void gnsim_rdp_work(struct kthread_work *work)
 	spin_lock(&r->rxq.lock);
 	while (budget-- > 0 && (skb = __skb_dequeue(&r->rxq)))
 		__skb_queue_tail(&q, skb);
-	gn_rdp_xon(r);
+	gnsim_rdp_xon(r);
 	spin_unlock(&r->rxq.lock);
 	while ((skb = __skb_dequeue(&q))) {
 		u32 port = skb->cb[0];
 
 		if (port < r->num_ports)
-			gn_rdp_rx_skb(r, &r->ports[port], skb);
+			gnsim_rdp_rx_skb(r, &r->ports[port], skb);
 		__skb_queue_tail(&done, skb);
 	}
 	/*
@@ -675,11 +675,11 @@ void gnsim_rdp_work(struct kthread_work *work)
 	 */
 	for_each_set_bit(qpn, r->kick, GN_ROCE_MAX_QP) {
 		if (test_and_clear_bit(qpn, r->kick) && r->qps[qpn])
-			gn_rdp_timeout(r, r->qps[qpn]);
+			gnsim_rdp_timeout(r, r->qps[qpn]);
 	}
 	/* READ responses: a burst each, the lock released between bursts */
 	reads = gnsim_rdp_reads_run(r, &paused);
-	gn_rdp_flush_tx(r);
+	gnsim_rdp_flush_tx(r);
 	spin_unlock_bh(&r->dp_lock);
 	if (reads && paused)
 		hrtimer_start(&r->read_timer, ns_to_ktime(GN_RR_PAUSE_US * NSEC_PER_USEC),
@@ -703,17 +703,17 @@ void gnsim_rdp_work(struct kthread_work *work)
 		gnsim_rdp_kick(r);
 }
 
-void gnsim_rdp_sq_doorbell(struct gaudi_nic_roce *r, struct gn_rqp *qp)
+void gnsim_rdp_sq_doorbell(struct gaudi_nic_roce *r, struct gnsim_rqp *qp)
 {
 	/* what an inline receive deferred goes first (ACKs, NAKs) */
-	gn_rdp_flush_tx(r);
+	gnsim_rdp_flush_tx(r);
 	if (qp->state == GN_ROCE_QPS_ERR)
 		gnsim_qp_flush(r, qp);
 	else
 		gnsim_req_send(r, qp);
 }
 
-void gnsim_rdp_rq_doorbell(struct gaudi_nic_roce *r, struct gn_rqp *qp)
+void gnsim_rdp_rq_doorbell(struct gaudi_nic_roce *r, struct gnsim_rqp *qp)
 {
 	if (qp->state == GN_ROCE_QPS_ERR)
 		gnsim_qp_flush(r, qp);

@@ -16,7 +16,7 @@ int gnsim_cmd_create_srq(struct gaudi_nic_roce *r, u32 srqn, const void *in,
 			 void *out)
 {
 	const struct gn_roce_srq_ctx *c = in;
-	struct gn_rsrq *srq;
+	struct gnsim_rsrq *srq;
 	int ret;
 
 	if (srqn >= GN_ROCE_MAX_SRQ || !c->log_size ||
@@ -49,7 +49,7 @@ int gnsim_cmd_create_srq(struct gaudi_nic_roce *r, u32 srqn, const void *in,
 int gnsim_cmd_destroy_srq(struct gaudi_nic_roce *r, u32 srqn, const void *in,
 			  void *out)
 {
-	struct gn_rsrq *srq;
+	struct gnsim_rsrq *srq;
 
 	if (srqn >= GN_ROCE_MAX_SRQ)
 		return -EINVAL;
@@ -75,8 +75,8 @@ int gnsim_cmd_resize_srq(struct gaudi_nic_roce *r, u32 srqn, const void *in,
 {
 	const struct gn_roce_srq_ctx *c = in;
 	struct gn_roce_ring_hdr *ohdr, *nhdr;
-	struct gn_rring ring;
-	struct gn_rsrq *srq;
+	struct gnsim_rring ring;
+	struct gnsim_rsrq *srq;
 	u32 prod, n, i;
 	int ret;
 
@@ -119,7 +119,7 @@ int gnsim_cmd_arm_srq(struct gaudi_nic_roce *r, u32 srqn, const void *in,
 		      void *out)
 {
 	const __le32 *limit = in;
-	struct gn_rsrq *srq;
+	struct gnsim_rsrq *srq;
 	int ret = 0;
 
 	if (srqn >= GN_ROCE_MAX_SRQ)
@@ -140,7 +140,7 @@ int gnsim_cmd_query_srq(struct gaudi_nic_roce *r, u32 srqn, const void *in,
 			void *out)
 {
 	struct gn_roce_srq_ctx *c = out;
-	struct gn_rsrq *srq;
+	struct gnsim_rsrq *srq;
 
 	if (srqn >= GN_ROCE_MAX_SRQ)
 		return -EINVAL;

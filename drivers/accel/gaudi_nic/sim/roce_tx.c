@@ -22,23 +22,23 @@
 
 #include "roce_dp.h"
 
-static bool gn_icrc_offload = true;
-module_param_named(roce_icrc_offload, gn_icrc_offload, bool, 0644);
+static bool gnsim_icrc_offload = true;
+module_param_named(roce_icrc_offload, gnsim_icrc_offload, bool, 0644);
 MODULE_PARM_DESC(roce_icrc_offload,
 		 "RoCE engines leave the ICRC of their frames to the MAC, which computes it only where the bytes are seen (default: on; off: every ICRC computed and checked)");
 
-static bool gn_tx_zerocopy = true;
-module_param_named(roce_tx_zerocopy, gn_tx_zerocopy, bool, 0644);
+static bool gnsim_tx_zerocopy = true;
+module_param_named(roce_tx_zerocopy, gnsim_tx_zerocopy, bool, 0644);
 MODULE_PARM_DESC(roce_tx_zerocopy,
 		 "RoCE engines hand the MAC their payload where it lies in the memory regions instead of copying it into the frame (default: on; needs roce_icrc_offload)");
 
-static unsigned int gn_tx_train = GN_RR_TRAIN_MAX;
-module_param_named(roce_tx_train, gn_tx_train, uint, 0644);
+static unsigned int gnsim_tx_train = GN_RR_TRAIN_MAX;
+module_param_named(roce_tx_train, gnsim_tx_train, uint, 0644);
 MODULE_PARM_DESC(roce_tx_train,
 		 "Frames a RoCE engine sends zero-copy go to the MAC in trains of up to this many (1 to 16, default 16; 1: one by one), which a receiving engine takes in one piece");
 
 /*
- * The TX skb an engine is handing to the cable on this CPU (gn_tx_end),
+ * The TX skb an engine is handing to the cable on this CPU (gnsim_tx_end),
  * which the receiving engine's hook takes instead of copying the frame.
  */
 DEFINE_PER_CPU(struct sk_buff *, gnsim_rdp_handoff);
@@ -50,7 +50,7 @@ DEFINE_PER_CPU(struct sk_buff *, gnsim_rdp_handoff);
  * (&qp->path, or a datagram's AV), or a negative value if the path cannot
  * be used (no source GID).
  */
-int gnsim_tx_hdr_len(struct gaudi_nic_roce *r, struct gn_rqp *qp,
+int gnsim_tx_hdr_len(struct gaudi_nic_roce *r, struct gnsim_rqp *qp,
 		     const struct gn_roce_av *path, u8 op)
 {
 	const struct gn_roce_gid_ctx *g;
@@ -84,15 +84,15 @@ int gnsim_tx_hdr_len(struct gaudi_nic_roce *r, struct gn_rqp *qp,
  */
 #define GN_CRC_POLY	0xedb88320
 
-static DEFINE_MUTEX(gn_crc_mutex);
-static unsigned int gn_crc_users;	/* engines, under gn_crc_mutex */
-/* gn_crc_tab[k][v]: CRC of byte v followed by k zero bytes */
-static u32 (*gn_crc_tab)[256];
+static DEFINE_MUTEX(gnsim_crc_mutex);
+static unsigned int gnsim_crc_users;	/* engines, under gnsim_crc_mutex */
+/* gnsim_crc_tab[k][v]: CRC of byte v followed by k zero bytes */
+static u32 (*gnsim_crc_tab)[256];
 /* accelerated crc32 (not crc32-generic), or NULL */
-static struct crypto_shash *gn_crc_tfm;
+static struct crypto_shash *gnsim_crc_tfm;
 
 /* The CRC contribution of 8 bytes @v (little endian), tables @t[0..7]. */
-static inline u32 gn_crc_step8(u32 (*t)[256], u64 v)
+static inline u32 gnsim_crc_step8(u32 (*t)[256], u64 v)
 {
 	return t[7][v & 0xff] ^ t[6][(v >> 8) & 0xff] ^
 	       t[5][(v >> 16) & 0xff] ^ t[4][(v >> 24) & 0xff] ^
@@ -100,14 +100,14 @@ static inline u32 gn_crc_step8(u32 (*t)[256], u64 v)
 	       t[1][(v >> 48) & 0xff] ^ t[0][v >> 56];
 }
 
-static u32 gn_crc_tables(u32 crc, const u8 *p, u32 len)
+static u32 gnsim_crc_tables(u32 crc, const u8 *p, u32 len)
 {
-	u32 (*t)[256] = gn_crc_tab;
+	u32 (*t)[256] = gnsim_crc_tab;
 
 	for (; len >= 16; len -= 16, p += 16) {
 		u64 v0 = get_unaligned_le64(p) ^ crc, v1 = get_unaligned_le64(p + 8);
 
-		crc = gn_crc_step8(t + 8, v0) ^ gn_crc_step8(t, v1);
+		crc = gnsim_crc_step8(t + 8, v0) ^ gnsim_crc_step8(t, v1);
 	}
 	while (len--)
 		crc = (crc >> 8) ^ t[0][(crc ^ *p++) & 0xff];
@@ -119,12 +119,12 @@ static u32 gn_crc_tables(u32 crc, const u8 *p, u32 len)
  * skb of GN_RR_MAX_FRAME bytes, which comes back here when its last user
  * is done with it, sparing the allocator (and its zeroing) per frame.
  */
-static struct sk_buff_head gn_skb_pool;
+static struct sk_buff_head gnsim_skb_pool;
 #define GN_SKB_POOL_MAX		512
 
 struct sk_buff *gnsim_rdp_skb_alloc(void)
 {
-	struct sk_buff *skb = skb_dequeue(&gn_skb_pool);
+	struct sk_buff *skb = skb_dequeue(&gnsim_skb_pool);
 
 	return skb ?: alloc_skb(GN_RR_MAX_FRAME, GFP_ATOMIC | __GFP_NOWARN);
 }
@@ -144,16 +144,16 @@ void gnsim_rdp_skb_free(struct sk_buff *skb)
 	refcount_set(&skb->users, 1);
 	if (skb_is_nonlinear(skb) || skb_cloned(skb) ||
 	    skb_headroom(skb) || skb_end_offset(skb) < GN_RR_MAX_FRAME ||
-	    skb_queue_len_lockless(&gn_skb_pool) >= GN_SKB_POOL_MAX) {
+	    skb_queue_len_lockless(&gnsim_skb_pool) >= GN_SKB_POOL_MAX) {
 		consume_skb(skb);
 		return;
 	}
 	skb_trim(skb, 0);
-	skb_queue_tail(&gn_skb_pool, skb);
+	skb_queue_tail(&gnsim_skb_pool, skb);
 }
 
 /*
- * Reference skbs of the receive pipeline (gn_rdp_rx_ref_skb()): a head of
+ * Reference skbs of the receive pipeline (gnsim_rdp_rx_ref_skb()): a head of
  * GN_RR_REF_HEAD bytes for the headers and page fragments for the payload.
  * The engine's thread puts them back here with their page references
  * dropped (gnsim_rdp_work()), so that the sender's CPU, which makes them,
@@ -191,16 +191,16 @@ void gnsim_rdp_get(void)
 	struct crypto_shash *tfm;
 	u32 (*t)[256], i, k;
 
-	mutex_lock(&gn_crc_mutex);
-	if (gn_crc_users++)
+	mutex_lock(&gnsim_crc_mutex);
+	if (gnsim_crc_users++)
 		goto out;
-	skb_queue_head_init(&gn_skb_pool);
+	skb_queue_head_init(&gnsim_skb_pool);
 	skb_queue_head_init(&gnsim_ref_pool);
 	/* crc32-pclmul when available; the tables otherwise */
 	tfm = crypto_alloc_shash("crc32", 0, 0);
 	if (!IS_ERR(tfm) && strcmp(crypto_shash_driver_name(tfm),
 				   "crc32-generic"))
-		gn_crc_tfm = tfm;
+		gnsim_crc_tfm = tfm;
 	else if (!IS_ERR(tfm))
 		crypto_free_shash(tfm);
 	/* without the tables, the CRC library does the work */
@@ -217,49 +217,49 @@ void gnsim_rdp_get(void)
 	for (k = 1; k < 16; k++)
 		for (i = 0; i < 256; i++)
 			t[k][i] = (t[k - 1][i] >> 8) ^ t[0][t[k - 1][i] & 0xff];
-	gn_crc_tab = t;
-	if (gn_crc_tables(0x12345678, probe, sizeof(probe)) !=
+	gnsim_crc_tab = t;
+	if (gnsim_crc_tables(0x12345678, probe, sizeof(probe)) !=
 	    crc32_le(0x12345678, probe, sizeof(probe))) {
 		pr_err("gaudi_nic: ICRC tables are wrong; using the CRC library\n");
-		gn_crc_tab = NULL;
+		gnsim_crc_tab = NULL;
 		kfree(t);
 	}
 out:
-	mutex_unlock(&gn_crc_mutex);
+	mutex_unlock(&gnsim_crc_mutex);
 }
 
 void gnsim_rdp_put(void)
 {
-	mutex_lock(&gn_crc_mutex);
-	if (!--gn_crc_users) {
-		skb_queue_purge(&gn_skb_pool);
+	mutex_lock(&gnsim_crc_mutex);
+	if (!--gnsim_crc_users) {
+		skb_queue_purge(&gnsim_skb_pool);
 		skb_queue_purge(&gnsim_ref_pool);
-		kfree(gn_crc_tab);
-		gn_crc_tab = NULL;
-		if (gn_crc_tfm)
-			crypto_free_shash(gn_crc_tfm);
-		gn_crc_tfm = NULL;
+		kfree(gnsim_crc_tab);
+		gnsim_crc_tab = NULL;
+		if (gnsim_crc_tfm)
+			crypto_free_shash(gnsim_crc_tfm);
+		gnsim_crc_tfm = NULL;
 	}
-	mutex_unlock(&gn_crc_mutex);
+	mutex_unlock(&gnsim_crc_mutex);
 }
 
-static u32 gn_crc(u32 crc, const void *p, u32 len)
+static u32 gnsim_crc(u32 crc, const void *p, u32 len)
 {
-	if (gn_crc_tfm) {
-		SHASH_DESC_ON_STACK(d, gn_crc_tfm);
+	if (gnsim_crc_tfm) {
+		SHASH_DESC_ON_STACK(d, gnsim_crc_tfm);
 
-		d->tfm = gn_crc_tfm;
+		d->tfm = gnsim_crc_tfm;
 		*(u32 *)shash_desc_ctx(d) = crc;
 		if (!crypto_shash_update(d, p, len))
 			return *(u32 *)shash_desc_ctx(d);
 	}
-	if (gn_crc_tab)
-		return gn_crc_tables(crc, p, len);
+	if (gnsim_crc_tab)
+		return gnsim_crc_tables(crc, p, len);
 	return crc32_le(crc, p, len);
 }
 
 /* ICRC state (not inverted) after the masked L3, UDP and BTH headers. */
-static u32 gn_icrc_hdr(const u8 *l3, bool v4)
+static u32 gnsim_icrc_hdr(const u8 *l3, bool v4)
 {
 	u8 ps[sizeof(struct ipv6hdr) + sizeof(struct udphdr) + BTH_LEN];
 	u32 l3len = v4 ? sizeof(struct iphdr) : sizeof(struct ipv6hdr);
@@ -283,19 +283,19 @@ static u32 gn_icrc_hdr(const u8 *l3, bool v4)
 	uh->check = CSUM_MANGLED_0;
 	ps[l3len + sizeof(struct udphdr) + 4] = 0xff;	/* BTH resv8a */
 	/* seed: CRC of 0xffffffff over 8 bytes of 0xff (masked LRH) */
-	return gn_crc(0xdebb20e3, ps, l3len + sizeof(struct udphdr) + BTH_LEN);
+	return gnsim_crc(0xdebb20e3, ps, l3len + sizeof(struct udphdr) + BTH_LEN);
 }
 
 /* The ICRC of the packet at @bth (@tlen bytes from BTH to ICRC). */
 u32 gnsim_icrc(const u8 *l3, bool v4, const u8 *bth, u32 tlen)
 {
-	u32 crc = gn_icrc_hdr(l3, v4);
+	u32 crc = gnsim_icrc_hdr(l3, v4);
 
-	return ~gn_crc(crc, bth + BTH_LEN, tlen - BTH_LEN - ICRC_LEN);
+	return ~gnsim_crc(crc, bth + BTH_LEN, tlen - BTH_LEN - ICRC_LEN);
 }
 
 /* Write the ICRC and, over IPv6, the UDP checksum (which covers it). */
-static void gn_icrc_write(u8 *l3, bool v4, u8 *bth, u32 tlen)
+static void gnsim_icrc_write(u8 *l3, bool v4, u8 *bth, u32 tlen)
 {
 	struct udphdr *uh = (struct udphdr *)bth - 1;
 	u32 ulen = sizeof(*uh) + tlen;
@@ -313,7 +313,7 @@ static void gn_icrc_write(u8 *l3, bool v4, u8 *bth, u32 tlen)
 
 /*
  * The MAC's side of the ICRC insertion offload (mac.h): @f is a frame an
- * engine built (gn_tx_hdr), so only its lengths are checked.
+ * engine built (gnsim_tx_hdr), so only its lengths are checked.
  */
 void gnsim_roce_icrc_insert(u8 *f, unsigned int len)
 {
@@ -328,26 +328,26 @@ void gnsim_roce_icrc_insert(u8 *f, unsigned int len)
 	if (ulen < sizeof(*uh) + BTH_LEN + ICRC_LEN ||
 	    ulen > len - ETH_HLEN - l3len)
 		return;
-	gn_icrc_write(f + ETH_HLEN, v4, (u8 *)(uh + 1), ulen - sizeof(*uh));
+	gnsim_icrc_write(f + ETH_HLEN, v4, (u8 *)(uh + 1), ulen - sizeof(*uh));
 }
 
 /* Where @qp's frame @p goes: the datagram's AV (UD), else the QP's path. */
-static const struct gn_roce_av *gn_tx_path(const struct gn_rqp *qp,
-					   const struct gn_pkt *p)
+static const struct gn_roce_av *gnsim_tx_path(const struct gnsim_rqp *qp,
+					      const struct gnsim_pkt *p)
 {
 	return p->av ? p->av : &qp->path;
 }
 
 /*
  * Write the headers of the frame for @p (p->paylen set) into r->frame, to
- * gn_tx_path() (gnsim_tx_hdr_len() found it usable); the payload goes to
+ * gnsim_tx_path() (gnsim_tx_hdr_len() found it usable); the payload goes to
  * tf->payload.
  */
-static void gn_tx_hdr(struct gaudi_nic_roce *r, struct gn_rqp *qp,
-		      const struct gn_pkt *p, struct gn_txf *tf)
+static void gnsim_tx_hdr(struct gaudi_nic_roce *r, struct gnsim_rqp *qp,
+			 const struct gnsim_pkt *p, struct gnsim_txf *tf)
 {
-	const struct gn_roce_av *path = gn_tx_path(qp, p);
-	struct gn_rport *pt = &r->ports[qp->ctx.port];
+	const struct gn_roce_av *path = gnsim_tx_path(qp, p);
+	struct gnsim_rport *pt = &r->ports[qp->ctx.port];
 	const struct gn_roce_gid_ctx *g = &pt->gids[path->sgid_index];
 	bool v4 = g->type == GN_ROCE_GID_V2_IPV4;
 	u32 l3len = v4 ? sizeof(struct iphdr) : sizeof(struct ipv6hdr);
@@ -441,26 +441,26 @@ static void gn_tx_hdr(struct gaudi_nic_roce *r, struct gn_rqp *qp,
 
 /*
  * Zero-copy transmit: may the payload of @qp's next frame be handed to
- * the MAC where it lies (gn_tx_end)?  Only with the ICRC left to the MAC
+ * the MAC where it lies (gnsim_tx_end)?  Only with the ICRC left to the MAC
  * (the engine never reads the payload), and not in a MAC's call chain
  * (deferred frames are copied into a queue anyway).
  */
-static bool gn_tx_zc_ok(struct gaudi_nic_roce *r, struct gn_rqp *qp)
+static bool gnsim_tx_zc_ok(struct gaudi_nic_roce *r, struct gnsim_rqp *qp)
 {
 	/* a UD send completes once sent: its data must be copied by then */
 	return qp->ctx.type == GN_ROCE_QPT_RC &&
-	       READ_ONCE(gn_tx_zerocopy) && READ_ONCE(gn_icrc_offload) &&
+	       READ_ONCE(gnsim_tx_zerocopy) && READ_ONCE(gnsim_icrc_offload) &&
 	       !r->rx_inline && r->ports[qp->ctx.port].mac;
 }
 
-static unsigned int gn_tx_train_len(void)
+static unsigned int gnsim_tx_train_len(void)
 {
-	return clamp_t(unsigned int, READ_ONCE(gn_tx_train), 1,
+	return clamp_t(unsigned int, READ_ONCE(gnsim_tx_train), 1,
 		       GN_RR_TRAIN_MAX);
 }
 
-static bool gn_rdp_is_loop(const struct gn_rport *pt,
-			   const struct gn_mac_roce_frame *fr)
+static bool gnsim_rdp_is_loop(const struct gnsim_rport *pt,
+			      const struct gnsim_mac_roce_frame *fr)
 {
 	return ether_addr_equal(fr->frags[0].p, pt->mac_addr);
 }
@@ -471,16 +471,16 @@ static bool gn_rdp_is_loop(const struct gn_rport *pt,
  * mlx5 do), through the same receive path as frames from the cable; the
  * frame never leaves the chip, so an ICRC left to the MAC is good.
  */
-static void gn_rdp_xmit(struct gn_rport *pt,
-			const struct gn_mac_roce_frame *fr, unsigned int n,
-			u32 flags)
+static void gnsim_rdp_xmit(struct gnsim_rport *pt,
+			   const struct gnsim_mac_roce_frame *fr, unsigned int n,
+			   u32 flags)
 {
 	unsigned int i, j;
 
 	for (i = 0; i < n; i = j) {
-		bool loop = gn_rdp_is_loop(pt, &fr[i]);
+		bool loop = gnsim_rdp_is_loop(pt, &fr[i]);
 
-		for (j = i + 1; j < n && gn_rdp_is_loop(pt, &fr[j]) == loop;)
+		for (j = i + 1; j < n && gnsim_rdp_is_loop(pt, &fr[j]) == loop;)
 			j++;
 		if (loop) {
 			pt->st.loopback_pkts += j - i;
@@ -493,38 +493,38 @@ static void gn_rdp_xmit(struct gn_rport *pt,
 	}
 }
 
-/* gn_rdp_xmit() of one frame in one piece. */
-void gnsim_rdp_xmit1(struct gn_rport *pt, const u8 *f, u32 len, u32 flags)
+/* gnsim_rdp_xmit() of one frame in one piece. */
+void gnsim_rdp_xmit1(struct gnsim_rport *pt, const u8 *f, u32 len, u32 flags)
 {
-	struct gn_mac_roce_frag piece = { .p = f, .len = len };
-	struct gn_mac_roce_frame fr = { .frags = &piece, .nfrags = 1,
+	struct gnsim_mac_roce_frag piece = { .p = f, .len = len };
+	struct gnsim_mac_roce_frame fr = { .frags = &piece, .nfrags = 1,
 					.len = len };
 
-	gn_rdp_xmit(pt, &fr, 1, flags);
+	gnsim_rdp_xmit(pt, &fr, 1, flags);
 }
 
 /* Send the train gathered so far (under dp_lock). */
 void gnsim_tx_train_flush(struct gaudi_nic_roce *r)
 {
-	struct gn_rtrain *t = r->train;
+	struct gnsim_rtrain *t = r->train;
 
 	lockdep_assert_held(&r->dp_lock);
 	if (!t->n)
 		return;
-	gn_rdp_xmit(&r->ports[t->port], t->fr, t->n, GN_MAC_ROCE_ICRC_INSERT);
+	gnsim_rdp_xmit(&r->ports[t->port], t->fr, t->n, GN_MAC_ROCE_ICRC_INSERT);
 	t->n = 0;
 }
 
 /*
  * The pieces for the next frame of @qp's train: a frame sent zero-copy
- * joins the train (gn_tx_end()), which goes to the MAC when full, before
- * any other frame, and at the end of gnsim_req_send() and gn_resp_read(), so
+ * joins the train (gnsim_tx_end()), which goes to the MAC when full, before
+ * any other frame, and at the end of gnsim_req_send() and gnsim_resp_read(), so
  * that it is empty whenever dp_lock is released.
  */
-static struct gn_mac_roce_frag *gn_tx_train_slot(struct gaudi_nic_roce *r,
-						 struct gn_rqp *qp)
+static struct gnsim_mac_roce_frag *gnsim_tx_train_slot(struct gaudi_nic_roce *r,
+						       struct gnsim_rqp *qp)
 {
-	struct gn_rtrain *t = r->train;
+	struct gnsim_rtrain *t = r->train;
 
 	if (t->n && (t->qpn != qp->qpn || t->port != qp->ctx.port))
 		gnsim_tx_train_flush(r);
@@ -532,25 +532,25 @@ static struct gn_mac_roce_frag *gn_tx_train_slot(struct gaudi_nic_roce *r,
 }
 
 /*
- * Finish the frame of gn_tx_hdr() and send it on @qp's path.  Its payload
+ * Finish the frame of gnsim_tx_hdr() and send it on @qp's path.  Its payload
  * is either in place after the headers (@pay NULL), or in @pay[1] to
- * @pay[npay] (gn_tx_zc_ok()), @pay being gn_tx_train_slot(): then the
+ * @pay[npay] (gnsim_tx_zc_ok()), @pay being gnsim_tx_train_slot(): then the
  * headers are copied to the train and go in @pay[0], the pad and ICRC in
  * @pay[npay + 1], and the frame joins the train, which the MAC gathers.
  * A large frame built in place is in an skb that the receiving engine may
- * take over (see gn_rdp_rx_frame).
+ * take over (see gnsim_rdp_rx_frame).
  */
-static void gn_tx_end(struct gaudi_nic_roce *r, struct gn_rqp *qp,
-		      const struct gn_txf *tf, struct gn_mac_roce_frag *pay,
-		      unsigned int npay)
+static void gnsim_tx_end(struct gaudi_nic_roce *r, struct gnsim_rqp *qp,
+			 const struct gnsim_txf *tf, struct gnsim_mac_roce_frag *pay,
+			 unsigned int npay)
 {
-	struct gn_rport *pt = &r->ports[qp->ctx.port];
+	struct gnsim_rport *pt = &r->ports[qp->ctx.port];
 	u8 *f = r->frame, *x = tf->payload + tf->paylen;
 	u32 pad = (-tf->paylen) & 3, flags = 0;
 	struct sk_buff *skb, *prev;
 
 	if (pay) {
-		struct gn_rtrain *t = r->train;
+		struct gnsim_rtrain *t = r->train;
 		u8 *hdr = t->hdr[t->n];
 
 		pt->st.tx_pkts++;
@@ -569,16 +569,16 @@ static void gn_tx_end(struct gaudi_nic_roce *r, struct gn_rqp *qp,
 		t->fr[t->n].len = tf->flen;
 		t->port = qp->ctx.port;
 		t->qpn = qp->qpn;
-		if (++t->n >= gn_tx_train_len())
+		if (++t->n >= gnsim_tx_train_len())
 			gnsim_tx_train_flush(r);
 		return;
 	}
 	gnsim_tx_train_flush(r);	/* what was gathered goes first */
 	memset(x, 0, pad + ICRC_LEN);
-	if (READ_ONCE(gn_icrc_offload))
+	if (READ_ONCE(gnsim_icrc_offload))
 		flags = GN_MAC_ROCE_ICRC_INSERT;
 	else
-		gn_icrc_write(f + ETH_HLEN, tf->v4, tf->bth, tf->tlen);
+		gnsim_icrc_write(f + ETH_HLEN, tf->v4, tf->bth, tf->tlen);
 	pt->st.tx_pkts++;
 	pt->st.tx_bytes += tf->flen;
 	if (!pt->mac && !ether_addr_equal(f, pt->mac_addr))
@@ -619,19 +619,19 @@ static void gn_tx_end(struct gaudi_nic_roce *r, struct gn_rqp *qp,
  * Finish the frame whose payload (p->paylen bytes) is already in place
  * and send it on @qp's path.
  */
-void gnsim_tx(struct gaudi_nic_roce *r, struct gn_rqp *qp,
-	      const struct gn_pkt *p)
+void gnsim_tx(struct gaudi_nic_roce *r, struct gnsim_rqp *qp,
+	      const struct gnsim_pkt *p)
 {
-	struct gn_txf tf;
+	struct gnsim_txf tf;
 
-	gn_tx_hdr(r, qp, p, &tf);
-	gn_tx_end(r, qp, &tf, NULL, 0);
+	gnsim_tx_hdr(r, qp, p, &tf);
+	gnsim_tx_end(r, qp, &tf, NULL, 0);
 }
 
 /* Transfer @len bytes of a payload source (gnsim_tx_mem()) to or from @io. */
-static int gn_tx_src_io(struct gaudi_nic_roce *r, struct gn_rqp *qp,
-			const struct gn_roce_wqe *w, u32 off, struct gn_rmr *mr,
-			u64 va, u32 len, struct gn_io *io)
+static int gnsim_tx_src_io(struct gaudi_nic_roce *r, struct gnsim_rqp *qp,
+			   const struct gn_roce_wqe *w, u32 off, struct gnsim_rmr *mr,
+			   u64 va, u32 len, struct gnsim_io *io)
 {
 	/* the payload of a send WQE: in the QP's protection domain */
 	return w ? gnsim_sge_io(r, qp, le32_to_cpu(qp->ctx.pdn), w, off, len, io) :
@@ -641,34 +641,34 @@ static int gn_tx_src_io(struct gaudi_nic_roce *r, struct gn_rqp *qp,
 /*
  * Send @p, whose payload (p->paylen bytes) is in memory: at message offset
  * @off of the SGEs of @w, or at @va of @mr if @w is NULL.  The payload is
- * handed to the MAC where it lies if it can be (gn_tx_zc_ok()), else
+ * handed to the MAC where it lies if it can be (gnsim_tx_zc_ok()), else
  * copied after the headers (@hl bytes).  Returns 0 or a CQE status (an
  * SGE the QP may not read: nothing is sent).
  */
-int gnsim_tx_mem(struct gaudi_nic_roce *r, struct gn_rqp *qp,
-		 const struct gn_pkt *p, int hl, const struct gn_roce_wqe *w,
-		 u32 off, struct gn_rmr *mr, u64 va)
+int gnsim_tx_mem(struct gaudi_nic_roce *r, struct gnsim_rqp *qp,
+		 const struct gnsim_pkt *p, int hl, const struct gn_roce_wqe *w,
+		 u32 off, struct gnsim_rmr *mr, u64 va)
 {
-	struct gn_mac_roce_frag *fr;
-	struct gn_io io;
-	struct gn_txf tf;
+	struct gnsim_mac_roce_frag *fr;
+	struct gnsim_io io;
+	struct gnsim_txf tf;
 	int ret;
 
-	if (p->paylen && gn_tx_zc_ok(r, qp)) {
-		fr = gn_tx_train_slot(r, qp);
-		io = (struct gn_io){ .kind = GN_IO_FRAGS, .frags = fr + 1,
+	if (p->paylen && gnsim_tx_zc_ok(r, qp)) {
+		fr = gnsim_tx_train_slot(r, qp);
+		io = (struct gnsim_io){ .kind = GN_IO_FRAGS, .frags = fr + 1,
 				     .max = GN_MAC_ROCE_MAX_FRAGS - 2 };
-		ret = gn_tx_src_io(r, qp, w, off, mr, va, p->paylen, &io);
+		ret = gnsim_tx_src_io(r, qp, w, off, mr, va, p->paylen, &io);
 		if (!ret) {
-			gn_tx_hdr(r, qp, p, &tf);
-			gn_tx_end(r, qp, &tf, fr, io.nfrags);
+			gnsim_tx_hdr(r, qp, p, &tf);
+			gnsim_tx_end(r, qp, &tf, fr, io.nfrags);
 			return 0;
 		}
 		if (ret != -E2BIG)
 			return ret;
 	}
-	io = (struct gn_io){ .kind = GN_IO_TO_BUF, .buf = r->frame + hl };
-	ret = gn_tx_src_io(r, qp, w, off, mr, va, p->paylen, &io);
+	io = (struct gnsim_io){ .kind = GN_IO_TO_BUF, .buf = r->frame + hl };
+	ret = gnsim_tx_src_io(r, qp, w, off, mr, va, p->paylen, &io);
 	if (ret)
 		return ret;
 	gnsim_tx(r, qp, p);
@@ -676,19 +676,19 @@ int gnsim_tx_mem(struct gaudi_nic_roce *r, struct gn_rqp *qp,
 }
 
 /* A packet without payload (ACK/NAK, READ request). */
-void gnsim_tx_hdr_only(struct gaudi_nic_roce *r, struct gn_rqp *qp,
-		       struct gn_pkt *p)
+void gnsim_tx_hdr_only(struct gaudi_nic_roce *r, struct gnsim_rqp *qp,
+		       struct gnsim_pkt *p)
 {
-	if (gnsim_tx_hdr_len(r, qp, gn_tx_path(qp, p), p->opcode) < 0)
+	if (gnsim_tx_hdr_len(r, qp, gnsim_tx_path(qp, p), p->opcode) < 0)
 		return;
 	p->paylen = 0;
 	gnsim_tx(r, qp, p);
 }
 
-void gnsim_send_ack(struct gaudi_nic_roce *r, struct gn_rqp *qp, u8 syndrome,
+void gnsim_send_ack(struct gaudi_nic_roce *r, struct gnsim_rqp *qp, u8 syndrome,
 		    u32 psn)
 {
-	struct gn_pkt p = {
+	struct gnsim_pkt p = {
 		.opcode = OP_ACK,
 		.psn = psn,
 		.dqpn = le32_to_cpu(qp->ctx.dest_qpn),
@@ -706,7 +706,7 @@ void gnsim_send_ack(struct gaudi_nic_roce *r, struct gn_rqp *qp, u8 syndrome,
  * would retransmit into a QP that is gone until its retries run out.
  * Under dp_lock, in a command (never in a MAC's call chain).
  */
-void gnsim_rdp_ack_now(struct gaudi_nic_roce *r, struct gn_rqp *qp)
+void gnsim_rdp_ack_now(struct gaudi_nic_roce *r, struct gnsim_rqp *qp)
 {
 	lockdep_assert_held(&r->dp_lock);
 	if (list_empty(&qp->ack_node))

@@ -32,7 +32,7 @@
  * Largest message of a datagram on port @pt: the port's active MTU, as
  * gaudi_ib reports it (iboe_get_mtu() of the netdev MTU, at least 1024).
  */
-static u32 gn_ud_mtu(const struct gn_rport *pt)
+static u32 gnsim_ud_mtu(const struct gnsim_rport *pt)
 {
 	/* what the core reserves: GRH, UDP, BTH, XRC and atomic ETHs, ICRC */
 	u32 room = pt->mtu > 96 ? pt->mtu - 96 : 0;
@@ -52,9 +52,9 @@ static u32 gn_ud_mtu(const struct gn_rport *pt)
  * holds the posting thread here while another rewrites the WQE in the
  * ring (tests/rdma/rewrite_test.c).
  */
-static noinline int gn_ud_send_one(struct gaudi_nic_roce *r,
-				   struct gn_rport *pt, struct gn_rqp *qp,
-				   struct gn_rswqe *sw)
+static noinline int gnsim_ud_send_one(struct gaudi_nic_roce *r,
+				      struct gnsim_rport *pt, struct gnsim_rqp *qp,
+				      struct gnsim_rswqe *sw)
 {
 	const struct gn_roce_ud_wqe *w = &r->ud_wqe;
 	const struct gn_roce_av *av = &w->av;
@@ -63,7 +63,7 @@ static noinline int gn_ud_send_one(struct gaudi_nic_roce *r,
 	const struct gn_roce_gid_ctx *g;
 	struct gn_roce_wqe sg;	/* the SGEs where gnsim_sge_io() wants them */
 	u32 qkey = le32_to_cpu(w->qkey), len, i;
-	struct gn_pkt p = {};
+	struct gnsim_pkt p = {};
 	u64 sum = 0;
 	int hl;
 
@@ -90,7 +90,7 @@ static noinline int gn_ud_send_one(struct gaudi_nic_roce *r,
 			return GN_ROCE_CQE_LOC_LEN_ERR;
 		len = sum;
 	}
-	if (len > gn_ud_mtu(pt))
+	if (len > gnsim_ud_mtu(pt))
 		return GN_ROCE_CQE_LOC_LEN_ERR;
 	sw->len = len;
 
@@ -120,11 +120,11 @@ static noinline int gn_ud_send_one(struct gaudi_nic_roce *r,
 /*
  * Send what is posted on the SQ of UD or GSI QP @qp.  Each WQE is copied
  * out of the ring once, into r->ud_wqe, and only that copy is used; its
- * slot's gn_rswqe keeps what a completion or a flush needs.
+ * slot's gnsim_rswqe keeps what a completion or a flush needs.
  */
-void gnsim_ud_send(struct gaudi_nic_roce *r, struct gn_rqp *qp)
+void gnsim_ud_send(struct gaudi_nic_roce *r, struct gnsim_rqp *qp)
 {
-	struct gn_rport *pt = &r->ports[qp->ctx.port];
+	struct gnsim_rport *pt = &r->ports[qp->ctx.port];
 	unsigned int budget = GN_RR_SQ_BUDGET;
 	u32 mask = qp->sq.size - 1;
 	int posted, status;
@@ -141,7 +141,7 @@ void gnsim_ud_send(struct gaudi_nic_roce *r, struct gn_rqp *qp)
 		return;
 	}
 	while (posted-- > 0) {
-		struct gn_rswqe *sw = &qp->swqe[qp->sq_tail & mask];
+		struct gnsim_rswqe *sw = &qp->swqe[qp->sq_tail & mask];
 
 		if (!budget--) {
 			gnsim_rdp_sq_defer(r, qp);
@@ -155,7 +155,7 @@ void gnsim_ud_send(struct gaudi_nic_roce *r, struct gn_rqp *qp)
 		/* started: a flush takes wr_id from the copy */
 		qp->sq_head = qp->sq_tail + 1;
 		qp->sq_next = qp->sq_head;
-		status = gn_ud_send_one(r, pt, qp, sw);
+		status = gnsim_ud_send_one(r, pt, qp, sw);
 		if (status) {
 			gnsim_req_fail(r, qp, status);
 			return;
@@ -170,10 +170,10 @@ void gnsim_ud_send(struct gaudi_nic_roce *r, struct gn_rqp *qp)
 }
 
 /* The QP that a datagram for QPN @dqpn on port @pt goes to, or NULL. */
-static struct gn_rqp *gn_ud_qp(struct gaudi_nic_roce *r, struct gn_rport *pt,
-			       u32 dqpn)
+static struct gnsim_rqp *gnsim_ud_qp(struct gaudi_nic_roce *r, struct gnsim_rport *pt,
+				     u32 dqpn)
 {
-	struct gn_rqp *qp;
+	struct gnsim_rqp *qp;
 
 	if (dqpn == GN_ROCE_GSI_QPN)
 		return pt->gsi;
@@ -186,7 +186,7 @@ static struct gn_rqp *gn_ud_qp(struct gaudi_nic_roce *r, struct gn_rport *pt,
 }
 
 /* Is the frame at @l3 addressed to one of port @pt's GIDs? */
-static bool gn_ud_to_port(const struct gn_rport *pt, const u8 *l3, bool v4)
+static bool gnsim_ud_to_port(const struct gnsim_rport *pt, const u8 *l3, bool v4)
 {
 	const struct iphdr *ih4 = (const struct iphdr *)l3;
 	const struct ipv6hdr *ih6 = (const struct ipv6hdr *)l3;
@@ -206,7 +206,7 @@ static bool gn_ud_to_port(const struct gn_rport *pt, const u8 *l3, bool v4)
 }
 
 /* Bytes the receive WQE just taken can hold. */
-static u64 gn_ud_rwqe_room(const struct gn_rqp *qp)
+static u64 gnsim_ud_rwqe_room(const struct gnsim_rqp *qp)
 {
 	unsigned int i, n = min_t(u32, qp->rwqe.num_sge, GN_ROCE_MAX_SGE);
 	u64 room = 0;
@@ -218,22 +218,22 @@ static u64 gn_ud_rwqe_room(const struct gn_rqp *qp)
 
 /*
  * Receive datagram @p (@flen bytes, network header at @l3) on port @pt.
- * The headers are in the frame's first piece (gn_rdp_rx_one()).
+ * The headers are in the frame's first piece (gnsim_rdp_rx_one()).
  */
-void gnsim_ud_rx(struct gaudi_nic_roce *r, struct gn_rport *pt, const u8 *l3,
-		 bool v4, const struct gn_pkt *p, u32 flen)
+void gnsim_ud_rx(struct gaudi_nic_roce *r, struct gnsim_rport *pt, const u8 *l3,
+		 bool v4, const struct gnsim_pkt *p, u32 flen)
 {
-	struct gn_rqp *qp = gn_ud_qp(r, pt, p->dqpn);
-	struct gn_io io = { .kind = GN_IO_FROM_BUF };
+	struct gnsim_rqp *qp = gnsim_ud_qp(r, pt, p->dqpn);
+	struct gnsim_io io = { .kind = GN_IO_FROM_BUF };
 	u8 grh[GN_ROCE_GRH_SIZE] = {};
 	struct gn_roce_cqe c = {};
 	u32 want;
 	int ret;
 
 	lockdep_assert_held(&r->dp_lock);
-	if (!qp || !gn_ud_to_port(pt, l3, v4) ||
+	if (!qp || !gnsim_ud_to_port(pt, l3, v4) ||
 	    (qp->state != GN_ROCE_QPS_RTR && qp->state != GN_ROCE_QPS_RTS) ||
-	    p->paylen > gn_ud_mtu(pt))
+	    p->paylen > gnsim_ud_mtu(pt))
 		goto drop;
 	want = qp->ctx.type == GN_ROCE_QPT_GSI ? GN_ROCE_GSI_QKEY :
 						 le32_to_cpu(qp->ctx.qkey);
@@ -244,7 +244,7 @@ void gnsim_ud_rx(struct gaudi_nic_roce *r, struct gn_rport *pt, const u8 *l3,
 	if (!gnsim_resp_take_rwqe(r, qp))
 		goto drop;
 	if (qp->ctx.type == GN_ROCE_QPT_GSI &&
-	    gn_ud_rwqe_room(qp) < GN_ROCE_GRH_SIZE + p->paylen)
+	    gnsim_ud_rwqe_room(qp) < GN_ROCE_GRH_SIZE + p->paylen)
 		goto drop;		/* the buffer stays posted */
 
 	/* union rdma_network_hdr: IPv4 in the last 20 bytes */
@@ -256,7 +256,7 @@ void gnsim_ud_rx(struct gaudi_nic_roce *r, struct gn_rport *pt, const u8 *l3,
 	ret = gnsim_sge_io(r, qp, qp->rwqe_pdn, &qp->rwqe, 0, GN_ROCE_GRH_SIZE,
 			   &io);
 	if (!ret) {
-		io = (struct gn_io){ .kind = GN_IO_FROM_PKT, .pkt = p };
+		io = (struct gnsim_io){ .kind = GN_IO_FROM_PKT, .pkt = p };
 		ret = gnsim_sge_io(r, qp, qp->rwqe_pdn, &qp->rwqe,
 				   GN_ROCE_GRH_SIZE, p->paylen, &io);
 	}

@@ -33,7 +33,7 @@
  * XOFF (they stay between ports on a direct cable) and trains (each frame
  * goes alone).
  *
- * Lifetime: struct gn_uplink is its netdev's rx_handler_data and its
+ * Lifetime: struct gnsim_uplink is its netdev's rx_handler_data and its
  * MAC's ->uplink, both RCU, set and cleared under RTNL.  The cable ends
  * (gnsim_uplink_detach()) on unlink_device, on removal of the device, and
  * when the uplink unregisters or leaves its namespace (NETDEV_UNREGISTER).
@@ -52,7 +52,7 @@
 /* Frames waiting for dev_queue_xmit(), at most; more are dropped. */
 #define GN_UPLINK_TXQ_MAX	4096
 
-struct gn_uplink {
+struct gnsim_uplink {
 	struct net_device *dev;
 	netdevice_tracker dev_tracker;
 	struct gn_mac *mac;
@@ -60,48 +60,48 @@ struct gn_uplink {
 	struct work_struct tx_work;	/* on system_bh_wq */
 };
 
-static rx_handler_result_t gn_uplink_rx(struct sk_buff **pskb);
+static rx_handler_result_t gnsim_uplink_rx(struct sk_buff **pskb);
 
-static const char *gn_mac_name(const struct gn_mac *mac)
+static const char *gnsim_mac_name(const struct gn_mac *mac)
 {
 	return dev_name(mac->dma_dev);
 }
 
 /* Under RTNL: the uplink of @dev, or NULL if @dev is nobody's uplink. */
-static struct gn_uplink *gn_uplink_of(const struct net_device *dev)
+static struct gnsim_uplink *gnsim_uplink_of(const struct net_device *dev)
 {
 	ASSERT_RTNL();
-	if (rcu_access_pointer(dev->rx_handler) != gn_uplink_rx)
+	if (rcu_access_pointer(dev->rx_handler) != gnsim_uplink_rx)
 		return NULL;
 	return rtnl_dereference(dev->rx_handler_data);
 }
 
 struct gn_mac *gnsim_uplink_mac(const struct net_device *dev)
 {
-	struct gn_uplink *up = gn_uplink_of(dev);
+	struct gnsim_uplink *up = gnsim_uplink_of(dev);
 
 	return up ? up->mac : NULL;
 }
 
-bool gnsim_uplink_carrier(const struct gn_uplink *up)
+bool gnsim_uplink_carrier(const struct gnsim_uplink *up)
 {
 	ASSERT_RTNL();
 	return netif_running(up->dev) && netif_carrier_ok(up->dev);
 }
 
 /* Report a port MTU (as @max_frame) above the uplink's. */
-void gnsim_uplink_check_mtu(const struct gn_uplink *up, u32 max_frame)
+void gnsim_uplink_check_mtu(const struct gnsim_uplink *up, u32 max_frame)
 {
 	if (max_frame > GN_MAC_FRAME_LEN(READ_ONCE(up->dev->mtu)))
 		pr_warn("gaudi_nic: %s port %u: MTU %u is above the MTU %u of its uplink %s: longer frames are dropped (mac_tx_uplink_dropped); give both the same MTU\n",
-			gn_mac_name(up->mac), up->mac->port,
+			gnsim_mac_name(up->mac), up->mac->port,
 			max_frame - GN_MAC_FRAME_LEN(0),
 			READ_ONCE(up->dev->mtu), up->dev->name);
 }
 
-static void gn_uplink_tx_work(struct work_struct *work)
+static void gnsim_uplink_tx_work(struct work_struct *work)
 {
-	struct gn_uplink *up = container_of(work, struct gn_uplink, tx_work);
+	struct gnsim_uplink *up = container_of(work, struct gnsim_uplink, tx_work);
 	struct sk_buff_head q;
 	struct sk_buff *skb;
 
@@ -115,8 +115,8 @@ static void gn_uplink_tx_work(struct work_struct *work)
 }
 
 /* The MAC puts @f on the cable: out through @up (BH disabled, RCU). */
-void gnsim_uplink_xmit(struct gn_mac *mac, struct gn_uplink *up,
-		       const struct gn_frame *f)
+void gnsim_uplink_xmit(struct gn_mac *mac, struct gnsim_uplink *up,
+		       const struct gnsim_frame *f)
 {
 	struct net_device *dev = up->dev;
 	struct sk_buff *skb;
@@ -132,7 +132,7 @@ void gnsim_uplink_xmit(struct gn_mac *mac, struct gn_uplink *up,
 	l3 = gnsim_l3_off(skb->data);
 	if (f->len > l3 && f->len - l3 > READ_ONCE(dev->mtu)) {
 		net_warn_ratelimited("gaudi_nic: %s port %u: a frame of %u bytes is above the MTU %u of uplink %s: dropped\n",
-				     gn_mac_name(mac), mac->port, f->len,
+				     gnsim_mac_name(mac), mac->port, f->len,
 				     READ_ONCE(dev->mtu), dev->name);
 		kfree_skb(skb);
 		goto drop;
@@ -151,9 +151,9 @@ drop:
 }
 
 /* One frame from the uplink into the port (softirq, RCU); consumes @skb. */
-static void gn_uplink_rx_one(struct gn_mac *mac, struct sk_buff *skb)
+static void gnsim_uplink_rx_one(struct gn_mac *mac, struct sk_buff *skb)
 {
-	struct gn_frame f = { .nfrags = 1, .csum_start = -1 };
+	struct gnsim_frame f = { .nfrags = 1, .csum_start = -1 };
 
 	if (skb->ip_summed == CHECKSUM_PARTIAL && skb_checksum_help(skb))
 		goto drop;
@@ -170,10 +170,10 @@ drop:
 	kfree_skb(skb);
 }
 
-static rx_handler_result_t gn_uplink_rx(struct sk_buff **pskb)
+static rx_handler_result_t gnsim_uplink_rx(struct sk_buff **pskb)
 {
 	struct sk_buff *skb = *pskb, *segs, *next;
-	struct gn_uplink *up;
+	struct gnsim_uplink *up;
 	struct gn_mac *mac;
 
 	if (unlikely(skb->pkt_type == PACKET_LOOPBACK))
@@ -191,7 +191,7 @@ static rx_handler_result_t gn_uplink_rx(struct sk_buff **pskb)
 			goto drop;
 	}
 	if (!skb_is_gso(skb)) {
-		gn_uplink_rx_one(mac, skb);
+		gnsim_uplink_rx_one(mac, skb);
 		return RX_HANDLER_CONSUMED;
 	}
 	segs = skb_gso_segment(skb, 0);
@@ -202,7 +202,7 @@ static rx_handler_result_t gn_uplink_rx(struct sk_buff **pskb)
 	consume_skb(skb);
 	skb_list_walk_safe(segs, skb, next) {
 		skb_mark_not_on_list(skb);
-		gn_uplink_rx_one(mac, skb);
+		gnsim_uplink_rx_one(mac, skb);
 	}
 	return RX_HANDLER_CONSUMED;
 drop:
@@ -218,7 +218,7 @@ bool gnsim_uplink_ok(const struct net_device *dev)
 
 int gnsim_mac_uplink(struct gn_mac *mac, struct net_device *dev)
 {
-	struct gn_uplink *up;
+	struct gnsim_uplink *up;
 	int ret;
 
 	ASSERT_RTNL();
@@ -232,11 +232,11 @@ int gnsim_mac_uplink(struct gn_mac *mac, struct net_device *dev)
 	up->dev = dev;
 	up->mac = mac;
 	skb_queue_head_init(&up->txq);
-	INIT_WORK(&up->tx_work, gn_uplink_tx_work);
+	INIT_WORK(&up->tx_work, gnsim_uplink_tx_work);
 	ret = dev_set_promiscuity(dev, 1);
 	if (ret)
 		goto err_free;
-	ret = netdev_rx_handler_register(dev, gn_uplink_rx, up);
+	ret = netdev_rx_handler_register(dev, gnsim_uplink_rx, up);
 	if (ret) {
 		pr_err("gaudi_nic: link_device: %s already has a receive handler (a bridge or bond port, or another port's uplink)\n",
 		       dev->name);
@@ -258,7 +258,7 @@ err_free:
 
 void gnsim_uplink_detach(struct gn_mac *mac)
 {
-	struct gn_uplink *up = rtnl_dereference(mac->uplink);
+	struct gnsim_uplink *up = rtnl_dereference(mac->uplink);
 
 	ASSERT_RTNL();
 	if (!up)
@@ -274,18 +274,18 @@ void gnsim_uplink_detach(struct gn_mac *mac)
 	gnsim_mac_update_link(mac);
 }
 
-static int gn_uplink_event(struct notifier_block *nb, unsigned long event,
-			   void *ptr)
+static int gnsim_uplink_event(struct notifier_block *nb, unsigned long event,
+			      void *ptr)
 {
 	struct net_device *dev = netdev_notifier_info_to_dev(ptr);
-	struct gn_uplink *up = gn_uplink_of(dev);
+	struct gnsim_uplink *up = gnsim_uplink_of(dev);
 
 	if (!up)
 		return NOTIFY_DONE;
 	switch (event) {
 	case NETDEV_UNREGISTER:	/* also: leaving its namespace */
 		pr_info("gaudi_nic: %s port %u: uplink %s unregistered or left its namespace: cable ended\n",
-			gn_mac_name(up->mac), up->mac->port, dev->name);
+			gnsim_mac_name(up->mac), up->mac->port, dev->name);
 		gnsim_uplink_detach(up->mac);
 		break;
 	case NETDEV_UP:
@@ -300,16 +300,16 @@ static int gn_uplink_event(struct notifier_block *nb, unsigned long event,
 	return NOTIFY_DONE;
 }
 
-static struct notifier_block gn_uplink_nb = {
-	.notifier_call = gn_uplink_event,
+static struct notifier_block gnsim_uplink_nb = {
+	.notifier_call = gnsim_uplink_event,
 };
 
 int gnsim_uplink_init(void)
 {
-	return register_netdevice_notifier(&gn_uplink_nb);
+	return register_netdevice_notifier(&gnsim_uplink_nb);
 }
 
 void gnsim_uplink_exit(void)
 {
-	unregister_netdevice_notifier(&gn_uplink_nb);
+	unregister_netdevice_notifier(&gnsim_uplink_nb);
 }
