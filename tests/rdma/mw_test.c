@@ -13,12 +13,13 @@
  * and changes access, translation and PD; bad flags and access are
  * refused.  Parent domains carry traffic and hold their PD.  A context,
  * PD and MR imported from another descriptor (ibv_import_*) carry traffic.
- * A CQ or SRQ resized keeps its completions or receives, in order, and
- * refuses to shrink below them.  UC QPs carry SENDs and WRITEs without
+ * UC QPs carry SENDs and WRITEs without
  * acknowledgement, and drop what the responder refuses.  RDMA FLUSH
  * (global) completes over a range or a whole MR and fails without access.
- * A kselftest (kselftest_harness.h): one test per area, each in its own
- * process with both devices opened anew; output KTAP.
+ * (CQs and SRQs resized, and what a QP's reset or destroy leaves on its
+ * CQ, are queue_test.c's.)  A kselftest (kselftest_harness.h, the fixture
+ * of mwutil.h): one test per area, each in its own process with both
+ * devices opened anew; output KTAP.
  *
  * usage: mw_test DEV_A GID_A DEV_B GID_B
  */
@@ -34,108 +35,7 @@
 #include <infiniband/verbs.h>
 
 #include "kselftest_harness.h"
-#include "testutil.h"
-
-#define LEN	8192
-#define ACC_ALL	TU_ACC_ALL
-
-static struct tu_side A, B;
-/* the connected pair of the current step: qa on A, qb on B */
-static struct ibv_qp *qa, *qb;
-static uint8_t *abuf, *bbuf;
-static struct ibv_mr *bmr;
-
-static struct ibv_qp *new_qp(struct ibv_pd *pd, struct ibv_cq *cq)
-{
-	return tu_qp(pd, cq, IBV_QPT_RC,
-		     &(struct ibv_qp_cap){ .max_send_wr = 32, .max_recv_wr = 32,
-					   .max_send_sge = 2, .max_recv_sge = 2 });
-}
-
-/* @qp of @s RESET -> RTS towards QP @dqpn of @peer (PSNs 3). */
-static int to_rts(struct tu_side *s, struct ibv_qp *qp, struct tu_side *peer,
-		  uint32_t dqpn)
-{
-	struct tu_path p = TU_PATH_DEFAULT;
-
-	p.psn = 3;
-	return tu_qp_connect(qp, s, peer, dqpn,
-			     ACC_ALL | IBV_ACCESS_FLUSH_GLOBAL, &p);
-}
-
-/* A fresh pair qa (A, in @pd_a) <-> qb (B); errors leave QPs in ERR. */
-static int connect_in(struct ibv_pd *pd_a)
-{
-	if (qa)
-		ibv_destroy_qp(qa);
-	if (qb)
-		ibv_destroy_qp(qb);
-	qa = new_qp(pd_a, A.cq);
-	qb = new_qp(B.pd, B.cq);
-	if (!qa || !qb)
-		return -1;
-	return to_rts(&A, qa, &B, qb->qp_num) || to_rts(&B, qb, &A, qa->qp_num);
-}
-
-static int reconnect(void)
-{
-	return connect_in(A.pd);
-}
-
-/* A new, unconnected qa (or qb), for a pair with another QP. */
-static int fresh_qa(void)
-{
-	if (qa)
-		ibv_destroy_qp(qa);
-	qa = new_qp(A.pd, A.cq);
-	return qa ? 0 : -1;
-}
-
-static int fresh_qb(void)
-{
-	if (qb)
-		ibv_destroy_qp(qb);
-	qb = new_qp(B.pd, B.cq);
-	return qb ? 0 : -1;
-}
-
-/* One completion of @cq (10 s); its status, or -1 if none came. */
-static int wait_wc(struct ibv_cq *cq, struct ibv_wc *wc)
-{
-	return tu_poll(cq, wc, 10) == 1 ? (int)wc->status : -1;
-}
-
-/* B writes 64 bytes of its buffer to @raddr of A through @rkey (on qp). */
-static int write_via(struct ibv_qp *qp, uint64_t raddr, uint32_t rkey)
-{
-	struct ibv_sge sg = { (uintptr_t)bbuf, 64, bmr->lkey };
-	struct ibv_send_wr wr = {
-		.wr_id = 1, .sg_list = &sg, .num_sge = 1,
-		.opcode = IBV_WR_RDMA_WRITE, .send_flags = IBV_SEND_SIGNALED,
-		.wr.rdma = { .remote_addr = raddr, .rkey = rkey },
-	}, *bad;
-	struct ibv_wc wc;
-
-	if (ibv_post_send(qp, &wr, &bad))
-		return -1;
-	return wait_wc(B.cq, &wc);
-}
-
-static int bwrite(uint64_t raddr, uint32_t rkey)
-{
-	return write_via(qb, raddr, rkey);
-}
-
-/* Post @wr on qa and wait for its completion: its status, or -1. */
-static int a_post(struct ibv_send_wr *wr, struct ibv_wc *wc)
-{
-	struct ibv_send_wr *bad;
-
-	wr->send_flags |= IBV_SEND_SIGNALED;
-	if (ibv_post_send(qa, wr, &bad))
-		return -1;
-	return wait_wc(A.cq, wc);
-}
+#include "mwutil.h"
 
 static int bind2(struct ibv_mw *mw, struct ibv_mr *mr, void *addr,
 		 size_t len, int acc, uint32_t *key)
@@ -164,14 +64,6 @@ static int local_inv(uint32_t key)
 	int st = a_post(&wr, &wc);
 
 	return st == IBV_WC_SUCCESS && wc.opcode != IBV_WC_LOCAL_INV ? -2 : st;
-}
-
-static bool untouched(const uint8_t *p, size_t n)
-{
-	while (n--)
-		if (*p++ != 0xee)
-			return false;
-	return true;
 }
 
 static void test_mw_type1(struct __test_metadata *_metadata, struct ibv_mr *mr)
@@ -673,187 +565,6 @@ out:
 		ibv_dereg_mr(mr);
 }
 
-/*
- * Resize a CQ holding 3 completions: too small is EINVAL (and loses
- * nothing), larger keeps them in order, and the new ring takes more.
- */
-static void test_resize_cq(struct __test_metadata *_metadata)
-{
-	struct ibv_cq *cq = ibv_create_cq(B.ctx, 4, NULL, NULL, 0);
-	struct ibv_mr *mr = ibv_reg_mr(A.pd, abuf, LEN, ACC_ALL);
-	struct ibv_qp *q = cq ? new_qp(B.pd, cq) : NULL;
-	struct ibv_wc wc[8];
-	int i, n = 0, ret;
-	double end;
-
-	ASSERT_FALSE(!cq || !mr || !q || fresh_qa() || to_rts(&B, q, &A, qa->qp_num) ||
-	    to_rts(&A, qa, &B, q->qp_num))
-		TH_LOG("resize CQ: set up");
-	EXPECT_TRUE(cq->cqe >= 4)
-		TH_LOG("CQ of %d entries", cq->cqe);
-	memset(abuf, 0xee, LEN);
-	for (i = 0; i < 3; i++) {
-		struct ibv_sge sg = { (uintptr_t)bbuf + 64 * i, 64, bmr->lkey };
-		struct ibv_send_wr wr = {
-			.wr_id = 100 + i, .sg_list = &sg, .num_sge = 1,
-			.opcode = IBV_WR_RDMA_WRITE,
-			.send_flags = IBV_SEND_SIGNALED,
-			.wr.rdma = { (uintptr_t)abuf + 64 * i, mr->rkey },
-		}, *bad;
-
-		ibv_post_send(q, &wr, &bad);
-	}
-	/* the last WRITE landed; its ACK (the CQE) follows within ms */
-	end = tu_now() + 10;
-	while (memcmp(abuf + 128, bbuf + 128, 64) && tu_now() < end)
-		usleep(1000);
-	usleep(500000);
-	ret = ibv_resize_cq(cq, 1);
-	EXPECT_TRUE(ret == EINVAL)
-		TH_LOG("shrinking it below its 3 completions: EINVAL (%d)",
-	   ret);
-	ret = ibv_resize_cq(cq, 0);
-	EXPECT_TRUE(ret == EINVAL)
-		TH_LOG("resize to 0 entries: EINVAL (%d)", ret);
-	ret = ibv_resize_cq(cq, 1 << 24);
-	EXPECT_TRUE(ret == EINVAL)
-		TH_LOG("resize past max_cqe: EINVAL (%d)", ret);
-	ret = ibv_resize_cq(cq, 16);
-	n = ibv_poll_cq(cq, 8, wc);
-	EXPECT_TRUE(!ret && cq->cqe >= 16 && n == 3 && wc[0].wr_id == 100 &&
-	   wc[1].wr_id == 101 && wc[2].wr_id == 102 &&
-	   wc[2].status == IBV_WC_SUCCESS)
-		TH_LOG("grown to %d entries, the 3 completions kept in order (%d, %d polled)",
-	   cq->cqe, ret, n);
-	for (i = 0; i < 6; i++) {
-		struct ibv_sge sg = { (uintptr_t)bbuf, 64, bmr->lkey };
-		struct ibv_send_wr wr = {
-			.wr_id = 200 + i, .sg_list = &sg, .num_sge = 1,
-			.opcode = IBV_WR_RDMA_WRITE,
-			.send_flags = IBV_SEND_SIGNALED,
-			.wr.rdma = { (uintptr_t)abuf, mr->rkey },
-		}, *bad;
-
-		ibv_post_send(q, &wr, &bad);
-	}
-	n = 0;
-	end = tu_now() + 10;
-	while (n < 6 && tu_now() < end) {
-		ret = ibv_poll_cq(cq, 8, wc);
-		n += ret > 0 ? ret : 0;
-		usleep(100);
-	}
-	EXPECT_TRUE(n == 6)
-		TH_LOG("6 more completions through the new ring (%d)", n);
-	ret = ibv_resize_cq(cq, 2);
-	EXPECT_TRUE(!ret && cq->cqe >= 2 && cq->cqe < 16)
-		TH_LOG("an empty CQ shrinks to %d entries (%d)", cq->cqe, ret);
-	if (q)
-		ibv_destroy_qp(q);
-	if (mr)
-		ibv_dereg_mr(mr);
-	if (cq)
-		ibv_destroy_cq(cq);
-	reconnect();
-}
-
-/* Post receive @id of 64 bytes at @off of A's buffer to @srq. */
-static int srq_post(struct ibv_srq *srq, struct ibv_mr *mr, uint64_t id,
-		    size_t off)
-{
-	struct ibv_sge sg = { (uintptr_t)abuf + off, 64, mr->lkey };
-	struct ibv_recv_wr wr = { .wr_id = id, .sg_list = &sg, .num_sge = 1 };
-	struct ibv_recv_wr *bad;
-
-	return ibv_post_srq_recv(srq, &wr, &bad);
-}
-
-/*
- * Resize an SRQ holding 3 receives: below them is EINVAL, larger keeps
- * them first, and the new ring takes more than the old one could.
- */
-static void test_resize_srq(struct __test_metadata *_metadata)
-{
-	struct ibv_srq_init_attr sa = { .attr = { .max_wr = 4, .max_sge = 1 } };
-	struct ibv_mr *mr = ibv_reg_mr(A.pd, abuf, LEN, ACC_ALL);
-	struct ibv_srq *srq = ibv_create_srq(A.pd, &sa);
-	struct ibv_qp_init_attr ia = {
-		.send_cq = A.cq, .recv_cq = A.cq, .srq = srq,
-		.cap = { .max_send_wr = 4, .max_send_sge = 1 },
-		.qp_type = IBV_QPT_RC,
-	};
-	struct ibv_qp *q = srq ? ibv_create_qp(A.pd, &ia) : NULL;
-	struct ibv_device_attr da = {};
-	struct ibv_srq_attr at = {};
-	int i, n = 0, order = 1, ret;
-	struct ibv_wc wc;
-	double end;
-
-	ASSERT_FALSE(!mr || !srq || !q || fresh_qb() || to_rts(&A, q, &B, qb->qp_num) ||
-	    to_rts(&B, qb, &A, q->qp_num))
-		TH_LOG("resize SRQ: set up");
-	/* what earlier steps left on A's CQ */
-	while (ibv_poll_cq(A.cq, 1, &wc) > 0)
-		;
-	EXPECT_TRUE(!ibv_query_device(A.ctx, &da) &&
-	   (da.device_cap_flags & IBV_DEVICE_SRQ_RESIZE))
-		TH_LOG("the device reports SRQ resize");
-	for (i = 0; i < 3; i++)
-		srq_post(srq, mr, 300 + i, 64 * i);
-	at.max_wr = 2;
-	ret = ibv_modify_srq(srq, &at, IBV_SRQ_MAX_WR);
-	EXPECT_TRUE(ret == EINVAL)
-		TH_LOG("shrinking it below its 3 receives: EINVAL (%d)", ret);
-	at.max_wr = 1 << 20;
-	ret = ibv_modify_srq(srq, &at, IBV_SRQ_MAX_WR);
-	EXPECT_TRUE(ret == EINVAL)
-		TH_LOG("resize past max_srq_wr: EINVAL (%d)", ret);
-	at.max_wr = 16;
-	ret = ibv_modify_srq(srq, &at, IBV_SRQ_MAX_WR);
-	memset(&at, 0, sizeof(at));
-	if (!ret)
-		ret = ibv_query_srq(srq, &at);
-	EXPECT_TRUE(!ret && at.max_wr >= 16)
-		TH_LOG("grown to %u receives (%d)", at.max_wr, ret);
-	for (i = 3; i < 13; i++)
-		ret |= srq_post(srq, mr, 300 + i, 64 * i);
-	EXPECT_TRUE(!ret)
-		TH_LOG("13 receives posted, more than the old ring held");
-	for (i = 0; i < 13; i++) {
-		struct ibv_sge sg = { (uintptr_t)bbuf, 16, bmr->lkey };
-		struct ibv_send_wr wr = { .wr_id = 400 + i, .sg_list = &sg,
-					  .num_sge = 1, .opcode = IBV_WR_SEND },
-				   *bad;
-
-		ibv_post_send(qb, &wr, &bad);
-	}
-	end = tu_now() + 10;
-	while (n < 13 && tu_now() < end) {
-		if (ibv_poll_cq(A.cq, 1, &wc) != 1) {
-			usleep(100);
-			continue;
-		}
-		if (wc.status != IBV_WC_SUCCESS || wc.wr_id != 300u + n)
-			order = 0;
-		n++;
-	}
-	EXPECT_TRUE(n == 13 && order)
-		TH_LOG("13 SENDs take the 3 moved receives first, then the new ones, in order (%d)",
-	   n);
-	at.max_wr = 2;
-	ret = ibv_modify_srq(srq, &at, IBV_SRQ_MAX_WR);
-	EXPECT_TRUE(!ret)
-		TH_LOG("the empty SRQ shrinks (%d)", ret);
-	if (q)
-		ibv_destroy_qp(q);
-	if (srq)
-		ibv_destroy_srq(srq);
-	if (mr)
-		ibv_dereg_mr(mr);
-	reconnect();
-}
-
-/* @qp (UC) to RTS towards @dqpn: UC takes no timeouts, retries or READs. */
 static int uc_to_rts(struct tu_side *s, struct ibv_qp *qp, struct tu_side *peer,
 		     uint32_t dqpn)
 {
@@ -975,53 +686,6 @@ static void test_uc(struct __test_metadata *_metadata)
 		ibv_dereg_mr(mr);
 }
 
-/*
- * A QP moved to RESET or destroyed takes its completions out of the CQ
- * (as mlx4 and mlx5 do; rdma-core's rereg tests restart QPs that way, and
- * libfabric's rxm drains a shared CQ after freeing a connection's
- * endpoint), and only its own: two QPs with a flushed receive each, one
- * reset or destroyed.
- */
-static void test_gone_cq(struct __test_metadata *_metadata, bool destroy)
-{
-	struct ibv_mr *mr = ibv_reg_mr(A.pd, abuf, LEN, ACC_ALL);
-	struct ibv_qp *q[2] = { new_qp(A.pd, A.cq), new_qp(A.pd, A.cq) };
-	struct ibv_qp_attr at = { .qp_state = IBV_QPS_INIT, .port_num = 1 };
-	struct ibv_sge sg = { (uintptr_t)abuf, 64, mr ? mr->lkey : 0 };
-	struct ibv_recv_wr rwr = { .wr_id = 700, .sg_list = &sg, .num_sge = 1 };
-	struct ibv_recv_wr *bad;
-	struct ibv_wc wc[4];
-	int i, n = 0;
-
-	while (ibv_poll_cq(A.cq, 1, wc) > 0)
-		;
-	for (i = 0; i < 2 && mr && q[0] && q[1]; i++) {
-		at.qp_state = IBV_QPS_INIT;
-		ibv_modify_qp(q[i], &at, IBV_QP_STATE | IBV_QP_PKEY_INDEX |
-			      IBV_QP_PORT | IBV_QP_ACCESS_FLAGS);
-		ibv_post_recv(q[i], &rwr, &bad);
-		at.qp_state = IBV_QPS_ERR;
-		ibv_modify_qp(q[i], &at, IBV_QP_STATE);
-	}
-	usleep(200000);
-	at.qp_state = IBV_QPS_RESET;
-	if (q[0] && destroy && !ibv_destroy_qp(q[0])) {
-		q[0] = NULL;
-		n = ibv_poll_cq(A.cq, 4, wc);
-	} else if (q[0] && !destroy && !ibv_modify_qp(q[0], &at, IBV_QP_STATE)) {
-		n = ibv_poll_cq(A.cq, 4, wc);
-	}
-	EXPECT_TRUE(q[1] && n == 1 && wc[0].qp_num == q[1]->qp_num &&
-	   wc[0].status == IBV_WC_WR_FLUSH_ERR)
-		TH_LOG("%s drops the QP's own flushed completion from the CQ, not another QP's (%d left)",
-	   destroy ? "destroy" : "RESET", n);
-	for (i = 0; i < 2; i++)
-		if (q[i])
-			ibv_destroy_qp(q[i]);
-	if (mr)
-		ibv_dereg_mr(mr);
-}
-
 /* One ibv_wr_flush on @x: its completion's status (-1: none). */
 static int flush1(struct ibv_qp_ex *x, uint32_t rkey, uint64_t addr,
 		  size_t len, uint8_t type, uint8_t level, struct ibv_wc *wc)
@@ -1125,38 +789,7 @@ out:
 	reconnect();
 }
 
-/* from the command line */
-static const char *dev_a, *dev_b;
-static int gid_a, gid_b;
-
-/*
- * Every test opens both devices anew, in its own process: A with its
- * buffer, B with its registered, patterned one.
- */
-FIXTURE(mw) {};
-
-FIXTURE_SETUP(mw)
-{
-	abuf = aligned_alloc(4096, LEN);
-	bbuf = aligned_alloc(4096, LEN);
-	ASSERT_TRUE(abuf && bbuf);
-	ASSERT_EQ(0, tu_open(&A, dev_a, gid_a, 256))
-		TH_LOG("open %s (GID index %d): %s", dev_a, gid_a, strerror(errno));
-	ASSERT_EQ(0, tu_open(&B, dev_b, gid_b, 256))
-		TH_LOG("open %s (GID index %d): %s", dev_b, gid_b, strerror(errno));
-	bmr = ibv_reg_mr(B.pd, bbuf, LEN, ACC_ALL);
-	ASSERT_NE(NULL, bmr) TH_LOG("register B's buffer: %s", strerror(errno));
-	for (int i = 0; i < LEN; i++)
-		bbuf[i] = (uint8_t)(i * 13 + 1);
-}
-
-FIXTURE_TEARDOWN(mw)
-{
-	if (qa)
-		ibv_destroy_qp(qa);
-	if (qb)
-		ibv_destroy_qp(qb);
-}
+MW_FIXTURE(mw);
 
 TEST_F_TIMEOUT(mw, memory_windows, 120)
 {
@@ -1183,29 +816,9 @@ TEST_F_TIMEOUT(mw, import, 120)
 	test_import(_metadata);
 }
 
-TEST_F_TIMEOUT(mw, resize_cq, 120)
-{
-	test_resize_cq(_metadata);
-}
-
-TEST_F_TIMEOUT(mw, resize_srq, 120)
-{
-	test_resize_srq(_metadata);
-}
-
 TEST_F_TIMEOUT(mw, uc, 120)
 {
 	test_uc(_metadata);
-}
-
-TEST_F_TIMEOUT(mw, reset_cq, 120)
-{
-	test_gone_cq(_metadata, false);
-}
-
-TEST_F_TIMEOUT(mw, destroy_cq, 120)
-{
-	test_gone_cq(_metadata, true);
 }
 
 TEST_F_TIMEOUT(mw, flush, 120)

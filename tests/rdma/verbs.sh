@@ -3,7 +3,8 @@
 # gaudi devices: device limits, address handles (IPv4 and IPv6 GIDs), QP
 # state machine, data path operations, protection and RNR errors,
 # HBM-to-HBM RDMA through dma-buf MRs; extended QPs (qpex_test.c); memory
-# windows, MR re-registration and parent domains (mw_test.c); then teardown in the wrong order
+# windows, MR re-registration and parent domains (mw_test.c); CQ and SRQ
+# resizing and reset (queue_test.c); then teardown in the wrong order
 # (del_device under live processes: QPs, CQs, MRs, an AH).  Output: TAP.
 here=$(dirname "$0")
 DEV_A=${DEV_A:-34}
@@ -70,6 +71,15 @@ if [ -x "$mwbin" ]; then
 	fi
 else
 	t_fail "mw_test built" "$mwbin missing (make user)"
+fi
+
+# CQs and SRQs resized, a QP's completions at reset and destroy
+# (tests/rdma/queue_test.c)
+queuebin=${QUEUE_TEST:-/build/tests-rdma/queue_test}
+if [ -x "$queuebin" ]; then
+	ksft_relay queue_test < <(timeout 300 "$queuebin" "$IB_A" "$GID_A" "$IB_B" "$GID_B" 2>&1)
+else
+	t_fail "queue_test built" "$queuebin missing (make user)"
 fi
 
 # device memory on the HBM (tests/rdma/dm_test.c)
