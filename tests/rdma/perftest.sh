@@ -178,7 +178,7 @@ fi
 # its release build: no sanitizer in the loop), 64 MiB buffers (memory
 # bandwidth, the ratio's reference) and 64 KiB (cache, shown)
 mcbin=${MEMCPY_BW:-/build/tests-rdma-rel/memcpy_bw}
-mc= mcc= mco= mcco=
+mc='' mcc='' mco='' mcco=''
 if [ -x "$mcbin" ] && mco=$("$mcbin" 65536 1 2>&1) && mcco=$("$mcbin" 64 1 2>&1); then
 	mc=$(awk '{ print $4 }' <<<"$mco")	# memcpy SIZE KiB: RATE MiB/s (...)
 	mcc=$(awk '{ print $4 }' <<<"$mcco")
