@@ -133,14 +133,23 @@ static inline long long hw_counter(struct tu_side *s, const char *name)
 	return tu_hw_counter(ibv_get_device_name(s->ctx->device), name);
 }
 
-/* A connected pair of QPs, A's to B's; false if it could not be made. */
-static inline bool connect_pair(struct ibv_qp **qa, struct ibv_qp **qb)
+/*
+ * A connected pair of QPs made by @mk, A's to B's; false if it could not
+ * be made.
+ */
+static inline bool connect_pair_with(struct ibv_qp *(*mk)(struct tu_side *),
+				     struct ibv_qp **qa, struct ibv_qp **qb)
 {
-	*qa = new_qp(&A);
-	*qb = new_qp(&B);
+	*qa = mk(&A);
+	*qb = mk(&B);
 	return *qa && *qb && !to_init(*qa) && !to_init(*qb) &&
 	       !to_rts(&A, *qa, &B, (*qb)->qp_num) &&
 	       !to_rts(&B, *qb, &A, (*qa)->qp_num);
+}
+
+static inline bool connect_pair(struct ibv_qp **qa, struct ibv_qp **qb)
+{
+	return connect_pair_with(new_qp, qa, qb);
 }
 
 /* A WRITE of 64 bytes from @from to @to's buffer; true if it arrived. */

@@ -59,27 +59,6 @@ static struct ibv_qp *new_qpx(struct tu_side *s)
 	return mk_qpx(s, IBV_QPT_RC, QPX_RC_OPS);
 }
 
-/* A connected pair A.qp <-> B.qp of extended RC QPs. */
-static int connect_qpx(void)
-{
-	A.qp = new_qpx(&A);
-	B.qp = new_qpx(&B);
-	if (!A.qp || !B.qp || to_init(A.qp) || to_init(B.qp) ||
-	    to_rts(&A, A.qp, &B, B.qp->qp_num) ||
-	    to_rts(&B, B.qp, &A, A.qp->qp_num))
-		return -1;
-	return 0;
-}
-
-static int post_recv(struct ibv_qp *qp, struct ibv_sge *sg, int nsge,
-		     uint64_t id)
-{
-	struct ibv_recv_wr wr = { .wr_id = id, .sg_list = sg,
-				  .num_sge = nsge }, *bad;
-
-	return ibv_post_recv(qp, &wr, &bad);
-}
-
 /* An AH from A to B's GID (a UD address for an RC QP's bad request). */
 static struct ibv_ah *ah_to_b(void)
 {
@@ -203,7 +182,7 @@ TEST_F_TIMEOUT(qpex, rc, 120)
 		ibv_destroy_qp(q);
 
 	ASSERT_TRUE(ma && mb) TH_LOG("qpex: register MRs: %s", strerror(errno));
-	ASSERT_EQ(0, connect_qpx())
+	ASSERT_TRUE(connect_pair_with(new_qpx, &A.qp, &B.qp))
 		TH_LOG("qpex: connect RC QPs with send_ops_flags (%s)",
 		       strerror(errno));
 	x = ibv_qp_to_qp_ex(A.qp);
@@ -230,7 +209,7 @@ TEST_F_TIMEOUT(qpex, rc, 120)
 
 	/* WRITE with immediate: consumes a receive on B */
 	rs = (struct ibv_sge){ (uintptr_t)b + 200000, 4096, mb->lkey };
-	post_recv(B.qp, &rs, 1, 0x901);
+	tu_post_recv(B.qp, &rs, 1, 0x901);
 	ret = qpx_post1(x, 0x102, IBV_WR_RDMA_WRITE_WITH_IMM, mb->rkey,
 			b + 60000, 0xabcd1234, ma, a + 70000, 5000);
 	EXPECT_TRUE(!ret && qpx_done(0x102, IBV_WC_RDMA_WRITE, &wc) &&
@@ -242,7 +221,7 @@ TEST_F_TIMEOUT(qpex, rc, 120)
 
 	/* SEND inline (copied at the setter call), SEND with immediate */
 	memset(b + 200000, 0, 8192);
-	post_recv(B.qp, &rs, 1, 0x902);
+	tu_post_recv(B.qp, &rs, 1, 0x902);
 	ibv_wr_start(x);
 	x->wr_id = 0x103;
 	ibv_wr_send(x);
@@ -256,7 +235,7 @@ TEST_F_TIMEOUT(qpex, rc, 120)
 	   TH_LOG("qpex: wr_send of 80 B inline, copied when set (%s)",
 	   strerror(ret));
 	fill(a, BUF, 11);
-	post_recv(B.qp, &rs, 1, 0x903);
+	tu_post_recv(B.qp, &rs, 1, 0x903);
 	ret = qpx_post1(x, 0x104, IBV_WR_SEND_WITH_IMM, 0, NULL, 0x5151, ma,
 			a + 1234, 3000);
 	EXPECT_TRUE(!ret && qpx_done(0x104, IBV_WC_SEND, &wc) &&
@@ -279,7 +258,7 @@ TEST_F_TIMEOUT(qpex, rc, 120)
 	memset(b, 0, 65536);
 	memset(b + 200000, 0, 4096);
 	fill(b + 8192, 4000, 99);
-	post_recv(B.qp, &rs, 1, 0x904);
+	tu_post_recv(B.qp, &rs, 1, 0x904);
 	bufs[0] = (struct ibv_data_buf){ a + 500, 30 };
 	bufs[1] = (struct ibv_data_buf){ a + 900, 40 };
 	sg[0] = (struct ibv_sge){ (uintptr_t)a + 2000, 100, ma->lkey };

@@ -118,6 +118,16 @@ static inline struct ibv_qp *tu_qp(struct ibv_pd *pd, struct ibv_cq *cq,
 	return ibv_create_qp(pd, &ia);
 }
 
+/* One receive work request @id of @nsge SGEs from @sg on @qp. */
+static inline int tu_post_recv(struct ibv_qp *qp, struct ibv_sge *sg,
+			       int nsge, uint64_t id)
+{
+	struct ibv_recv_wr wr = { .wr_id = id, .sg_list = sg,
+				  .num_sge = nsge }, *bad;
+
+	return ibv_post_recv(qp, &wr, &bad);
+}
+
 /* RESET -> INIT on port 1, P_Key index 0, remote @access. */
 static inline int tu_qp_init(struct ibv_qp *qp, unsigned int access)
 {

@@ -110,15 +110,6 @@ static int post_write(struct ibv_qp *qp, enum ibv_wr_opcode op,
 	return ibv_post_send(qp, &wr, &bad);
 }
 
-static int post_recv(struct ibv_qp *qp, struct ibv_sge *sg, int nsge,
-		     uint64_t id)
-{
-	struct ibv_recv_wr wr = { .wr_id = id, .sg_list = sg,
-				  .num_sge = nsge }, *bad;
-
-	return ibv_post_recv(qp, &wr, &bad);
-}
-
 static void fill(uint8_t *p, size_t n, unsigned int seed)
 {
 	size_t i;
@@ -267,7 +258,7 @@ TEST_F_TIMEOUT(verbs, data_path, 120)
 
 	/* WRITE with immediate consumes a receive */
 	sg[1] = (struct ibv_sge){ (uintptr_t)b + 200000, 16, mb->lkey };
-	post_recv(B.qp, &sg[1], 1, 77);
+	tu_post_recv(B.qp, &sg[1], 1, 77);
 	sg[0] = (struct ibv_sge){ (uintptr_t)a, 3000, ma->lkey };
 	post_write(A.qp, IBV_WR_RDMA_WRITE_WITH_IMM, sg, 1, (uintptr_t)b + 4096,
 		   mb->rkey, IBV_SEND_SIGNALED, 0xabcd1234);
@@ -327,7 +318,7 @@ TEST_F_TIMEOUT(verbs, data_path, 120)
 	memset(b, 0, BUF);
 	sg[0] = (struct ibv_sge){ (uintptr_t)b, 3000, mb->lkey };
 	sg[1] = (struct ibv_sge){ (uintptr_t)b + 10000, 10000, mb->lkey };
-	post_recv(B.qp, sg, 2, 5);
+	tu_post_recv(B.qp, sg, 2, 5);
 	sg[0] = (struct ibv_sge){ (uintptr_t)a, 100, ma->lkey };
 	sg[1] = (struct ibv_sge){ (uintptr_t)a + 1000, 4000, ma->lkey };
 	sg[2] = (struct ibv_sge){ (uintptr_t)a + 9000, 900, ma->lkey };
@@ -344,7 +335,7 @@ TEST_F_TIMEOUT(verbs, data_path, 120)
 		char msg[64] = "inline hello from gaudi";
 
 		sg[0] = (struct ibv_sge){ (uintptr_t)b + 50000, 64, mb->lkey };
-		post_recv(B.qp, sg, 1, 6);
+		tu_post_recv(B.qp, sg, 1, 6);
 		sg[0] = (struct ibv_sge){ (uintptr_t)msg, sizeof(msg), 0 };
 		post_write(A.qp, IBV_WR_SEND_WITH_IMM, sg, 1, 0, 0,
 			   IBV_SEND_SIGNALED | IBV_SEND_INLINE, 99);
@@ -385,7 +376,7 @@ TEST_F_TIMEOUT(verbs, data_path, 120)
 		fill(a, BUF, 5);
 		memset(b, 0xee, BUF);
 		sg[0] = (struct ibv_sge){ (uintptr_t)a, bad[i].len, ma->lkey };
-		post_recv(B.qp, &sg[0], 1, 1);
+		tu_post_recv(B.qp, &sg[0], 1, 1);
 		post_write(A.qp, bad[i].op, sg, 1, (uintptr_t)b + bad[i].off,
 			   rkey, IBV_SEND_SIGNALED, 0);
 		n = wait_wc(A.cq, &wc);
@@ -421,7 +412,7 @@ TEST_F_TIMEOUT(verbs, data_path, 120)
 		post_write(A.qp, IBV_WR_SEND, sg, 1, 0, 0, IBV_SEND_SIGNALED, 0);
 		usleep(200000);
 		sg[1] = (struct ibv_sge){ (uintptr_t)b, 10, mb->lkey };
-		post_recv(B.qp, &sg[1], 1, 3);
+		tu_post_recv(B.qp, &sg[1], 1, 3);
 		n = wait_wc(A.cq, &wc);
 		EXPECT_TRUE(!n && wc.status == IBV_WC_SUCCESS)
 		   TH_LOG("SEND before the receive is retried (rnr_retry 7): %s",
@@ -813,7 +804,7 @@ TEST_F_TIMEOUT(verbs, rxm_cq, 120)
 	fill(a, 4096, 3);
 	memset(b, 0, 4096);
 	sg = (struct ibv_sge){ (uintptr_t)a, 64, ma->lkey };
-	post_recv(B.qp, NULL, 0, 77);
+	tu_post_recv(B.qp, NULL, 0, 77);
 	post_write(A.qp, IBV_WR_RDMA_WRITE_WITH_IMM, &sg, 1, (uintptr_t)b,
 		   mb->rkey, IBV_SEND_SIGNALED, 0x1234);
 	pfd = (struct pollfd){ .fd = ch_b->fd, .events = POLLIN };
