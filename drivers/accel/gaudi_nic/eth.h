@@ -23,19 +23,6 @@
 
 struct gn_nic;
 
-/* One auxiliary device of the NIC (gaudi_nic.eth.N, gaudi_nic.rdma.N). */
-struct gaudi_nic_adev {
-	struct auxiliary_device adev;
-	struct gaudi_nic_dev *gdev;
-	struct gn_nic *nic;
-};
-
-static inline struct gaudi_nic_adev *
-to_gaudi_nic_adev(struct auxiliary_device *adev)
-{
-	return container_of(adev, struct gaudi_nic_adev, adev);
-}
-
 /* the ports of a device, for the Ethernet driver */
 unsigned int gn_nic_num_ports(struct gn_nic *nic);
 struct gn_mac *gn_nic_port_mac(struct gn_nic *nic, unsigned int port);

@@ -285,7 +285,7 @@ static void gn_eth_port_destroy(struct gn_eth_port *port)
 	/* notifiers of the unregistration still find the port's netdev */
 	if (ndev->reg_state == NETREG_REGISTERED)
 		unregister_netdevice(ndev);
-	gn_nic_set_netdev(port->gadev->nic, port->idx, NULL);
+	gn_nic_set_netdev(port->gadev->gdev->nic, port->idx, NULL);
 	port->mac_ops->unbind(port->mac);
 	rtnl_unlock();	/* completes the unregistration */
 	if (port->dl_port_registered)
@@ -297,6 +297,7 @@ static struct gn_eth_port *gn_eth_port_create(struct gaudi_nic_adev *gadev,
 					      unsigned int idx)
 {
 	struct gaudi_nic_dev *gdev = gadev->gdev;
+	struct gn_nic *nic = gdev->nic;
 	struct devlink_port_attrs attrs = {};
 	struct gn_eth_port *port;
 	struct net_device *ndev;
@@ -317,8 +318,8 @@ static struct gn_eth_port *gn_eth_port_create(struct gaudi_nic_adev *gadev,
 	port->gadev = gadev;
 	port->idx = idx;
 	port->dma_dev = &gdev->pdev->dev;
-	port->mac = gn_nic_port_mac(gadev->nic, idx);
-	port->mac_ops = gn_nic_mac_ops(gadev->nic);
+	port->mac = gn_nic_port_mac(nic, idx);
+	port->mac_ops = gn_nic_mac_ops(nic);
 	for (q = 0; q < GN_MAC_MAX_QUEUES; q++) {
 		u64_stats_init(&port->qstats[q].txq.syncp);
 		u64_stats_init(&port->qstats[q].txc.syncp);
@@ -332,7 +333,7 @@ static struct gn_eth_port *gn_eth_port_create(struct gaudi_nic_adev *gadev,
 
 	SET_NETDEV_DEV(ndev, &gadev->adev.dev);
 	/* where a reload with netns moved the instance (init_net at first) */
-	dev_net_set(ndev, devlink_net(gn_nic_devlink(gadev->nic)));
+	dev_net_set(ndev, devlink_net(gn_nic_devlink(nic)));
 	/* which port of the device, as the device model tells it */
 	ndev->dev_port = idx;
 	ndev->netdev_ops = &gn_eth_netdev_ops;
@@ -365,7 +366,7 @@ static struct gn_eth_port *gn_eth_port_create(struct gaudi_nic_adev *gadev,
 	attrs.flavour = DEVLINK_PORT_FLAVOUR_PHYSICAL;
 	attrs.phys.port_number = idx;
 	devlink_port_attrs_set(&port->dl_port, &attrs);
-	ret = devl_port_register(gn_nic_devlink(gadev->nic), &port->dl_port,
+	ret = devl_port_register(gn_nic_devlink(nic), &port->dl_port,
 				 idx);
 	if (ret)
 		goto err_free;
@@ -389,10 +390,10 @@ static struct gn_eth_port *gn_eth_port_create(struct gaudi_nic_adev *gadev,
 	 * NETDEV_REGISTER notifier (gaudi_ib's) already finds the port.
 	 */
 	rtnl_lock();
-	gn_nic_set_netdev(gadev->nic, idx, ndev);
+	gn_nic_set_netdev(nic, idx, ndev);
 	ret = register_netdevice(ndev);
 	if (ret)
-		gn_nic_set_netdev(gadev->nic, idx, NULL);
+		gn_nic_set_netdev(nic, idx, NULL);
 	rtnl_unlock();
 	if (ret) {
 		dev_err(&gadev->adev.dev, "cannot register %s: %d\n", name,
@@ -425,7 +426,7 @@ static int gn_eth_probe(struct auxiliary_device *adev,
 			const struct auxiliary_device_id *id)
 {
 	struct gaudi_nic_adev *gadev = to_gaudi_nic_adev(adev);
-	unsigned int i, n = gn_nic_num_ports(gadev->nic);
+	unsigned int i, n = gn_nic_num_ports(gadev->gdev->nic);
 	struct gn_eth_dev *edev;
 	struct gn_eth_port *port;
 

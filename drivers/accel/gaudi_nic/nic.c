@@ -76,62 +76,53 @@ EXPORT_SYMBOL_NS_GPL(gaudi_nic_port_of, GAUDI_NIC);
 
 /* ------------------------------------------------ auxiliary devices */
 
-static void gn_nic_eth_release(struct device *dev)
+static void gn_nic_adev_release(struct device *dev)
 {
 	kfree(to_gaudi_nic_adev(to_auxiliary_dev(dev)));
 }
 
-static struct auxiliary_device *gn_nic_eth_alloc(struct gn_nic *nic)
+/* A function's container; the Ethernet function needs no more than this. */
+static struct gaudi_nic_adev *gn_nic_adev_new(struct gn_nic *nic)
 {
 	struct gaudi_nic_adev *gadev = kzalloc(sizeof(*gadev), GFP_KERNEL);
 
 	if (!gadev)
 		return ERR_PTR(-ENOMEM);
 	gadev->gdev = nic->gdev;
-	gadev->nic = nic;
-	return &gadev->adev;
+	return gadev;
 }
 
-static void gn_nic_rdma_release(struct device *dev)
+static struct gaudi_nic_adev *gn_nic_rdma_alloc(struct gn_nic *nic)
 {
-	kfree(to_gaudi_nic_rdma_adev(to_auxiliary_dev(dev)));
-}
-
-static struct auxiliary_device *gn_nic_rdma_alloc(struct gn_nic *nic)
-{
-	struct gaudi_nic_rdma_adev *radev;
+	struct gaudi_nic_adev *gadev;
 
 	if (!nic->roce || !nic->gdev->hw->roce_ops)
 		return NULL;	/* no RoCE engine on this device */
-	radev = kzalloc(sizeof(*radev), GFP_KERNEL);
-	if (!radev)
-		return ERR_PTR(-ENOMEM);
-	radev->gdev = nic->gdev;
-	radev->roce = nic->roce;
-	radev->roce_ops = nic->gdev->hw->roce_ops;
-	return &radev->adev;
+	gadev = gn_nic_adev_new(nic);
+	if (!IS_ERR(gadev)) {
+		gadev->roce = nic->roce;
+		gadev->roce_ops = nic->gdev->hw->roce_ops;
+	}
+	return gadev;
 }
 
 /*
  * The auxiliary devices of a device, gaudi_nic.<name>.N, added in this
- * order and deleted in the reverse one.  @alloc returns the device's
- * container (zeroed but for its own fields), NULL if the hardware lacks
- * the function, or an ERR_PTR.
+ * order and deleted in the reverse one, each in a struct gaudi_nic_adev
+ * (<linux/gaudi_nic/core.h>).  @alloc returns it with the function's
+ * fields filled, NULL if the hardware lacks the function, or an ERR_PTR.
  */
 static const struct gn_nic_adev_info {
 	const char *name;
-	struct auxiliary_device *(*alloc)(struct gn_nic *nic);
-	void (*release)(struct device *dev);
+	struct gaudi_nic_adev *(*alloc)(struct gn_nic *nic);
 } gn_nic_adevs[GN_NIC_ADEVS] = {
 	[GN_NIC_ADEV_ETH] = {
 		.name = "eth",
-		.alloc = gn_nic_eth_alloc,
-		.release = gn_nic_eth_release,
+		.alloc = gn_nic_adev_new,
 	},
 	[GN_NIC_ADEV_RDMA] = {
 		.name = "rdma",
 		.alloc = gn_nic_rdma_alloc,
-		.release = gn_nic_rdma_release,
 	},
 };
 
@@ -148,19 +139,21 @@ static void gn_nic_adev_del(struct gn_nic *nic, unsigned int i)
 static int gn_nic_adev_add(struct gn_nic *nic, unsigned int i)
 {
 	struct gaudi_nic_dev *gdev = nic->gdev;
+	struct gaudi_nic_adev *gadev;
 	struct auxiliary_device *adev;
 	int ret;
 
-	adev = gn_nic_adevs[i].alloc(nic);
-	if (IS_ERR_OR_NULL(adev))
-		return PTR_ERR_OR_ZERO(adev);
+	gadev = gn_nic_adevs[i].alloc(nic);
+	if (IS_ERR_OR_NULL(gadev))
+		return PTR_ERR_OR_ZERO(gadev);
+	adev = &gadev->adev;
 	adev->name = gn_nic_adevs[i].name;
 	adev->id = gdev->id;
 	adev->dev.parent = &gdev->pdev->dev;
-	adev->dev.release = gn_nic_adevs[i].release;
+	adev->dev.release = gn_nic_adev_release;
 	ret = auxiliary_device_init(adev);
 	if (ret) {
-		gn_nic_adevs[i].release(&adev->dev);
+		kfree(gadev);
 		return ret;
 	}
 	ret = __auxiliary_device_add(adev, GAUDI_NIC_DRV_NAME);

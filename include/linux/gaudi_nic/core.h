@@ -7,10 +7,12 @@
 #ifndef _LINUX_GAUDI_NIC_CORE_H
 #define _LINUX_GAUDI_NIC_CORE_H
 
+#include <linux/auxiliary_bus.h>
 #include <linux/bits.h>
 #include <linux/jhash.h>
 #include <linux/types.h>
 #include <drm/drm_device.h>
+#include <linux/gaudi_nic/roce_hw.h>
 
 #define GAUDI_NIC_DRV_NAME		"gaudi_nic"
 /* ports a device may have: a larger one fails to probe */
@@ -19,6 +21,7 @@
 
 struct gaudi_nic_hw;
 struct gn_mem;
+struct gn_nic;
 struct platform_device;
 
 /*
@@ -55,7 +58,7 @@ enum gaudi_nic_ctx_limit {
  * @hw: the hardware description and ops (<linux/gaudi_nic/hw.h>), from
  *	the platform data; valid while the DRM device lives
  * @mem: the memory manager (private to the core)
- * @nic: reserved for the NIC core (ports, auxiliary devices)
+ * @nic: the NIC core (ports, auxiliary devices); private to gaudi_nic.ko
  * @ctx_max: the per-context limits of the RDMA function, by
  *	&enum gaudi_nic_ctx_limit (devlink params; read with READ_ONCE())
  */
@@ -69,7 +72,7 @@ struct gaudi_nic_dev {
 	u64 bus_base;
 	struct gaudi_nic_hw *hw;
 	struct gn_mem *mem;
-	void *nic;
+	struct gn_nic *nic;
 	u32 ctx_max[GAUDI_NIC_CTX_LIMITS];
 };
 
@@ -87,6 +90,60 @@ static inline u32 gaudi_nic_serial_hash(const struct gaudi_nic_dev *gdev)
 static inline struct gaudi_nic_dev *to_gaudi_nic_dev(struct drm_device *drm)
 {
 	return container_of(drm, struct gaudi_nic_dev, drm);
+}
+
+/**
+ * struct gaudi_nic_adev - an auxiliary device of a gaudi_nic device
+ * @adev: gaudi_nic.eth.N (the ports' Ethernet function) or gaudi_nic.rdma.N
+ *	(the RDMA function, spawned for a device with a RoCE engine)
+ * @gdev: the device; valid while the aux device is bound
+ * @roce: gaudi_nic.rdma.N only: the RoCE engine (<linux/gaudi_nic/roce_hw.h>)
+ * @roce_ops: gaudi_nic.rdma.N only: the engine's ops, from the hardware
+ *	description, so the RDMA driver imports nothing from the module that
+ *	implements the engine
+ *
+ * One container for every function, as mlx5_adev is.  Lifetime: from the
+ * core's probe (or a devlink reload) to its remove; the driver bound to
+ * gaudi_nic.rdma.N must stop using @roce (gaudi_nic_roce_disable()) in
+ * its .remove.
+ */
+struct gaudi_nic_adev {
+	struct auxiliary_device adev;
+	struct gaudi_nic_dev *gdev;
+	struct gaudi_nic_roce *roce;
+	const struct gaudi_nic_roce_ops *roce_ops;
+};
+
+static inline struct gaudi_nic_adev *
+to_gaudi_nic_adev(struct auxiliary_device *adev)
+{
+	return container_of(adev, struct gaudi_nic_adev, adev);
+}
+
+/* The engine of gaudi_nic.rdma.N, through its ops (struct gaudi_nic_roce_ops). */
+static inline int gaudi_nic_roce_enable(const struct gaudi_nic_adev *ga,
+					gn_roce_event_fn fn, void *priv)
+{
+	return ga->roce_ops->enable(ga->roce, fn, priv);
+}
+
+static inline void gaudi_nic_roce_disable(const struct gaudi_nic_adev *ga)
+{
+	ga->roce_ops->disable(ga->roce);
+}
+
+static inline int gaudi_nic_roce_cmd(const struct gaudi_nic_adev *ga, u32 op,
+				     u32 index, const void *in, size_t in_len,
+				     void *out, size_t out_len)
+{
+	return ga->roce_ops->cmd(ga->roce, op, index, in, in_len, out,
+				 out_len);
+}
+
+static inline void gaudi_nic_roce_doorbell(const struct gaudi_nic_adev *ga,
+					   u32 db)
+{
+	ga->roce_ops->doorbell(ga->roce, db);
 }
 
 struct net_device;

@@ -37,7 +37,6 @@
 #ifndef _LINUX_GAUDI_NIC_ROCE_HW_H
 #define _LINUX_GAUDI_NIC_ROCE_HW_H
 
-#include <linux/auxiliary_bus.h>
 #include <linux/bits.h>
 #include <linux/types.h>
 
@@ -651,50 +650,5 @@ struct gaudi_nic_roce_ops {
 		   const void *in, size_t in_len, void *out, size_t out_len);
 	void (*doorbell)(struct gaudi_nic_roce *roce, u32 db);
 };
-
-/*
- * gaudi_nic.rdma.N: spawned by the core for each device with a RoCE
- * engine.  Lifetime: from the core's probe to its remove; the driver
- * bound to it must stop using @roce (gaudi_nic_roce_disable()) in its
- * .remove.  @gdev stays valid while the aux device is bound.
- */
-struct gaudi_nic_rdma_adev {
-	struct auxiliary_device adev;
-	struct gaudi_nic_dev *gdev;
-	struct gaudi_nic_roce *roce;
-	const struct gaudi_nic_roce_ops *roce_ops;
-};
-
-static inline struct gaudi_nic_rdma_adev *
-to_gaudi_nic_rdma_adev(struct auxiliary_device *adev)
-{
-	return container_of(adev, struct gaudi_nic_rdma_adev, adev);
-}
-
-/* The engine of an aux device, through its ops (struct gaudi_nic_roce_ops). */
-static inline int gaudi_nic_roce_enable(const struct gaudi_nic_rdma_adev *ra,
-					gn_roce_event_fn fn, void *priv)
-{
-	return ra->roce_ops->enable(ra->roce, fn, priv);
-}
-
-static inline void gaudi_nic_roce_disable(const struct gaudi_nic_rdma_adev *ra)
-{
-	ra->roce_ops->disable(ra->roce);
-}
-
-static inline int gaudi_nic_roce_cmd(const struct gaudi_nic_rdma_adev *ra,
-				     u32 op, u32 index, const void *in,
-				     size_t in_len, void *out, size_t out_len)
-{
-	return ra->roce_ops->cmd(ra->roce, op, index, in, in_len, out,
-				 out_len);
-}
-
-static inline void gaudi_nic_roce_doorbell(const struct gaudi_nic_rdma_adev *ra,
-					   u32 db)
-{
-	ra->roce_ops->doorbell(ra->roce, db);
-}
 
 #endif /* _LINUX_GAUDI_NIC_ROCE_HW_H */

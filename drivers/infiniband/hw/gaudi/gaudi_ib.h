@@ -41,8 +41,7 @@
  */
 struct gib_dev {
 	struct ib_device ibdev;
-	struct gaudi_nic_rdma_adev *radev;
-	const struct gaudi_nic_rdma_adev *hw;
+	struct gaudi_nic_adev *gadev;	/* gaudi_nic.rdma.N: device and engine */
 	struct device *dma_dev;
 	u32 num_ports;
 	struct ida pd_ida;

@@ -61,7 +61,7 @@ int gib_create_cq(struct ib_cq *ibcq, const struct ib_cq_init_attr *attr,
 	if (ret)
 		goto err_ida;
 	ctx.log_size = log;
-	ret = gaudi_nic_roce_cmd(dev->hw, GN_ROCE_CMD_CREATE_CQ, cq->cqn, &ctx,
+	ret = gaudi_nic_roce_cmd(dev->gadev, GN_ROCE_CMD_CREATE_CQ, cq->cqn, &ctx,
 				 sizeof(ctx), NULL, 0);
 	gib_pbl_free(dev, &pbl);
 	if (ret)
@@ -82,7 +82,7 @@ int gib_create_cq(struct ib_cq *ibcq, const struct ib_cq_init_attr *attr,
 err_erase:
 	xa_erase_irq(&dev->cqs, cq->cqn);
 err_destroy:
-	gaudi_nic_roce_cmd(dev->hw, GN_ROCE_CMD_DESTROY_CQ, cq->cqn, NULL, 0,
+	gaudi_nic_roce_cmd(dev->gadev, GN_ROCE_CMD_DESTROY_CQ, cq->cqn, NULL, 0,
 			   NULL, 0);
 err_ring:
 	gib_ring_free(dev, &cq->ring);
@@ -141,7 +141,7 @@ int gib_destroy_cq(struct ib_cq *ibcq, struct ib_udata *udata)
 	int ret;
 
 	xa_erase_irq(&dev->cqs, cq->cqn);
-	ret = gaudi_nic_roce_cmd(dev->hw, GN_ROCE_CMD_DESTROY_CQ, cq->cqn,
+	ret = gaudi_nic_roce_cmd(dev->gadev, GN_ROCE_CMD_DESTROY_CQ, cq->cqn,
 				 NULL, 0, NULL, 0);
 	/* The core destroys QPs first; the engine refuses only if busy. */
 	WARN_ON_ONCE(ret && ret != -ENODEV);
@@ -336,7 +336,7 @@ int gib_req_notify_cq(struct ib_cq *ibcq, enum ib_cq_notify_flags f)
 	unsigned long flags;
 	int missed = 0;
 
-	gaudi_nic_roce_doorbell(to_gdev(ibcq->device)->hw,
+	gaudi_nic_roce_doorbell(to_gdev(ibcq->device)->gadev,
 				GN_ROCE_DB(type, cq->cqn));
 	if (!ibcq->uobject && (f & IB_CQ_REPORT_MISSED_EVENTS)) {
 		/* the arm is ordered before the read of prod */

@@ -31,7 +31,7 @@
 
 u64 gib_max_dm_size(struct gib_dev *dev)
 {
-	return min_t(u64, GIB_MAX_DM_SIZE, dev->radev->gdev->hbm_size / 8);
+	return min_t(u64, GIB_MAX_DM_SIZE, dev->gadev->gdev->hbm_size / 8);
 }
 
 struct ib_dm *gib_alloc_dm(struct ib_device *ibdev, struct ib_ucontext *ibuc,
@@ -58,7 +58,7 @@ struct ib_dm *gib_alloc_dm(struct ib_device *ibdev, struct ib_ucontext *ibuc,
 		ret = -ENOMEM;
 		goto err_free;
 	}
-	hbm = gaudi_nic_hbm_alloc(dev->radev->gdev, attr->length);
+	hbm = gaudi_nic_hbm_alloc(dev->gadev->gdev, attr->length);
 	if (IS_ERR(hbm)) {
 		ret = PTR_ERR(hbm);
 		goto err_free;

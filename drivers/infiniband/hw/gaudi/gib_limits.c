@@ -110,7 +110,7 @@ int gib_charge(struct gib_ucontext *uc, enum gib_res res, u64 bytes)
 
 	if (!uc)
 		return 0;
-	gdev = to_gdev(uc->ibuc.device)->radev->gdev;
+	gdev = to_gdev(uc->ibuc.device)->gadev->gdev;
 	max = READ_ONCE(gdev->ctx_max[res]);
 	max_bytes = (u64)READ_ONCE(gdev->ctx_max[GAUDI_NIC_CTX_RING_MB]) << 20;
 	spin_lock(&uc->lim_lock);

@@ -99,7 +99,7 @@ static void gib_port_config(struct gib_dev *dev, u32 port,
 		ether_addr_copy(pc.mac, ndev->dev_addr);
 		pc.mtu = cpu_to_le32(READ_ONCE(ndev->mtu));
 	}
-	if (gaudi_nic_roce_cmd(dev->hw, GN_ROCE_CMD_SET_PORT, port, &pc,
+	if (gaudi_nic_roce_cmd(dev->gadev, GN_ROCE_CMD_SET_PORT, port, &pc,
 			       sizeof(pc), NULL, 0))
 		ibdev_warn(&dev->ibdev, "port %u: SET_PORT failed\n", port + 1);
 }
@@ -110,7 +110,7 @@ static void gib_port_config(struct gib_dev *dev, u32 port,
  */
 static void gib_sync_ports(struct gib_dev *dev)
 {
-	struct gaudi_nic_dev *gdev = dev->radev->gdev;
+	struct gaudi_nic_dev *gdev = dev->gadev->gdev;
 	u32 port;
 
 	ASSERT_RTNL();
@@ -161,7 +161,7 @@ static int gib_netdev_event(struct notifier_block *nb, unsigned long event,
 {
 	struct net_device *ndev = netdev_notifier_info_to_dev(ptr);
 	struct gib_dev *dev = container_of(nb, struct gib_dev, nb);
-	int ours = gaudi_nic_port_of(dev->radev->gdev, ndev);
+	int ours = gaudi_nic_port_of(dev->gadev->gdev, ndev);
 	u32 port;
 
 	switch (event) {
@@ -211,8 +211,8 @@ static void gib_put_netdevs(struct gib_dev *dev)
 static int gib_probe(struct auxiliary_device *adev,
 		     const struct auxiliary_device_id *id)
 {
-	struct gaudi_nic_rdma_adev *radev = to_gaudi_nic_rdma_adev(adev);
-	struct gaudi_nic_dev *gdev = radev->gdev;
+	struct gaudi_nic_adev *gadev = to_gaudi_nic_adev(adev);
+	struct gaudi_nic_dev *gdev = gadev->gdev;
 	char name[IB_DEVICE_NAME_MAX];
 	struct gib_dev *dev;
 	int ret;
@@ -223,8 +223,7 @@ static int gib_probe(struct auxiliary_device *adev,
 	dev = ib_alloc_device(gib_dev, ibdev);
 	if (!dev)
 		return -ENOMEM;
-	dev->radev = radev;
-	dev->hw = radev;
+	dev->gadev = gadev;
 	dev->dma_dev = &gdev->pdev->dev;
 	dev->num_ports = gdev->num_ports;
 	ida_init(&dev->pd_ida);
@@ -261,7 +260,7 @@ static int gib_probe(struct auxiliary_device *adev,
 				      BIT_ULL(IB_USER_VERBS_CMD_POST_RECV) |
 				      BIT_ULL(IB_USER_VERBS_CMD_REQ_NOTIFY_CQ);
 
-	ret = gaudi_nic_roce_enable(dev->hw, gib_event, dev);
+	ret = gaudi_nic_roce_enable(dev->gadev, gib_event, dev);
 	if (ret)
 		goto err_free;
 
@@ -290,7 +289,7 @@ static int gib_probe(struct auxiliary_device *adev,
 err_unregister:
 	ib_unregister_device(&dev->ibdev);
 err_disable:
-	gaudi_nic_roce_disable(dev->hw);
+	gaudi_nic_roce_disable(dev->gadev);
 	gib_put_netdevs(dev);
 err_free:
 	ib_dealloc_device(&dev->ibdev);
@@ -304,7 +303,7 @@ static void gib_remove(struct auxiliary_device *adev)
 	unregister_netdevice_notifier(&dev->nb);
 	/* Destroys every object; user processes see -EIO afterwards. */
 	ib_unregister_device(&dev->ibdev);
-	gaudi_nic_roce_disable(dev->hw);
+	gaudi_nic_roce_disable(dev->gadev);
 	gib_put_netdevs(dev);
 	/* ib_unregister_device() destroyed every object, AHs included */
 	WARN_ON(!xa_empty(&dev->cqs) || !xa_empty(&dev->qps) ||

@@ -150,7 +150,7 @@ static int gib_mr_cmd(struct gib_dev *dev, u32 op, struct gib_mr *mr,
 {
 	int ret;
 
-	ret = gaudi_nic_roce_cmd(dev->hw, op, mr->index, ctx, sizeof(*ctx),
+	ret = gaudi_nic_roce_cmd(dev->gadev, op, mr->index, ctx, sizeof(*ctx),
 				 NULL, 0);
 	gib_pbl_free(dev, pbl);
 	return ret;
@@ -310,7 +310,7 @@ static void gib_mr_revoke(void *priv)
 	int ret;
 
 	/* -ENOENT: deregistration destroyed it first (it releases the umem) */
-	ret = gaudi_nic_roce_cmd(dev->hw, GN_ROCE_CMD_REVOKE_MR, mr->index,
+	ret = gaudi_nic_roce_cmd(dev->gadev, GN_ROCE_CMD_REVOKE_MR, mr->index,
 				 NULL, 0, NULL, 0);
 	if (ret && ret != -ENODEV && ret != -ENOENT)
 		ibdev_warn(&dev->ibdev, "MR 0x%x: revoking its dma-buf failed (%d)\n",
@@ -461,7 +461,7 @@ int gib_dereg_mr(struct ib_mr *ibmr, struct ib_udata *udata)
 	int ret;
 
 	/* After this the engine holds no translation of the pages. */
-	ret = gaudi_nic_roce_cmd(dev->hw, GN_ROCE_CMD_DESTROY_MR, mr->index,
+	ret = gaudi_nic_roce_cmd(dev->gadev, GN_ROCE_CMD_DESTROY_MR, mr->index,
 				 NULL, 0, NULL, 0);
 	if (ret == -EBUSY)
 		return ret;
@@ -503,7 +503,7 @@ int gib_alloc_mw(struct ib_mw *ibmw, struct ib_udata *udata)
 	ctx.key = cpu_to_le32(ibmw->rkey);
 	ctx.pdn = cpu_to_le32(to_gpd(ibmw->pd)->pdn);
 	ctx.type = ibmw->type == IB_MW_TYPE_1 ? 1 : 2;
-	ret = gaudi_nic_roce_cmd(dev->hw, GN_ROCE_CMD_CREATE_MW, mw->index,
+	ret = gaudi_nic_roce_cmd(dev->gadev, GN_ROCE_CMD_CREATE_MW, mw->index,
 				 &ctx, sizeof(ctx), NULL, 0);
 	if (ret)
 		goto err_ida;
@@ -522,7 +522,7 @@ int gib_dealloc_mw(struct ib_mw *ibmw)
 	struct gib_dev *dev = to_gdev(ibmw->device);
 	struct gib_mw *mw = container_of(ibmw, struct gib_mw, ibmw);
 
-	gaudi_nic_roce_cmd(dev->hw, GN_ROCE_CMD_DESTROY_MW, mw->index, NULL, 0,
+	gaudi_nic_roce_cmd(dev->gadev, GN_ROCE_CMD_DESTROY_MW, mw->index, NULL, 0,
 			   NULL, 0);
 	ida_free(&dev->mw_ida, mw->index);
 	gib_uncharge(mw->uc, GIB_RES_MW, 0);

@@ -237,7 +237,7 @@ int gib_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init,
 	gib_qp_ctx_init(qp, init, !udata, sq_log, rq_log, &ctx);
 	if (stride == GN_ROCE_UD_WQE_SIZE)
 		ctx.flags |= GN_ROCE_QPF_UD_WQE256;
-	ret = gaudi_nic_roce_cmd(dev->hw, GN_ROCE_CMD_CREATE_QP, qp->qpn, &ctx,
+	ret = gaudi_nic_roce_cmd(dev->gadev, GN_ROCE_CMD_CREATE_QP, qp->qpn, &ctx,
 				 sizeof(ctx), NULL, 0);
 	gib_pbl_free(dev, &rq_pbl);
 	gib_pbl_free(dev, &sq_pbl);
@@ -266,7 +266,7 @@ int gib_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init,
 err_erase:
 	xa_erase_irq(&dev->qps, qp->qpn);
 err_destroy:
-	gaudi_nic_roce_cmd(dev->hw, GN_ROCE_CMD_DESTROY_QP, qp->qpn, NULL, 0,
+	gaudi_nic_roce_cmd(dev->gadev, GN_ROCE_CMD_DESTROY_QP, qp->qpn, NULL, 0,
 			   NULL, 0);
 	goto err_rq;
 err_pbl:
@@ -349,7 +349,7 @@ static int gib_qp_sync_state(struct gib_dev *dev, struct gib_qp *qp,
 	int ret;
 
 	lockdep_assert_held(&qp->mutex);
-	ret = gaudi_nic_roce_cmd(dev->hw, GN_ROCE_CMD_QUERY_QP, qp->qpn, NULL,
+	ret = gaudi_nic_roce_cmd(dev->gadev, GN_ROCE_CMD_QUERY_QP, qp->qpn, NULL,
 				 0, c, sizeof(*c));
 	if (!ret)
 		WRITE_ONCE(qp->state, min_t(u32, c->state, IB_QPS_ERR));
@@ -608,7 +608,7 @@ int gib_modify_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr, int mask,
 		hw |= GN_ROCE_QPC_STATE;
 	}
 	m.mask = cpu_to_le32(hw);
-	ret = gaudi_nic_roce_cmd(dev->hw, GN_ROCE_CMD_MODIFY_QP, qp->qpn, &m,
+	ret = gaudi_nic_roce_cmd(dev->gadev, GN_ROCE_CMD_MODIFY_QP, qp->qpn, &m,
 				 sizeof(m), NULL, 0);
 	if (!ret)
 		gib_qp_remember(qp, attr, mask, &m.ctx, next);
@@ -662,7 +662,7 @@ int gib_destroy_qp(struct ib_qp *ibqp, struct ib_udata *udata)
 	struct gib_qp *qp = to_gqp(ibqp);
 
 	xa_erase_irq(&dev->qps, qp->qpn);
-	gaudi_nic_roce_cmd(dev->hw, GN_ROCE_CMD_DESTROY_QP, qp->qpn, NULL, 0,
+	gaudi_nic_roce_cmd(dev->gadev, GN_ROCE_CMD_DESTROY_QP, qp->qpn, NULL, 0,
 			   NULL, 0);
 	/* the engine writes no more CQEs of it: drop those left (kernel CQs) */
 	gib_cq_clean(ibqp->send_cq, qp->qpn);
@@ -810,7 +810,7 @@ int gib_post_send(struct ib_qp *ibqp, const struct ib_send_wr *wr,
 	int ret;
 
 	if (ibqp->uobject) {
-		gaudi_nic_roce_doorbell(dev->hw,
+		gaudi_nic_roce_doorbell(dev->gadev,
 					GN_ROCE_DB(GN_ROCE_DB_SQ, qp->qpn));
 		return 0;
 	}
@@ -824,7 +824,7 @@ int gib_post_send(struct ib_qp *ibqp, const struct ib_send_wr *wr,
 		*bad = b;
 	/* outside the lock */
 	if (posted)
-		gaudi_nic_roce_doorbell(dev->hw,
+		gaudi_nic_roce_doorbell(dev->gadev,
 					GN_ROCE_DB(GN_ROCE_DB_SQ, qp->qpn));
 	return ret;
 }
@@ -844,7 +844,7 @@ int gib_post_recv(struct ib_qp *ibqp, const struct ib_recv_wr *wr,
 	int ret;
 
 	if (ibqp->uobject) {
-		gaudi_nic_roce_doorbell(dev->hw,
+		gaudi_nic_roce_doorbell(dev->gadev,
 					GN_ROCE_DB(GN_ROCE_DB_RQ, qp->qpn));
 		return 0;
 	}
@@ -858,7 +858,7 @@ int gib_post_recv(struct ib_qp *ibqp, const struct ib_recv_wr *wr,
 	if (ret)
 		*bad = b;
 	if (posted)
-		gaudi_nic_roce_doorbell(dev->hw,
+		gaudi_nic_roce_doorbell(dev->gadev,
 					GN_ROCE_DB(GN_ROCE_DB_RQ, qp->qpn));
 	return ret;
 }

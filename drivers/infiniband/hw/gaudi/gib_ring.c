@@ -199,7 +199,7 @@ int gib_ring_replace(struct gib_dev *dev, struct gib_ucontext *uc,
 			     key, len);
 	if (ret)
 		goto err_uncharge;
-	ret = gaudi_nic_roce_cmd(dev->hw, cmd, num, ctx, ctx_len, NULL, 0);
+	ret = gaudi_nic_roce_cmd(dev->gadev, cmd, num, ctx, ctx_len, NULL, 0);
 	gib_pbl_free(dev, &pbl);
 	if (ret)
 		goto err_ring;

@@ -80,7 +80,7 @@ int gib_create_srq(struct ib_srq *ibsrq, struct ib_srq_init_attr *init,
 	ctx.pdn = cpu_to_le32(to_gpd(ibsrq->pd)->pdn);
 	ctx.limit = cpu_to_le32(init->attr.srq_limit);
 	ctx.log_size = log;
-	ret = gaudi_nic_roce_cmd(dev->hw, GN_ROCE_CMD_CREATE_SRQ, srq->srqn,
+	ret = gaudi_nic_roce_cmd(dev->gadev, GN_ROCE_CMD_CREATE_SRQ, srq->srqn,
 				 &ctx, sizeof(ctx), NULL, 0);
 	gib_pbl_free(dev, &pbl);
 	if (ret)
@@ -102,7 +102,7 @@ int gib_create_srq(struct ib_srq *ibsrq, struct ib_srq_init_attr *init,
 err_erase:
 	xa_erase_irq(&dev->srqs, srq->srqn);
 err_destroy:
-	gaudi_nic_roce_cmd(dev->hw, GN_ROCE_CMD_DESTROY_SRQ, srq->srqn, NULL,
+	gaudi_nic_roce_cmd(dev->gadev, GN_ROCE_CMD_DESTROY_SRQ, srq->srqn, NULL,
 			   0, NULL, 0);
 err_ring:
 	gib_ring_free(dev, &srq->ring);
@@ -188,7 +188,7 @@ int gib_modify_srq(struct ib_srq *ibsrq, struct ib_srq_attr *attr,
 	if (!ret && (mask & IB_SRQ_LIMIT)) {
 		limit = cpu_to_le32(attr->srq_limit);
 		ret = attr->srq_limit > (1U << srq->ring.log_size) ? -EINVAL :
-		      gaudi_nic_roce_cmd(dev->hw, GN_ROCE_CMD_ARM_SRQ,
+		      gaudi_nic_roce_cmd(dev->gadev, GN_ROCE_CMD_ARM_SRQ,
 					 srq->srqn, &limit, sizeof(limit),
 					 NULL, 0);
 	}
@@ -203,7 +203,7 @@ int gib_query_srq(struct ib_srq *ibsrq, struct ib_srq_attr *attr)
 	struct gn_roce_srq_ctx ctx;
 	int ret;
 
-	ret = gaudi_nic_roce_cmd(dev->hw, GN_ROCE_CMD_QUERY_SRQ, srq->srqn,
+	ret = gaudi_nic_roce_cmd(dev->gadev, GN_ROCE_CMD_QUERY_SRQ, srq->srqn,
 				 NULL, 0, &ctx, sizeof(ctx));
 	if (ret)
 		return ret;
@@ -225,7 +225,7 @@ int gib_destroy_srq(struct ib_srq *ibsrq, struct ib_udata *udata)
 
 	/* no limit event reaches the SRQ after this */
 	xa_erase_irq(&dev->srqs, srq->srqn);
-	ret = gaudi_nic_roce_cmd(dev->hw, GN_ROCE_CMD_DESTROY_SRQ, srq->srqn,
+	ret = gaudi_nic_roce_cmd(dev->gadev, GN_ROCE_CMD_DESTROY_SRQ, srq->srqn,
 				 NULL, 0, NULL, 0);
 	WARN_ON_ONCE(ret && ret != -ENODEV);
 	gib_ring_free(dev, &srq->ring);

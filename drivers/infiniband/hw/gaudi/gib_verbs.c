@@ -218,7 +218,7 @@ static u32 gib_qkey_viols(struct gib_dev *dev, u32 port)
 {
 	struct gn_roce_stats st;
 
-	if (gaudi_nic_roce_cmd(dev->hw, GN_ROCE_CMD_QUERY_STATS, port - 1,
+	if (gaudi_nic_roce_cmd(dev->gadev, GN_ROCE_CMD_QUERY_STATS, port - 1,
 			       NULL, 0, &st, sizeof(st)))
 		return 0;
 	return min_t(u64, le64_to_cpu(st.qkey_viols), U32_MAX);
@@ -316,7 +316,7 @@ static int gib_set_gid(const struct ib_gid_attr *attr, bool add)
 		g.type = ipv6_addr_v4mapped((struct in6_addr *)attr->gid.raw) ?
 			 GN_ROCE_GID_V2_IPV4 : GN_ROCE_GID_V2_IPV6;
 	}
-	return gaudi_nic_roce_cmd(dev->hw, GN_ROCE_CMD_SET_GID,
+	return gaudi_nic_roce_cmd(dev->gadev, GN_ROCE_CMD_SET_GID,
 				  (attr->port_num - 1) << 16 | attr->index,
 				  &g, sizeof(g), NULL, 0);
 }
@@ -603,7 +603,7 @@ static int gib_get_hw_stats(struct ib_device *ibdev,
 
 	if (!port)
 		return 0;
-	ret = gaudi_nic_roce_cmd(to_gdev(ibdev)->hw, GN_ROCE_CMD_QUERY_STATS,
+	ret = gaudi_nic_roce_cmd(to_gdev(ibdev)->gadev, GN_ROCE_CMD_QUERY_STATS,
 				 port - 1, NULL, 0, &st, sizeof(st));
 	if (ret)
 		return ret;
