@@ -140,6 +140,19 @@ struct gn_mac {
 int gnsim_mac_rx(struct gn_mac *mac, const struct gnsim_frame *f, bool may_hold);
 void gnsim_mac_update_link(struct gn_mac *mac);
 
+/* mac_rss.c */
+/*
+ * Parse frame @f's headers as the MAC's RSS logic does; true if it has a
+ * hash (@hash; then @q is its RX ring of @nq); @l4: the hash covers L4
+ * ports; @roce: UDP to the RoCE v2 port.  RCU read side.
+ */
+bool gnsim_mac_classify(struct gn_mac *mac, const u8 *f, unsigned int len,
+			unsigned int nq, u32 *hash, unsigned int *q,
+			bool *l4, bool *roce);
+struct gnsim_mac_rss *gnsim_mac_rss_alloc(const u8 *key, const u8 *indir);
+int gnsim_mac_set_rss(struct gn_mac *mac, const u8 *key, const u32 *indir);
+void gnsim_mac_get_rss(struct gn_mac *mac, u8 *key, u32 *indir);
+
 /* mac_offload.c */
 __wsum gnsim_frame_copy(const struct gnsim_frame *f, u8 *dst);
 void gnsim_frame_read(const struct gnsim_frame *f, unsigned int off, u8 *dst,
