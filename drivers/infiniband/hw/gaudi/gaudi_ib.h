@@ -271,6 +271,21 @@ void gib_uncharge(struct gib_ucontext *uc, enum gib_res res, u64 bytes);
 int gib_id_alloc(struct ida *ida, struct gib_ucontext *uc, enum gib_res res,
 		 u32 min, u32 max, gfp_t gfp);
 
+/* gib_robj.c: the engine's ring-backed objects (create/destroy steps) */
+enum gib_robj_type {
+	GIB_ROBJ_CQ,
+	GIB_ROBJ_SRQ,
+	GIB_ROBJ_QP,
+};
+
+int gib_robj_reserve(struct gib_dev *dev, enum gib_robj_type t,
+		     struct gib_ucontext *uc, u64 ring_bytes);
+void gib_robj_release(struct gib_dev *dev, enum gib_robj_type t,
+		      struct gib_ucontext *uc, u32 num, u64 ring_bytes);
+int gib_robj_publish(struct gib_dev *dev, enum gib_robj_type t, u32 num,
+		     void *obj, const void *ctx, size_t ctx_len);
+int gib_robj_unpublish(struct gib_dev *dev, enum gib_robj_type t, u32 num);
+
 /* gib_verbs.c */
 extern const struct ib_device_ops gib_dev_ops;
 int gib_port_mtu(struct gib_dev *dev, u32 port);

@@ -26,6 +26,7 @@ int gib_create_cq(struct ib_cq *ibcq, const struct ib_cq_init_attr *attr,
 	struct gn_roce_cq_ctx ctx = {};
 	struct gib_pbl pbl = {};
 	struct gib_ucontext *guc = NULL;
+	u64 bytes;
 	u32 log;
 	int ret;
 
@@ -47,28 +48,21 @@ int gib_create_cq(struct ib_cq *ibcq, const struct ib_cq_init_attr *attr,
 	 */
 	log = max_t(u32, order_base_2(attr->cqe), 1);
 	cq->uc = guc;
-	ret = gib_charge(cq->uc, GIB_RES_CQ,
-			 gib_ring_bytes(log, GN_ROCE_CQE_SIZE));
-	if (ret)
-		return ret;
-	ret = gib_id_alloc(&dev->cq_ida, cq->uc, GIB_RES_CQ, 0,
-			   GN_ROCE_MAX_CQ - 1, GFP_KERNEL);
+	bytes = gib_ring_bytes(log, GN_ROCE_CQE_SIZE);
+	ret = gib_robj_reserve(dev, GIB_ROBJ_CQ, guc, bytes);
 	if (ret < 0)
-		goto err_uncharge;
+		return ret;
 	cq->cqn = ret;
 	ret = gib_ring_offer(dev, guc, &cq->ring, log, GN_ROCE_CQE_SIZE, &pbl,
 			     &ctx.ring, &resp.cq_mmap_key, &resp.cq_mmap_len);
 	if (ret)
-		goto err_ida;
+		goto err_release;
 	ctx.log_size = log;
-	ret = gaudi_nic_roce_cmd(dev->gadev, GN_ROCE_CMD_CREATE_CQ, cq->cqn, &ctx,
-				 sizeof(ctx), NULL, 0);
+	ret = gib_robj_publish(dev, GIB_ROBJ_CQ, cq->cqn, cq, &ctx,
+			       sizeof(ctx));
 	gib_pbl_free(dev, &pbl);
 	if (ret)
 		goto err_ring;
-	ret = xa_insert_irq(&dev->cqs, cq->cqn, cq, GFP_KERNEL);
-	if (ret)
-		goto err_destroy;
 	ibcq->cqe = 1 << log;
 	if (!udata)
 		return 0;
@@ -76,20 +70,15 @@ int gib_create_cq(struct ib_cq *ibcq, const struct ib_cq_init_attr *attr,
 	resp.log_size = log;
 	ret = gib_respond(udata, &resp, sizeof(resp));
 	if (ret)
-		goto err_erase;
+		goto err_unpublish;
 	return 0;
 
-err_erase:
-	xa_erase_irq(&dev->cqs, cq->cqn);
-err_destroy:
-	gaudi_nic_roce_cmd(dev->gadev, GN_ROCE_CMD_DESTROY_CQ, cq->cqn, NULL, 0,
-			   NULL, 0);
+err_unpublish:
+	gib_robj_unpublish(dev, GIB_ROBJ_CQ, cq->cqn);
 err_ring:
 	gib_ring_free(dev, &cq->ring);
-err_ida:
-	ida_free(&dev->cq_ida, cq->cqn);
-err_uncharge:
-	gib_uncharge(cq->uc, GIB_RES_CQ, gib_ring_bytes(log, GN_ROCE_CQE_SIZE));
+err_release:
+	gib_robj_release(dev, GIB_ROBJ_CQ, guc, cq->cqn, bytes);
 	return ret;
 }
 
@@ -138,17 +127,15 @@ int gib_destroy_cq(struct ib_cq *ibcq, struct ib_udata *udata)
 {
 	struct gib_dev *dev = to_gdev(ibcq->device);
 	struct gib_cq *cq = to_gcq(ibcq);
+	u32 log = cq->ring.log_size;
 	int ret;
 
-	xa_erase_irq(&dev->cqs, cq->cqn);
-	ret = gaudi_nic_roce_cmd(dev->gadev, GN_ROCE_CMD_DESTROY_CQ, cq->cqn,
-				 NULL, 0, NULL, 0);
+	ret = gib_robj_unpublish(dev, GIB_ROBJ_CQ, cq->cqn);
 	/* The core destroys QPs first; the engine refuses only if busy. */
 	WARN_ON_ONCE(ret && ret != -ENODEV);
 	gib_ring_free(dev, &cq->ring);
-	ida_free(&dev->cq_ida, cq->cqn);
-	gib_uncharge(cq->uc, GIB_RES_CQ,
-		     gib_ring_bytes(cq->ring.log_size, GN_ROCE_CQE_SIZE));
+	gib_robj_release(dev, GIB_ROBJ_CQ, cq->uc, cq->cqn,
+			 gib_ring_bytes(log, GN_ROCE_CQE_SIZE));
 	return 0;
 }
 

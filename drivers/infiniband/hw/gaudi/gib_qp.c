@@ -208,20 +208,15 @@ int gib_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init,
 	qp->ring_bytes = gib_ring_bytes(sq_log, stride) +
 			 (init->srq ? 0 : gib_ring_bytes(rq_log,
 							 GN_ROCE_WQE_SIZE));
-	ret = gib_charge(qp->uc, GIB_RES_QP, qp->ring_bytes);
-	if (ret)
-		return ret;
-
-	ret = gib_id_alloc(&dev->qp_ida, qp->uc, GIB_RES_QP, GN_ROCE_MIN_QPN,
-			   GN_ROCE_MAX_QP - 1, GFP_KERNEL);
+	ret = gib_robj_reserve(dev, GIB_ROBJ_QP, qp->uc, qp->ring_bytes);
 	if (ret < 0)
-		goto err_uncharge;
+		return ret;
 	qp->qpn = ret;
 	ibqp->qp_num = init->qp_type == IB_QPT_GSI ? GN_ROCE_GSI_QPN : qp->qpn;
 	ret = gib_ring_offer(dev, uc, &qp->sq, sq_log, stride, &sq_pbl,
 			     &ctx.sq, &resp.sq_mmap_key, &resp.sq_mmap_len);
 	if (ret)
-		goto err_ida;
+		goto err_release;
 	if (init->srq) {
 		/* no RQ on an SRQ: rq_mmap_len 0 */
 		ctx.flags |= GN_ROCE_QPF_SRQ;
@@ -237,15 +232,12 @@ int gib_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init,
 	gib_qp_ctx_init(qp, init, !udata, sq_log, rq_log, &ctx);
 	if (stride == GN_ROCE_UD_WQE_SIZE)
 		ctx.flags |= GN_ROCE_QPF_UD_WQE256;
-	ret = gaudi_nic_roce_cmd(dev->gadev, GN_ROCE_CMD_CREATE_QP, qp->qpn, &ctx,
-				 sizeof(ctx), NULL, 0);
+	ret = gib_robj_publish(dev, GIB_ROBJ_QP, qp->qpn, qp, &ctx,
+			       sizeof(ctx));
 	gib_pbl_free(dev, &rq_pbl);
 	gib_pbl_free(dev, &sq_pbl);
 	if (ret)
 		goto err_rq;
-	ret = xa_insert_irq(&dev->qps, qp->qpn, qp, GFP_KERNEL);
-	if (ret)
-		goto err_destroy;
 	if (udata) {
 		resp.qpn = qp->qpn;
 		resp.sq_log_size = sq_log;
@@ -253,7 +245,7 @@ int gib_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init,
 		resp.sq_wqe_size = stride;
 		ret = gib_respond(udata, &resp, sizeof(resp));
 		if (ret)
-			goto err_erase;
+			goto err_unpublish;
 	}
 
 	cap->max_send_wr = 1 << sq_log;
@@ -263,21 +255,16 @@ int gib_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init,
 	cap->max_inline_data = qp->max_inline;
 	return 0;
 
-err_erase:
-	xa_erase_irq(&dev->qps, qp->qpn);
-err_destroy:
-	gaudi_nic_roce_cmd(dev->gadev, GN_ROCE_CMD_DESTROY_QP, qp->qpn, NULL, 0,
-			   NULL, 0);
+err_unpublish:
+	gib_robj_unpublish(dev, GIB_ROBJ_QP, qp->qpn);
 	goto err_rq;
 err_pbl:
 	gib_pbl_free(dev, &sq_pbl);
 err_rq:
 	gib_ring_free(dev, &qp->rq);
 	gib_ring_free(dev, &qp->sq);
-err_ida:
-	ida_free(&dev->qp_ida, qp->qpn);
-err_uncharge:
-	gib_uncharge(qp->uc, GIB_RES_QP, qp->ring_bytes);
+err_release:
+	gib_robj_release(dev, GIB_ROBJ_QP, qp->uc, qp->qpn, qp->ring_bytes);
 	return ret;
 }
 
@@ -661,9 +648,7 @@ int gib_destroy_qp(struct ib_qp *ibqp, struct ib_udata *udata)
 	struct gib_dev *dev = to_gdev(ibqp->device);
 	struct gib_qp *qp = to_gqp(ibqp);
 
-	xa_erase_irq(&dev->qps, qp->qpn);
-	gaudi_nic_roce_cmd(dev->gadev, GN_ROCE_CMD_DESTROY_QP, qp->qpn, NULL, 0,
-			   NULL, 0);
+	gib_robj_unpublish(dev, GIB_ROBJ_QP, qp->qpn);
 	/* the engine writes no more CQEs of it: drop those left (kernel CQs) */
 	gib_cq_clean(ibqp->send_cq, qp->qpn);
 	if (ibqp->recv_cq && ibqp->recv_cq != ibqp->send_cq)
@@ -671,8 +656,7 @@ int gib_destroy_qp(struct ib_qp *ibqp, struct ib_udata *udata)
 	gib_ring_free(dev, &qp->sq);
 	gib_ring_free(dev, &qp->rq);
 	rdma_destroy_ah_attr(&qp->attr.ah_attr);
-	ida_free(&dev->qp_ida, qp->qpn);
-	gib_uncharge(qp->uc, GIB_RES_QP, qp->ring_bytes);
+	gib_robj_release(dev, GIB_ROBJ_QP, qp->uc, qp->qpn, qp->ring_bytes);
 	return 0;
 }
 

@@ -42,6 +42,7 @@ int gib_create_srq(struct ib_srq *ibsrq, struct ib_srq_init_attr *init,
 	struct gn_roce_srq_ctx ctx = {};
 	struct gib_ucontext *uc = NULL;
 	struct gib_pbl pbl = {};
+	u64 bytes;
 	u32 log;
 	int ret;
 
@@ -62,54 +63,40 @@ int gib_create_srq(struct ib_srq *ibsrq, struct ib_srq_init_attr *init,
 	srq->prod = 0;
 	srq->max_sge = init->attr.max_sge;
 	srq->uc = uc;
-	ret = gib_charge(srq->uc, GIB_RES_SRQ,
-			 gib_ring_bytes(log, GN_ROCE_WQE_SIZE));
-	if (ret)
-		return ret;
-	ret = gib_id_alloc(&dev->srq_ida, srq->uc, GIB_RES_SRQ, 0,
-			   GN_ROCE_MAX_SRQ - 1, GFP_KERNEL);
-	if (ret < 0) {
-		ret = ret == -ENOSPC ? -ENOMEM : ret;
-		goto err_uncharge;
-	}
+	bytes = gib_ring_bytes(log, GN_ROCE_WQE_SIZE);
+	ret = gib_robj_reserve(dev, GIB_ROBJ_SRQ, uc, bytes);
+	if (ret < 0)
+		return ret == -ENOSPC ? -ENOMEM : ret;
 	srq->srqn = ret;
 	ret = gib_ring_offer(dev, uc, &srq->ring, log, GN_ROCE_WQE_SIZE, &pbl,
 			     &ctx.ring, &resp.srq_mmap_key, &resp.srq_mmap_len);
 	if (ret)
-		goto err_ida;
+		goto err_release;
 	ctx.pdn = cpu_to_le32(to_gpd(ibsrq->pd)->pdn);
 	ctx.limit = cpu_to_le32(init->attr.srq_limit);
 	ctx.log_size = log;
-	ret = gaudi_nic_roce_cmd(dev->gadev, GN_ROCE_CMD_CREATE_SRQ, srq->srqn,
-				 &ctx, sizeof(ctx), NULL, 0);
+	ret = gib_robj_publish(dev, GIB_ROBJ_SRQ, srq->srqn, srq, &ctx,
+			       sizeof(ctx));
 	gib_pbl_free(dev, &pbl);
 	if (ret)
 		goto err_ring;
-	ret = xa_insert_irq(&dev->srqs, srq->srqn, srq, GFP_KERNEL);
-	if (ret)
-		goto err_destroy;
 	if (udata) {
 		resp.srqn = srq->srqn;
 		resp.log_size = log;
 		ret = gib_respond(udata, &resp, sizeof(resp));
 		if (ret)
-			goto err_erase;
+			goto err_unpublish;
 	}
 	init->attr.max_wr = 1U << log;
 	init->attr.max_sge = srq->max_sge;
 	return 0;
 
-err_erase:
-	xa_erase_irq(&dev->srqs, srq->srqn);
-err_destroy:
-	gaudi_nic_roce_cmd(dev->gadev, GN_ROCE_CMD_DESTROY_SRQ, srq->srqn, NULL,
-			   0, NULL, 0);
+err_unpublish:
+	gib_robj_unpublish(dev, GIB_ROBJ_SRQ, srq->srqn);
 err_ring:
 	gib_ring_free(dev, &srq->ring);
-err_ida:
-	ida_free(&dev->srq_ida, srq->srqn);
-err_uncharge:
-	gib_uncharge(srq->uc, GIB_RES_SRQ, gib_ring_bytes(log, GN_ROCE_WQE_SIZE));
+err_release:
+	gib_robj_release(dev, GIB_ROBJ_SRQ, uc, srq->srqn, bytes);
 	return ret;
 }
 
@@ -221,17 +208,15 @@ int gib_destroy_srq(struct ib_srq *ibsrq, struct ib_udata *udata)
 {
 	struct gib_dev *dev = to_gdev(ibsrq->device);
 	struct gib_srq *srq = to_gsrq(ibsrq);
+	u32 log = srq->ring.log_size;
 	int ret;
 
 	/* no limit event reaches the SRQ after this */
-	xa_erase_irq(&dev->srqs, srq->srqn);
-	ret = gaudi_nic_roce_cmd(dev->gadev, GN_ROCE_CMD_DESTROY_SRQ, srq->srqn,
-				 NULL, 0, NULL, 0);
+	ret = gib_robj_unpublish(dev, GIB_ROBJ_SRQ, srq->srqn);
 	WARN_ON_ONCE(ret && ret != -ENODEV);
 	gib_ring_free(dev, &srq->ring);
-	ida_free(&dev->srq_ida, srq->srqn);
-	gib_uncharge(srq->uc, GIB_RES_SRQ,
-		     gib_ring_bytes(srq->ring.log_size, GN_ROCE_WQE_SIZE));
+	gib_robj_release(dev, GIB_ROBJ_SRQ, srq->uc, srq->srqn,
+			 gib_ring_bytes(log, GN_ROCE_WQE_SIZE));
 	return 0;
 }
 
