@@ -2,7 +2,8 @@
 # ud.sh - user UD QPs between two gaudi devices in two namespaces over a
 # cable and on one port (loopback), IPv4 and IPv6: tests/rdma/ud_test.c
 # (sends, GRH, ibv_create_ah_from_wc, Q_Key violations, length errors,
-# opcodes and verbs the device lacks, objects outliving their context),
+# opcodes and verbs the device lacks, objects outliving their context)
+# and ud_qpex_test.c (the extended QP and CQ APIs on UD QPs),
 # then ibv_ud_pingpong and perftest's ib_send_bw -c UD.  Output: TAP.
 here=$(dirname "$0")
 DEV_A=${DEV_A:-36}
@@ -15,7 +16,9 @@ tap_env_start rdma_env_setup
 t_ok "environment: $IB_A cabled to $IB_B, gids $GID_A/$GID_B"
 # built by `make user` (tests/rdma/meson.build): the ASan+UBSan build
 bin=${UD_TEST:-/build/tests-rdma/ud_test}
+qpexbin=${UD_QPEX_TEST:-/build/tests-rdma/ud_qpex_test}
 need_test_bin ud_test "$bin"
+need_test_bin ud_qpex_test "$qpexbin"
 # no LeakSanitizer: a context closed with objects open keeps its memory on
 # purpose (the provider's answer to pyverbs' teardown order)
 export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=0:abort_on_error=0}
@@ -27,12 +30,15 @@ for ((i = 0; i < 50; i++)); do
 	grep -qs '^2001:0db8:0006:' /sys/class/infiniband/"$IB_B"/ports/1/gids/* && break
 	sleep 0.1
 done
-ksft_relay ud_test < <(timeout 300 "$bin" "$IB_A" "$GID_A" "$IB_B" "$GID_B" 2>&1)
-# again as a provider from before 256-byte UD WQEs (issue 35) would run:
-# GAUDI_UD_WQE=128 gives 128-byte UD WQEs with 4 SGEs and 64 bytes
+# each again as a provider from before 256-byte UD WQEs (issue 35) would
+# run: GAUDI_UD_WQE=128 gives 128-byte UD WQEs with 4 SGEs and 64 bytes
 # inline, the kernel's and the engine's compatibility path
-ksft_relay ud_test " (128-byte UD WQEs)" < <(GAUDI_UD_WQE=128 timeout 300 \
-	"$bin" "$IB_A" "$GID_A" "$IB_B" "$GID_B" 2>&1)
+for prog in "$bin" "$qpexbin"; do
+	name=${prog##*/}
+	ksft_relay "$name" < <(timeout 300 "$prog" "$IB_A" "$GID_A" "$IB_B" "$GID_B" 2>&1)
+	ksft_relay "$name" " (128-byte UD WQEs)" < <(GAUDI_UD_WQE=128 timeout 300 \
+		"$prog" "$IB_A" "$GID_A" "$IB_B" "$GID_B" 2>&1)
+done
 diag "$IB_A: $(ib_stats "$IB_A" 1)"
 diag "$IB_B: $(ib_stats "$IB_B" 1)"
 

@@ -6,21 +6,20 @@
  * GRH area, IBV_WC_GRH, src_qp and sl (the RoCE packet type, as ConnectX
  * reports it) of receive completions; a reply through
  * ibv_create_ah_from_wc(); the same exchange between two QPs of one port
- * (loopback).  Bad input: a wrong Q_Key is dropped and counted
- * (qkey_violations), a send longer than the path MTU and a receive buffer
- * too small complete with IBV_WC_LOC_LEN_ERR, an AH on a GID index that
- * does not exist and UD limits beyond the device's are refused, atomics
- * and other opcodes the engine lacks give EOPNOTSUPP without reaching the
- * ring, features the device lacks give EOPNOTSUPP, a non-zero driver input
- * byte in a verbs command gives EINVAL, a UD WQE written into the ring
- * with the reserved byte of its address vector set completes with
- * IBV_WC_LOC_QP_OP_ERR.  Extended QPs: UD sends through
- * the ibv_wr_* API and wr_set_ud_addr, bad work requests refused whole.
- * Last, objects destroyed after
+ * (loopback).  Bad input, a test each: a wrong Q_Key is dropped and
+ * counted (qkey_violations), a send longer than the path MTU and a
+ * receive buffer too small complete with IBV_WC_LOC_LEN_ERR, an AH on a
+ * GID index that does not exist and UD limits beyond the device's are
+ * refused, atomics and other opcodes the engine lacks give EOPNOTSUPP
+ * without reaching the ring, QP types the device lacks give EOPNOTSUPP,
+ * a non-zero driver input byte in a verbs command gives EINVAL, a UD WQE
+ * written into the ring with the reserved byte of its address vector set
+ * completes with IBV_WC_LOC_QP_OP_ERR.  Last, objects destroyed after
  * their context was closed (what pyverbs' garbage collection does) must
- * not crash the process.  A kselftest (kselftest_harness.h): one test per
- * area, each in its own process with both devices opened anew and, where
- * it needs them, fresh UD QPs; output KTAP.
+ * not crash the process.  The extended QP and CQ APIs on UD QPs are
+ * ud_qpex_test.c.  A kselftest (kselftest_harness.h): each test in its
+ * own process with both devices opened anew and, where it needs them,
+ * fresh UD QPs (udutil.h); output KTAP.
  *
  * usage: ud_test DEV_A GID_A DEV_B GID_B   (GID_*: the IPv4 GID indexes;
  *        the IPv6 ones are found in the GID tables)
@@ -42,237 +41,10 @@
 #include "kselftest_harness.h"
 #include "testutil.h"
 #include "ringutil.h"
+#include "udutil.h"
 
-#define GRH		40
-#define QKEY		0x11111111U
-#define BAD_QKEY	0x22222222U
-#define QKEY_USE_QP	0x80000000U
-#define BUF_SIZE	(64 * 1024)
-#define TX_OFF		0
-#define RX_OFF		(32 * 1024)
-/* the device's limits, UD's as every type's (256-byte UD WQEs, issue 35) */
-#define UD_MAX_SGE	6
-#define UD_MAX_INLINE	192
-/*
- * The limits in use: with GAUDI_UD_WQE=128 the provider asks for the
- * 128-byte UD WQEs of a provider from before issue 35 (the kernel's
- * compatibility path), with room for 4 SGEs and 64 bytes inline.
- */
-static uint32_t ud_max_sge = UD_MAX_SGE, ud_max_inline = UD_MAX_INLINE;
+/* the UD WQE stride in use (GAUDI_UD_WQE=128: the older 128-byte WQE) */
 static size_t ud_stride = sizeof(struct gaudi_ud_wqe);
-
-struct dev {
-	const char *name;
-	struct ibv_context *ctx;
-	struct ibv_pd *pd;
-	struct ibv_mr *mr;
-	uint8_t *buf;
-	union ibv_gid gid4, gid6;
-	int gid4_index, gid6_index;
-	uint32_t mtu;		/* the port's active MTU in bytes */
-};
-
-/* A UD QP with its own send and receive CQs. */
-struct uqp {
-	struct dev *d;
-	struct ibv_cq *scq, *rcq;
-	struct ibv_qp *qp;
-	struct ibv_qp_cap cap;
-};
-
-static struct dev A, B;
-
-/* from the command line */
-static const char *dev_a, *dev_b;
-static int gid_a, gid_b;
-
-/* One completion of @cq within @secs seconds: 0, or -1 (none, or an error). */
-static int wait_wc(struct ibv_cq *cq, struct ibv_wc *wc, double secs)
-{
-	return tu_poll(cq, wc, secs) == 1 ? 0 : -1;
-}
-
-static int open_dev(struct dev *d, const char *name, int gid4_index)
-{
-	struct ibv_port_attr pa;
-
-	d->name = name;
-	d->ctx = open_device_by_name(name);
-	if (!d->ctx)
-		return -1;
-	d->gid4_index = gid4_index;
-	if (ibv_query_gid(d->ctx, 1, gid4_index, &d->gid4) ||
-	    ibv_query_port(d->ctx, 1, &pa))
-		return -1;
-	d->mtu = 128U << pa.active_mtu;
-	d->gid6_index = tu_find_v6_gid(d->ctx, &d->gid6);
-	d->pd = ibv_alloc_pd(d->ctx);
-	d->buf = aligned_alloc(4096, BUF_SIZE);
-	if (!d->pd || !d->buf)
-		return -1;
-	d->mr = ibv_reg_mr(d->pd, d->buf, BUF_SIZE, IBV_ACCESS_LOCAL_WRITE);
-	return d->mr ? 0 : -1;
-}
-
-static int ud_create(struct uqp *u, struct dev *d, uint32_t max_send_sge,
-		     uint32_t max_inline)
-{
-	struct ibv_qp_init_attr ia = {
-		.cap = { .max_send_wr = 64, .max_recv_wr = 64,
-			 .max_send_sge = max_send_sge, .max_recv_sge = 4,
-			 .max_inline_data = max_inline },
-		.qp_type = IBV_QPT_UD,
-	};
-
-	memset(u, 0, sizeof(*u));
-	u->d = d;
-	u->scq = ibv_create_cq(d->ctx, 64, NULL, NULL, 0);
-	u->rcq = ibv_create_cq(d->ctx, 64, NULL, NULL, 0);
-	if (!u->scq || !u->rcq)
-		return -1;
-	ia.send_cq = u->scq;
-	ia.recv_cq = u->rcq;
-	errno = 0;
-	u->qp = ibv_create_qp(d->pd, &ia);
-	if (!u->qp)
-		return -1;
-	u->cap = ia.cap;
-	return 0;
-}
-
-/* INIT (port 1, Q_Key @qkey), RTR, RTS. */
-static int ud_rts(struct uqp *u, uint32_t qkey)
-{
-	struct ibv_qp_attr a = {
-		.qp_state = IBV_QPS_INIT, .port_num = 1, .qkey = qkey,
-	};
-	int ret;
-
-	ret = ibv_modify_qp(u->qp, &a, IBV_QP_STATE | IBV_QP_PKEY_INDEX |
-			    IBV_QP_PORT | IBV_QP_QKEY);
-	if (ret)
-		return ret;
-	memset(&a, 0, sizeof(a));
-	a.qp_state = IBV_QPS_RTR;
-	ret = ibv_modify_qp(u->qp, &a, IBV_QP_STATE);
-	if (ret)
-		return ret;
-	a.qp_state = IBV_QPS_RTS;
-	a.sq_psn = 0x123;
-	return ibv_modify_qp(u->qp, &a, IBV_QP_STATE | IBV_QP_SQ_PSN);
-}
-
-/* A UD QP in RTS, or an error printed as a failed test point. */
-static int ud_up(struct __test_metadata *_metadata, struct uqp *u, struct dev *d, const char *what)
-{
-	int ret;
-
-	ASSERT_EQ(0, ud_create(u, d, ud_max_sge, ud_max_inline))
-		TH_LOG("%s: UD QP on %s: %s", what, d->name, strerror(errno));
-	ret = ud_rts(u, QKEY);
-	ASSERT_EQ(0, ret) TH_LOG("%s: UD QP %#x on %s to RTS: %s", what,
-				 u->qp->qp_num, d->name, strerror(ret));
-	return 0;
-}
-
-static void ud_destroy(struct uqp *u)
-{
-	if (u->qp)
-		ibv_destroy_qp(u->qp);
-	if (u->scq)
-		ibv_destroy_cq(u->scq);
-	if (u->rcq)
-		ibv_destroy_cq(u->rcq);
-	memset(u, 0, sizeof(*u));
-}
-
-static struct ibv_ah *mk_ah(struct dev *from, const union ibv_gid *dgid,
-			    int sgid_index)
-{
-	struct ibv_ah_attr a = {
-		.is_global = 1, .port_num = 1,
-		.grh = { .dgid = *dgid, .sgid_index = sgid_index,
-			 .hop_limit = 64 },
-	};
-
-	errno = 0;
-	return ibv_create_ah(from->pd, &a);
-}
-
-static int post_rx(struct uqp *u, uint32_t len, uint64_t id)
-{
-	struct ibv_sge sg = {
-		.addr = (uintptr_t)u->d->buf + RX_OFF, .length = len,
-		.lkey = u->d->mr->lkey,
-	};
-	struct ibv_recv_wr wr = { .wr_id = id, .sg_list = &sg,
-				  .num_sge = 1 }, *bad;
-
-	memset(u->d->buf + RX_OFF, 0xaa, GRH + u->d->mtu + 64);
-	/* as UCX's ud_verbs (1.19 on) presets it: not 0x6? */
-	u->d->buf[RX_OFF] = 0xff;
-	return ibv_post_recv(u->qp, &wr, &bad);
-}
-
-/* A receive of one path MTU at @off into the receive area. */
-static int post_rx_at(struct uqp *u, uint32_t off, uint64_t id)
-{
-	struct ibv_sge sg = {
-		.addr = (uintptr_t)u->d->buf + RX_OFF + off,
-		.length = GRH + u->d->mtu, .lkey = u->d->mr->lkey,
-	};
-	struct ibv_recv_wr wr = { .wr_id = id, .sg_list = &sg,
-				  .num_sge = 1 }, *bad;
-
-	return ibv_post_recv(u->qp, &wr, &bad);
-}
-
-enum how { VIA_SGE, VIA_MAXSGE, VIA_INLINE };
-
-static const char *how_name(enum how how)
-{
-	return how == VIA_INLINE ? "inline" : how == VIA_MAXSGE ? "max SGEs" :
-	       "1 SGE";
-}
-
-static void fill(uint8_t *p, size_t n, unsigned int seed)
-{
-	size_t i;
-
-	for (i = 0; i < n; i++)
-		p[i] = (uint8_t)(i * 13 + seed);
-}
-
-/* Post one UD send of @len bytes from the sender's TX area. */
-static int post_ud(struct uqp *u, struct ibv_ah *ah, uint32_t dqpn,
-		   uint32_t qkey, enum ibv_wr_opcode op, uint32_t len,
-		   enum how how, uint32_t imm, uint64_t id,
-		   struct ibv_send_wr **bad)
-{
-	struct ibv_sge sg[UD_MAX_SGE];
-	struct ibv_send_wr wr = {
-		.wr_id = id, .sg_list = sg, .opcode = op,
-		.send_flags = IBV_SEND_SIGNALED, .imm_data = htonl(imm),
-		.wr.ud = { .ah = ah, .remote_qpn = dqpn,
-			   .remote_qkey = qkey },
-	};
-	uint8_t *base = u->d->buf + TX_OFF;
-	uint32_t n = how == VIA_MAXSGE ? ud_max_sge : 1, i, off = 0;
-
-	for (i = 0; i < n; i++) {
-		/* uneven pieces, the last takes the rest */
-		uint32_t part = i + 1 < n ? len / (n + 1) : len - off;
-
-		sg[i].addr = (uintptr_t)base + off;
-		sg[i].length = part;
-		sg[i].lkey = u->d->mr->lkey;
-		off += part;
-	}
-	wr.num_sge = len || how != VIA_SGE ? n : 0;
-	if (how == VIA_INLINE)
-		wr.send_flags |= IBV_SEND_INLINE;
-	return ibv_post_send(u->qp, &wr, bad);
-}
 
 static uint16_t csum16(const uint8_t *p, size_t n)
 {
@@ -326,17 +98,6 @@ static const char *grh_wrong(const uint8_t *g, const union ibv_gid *sgid,
 	if (memcmp(g + 24, dgid->raw, 16))
 		return "IPv6: wrong destination address";
 	return NULL;
-}
-
-/*
- * wc.sl of a UD receive from @sgid: the RoCE packet type as ConnectX
- * reports it (0x8 RoCE v2, | 0x2 IPv4 or 0x1 IPv6), what UCX up to 1.18
- * takes the address family from (its destination GID check drops every
- * datagram otherwise: issue 35).
- */
-static uint8_t roce_sl(const union ibv_gid *sgid)
-{
-	return tu_gid_is_v4(sgid) ? 0xa : 0x9;
 }
 
 /*
@@ -401,28 +162,6 @@ static bool xfer(struct __test_metadata *_metadata, const char *tag, struct uqp 
 }
 
 /* ---------------------------------------------------------------- tests */
-
-/* Every test opens both devices anew, in its own process. */
-FIXTURE(ud) {
-	struct uqp a, b, a2;	/* UD QPs: two on A, one on B */
-};
-
-FIXTURE_SETUP(ud)
-{
-	ASSERT_EQ(0, open_dev(&A, dev_a, gid_a))
-		TH_LOG("open %s (GID index %d): %s", dev_a, gid_a, strerror(errno));
-	ASSERT_EQ(0, open_dev(&B, dev_b, gid_b))
-		TH_LOG("open %s (GID index %d): %s", dev_b, gid_b, strerror(errno));
-	TH_LOG("path MTU %u/%u, IPv6 GIDs %d/%d", A.mtu, B.mtu,
-	       A.gid6_index, B.gid6_index);
-}
-
-FIXTURE_TEARDOWN(ud)
-{
-	ud_destroy(&self->a);
-	ud_destroy(&self->b);
-	ud_destroy(&self->a2);
-}
 
 TEST_F_TIMEOUT(ud, caps, 120)
 {
@@ -530,20 +269,24 @@ out:
 	EXPECT_TRUE(ibv_destroy_ah(ah) == 0) TH_LOG("%s: destroy the AH", tag);
 }
 
-/* Wrong Q_Key, the QP's own Q_Key, oversized sends and receives. */
-static void test_bad_input(struct __test_metadata *_metadata, struct uqp *s, struct uqp *r)
+/*
+ * Bad input, one rule a test; a and b are the pair UD_PAIR_UP() makes,
+ * fresh in each test's process.
+ */
+
+/* A wrong Q_Key: dropped and counted; the next message arrives. */
+TEST_F_TIMEOUT(ud, bad_qkey_dropped, 120)
 {
+	struct uqp *s = &self->a, *r = &self->b;
 	struct ibv_send_wr *bad = NULL;
 	long long before, after;
 	struct ibv_wc wc = {};
-	struct uqp s2, r2;
 	struct ibv_ah *ah;
-	int empty, ret;
+	int ret;
 
+	UD_PAIR_UP();
 	ah = mk_ah(s->d, &r->d->gid4, s->d->gid4_index);
-	ASSERT_NE(NULL, ah) TH_LOG("AH for the bad input tests: %s", strerror(errno));
-
-	/* a wrong Q_Key: dropped, counted; the next message arrives */
+	ASSERT_NE(NULL, ah) TH_LOG("AH %s -> %s: %s", A.name, B.name, strerror(errno));
 	before = tu_hw_counter(r->d->name, "qkey_violations");
 	ret = post_rx(r, GRH + 256, 0x41);
 	fill(s->d->buf + TX_OFF, 64, 1);
@@ -551,84 +294,135 @@ static void test_bad_input(struct __test_metadata *_metadata, struct uqp *s, str
 		ret = post_ud(s, ah, r->qp->qp_num, BAD_QKEY, IBV_WR_SEND_WITH_IMM,
 			      64, VIA_SGE, 1, 0x42, &bad);
 	EXPECT_TRUE(!ret && !wait_wc(s->scq, &wc, 10) && wc.status == IBV_WC_SUCCESS)
-	   TH_LOG("send with a wrong Q_Key completes at the sender (UD: %s)",
-	   ret ? strerror(ret) : ibv_wc_status_str(wc.status));
+		TH_LOG("send with a wrong Q_Key completes at the sender (UD: %s)",
+		       ret ? strerror(ret) : ibv_wc_status_str(wc.status));
 	EXPECT_TRUE(wait_wc(r->rcq, &wc, 1)) TH_LOG("the message with the wrong Q_Key is dropped");
 	ret = post_ud(s, ah, r->qp->qp_num, QKEY, IBV_WR_SEND_WITH_IMM, 64,
 		      VIA_SGE, 2, 0x43, &bad);
 	wc.imm_data = 0;
 	EXPECT_TRUE(!ret && !wait_wc(s->scq, &wc, 10) && !wait_wc(r->rcq, &wc, 10) &&
-	   wc.status == IBV_WC_SUCCESS && ntohl(wc.imm_data) == 2)
-	   TH_LOG("the next message, with the right Q_Key, is the one received (imm %u)",
-	   ntohl(wc.imm_data));
+		    wc.status == IBV_WC_SUCCESS && ntohl(wc.imm_data) == 2)
+		TH_LOG("the next message, with the right Q_Key, is the one received (imm %u)",
+		       ntohl(wc.imm_data));
 	after = tu_hw_counter(r->d->name, "qkey_violations");
 	EXPECT_TRUE(before >= 0 && after == before + 1)
-	   TH_LOG("%s qkey_violations counts it (%lld -> %lld)", r->d->name, before,
-	   after);
+		TH_LOG("%s qkey_violations counts it (%lld -> %lld)", r->d->name,
+		       before, after);
+	ibv_destroy_ah(ah);
+}
 
-	/* the high bit of remote_qkey: the sender's own Q_Key (equal here) */
+/* The high bit of remote_qkey: the sending QP's own Q_Key (equal here). */
+TEST_F_TIMEOUT(ud, qkey_from_qp, 120)
+{
+	struct uqp *s = &self->a, *r = &self->b;
+	struct ibv_send_wr *bad = NULL;
+	struct ibv_wc wc = {};
+	struct ibv_ah *ah;
+	int ret;
+
+	UD_PAIR_UP();
+	ah = mk_ah(s->d, &r->d->gid4, s->d->gid4_index);
+	ASSERT_NE(NULL, ah) TH_LOG("AH %s -> %s: %s", A.name, B.name, strerror(errno));
+	fill(s->d->buf + TX_OFF, 64, 1);
 	ret = post_rx(r, GRH + 256, 0x44);
 	if (!ret)
 		ret = post_ud(s, ah, r->qp->qp_num, QKEY_USE_QP | BAD_QKEY,
 			      IBV_WR_SEND, 64, VIA_SGE, 0, 0x45, &bad);
 	EXPECT_TRUE(!ret && !wait_wc(s->scq, &wc, 10) && !wait_wc(r->rcq, &wc, 10) &&
-	   wc.status == IBV_WC_SUCCESS && wc.byte_len == GRH + 64)
-	   TH_LOG("remote_qkey %#x uses the sending QP's own Q_Key (%s)",
-	   QKEY_USE_QP | BAD_QKEY,
-	   ret ? strerror(ret) : ibv_wc_status_str(wc.status));
+		    wc.status == IBV_WC_SUCCESS && wc.byte_len == GRH + 64)
+		TH_LOG("remote_qkey %#x uses the sending QP's own Q_Key (%s)",
+		       QKEY_USE_QP | BAD_QKEY,
+		       ret ? strerror(ret) : ibv_wc_status_str(wc.status));
+	ibv_destroy_ah(ah);
+}
 
-	/* longer than the path MTU: a local length error (fresh QPs) */
-	if (!ud_up(_metadata, &s2, s->d, "MTU + 1") && !ud_up(_metadata, &r2, r->d, "MTU + 1")) {
-		ret = post_rx(&r2, GRH + r->d->mtu + 64, 0x46);
-		if (!ret)
-			ret = post_ud(&s2, ah, r2.qp->qp_num, QKEY, IBV_WR_SEND,
-				      s->d->mtu + 1, VIA_SGE, 0, 0x47, &bad);
-		memset(&wc, 0, sizeof(wc));
-		EXPECT_TRUE(!ret && !wait_wc(s2.scq, &wc, 10) &&
-		   wc.status == IBV_WC_LOC_LEN_ERR && wc.wr_id == 0x47)
-		   TH_LOG("UD send of path MTU + 1 = %u bytes completes with IBV_WC_LOC_LEN_ERR (%s)",
-		   s->d->mtu + 1,
-		   ret ? strerror(ret) : ibv_wc_status_str(wc.status));
-		EXPECT_TRUE(wait_wc(r2.rcq, &wc, 1)) TH_LOG("and nothing is received");
-	}
-	ud_destroy(&s2);
-	ud_destroy(&r2);
+/* Longer than the path MTU: a local length error, nothing received. */
+TEST_F_TIMEOUT(ud, over_path_mtu, 120)
+{
+	struct uqp *s = &self->a, *r = &self->b;
+	struct ibv_send_wr *bad = NULL;
+	struct ibv_wc wc = {};
+	struct ibv_ah *ah;
+	int ret;
 
-	/* a receive buffer smaller than GRH + payload (fresh QPs) */
-	if (!ud_up(_metadata, &s2, s->d, "small buffer") &&
-	    !ud_up(_metadata, &r2, r->d, "small buffer")) {
-		ret = post_rx(&r2, GRH + 10, 0x48);
-		if (!ret)
-			ret = post_ud(&s2, ah, r2.qp->qp_num, QKEY, IBV_WR_SEND,
-				      100, VIA_SGE, 0, 0x49, &bad);
-		EXPECT_TRUE(!ret && !wait_wc(s2.scq, &wc, 10)) TH_LOG("send of 100 bytes to a 50-byte receive buffer (%s)",
-		   ret ? strerror(ret) : "completed");
-		memset(&wc, 0, sizeof(wc));
-		EXPECT_TRUE(!wait_wc(r2.rcq, &wc, 10) &&
-		   wc.status == IBV_WC_LOC_LEN_ERR && wc.wr_id == 0x48)
-		   TH_LOG("the receive completes with IBV_WC_LOC_LEN_ERR (%s)",
-		   ibv_wc_status_str(wc.status));
-	}
-	ud_destroy(&s2);
-	ud_destroy(&r2);
+	UD_PAIR_UP();
+	ah = mk_ah(s->d, &r->d->gid4, s->d->gid4_index);
+	ASSERT_NE(NULL, ah) TH_LOG("AH %s -> %s: %s", A.name, B.name, strerror(errno));
+	ret = post_rx(r, GRH + r->d->mtu + 64, 0x46);
+	if (!ret)
+		ret = post_ud(s, ah, r->qp->qp_num, QKEY, IBV_WR_SEND,
+			      s->d->mtu + 1, VIA_SGE, 0, 0x47, &bad);
+	EXPECT_TRUE(!ret && !wait_wc(s->scq, &wc, 10) &&
+		    wc.status == IBV_WC_LOC_LEN_ERR && wc.wr_id == 0x47)
+		TH_LOG("UD send of path MTU + 1 = %u bytes completes with IBV_WC_LOC_LEN_ERR (%s)",
+		       s->d->mtu + 1,
+		       ret ? strerror(ret) : ibv_wc_status_str(wc.status));
+	EXPECT_TRUE(wait_wc(r->rcq, &wc, 1)) TH_LOG("and nothing is received");
+	ibv_destroy_ah(ah);
+}
 
-	/* more than the UD limits in one work request: refused at post */
-	bad = NULL;
+/* A receive buffer smaller than GRH + payload: a length error there. */
+TEST_F_TIMEOUT(ud, recv_too_small, 120)
+{
+	struct uqp *s = &self->a, *r = &self->b;
+	struct ibv_send_wr *bad = NULL;
+	struct ibv_wc wc = {};
+	struct ibv_ah *ah;
+	int ret;
+
+	UD_PAIR_UP();
+	ah = mk_ah(s->d, &r->d->gid4, s->d->gid4_index);
+	ASSERT_NE(NULL, ah) TH_LOG("AH %s -> %s: %s", A.name, B.name, strerror(errno));
+	ret = post_rx(r, GRH + 10, 0x48);
+	if (!ret)
+		ret = post_ud(s, ah, r->qp->qp_num, QKEY, IBV_WR_SEND, 100,
+			      VIA_SGE, 0, 0x49, &bad);
+	EXPECT_TRUE(!ret && !wait_wc(s->scq, &wc, 10))
+		TH_LOG("send of 100 bytes to a 50-byte receive buffer (%s)",
+		       ret ? strerror(ret) : "completed");
+	memset(&wc, 0, sizeof(wc));
+	EXPECT_TRUE(!wait_wc(r->rcq, &wc, 10) &&
+		    wc.status == IBV_WC_LOC_LEN_ERR && wc.wr_id == 0x48)
+		TH_LOG("the receive completes with IBV_WC_LOC_LEN_ERR (%s)",
+		       ibv_wc_status_str(wc.status));
+	ibv_destroy_ah(ah);
+}
+
+/* More inline data than the UD limit in one work request: refused at post. */
+TEST_F_TIMEOUT(ud, inline_over_limit, 120)
+{
+	struct uqp *s = &self->a, *r = &self->b;
+	struct ibv_send_wr *bad = NULL;
+	struct ibv_wc wc;
+	struct ibv_ah *ah;
+	int ret;
+
+	UD_PAIR_UP();
+	ah = mk_ah(s->d, &r->d->gid4, s->d->gid4_index);
+	ASSERT_NE(NULL, ah) TH_LOG("AH %s -> %s: %s", A.name, B.name, strerror(errno));
 	ret = post_ud(s, ah, r->qp->qp_num, QKEY, IBV_WR_SEND,
 		      ud_max_inline + 1, VIA_INLINE, 0, 0x4a, &bad);
-	EXPECT_TRUE(ret == EINVAL && bad) TH_LOG("inline UD send of %d bytes refused (%s)",
-	   ud_max_inline + 1, strerror(ret));
+	EXPECT_TRUE(ret == EINVAL && bad)
+		TH_LOG("inline UD send of %u bytes refused (%s)",
+		       ud_max_inline + 1, strerror(ret));
+	EXPECT_TRUE(wait_wc(s->scq, &wc, 0.3)) TH_LOG("and nothing was posted");
 	ibv_destroy_ah(ah);
+}
 
-	/* an AH on a GID index that does not exist */
-	empty = tu_find_empty_gid(s->d->ctx);
-	ah = empty < 0 ? NULL : mk_ah(s->d, &r->d->gid4, empty);
-	EXPECT_TRUE(empty >= 0 && !ah) TH_LOG("AH on sgid index %d (no such GID) refused: %s",
-	   empty, ah ? "created" : strerror(errno));
+/* An AH on a GID index that does not exist: refused. */
+TEST_F_TIMEOUT(ud, ah_no_gid, 120)
+{
+	struct ibv_ah *ah;
+	int empty;
+
+	empty = tu_find_empty_gid(A.ctx);
+	ASSERT_TRUE(empty >= 0) TH_LOG("%s has an empty GID table entry", A.name);
+	ah = mk_ah(&A, &B.gid4, empty);
+	EXPECT_TRUE(!ah) TH_LOG("AH on sgid index %d (no such GID) refused: %s",
+				empty, ah ? "created" : strerror(errno));
 	if (ah)
 		ibv_destroy_ah(ah);
 }
-
 /* Opcodes the engine lacks: EOPNOTSUPP, *bad_wr, nothing posted. */
 static void test_opcodes(struct __test_metadata *_metadata, struct uqp *s, struct uqp *r)
 {
@@ -742,8 +536,6 @@ TEST_F_TIMEOUT(ud, unsupported, 120)
 		.comp_mask = IBV_XRCD_INIT_ATTR_FD | IBV_XRCD_INIT_ATTR_OFLAGS,
 		.fd = -1, .oflags = O_CREAT,
 	};
-	struct ibv_srq_init_attr sa = { .attr = { .max_wr = 16,
-						  .max_sge = 1 } };
 	struct ibv_cq *cq = ibv_create_cq(A.ctx, 8, NULL, NULL, 0);
 	struct ibv_qp_init_attr ia = {
 		.send_cq = cq, .recv_cq = cq,
@@ -751,7 +543,6 @@ TEST_F_TIMEOUT(ud, unsupported, 120)
 			 .max_recv_sge = 1 },
 	};
 	struct ibv_xrcd *xrcd;
-	struct ibv_srq *srq;
 	struct ibv_qp *qp;
 	unsigned int i;
 
@@ -770,255 +561,7 @@ TEST_F_TIMEOUT(ud, unsupported, 120)
 	   xrcd ? "opened" : strerror(errno));
 	if (xrcd)
 		ibv_close_xrcd(xrcd);
-	/* SRQs may come: either one works or it is EOPNOTSUPP */
-	errno = 0;
-	srq = ibv_create_srq(A.pd, &sa);
-	EXPECT_TRUE(srq || errno == EOPNOTSUPP) TH_LOG("SRQ: created or EOPNOTSUPP (%s)",
-	   srq ? "created" : strerror(errno));
-	if (srq)
-		ibv_destroy_srq(srq);
-	EXPECT_TRUE(ibv_resize_cq(cq, 32) == EOPNOTSUPP || cq->cqe >= 32)
-	   TH_LOG("resize_cq: done or EOPNOTSUPP");
 	ibv_destroy_cq(cq);
-}
-
-/*
- * Extended QPs: UD SEND and SEND with immediate through the work request
- * API (wr_set_ud_addr before or after the data setter), the RC
- * operations refused at create, bad work requests refused whole.
- */
-static void test_qpex(struct __test_metadata *_metadata, struct uqp *r)
-{
-	struct ibv_qp_init_attr_ex ia = {
-		.cap = { .max_send_wr = 64, .max_recv_wr = 64,
-			 .max_send_sge = ud_max_sge, .max_recv_sge = 4,
-			 .max_inline_data = ud_max_inline },
-		.qp_type = IBV_QPT_UD,
-		.comp_mask = IBV_QP_INIT_ATTR_PD |
-			     IBV_QP_INIT_ATTR_SEND_OPS_FLAGS,
-		.pd = A.pd,
-		.send_ops_flags = IBV_QP_EX_WITH_SEND |
-				  IBV_QP_EX_WITH_SEND_WITH_IMM,
-	};
-	uint8_t *tx = A.buf + TX_OFF, *rx = r->d->buf + RX_OFF;
-	struct ibv_sge sg[UD_MAX_SGE + 1];
-	struct uqp u = { .d = &A };
-	struct ibv_wc wc = {};
-	struct ibv_qp_ex *x;
-	struct ibv_ah *ah;
-	struct ibv_qp *q;
-	unsigned int i;
-	int ret;
-
-	ia.send_ops_flags |= IBV_QP_EX_WITH_RDMA_READ;
-	q = ibv_create_qp_ex(A.ctx, &ia);
-	ret = q ? 0 : errno;
-	if (q)
-		ibv_destroy_qp(q);
-	EXPECT_TRUE(ret == EOPNOTSUPP) TH_LOG("qpex: UD QP with RDMA_READ refused (%s)",
-	   strerror(ret));
-	ia.send_ops_flags &= ~(uint64_t)IBV_QP_EX_WITH_RDMA_READ;
-	u.scq = ibv_create_cq(A.ctx, 64, NULL, NULL, 0);
-	u.rcq = ibv_create_cq(A.ctx, 64, NULL, NULL, 0);
-	ia.send_cq = u.scq;
-	ia.recv_cq = u.rcq;
-	u.qp = u.scq && u.rcq ? ibv_create_qp_ex(A.ctx, &ia) : NULL;
-	ah = mk_ah(&A, &B.gid4, A.gid4_index);
-	x = u.qp ? ibv_qp_to_qp_ex(u.qp) : NULL;
-	ASSERT_NE(NULL, x) TH_LOG("qpex: UD QP with send_ops_flags: %s", strerror(errno));
-	ASSERT_EQ(0, ud_rts(&u, QKEY)) TH_LOG("qpex: the UD QP to RTS");
-	ASSERT_NE(NULL, ah) TH_LOG("qpex: an AH to %s: %s", B.name, strerror(errno));
-	TH_LOG("qpex: UD QP %#x with send_ops_flags in RTS", u.qp->qp_num);
-
-	/* SEND with immediate from an SGE, the address set first */
-	fill(tx, 1000, 3);
-	post_rx(r, GRH + r->d->mtu, 0x71);
-	ibv_wr_start(x);
-	x->wr_id = 0x61;
-	x->wr_flags = IBV_SEND_SIGNALED;
-	ibv_wr_send_imm(x, htonl(0x1234abcd));
-	ibv_wr_set_ud_addr(x, ah, r->qp->qp_num, QKEY);
-	ibv_wr_set_sge(x, A.mr->lkey, (uintptr_t)tx, 1000);
-	ret = ibv_wr_complete(x);
-	EXPECT_TRUE(!ret && !wait_wc(u.scq, &wc, 10) && wc.status == IBV_WC_SUCCESS &&
-	   wc.wr_id == 0x61 && wc.opcode == IBV_WC_SEND &&
-	   !wait_wc(r->rcq, &wc, 10) && wc.status == IBV_WC_SUCCESS &&
-	   wc.wr_id == 0x71 && wc.byte_len == GRH + 1000 &&
-	   (wc.wc_flags & IBV_WC_WITH_IMM) && ntohl(wc.imm_data) == 0x1234abcd &&
-	   wc.src_qp == u.qp->qp_num && !memcmp(rx + GRH, tx, 1000))
-	   TH_LOG("qpex: UD wr_send_imm of 1000 B via wr_set_ud_addr (%s)",
-	   strerror(ret));
-
-	/* two SENDs in one batch: inline, the address set after the data */
-	fill(tx, 200, 9);
-	post_rx(r, GRH + r->d->mtu, 0x72);
-	ret = post_rx_at(r, 16384, 0x73);
-	ibv_wr_start(x);
-	x->wr_id = 0x62;
-	x->wr_flags = 0;
-	ibv_wr_send(x);
-	ibv_wr_set_inline_data(x, tx, 64);
-	ibv_wr_set_ud_addr(x, ah, r->qp->qp_num, QKEY);
-	x->wr_id = 0x63;
-	x->wr_flags = IBV_SEND_SIGNALED;
-	ibv_wr_send(x);
-	ibv_wr_set_ud_addr(x, ah, r->qp->qp_num, QKEY);
-	ibv_wr_set_sge(x, A.mr->lkey, (uintptr_t)tx + 100, 10);
-	memset(tx, 0, 64);	/* inline: already copied */
-	ret = ret ? ret : ibv_wr_complete(x);
-	fill(tx, 64, 9);
-	EXPECT_TRUE(!ret && !wait_wc(u.scq, &wc, 10) && wc.wr_id == 0x63 &&
-	   wc.status == IBV_WC_SUCCESS &&
-	   !wait_wc(r->rcq, &wc, 10) && wc.status == IBV_WC_SUCCESS &&
-	   wc.wr_id == 0x72 && wc.byte_len == GRH + 64 &&
-	   !memcmp(rx + GRH, tx, 64) &&
-	   !wait_wc(r->rcq, &wc, 10) && wc.status == IBV_WC_SUCCESS &&
-	   wc.wr_id == 0x73 && wc.byte_len == GRH + 10 &&
-	   !memcmp(rx + 16384 + GRH, tx + 100, 10))
-	   TH_LOG("qpex: UD batch of an unsignaled inline SEND and a SEND (%s)",
-	   strerror(ret));
-
-	/* bad work requests: the whole batch refused */
-	for (i = 0; i <= UD_MAX_SGE; i++)
-		sg[i] = (struct ibv_sge){ (uintptr_t)tx, 1, A.mr->lkey };
-	post_rx(r, GRH + r->d->mtu, 0x74);
-	for (i = 0; i < 4; i++) {
-		static const char *const what[] = {
-			"RDMA_WRITE (not enabled)", "no UD address",
-			"max_send_sge + 1 SGEs", "max_inline + 1 bytes inline",
-		};
-
-		ibv_wr_start(x);
-		x->wr_id = 0x80 + i;
-		x->wr_flags = IBV_SEND_SIGNALED;
-		ibv_wr_send(x);
-		ibv_wr_set_ud_addr(x, ah, r->qp->qp_num, QKEY);
-		ibv_wr_set_sge(x, A.mr->lkey, (uintptr_t)tx, 10);
-		switch (i) {
-		case 0:
-			ibv_wr_rdma_write(x, 1, 0);
-			ibv_wr_set_sge(x, A.mr->lkey, (uintptr_t)tx, 10);
-			break;
-		case 1:
-			ibv_wr_send(x);
-			ibv_wr_set_sge(x, A.mr->lkey, (uintptr_t)tx, 10);
-			break;
-		case 2:
-			ibv_wr_send(x);
-			ibv_wr_set_ud_addr(x, ah, r->qp->qp_num, QKEY);
-			ibv_wr_set_sge_list(x, ud_max_sge + 1, sg);
-			break;
-		case 3:
-			ibv_wr_send(x);
-			ibv_wr_set_ud_addr(x, ah, r->qp->qp_num, QKEY);
-			ibv_wr_set_inline_data(x, tx, ud_max_inline + 1);
-			break;
-		}
-		ret = ibv_wr_complete(x);
-		EXPECT_TRUE(ret == EINVAL && wait_wc(u.scq, &wc, 0.3))
-		   TH_LOG("qpex: UD batch with %s refused whole (%s)", what[i],
-		   strerror(ret));
-	}
-	/* none of them arrived: a good one takes the receive posted first */
-	ibv_wr_start(x);
-	x->wr_id = 0x90;
-	ibv_wr_send(x);
-	ibv_wr_set_ud_addr(x, ah, r->qp->qp_num, QKEY);
-	ibv_wr_set_sge(x, A.mr->lkey, (uintptr_t)tx, 7);
-	ret = ibv_wr_complete(x);
-	EXPECT_TRUE(!ret && !wait_wc(u.scq, &wc, 10) && wc.wr_id == 0x90 &&
-	   !wait_wc(r->rcq, &wc, 10) && wc.wr_id == 0x74 &&
-	   wc.byte_len == GRH + 7 && wait_wc(r->rcq, &wc, 0.3))
-	   TH_LOG("qpex: no refused UD send was received, the next one is (%s)",
-	   strerror(ret));
-	ibv_destroy_ah(ah);
-	ah = NULL;
-	if (ah)
-		ibv_destroy_ah(ah);
-	ud_destroy(&u);
-}
-
-/*
- * Extended CQs: a UD receive polled through start_poll/next_poll with
- * the standard fields; what the device lacks (timestamps) EOPNOTSUPP.
- */
-static void test_cq_ex(struct __test_metadata *_metadata, struct uqp *s, struct uqp *r)
-{
-	struct ibv_cq_init_attr_ex ca = {
-		.cqe = 16, .wc_flags = IBV_WC_STANDARD_FLAGS,
-	};
-	struct ibv_qp_init_attr ia = {
-		.send_cq = r->scq,
-		.cap = { .max_send_wr = 8, .max_recv_wr = 8, .max_send_sge = 1,
-			 .max_recv_sge = 1 },
-		.qp_type = IBV_QPT_UD,
-	};
-	struct ibv_poll_cq_attr pa = {};
-	struct ibv_send_wr *bad;
-	struct uqp x = { .d = r->d, .scq = r->scq };
-	struct ibv_cq_ex *cq, *ts;
-	struct ibv_ah *ah;
-	int ret, n = 0;
-	bool good;
-
-	ca.wc_flags |= IBV_WC_EX_WITH_COMPLETION_TIMESTAMP;
-	errno = 0;
-	ts = ibv_create_cq_ex(r->d->ctx, &ca);
-	EXPECT_TRUE(!ts && errno == EOPNOTSUPP)
-	   TH_LOG("extended CQ with completion timestamps: EOPNOTSUPP (%s)",
-	   ts ? "created" : strerror(errno));
-	if (ts)
-		ibv_destroy_cq(ibv_cq_ex_to_cq(ts));
-	ca.wc_flags = IBV_WC_STANDARD_FLAGS;
-	cq = ibv_create_cq_ex(r->d->ctx, &ca);
-	EXPECT_TRUE(cq != NULL) TH_LOG("extended CQ with the standard fields: %s",
-	   cq ? "created" : strerror(errno));
-	if (!cq)
-		return;
-	ia.recv_cq = ibv_cq_ex_to_cq(cq);
-	x.qp = ibv_create_qp(r->d->pd, &ia);
-	ah = mk_ah(s->d, &r->d->gid4, s->d->gid4_index);
-	ret = !x.qp || !ah ? -1 : ud_rts(&x, QKEY);
-	if (!ret)
-		ret = post_rx(&x, GRH + 64, 0x81);
-	if (!ret)
-		ret = post_ud(s, ah, x.qp->qp_num, QKEY, IBV_WR_SEND_WITH_IMM, 20,
-			      VIA_SGE, 0x1234, 0x82, &bad);
-	ASSERT_EQ(0, ret) TH_LOG("a UD QP with an extended receive CQ, a receive and a send to it: %s",
-				 ret < 0 ? "QP or AH not created" : strerror(ret));
-	ASSERT_EQ(0, wait_wc(s->scq, &(struct ibv_wc){}, 10))
-		TH_LOG("the send's completion");
-	for (int i = 0; i < 10000; i++) {
-		ret = ibv_start_poll(cq, &pa);
-		if (ret != ENOENT)
-			break;
-		usleep(1000);
-	}
-	good = !ret && cq->status == IBV_WC_SUCCESS && cq->wr_id == 0x81 &&
-	       ibv_wc_read_opcode(cq) == IBV_WC_RECV &&
-	       ibv_wc_read_byte_len(cq) == GRH + 20 &&
-	       ntohl(ibv_wc_read_imm_data(cq)) == 0x1234 &&
-	       ibv_wc_read_qp_num(cq) == x.qp->qp_num &&
-	       ibv_wc_read_src_qp(cq) == s->qp->qp_num &&
-	       (ibv_wc_read_wc_flags(cq) & (IBV_WC_GRH | IBV_WC_WITH_IMM)) ==
-	       (IBV_WC_GRH | IBV_WC_WITH_IMM) &&
-	       ibv_wc_read_slid(cq) == 0 &&
-	       ibv_wc_read_sl(cq) == roce_sl(&s->d->gid4);
-	if (!ret) {
-		n = 1;
-		while (ibv_next_poll(cq) == 0)
-			n++;
-		ibv_end_poll(cq);
-	}
-	EXPECT_TRUE(good && n == 1)
-	   TH_LOG("start_poll/next_poll/end_poll: the UD receive with GRH, src_qp and immediate (%s, %d)",
-	   ret ? strerror(ret) : "polled", n);
-	EXPECT_TRUE(ibv_start_poll(cq, &pa) == ENOENT) TH_LOG("then the extended CQ is empty");
-	if (ah)
-		ibv_destroy_ah(ah);
-	if (x.qp)
-		ibv_destroy_qp(x.qp);
-	EXPECT_TRUE(ibv_destroy_cq(ibv_cq_ex_to_cq(cq)) == 0) TH_LOG("destroy the extended CQ");
 }
 
 /*
@@ -1130,14 +673,6 @@ TEST_F_TIMEOUT(ud, close_first, 120)
 	   r[0], r[1], r[2], r[3], r[4], r[5]);
 }
 
-/* UD QPs a (on A) and b (on B) in RTS */
-#define UD_PAIR_UP() do {						\
-	ASSERT_EQ(0, ud_up(_metadata, &self->a, &A, "exchange"));	\
-	ASSERT_EQ(0, ud_up(_metadata, &self->b, &B, "exchange"));	\
-	TH_LOG("UD QPs %#x on %s and %#x on %s in RTS",			\
-	       self->a.qp->qp_num, A.name, self->b.qp->qp_num, B.name);	\
-} while (0)
-
 TEST_F_TIMEOUT(ud, exchange_ipv4, 120)
 {
 	UD_PAIR_UP();
@@ -1161,24 +696,6 @@ TEST_F_TIMEOUT(ud, opcodes, 120)
 {
 	UD_PAIR_UP();
 	test_opcodes(_metadata, &self->a, &self->b);
-}
-
-TEST_F_TIMEOUT(ud, cq_ex, 120)
-{
-	UD_PAIR_UP();
-	test_cq_ex(_metadata, &self->a, &self->b);
-}
-
-TEST_F_TIMEOUT(ud, qpex, 120)
-{
-	UD_PAIR_UP();
-	test_qpex(_metadata, &self->b);
-}
-
-TEST_F_TIMEOUT(ud, bad_input, 120)
-{
-	UD_PAIR_UP();
-	test_bad_input(_metadata, &self->a, &self->b);
 }
 
 /*
@@ -1266,15 +783,13 @@ TEST_F_TIMEOUT(ud, loopback, 120)
 int main(int argc, char **argv)
 {
 	char *run[] = { argv[0], NULL };
+	bool wqe128;
+	int ret;
 
-	const char *fmt = getenv("GAUDI_UD_WQE");
-
-	if (tu_two_dev_args(argc, argv, &dev_a, &gid_a, &dev_b, &gid_b))
-		return 2;
-	if (fmt && !strcmp(fmt, "128")) {
-		ud_max_sge = 4;
-		ud_max_inline = 64;
+	ret = ud_args(argc, argv, &wqe128);
+	if (ret)
+		return ret;
+	if (wqe128)
 		ud_stride = GAUDI_WQE_SIZE;
-	}
 	return test_harness_run(1, run);
 }
