@@ -7,5 +7,5 @@
 KSFT_INC=${KSFT_INC:-/opt/linux-src/tools/testing/selftests}
 ensure_loaded || { echo "not ok 1 - load"; exit 1; }
 gcc -m32 -static -O2 -Wall -Wextra -Werror -I/src/include/uapi -isystem "$KSFT_INC" \
-	-o /tmp/gn_compat32 /src/tests/accel/compat32.c || { echo "not ok 1 - build the i386 client"; exit 1; }
+	-o /tmp/gn_compat32 /src/tests/accel/compat32_test.c || { echo "not ok 1 - build the i386 client"; exit 1; }
 exec /tmp/gn_compat32 /dev/accel/accel0

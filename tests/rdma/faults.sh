@@ -2,7 +2,7 @@
 # faults.sh - reliability over a faulty cable: the per-port cable fault
 # knobs (debugfs p<port>_fault_{drop,dup,reorder,corrupt}: one frame in N
 # of those the port transmits, at random) under RC transfers with every
-# byte checked (fault_xfer.c: WRITE, READ, SEND in both directions), each
+# byte checked (fault_xfer_test.c: WRITE, READ, SEND in both directions), each
 # fault alone and all at once, and a receiving engine whose queue is too
 # small (roce_rx_queue_max: drops, rx_dropped); the MAC's fault counters and the RoCE
 # engine's recovery counters must show that faults happened and were
@@ -29,8 +29,8 @@ DBG_A=/sys/kernel/debug/gaudi_nic_sim/gaudi_nic.$DEV_A
 DBG_B=/sys/kernel/debug/gaudi_nic_sim/gaudi_nic.$DEV_B
 KINDS="drop dup reorder corrupt"
 
-bin=${FAULT_XFER:-/build/tests-rdma/fault_xfer}
-need_test_bin fault_xfer "$bin"
+bin=${FAULT_XFER:-/build/tests-rdma/fault_xfer_test}
+need_test_bin fault_xfer_test "$bin"
 
 # knobs SIDE drop dup reorder corrupt: port 0's four knobs (A or B), each
 # "one frame in N at random" (1: every frame, 0: off)
@@ -80,13 +80,13 @@ deltas() {
 	for c in $IBC; do DSTR+="$c=${D[$c]} "; done
 }
 
-# xfer DESC NMSG SIZE DEPTH [OPS [DIRS]]: fault_xfer (a kselftest: one
+# xfer DESC NMSG SIZE DEPTH [OPS [DIRS]]: fault_xfer_test (a kselftest: one
 # fault_xfer.OP_DIR.transfer per operation and direction); its KTAP lines
 # become ours, DESC after each name
 xfer() {
 	local desc=$1
 	shift
-	ksft_relay fault_xfer " [$desc]" < <(timeout 300 "$bin" "$IB_A" "$GID_A" \
+	ksft_relay fault_xfer_test " [$desc]" < <(timeout 300 "$bin" "$IB_A" "$GID_A" \
 		"$IB_B" "$GID_B" "$@" 2>&1)
 }
 

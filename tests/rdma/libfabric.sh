@@ -4,7 +4,7 @@
 # ofi_rxm; fi_pingpong -p "verbs;ofi_rxm" -e rdm and -p verbs -e msg at
 # every size (-S all, data checked with -c) between gaudi_$DEV_A in $NS_A
 # and gaudi_$DEV_B in $NS_B over a cable, one IPv6 round of each; then
-# fi_dmabuf (tests/rdma/fi_dmabuf.c): an fi_writedata larger than the
+# fi_dmabuf (tests/rdma/fi_dmabuf_test.c): an fi_writedata larger than the
 # inject size from HBM of one device into an HBM dma-buf export of the
 # other registered with fi_mr_regattr(FI_MR_DMABUF), checked through the
 # accelerator's CPU mapping and the remote CQ data - the collectives' path.
@@ -16,7 +16,7 @@ here=$(dirname "$0")
 DEV_A=${DEV_A:-54}
 DEV_B=${DEV_B:-55}
 . "$here/rcm_lib.sh"
-bin=${FI_DMABUF:-/build/tests-rdma/fi_dmabuf}
+bin=${FI_DMABUF:-/build/tests-rdma/fi_dmabuf_test}
 # fi_pingpong -I: iterations per size (its default is 10)
 PP_ITERS=${PP_ITERS:-10}
 export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=0}
@@ -95,7 +95,7 @@ fi_pp "fi_pingpong -p 'verbs;ofi_rxm' -e rdm -S 65536 -c, IPv6" "verbs;ofi_rxm" 
 fi_pp "fi_pingpong -p verbs -e msg -S 65536 -c, IPv6" verbs msg 65536 6
 
 # fi_dmabuf: HBM dma-buf export as the target of an fi_writedata
-need_test_bin fi_dmabuf "$bin"
+need_test_bin fi_dmabuf_test "$bin"
 # fi_dm DESC ARGS...: server on the A side, client on the B side; each
 # side is a kselftest of one test (fi_dmabuf.server, fi_dmabuf.client),
 # whose KTAP becomes our points

@@ -12,7 +12,7 @@
  * only those OPS and DIRS select run (the harness's -v filter).  Output:
  * KTAP.
  *
- * usage: fault_xfer DEV_A GID_A DEV_B GID_B [NMSG [SIZE [DEPTH [OPS [DIRS]]]]]
+ * usage: fault_xfer_test DEV_A GID_A DEV_B GID_B [NMSG [SIZE [DEPTH [OPS [DIRS]]]]]
  *   OPS: letters w (WRITE), r (READ), s (SEND); default "wrs"
  *   DIRS: "ab", "ba" or both (default "ab,ba")
  */

@@ -15,8 +15,8 @@
  * fi_dmabuf, run alone (the harness's -t filter), the server's checks in
  * fi_dmabuf.server, the client's in fi_dmabuf.client.  Output: KTAP.
  *
- *   fi_dmabuf server [options]            (prints its TCP port)
- *   fi_dmabuf client [options] SERVER_IP
+ *   fi_dmabuf_test server [options]            (prints its TCP port)
+ *   fi_dmabuf_test client [options] SERVER_IP
  * options:
  *   -p PROV   provider (default "verbs;ofi_rxm"); -e rdm only
  *   -d DOMAIN domain name (e.g. gaudi_52)
