@@ -56,7 +56,10 @@ enum gaudi_nic_ctx_limit {
  * @hbm_size: HBM bytes
  * @bus_base: first bus address of this device's HBM window
  * @hw: the hardware description and ops (<linux/gaudi_nic/hw.h>), from
- *	the platform data; valid while the DRM device lives
+ *	the platform data; valid while the DRM device lives.  @id through
+ *	@bus_base are read from it once, in probe, as a PCI driver reads
+ *	its device's configuration space; after probe the core and its
+ *	aux drivers (which do not see hw.h) use only these copies.
  * @mem: the memory manager (private to the core)
  * @nic: the NIC core (ports, auxiliary devices); private to gaudi_nic.ko
  * @ctx_max: the per-context limits of the RDMA function, by

@@ -25,7 +25,7 @@ int gib_create_cq(struct ib_cq *ibcq, const struct ib_cq_init_attr *attr,
 	struct gaudi_create_cq_resp resp = {};
 	struct gn_roce_cq_ctx ctx = {};
 	struct gib_pbl pbl = {};
-	struct gib_ucontext *guc = NULL;
+	struct gib_ucontext *guc;
 	u64 bytes;
 	u32 log;
 	int ret;

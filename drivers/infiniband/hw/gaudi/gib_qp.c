@@ -186,7 +186,7 @@ int gib_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init,
 	struct gn_roce_qp_ctx ctx = {};
 	struct gib_pbl sq_pbl = {}, rq_pbl = {};
 	struct ib_qp_cap *cap = &init->cap;
-	struct gib_ucontext *uc = NULL;
+	struct gib_ucontext *uc;
 	u32 sq_log, rq_log, stride;
 	int ret;
 

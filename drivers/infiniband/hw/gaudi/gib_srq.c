@@ -40,7 +40,7 @@ int gib_create_srq(struct ib_srq *ibsrq, struct ib_srq_init_attr *init,
 	struct gib_srq *srq = to_gsrq(ibsrq);
 	struct gaudi_create_srq_resp resp = {};
 	struct gn_roce_srq_ctx ctx = {};
-	struct gib_ucontext *uc = NULL;
+	struct gib_ucontext *uc;
 	struct gib_pbl pbl = {};
 	u64 bytes;
 	u32 log;
