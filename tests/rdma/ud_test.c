@@ -284,9 +284,7 @@ TEST_F_TIMEOUT(ud, bad_qkey_dropped, 120)
 	struct ibv_ah *ah;
 	int ret;
 
-	UD_PAIR_UP();
-	ah = mk_ah(s->d, &r->d->gid4, s->d->gid4_index);
-	ASSERT_NE(NULL, ah) TH_LOG("AH %s -> %s: %s", A.name, B.name, strerror(errno));
+	UD_PAIR_AH(ah);
 	before = tu_hw_counter(r->d->name, "qkey_violations");
 	ret = post_rx(r, GRH + 256, 0x41);
 	fill(s->d->buf + TX_OFF, 64, 1);
@@ -320,9 +318,7 @@ TEST_F_TIMEOUT(ud, qkey_from_qp, 120)
 	struct ibv_ah *ah;
 	int ret;
 
-	UD_PAIR_UP();
-	ah = mk_ah(s->d, &r->d->gid4, s->d->gid4_index);
-	ASSERT_NE(NULL, ah) TH_LOG("AH %s -> %s: %s", A.name, B.name, strerror(errno));
+	UD_PAIR_AH(ah);
 	fill(s->d->buf + TX_OFF, 64, 1);
 	ret = post_rx(r, GRH + 256, 0x44);
 	if (!ret)
@@ -345,9 +341,7 @@ TEST_F_TIMEOUT(ud, over_path_mtu, 120)
 	struct ibv_ah *ah;
 	int ret;
 
-	UD_PAIR_UP();
-	ah = mk_ah(s->d, &r->d->gid4, s->d->gid4_index);
-	ASSERT_NE(NULL, ah) TH_LOG("AH %s -> %s: %s", A.name, B.name, strerror(errno));
+	UD_PAIR_AH(ah);
 	ret = post_rx(r, GRH + r->d->mtu + 64, 0x46);
 	if (!ret)
 		ret = post_ud(s, ah, r->qp->qp_num, QKEY, IBV_WR_SEND,
@@ -370,9 +364,7 @@ TEST_F_TIMEOUT(ud, recv_too_small, 120)
 	struct ibv_ah *ah;
 	int ret;
 
-	UD_PAIR_UP();
-	ah = mk_ah(s->d, &r->d->gid4, s->d->gid4_index);
-	ASSERT_NE(NULL, ah) TH_LOG("AH %s -> %s: %s", A.name, B.name, strerror(errno));
+	UD_PAIR_AH(ah);
 	ret = post_rx(r, GRH + 10, 0x48);
 	if (!ret)
 		ret = post_ud(s, ah, r->qp->qp_num, QKEY, IBV_WR_SEND, 100,
@@ -397,9 +389,7 @@ TEST_F_TIMEOUT(ud, inline_over_limit, 120)
 	struct ibv_ah *ah;
 	int ret;
 
-	UD_PAIR_UP();
-	ah = mk_ah(s->d, &r->d->gid4, s->d->gid4_index);
-	ASSERT_NE(NULL, ah) TH_LOG("AH %s -> %s: %s", A.name, B.name, strerror(errno));
+	UD_PAIR_AH(ah);
 	ret = post_ud(s, ah, r->qp->qp_num, QKEY, IBV_WR_SEND,
 		      ud_max_inline + 1, VIA_INLINE, 0, 0x4a, &bad);
 	EXPECT_TRUE(ret == EINVAL && bad)

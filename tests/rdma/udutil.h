@@ -300,6 +300,14 @@ FIXTURE_TEARDOWN(ud)
 	       self->a.qp->qp_num, A.name, self->b.qp->qp_num, B.name);	\
 } while (0)
 
+/* UD_PAIR_UP(), and @ah: an AH on A to B's IPv4 GID */
+#define UD_PAIR_AH(ah) do {						\
+	UD_PAIR_UP();							\
+	(ah) = mk_ah(&A, &B.gid4, A.gid4_index);			\
+	ASSERT_NE(NULL, (ah)) TH_LOG("AH %s -> %s: %s", A.name, B.name,	\
+				     strerror(errno));			\
+} while (0)
+
 /*
  * The command line (DEV_A GID_A DEV_B GID_B) and GAUDI_UD_WQE: 0, or 2
  * after a usage message.  *@wqe128: the 128-byte UD WQEs are in use.
