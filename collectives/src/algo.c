@@ -126,21 +126,11 @@ gcoll_result_t gc_algo_local_copy(struct gcoll_comm *c, void *dst, const void *s
 	return gc_submit(r, req);
 }
 
-gcoll_result_t gc_algo_allreduce(struct gcoll_comm *c, const void *sendbuf, void *recvbuf,
-				 size_t count, size_t bytes, gcoll_datatype_t type,
-				 gcoll_redop_t op, gcoll_request_t *req)
-{
-	if (gc_fast_ok(c, bytes))
-		return gc_fast_allreduce(c, sendbuf, recvbuf, count, bytes, type, op, req);
-	if (gc_fast_adapt_ok(c, bytes, req))
-		return gc_fast_adaptive(c, sendbuf, recvbuf, count, bytes, type, op);
-	return gc_algo_allreduce_fabric(c, sendbuf, recvbuf, count, bytes, type, op, req);
-}
-
-gcoll_result_t gc_algo_allreduce_fabric(struct gcoll_comm *c, const void *sendbuf,
-					void *recvbuf, size_t count, size_t bytes,
-					gcoll_datatype_t type, gcoll_redop_t op,
-					gcoll_request_t *req)
+/* The all-reduce over the fabric alone: the ring or recursive doubling. */
+static gcoll_result_t allreduce_fabric(struct gcoll_comm *c, const void *sendbuf,
+				       void *recvbuf, size_t count, size_t bytes,
+				       gcoll_datatype_t type, gcoll_redop_t op,
+				       gcoll_request_t *req)
 {
 	size_t es = gc_type_size(type), slice;
 	struct gcoll_request *r;
@@ -168,6 +158,42 @@ gcoll_result_t gc_algo_allreduce_fabric(struct gcoll_comm *c, const void *sendbu
 			return gc_build_fail(r);
 	}
 	return gc_submit(r, req);
+}
+
+/* Above GCOLL_SHM_BIG_MAX, the road rank 0 has measured quicker for the
+ * size (fast.c keeps the measurements and spreads the pick): the shared
+ * segment in chunks or the fabric.  The choice is made here, where both
+ * roads are known, so the fast path never calls back into this file. */
+static gcoll_result_t allreduce_adaptive(struct gcoll_comm *c, const void *sendbuf,
+					 void *recvbuf, size_t count, size_t bytes,
+					 gcoll_datatype_t type, gcoll_redop_t op)
+{
+	gcoll_result_t rc;
+	uint64_t t0;
+	int via;
+
+	rc = gc_fast_adapt_pick(c, bytes, &via);
+	if (rc)
+		return rc;
+	t0 = c->rank == 0 ? gc_now_ns() : 0;
+	rc = via == GC_VIA_CHUNKS
+		? gc_fast_chunks(c, sendbuf, recvbuf, count, bytes, type, op)
+		: allreduce_fabric(c, sendbuf, recvbuf, count, bytes, type, op, NULL);
+	if (rc || c->rank)
+		return rc;
+	gc_fast_adapt_done(c, bytes, via, gc_now_ns() - t0);
+	return rc;
+}
+
+gcoll_result_t gc_algo_allreduce(struct gcoll_comm *c, const void *sendbuf, void *recvbuf,
+				 size_t count, size_t bytes, gcoll_datatype_t type,
+				 gcoll_redop_t op, gcoll_request_t *req)
+{
+	if (gc_fast_ok(c, bytes))
+		return gc_fast_allreduce(c, sendbuf, recvbuf, count, bytes, type, op, req);
+	if (gc_fast_adapt_ok(c, bytes, req))
+		return allreduce_adaptive(c, sendbuf, recvbuf, count, bytes, type, op);
+	return allreduce_fabric(c, sendbuf, recvbuf, count, bytes, type, op, req);
 }
 
 /* Reduce-scatter by recursive halving, for any n.  With p the largest

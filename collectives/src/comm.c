@@ -1,11 +1,10 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * Communicators: creation (bootstrap, transport choice, address exchange),
- * split, teardown (destroy, abort), tunables from the environment, and the
- * registry of live communicators every entry point checks handles against.
+ * split, teardown (destroy, abort) and tunables from the environment.  The
+ * registry of live communicators is registry.c's.
  */
 #define _GNU_SOURCE
-#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -13,39 +12,6 @@
 
 #include "gc_internal.h"
 
-
-static pthread_mutex_t reg_lock = PTHREAD_MUTEX_INITIALIZER;
-static struct gcoll_comm *registry;
-gcoll_result_t gc_check_comm(struct gcoll_comm *c, const char *fn)
-{
-	struct gcoll_comm *i;
-
-	if (!c)
-		return gc_err(GCOLL_ERR_INVALID_ARGUMENT, "%s: comm is NULL", fn);
-	pthread_mutex_lock(&reg_lock);
-	for (i = registry; i && i != c; i = i->reg_next)
-		;
-	pthread_mutex_unlock(&reg_lock);
-	if (!i)
-		return gc_err(GCOLL_ERR_INVALID_USAGE,
-			      "%s: comm %p is not a live communicator (destroyed or aborted?)",
-			      fn, (void *)c);
-	return GCOLL_SUCCESS;
-}
-
-gcoll_result_t gc_check_common(struct gcoll_comm *c, const char *fn)
-{
-	gcoll_result_t rc = gc_check_comm(c, fn);
-
-	if (rc)
-		return rc;
-	if (!c->async_err && c->tp->fatal)
-		c->async_err = c->tp->fatal;
-	if (c->async_err)
-		return gc_err(c->async_err, "%s: communicator is in error state (%s); abort or destroy it",
-			      fn, gcoll_get_error_string(c->async_err));
-	return GCOLL_SUCCESS;
-}
 
 static void comm_env(struct gcoll_comm *c)
 {
@@ -118,10 +84,7 @@ static void comm_link(struct gcoll_comm *c, struct gc_transport *tp)
 	c->tp = tp;
 	c->tp_next = tp->comms;
 	tp->comms = c;
-	pthread_mutex_lock(&reg_lock);
-	c->reg_next = registry;
-	registry = c;
-	pthread_mutex_unlock(&reg_lock);
+	gc_registry_add(c);
 }
 
 struct addr_blob {
@@ -431,7 +394,11 @@ GC_API gcoll_result_t gcoll_comm_split(gcoll_comm_t c, int color, int key, gcoll
 	me = (struct split_info){ color < 0 ? -1 : color, key, c->rank, c->tp->next_ctx };
 	if (gc_test_split_forge)
 		me.rank += gc_test_split_forge;
-	rc = gcoll_allgather(&me, all, sizeof(me) / 4, GCOLL_INT32, c, NULL);
+	/* the algorithm itself, not gcoll_allgather: the handle is checked
+	 * already, and the public layer is above this one */
+	rc = n == 1 ? gc_algo_local_copy(c, all, &me, sizeof(me), NULL)
+		    : gc_algo_allgather(c, &me, all, sizeof(me) / 4, sizeof(me) * (size_t)n,
+					GCOLL_INT32, NULL);
 	if (!rc)
 		rc = gc_split_check(all, n);
 	if (rc)
@@ -509,13 +476,7 @@ static void comm_teardown(struct gcoll_comm *c, gcoll_result_t why, bool clean)
 	struct gc_transport *tp = c->tp;
 	struct gcoll_comm **pp;
 
-	pthread_mutex_lock(&reg_lock);
-	for (pp = &registry; *pp; pp = &(*pp)->reg_next)
-		if (*pp == c) {
-			*pp = c->reg_next;
-			break;
-		}
-	pthread_mutex_unlock(&reg_lock);
+	gc_registry_del(c);
 	while (c->reqs) {
 		struct gcoll_request *r = c->reqs;
 
@@ -553,8 +514,13 @@ GC_API gcoll_result_t gcoll_comm_destroy(gcoll_comm_t c)
 	for (struct gcoll_request *r = c->reqs; r && !c->async_err; r = r->cnext)
 		if (r->rc == GCOLL_IN_PROGRESS && !r->in_group)
 			gc_req_wait(r);
-	if (!c->async_err && c->nranks > 1)
-		rc = gcoll_barrier(c, NULL);
+	if (!c->async_err && c->nranks > 1) {
+		/* the barrier gcoll_barrier would run, with its check of the
+		 * transport's state, without calling up into the public layer */
+		rc = gc_check_common(c, "gcoll_barrier");
+		if (!rc)
+			rc = gc_algo_barrier(c, NULL);
+	}
 	comm_teardown(c, GCOLL_ERR_ABORTED, !rc && !c->async_err);
 	return GCOLL_SUCCESS;
 }

@@ -407,8 +407,9 @@ static gcoll_result_t fast_step(struct gcoll_comm *c, struct gc_fastop *o)
 	return o->nchunks ? big_step(c, o) : small_step(c, o);
 }
 
-/* The request engine's progress for a fast-path request. */
-gcoll_result_t gc_fast_progress(struct gcoll_request *r)
+/* The request engine's progress for a fast-path request (its progress
+ * function, set by fast_issue). */
+static gcoll_result_t fast_progress(struct gcoll_request *r)
 {
 	struct gcoll_comm *c = r->comm;
 	gcoll_result_t rc = fast_step(c, &r->fop);
@@ -519,7 +520,7 @@ static gcoll_result_t fast_issue(struct gcoll_comm *c, const void *sendbuf, void
 		return fast_blocking(c, &o);
 	o.sb = gc_stage(r, sendbuf, bytes, true, false);
 	o.rb = gc_stage(r, recvbuf, bytes, false, true);
-	r->fast = true;
+	r->progress = fast_progress;
 	r->fop = o;
 	return gc_submit(r, req);
 }
@@ -601,19 +602,19 @@ static const char *via_name(int via)
 	return via == GC_VIA_CHUNKS ? "the shared segment in chunks" : "the fabric";
 }
 
-gcoll_result_t gc_fast_adaptive(struct gcoll_comm *c, const void *sendbuf, void *recvbuf,
-				size_t count, size_t bytes, gcoll_datatype_t type,
-				gcoll_redop_t op)
+/* The road of one adaptive all-reduce of `bytes` bytes: rank 0 picks it
+ * and every rank learns the pick through one small fast-path all-reduce.
+ * algo.c then runs the all-reduce on that road (the fabric's schedule is
+ * the algorithms', which this file does not call). */
+gcoll_result_t gc_fast_adapt_pick(struct gcoll_comm *c, size_t bytes, int *via)
 {
 	struct gc_fast *f = c->fast;
 	int cls = 63 - __builtin_clzll((unsigned long long)bytes);
-	struct gc_adapt *a = &f->adapt[cls];
-	uint64_t mine = 0, pick = 0, t0;
+	uint64_t mine = 0, pick = 0;
 	gcoll_result_t rc;
-	int via;
 
 	if (c->rank == 0)
-		mine = 1 + (uint64_t)gc_adapt_pick(a);
+		mine = 1 + (uint64_t)gc_adapt_pick(&f->adapt[cls]);
 	rc = fast_issue(c, &mine, &pick, 1, sizeof(pick), GCOLL_UINT64, GCOLL_SUM, NULL, false);
 	if (rc)
 		return rc;
@@ -624,17 +625,27 @@ gcoll_result_t gc_fast_adaptive(struct gcoll_comm *c, const void *sendbuf, void 
 		fast_fail(c, rc);
 		return rc;
 	}
-	via = (int)pick - 1;
-	f->via[via]++;
-	t0 = c->rank == 0 ? gc_now_ns() : 0;
-	rc = via == GC_VIA_CHUNKS
-		? fast_issue(c, sendbuf, recvbuf, count, bytes, type, op, NULL, true)
-		: gc_algo_allreduce_fabric(c, sendbuf, recvbuf, count, bytes, type, op, NULL);
-	if (rc || c->rank)
-		return rc;
-	if (gc_adapt_record(a, via, (gc_now_ns() - t0) * 1024 / bytes))
+	*via = (int)pick - 1;
+	f->via[*via]++;
+	return GCOLL_SUCCESS;
+}
+
+/* A blocking all-reduce through the shared segment in chunks. */
+gcoll_result_t gc_fast_chunks(struct gcoll_comm *c, const void *sendbuf, void *recvbuf,
+			      size_t count, size_t bytes, gcoll_datatype_t type,
+			      gcoll_redop_t op)
+{
+	return fast_issue(c, sendbuf, recvbuf, count, bytes, type, op, NULL, true);
+}
+
+/* Rank 0: an adaptive all-reduce of `bytes` bytes took ns on road via. */
+void gc_fast_adapt_done(struct gcoll_comm *c, size_t bytes, int via, uint64_t ns)
+{
+	int cls = 63 - __builtin_clzll((unsigned long long)bytes);
+	struct gc_adapt *a = &c->fast->adapt[cls];
+
+	if (gc_adapt_record(a, via, ns * 1024 / bytes))
 		GC_INFO("rank 0: all-reduces of %llu-%llu bytes now take %s (%llu against %llu ns per KiB)",
 			1ull << cls, (2ull << cls) - 1, via_name(a->best),
 			(unsigned long long)a->cost[a->best], (unsigned long long)a->cost[!a->best]);
-	return rc;
 }

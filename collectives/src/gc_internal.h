@@ -38,6 +38,8 @@ void gc_log(int level, const char *fmt, ...) __attribute__((format(printf, 2, 3)
 extern _Thread_local int gc_err_quiet;
 gcoll_result_t gc_err(gcoll_result_t r, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
+/* A libfabric call `what` failed with ret (< 0): GCOLL_ERR_FABRIC, logged. */
+gcoll_result_t gc_fi_err(int ret, const char *what);
 #define GC_TRACE(...) do { if (gc_log_lvl() >= GC_LOG_TRACE) gc_log(GC_LOG_TRACE, __VA_ARGS__); } while (0)
 #define GC_INFO(...) do { if (gc_log_lvl() >= GC_LOG_INFO) gc_log(GC_LOG_INFO, __VA_ARGS__); } while (0)
 
@@ -323,6 +325,12 @@ gcoll_result_t gc_mr_role(struct gc_transport *tp, struct gc_mr *m, uint64_t acc
 			  struct gc_mr **out);
 /* Transfers using m or its twin. */
 int gc_mr_users(const struct gc_mr *m);
+/* Register host memory, or a dma-buf whose CPU mapping starts at buf: 0
+ * or a negative libfabric error, nothing logged (mr.c only builds these). */
+int gc_mr_reg_host(struct gc_transport *tp, void *buf, size_t len, uint64_t access,
+		   struct fid_mr **out);
+int gc_mr_reg_dmabuf(struct gc_transport *tp, int fd, uint64_t off, void *buf, size_t len,
+		     uint64_t access, struct fid_mr **out);
 gcoll_result_t gc_mr_reg_access(struct gc_transport *tp, void *buf, size_t len,
 				int dmabuf_fd, uint64_t dmabuf_off, uint64_t access,
 				struct gc_mr **out);
@@ -331,7 +339,6 @@ uint64_t gc_xfer_access(const struct gc_xfer *x);
 void gc_mr_free(struct gc_transport *tp, struct gc_mr *m);
 void gc_mr_unpin(struct gc_transport *tp, struct gc_mr *m);
 void gc_mr_pin(struct gc_transport *tp, struct gc_mr *m);
-gcoll_result_t gc_fi_err(int ret, const char *what);
 /* A rail's pool of remote-CQ-data receives (transport.c): put a consumed
  * entry back, and retry those that could not be. */
 void gc_rail_repost(struct gc_transport *tp, struct gc_rxbuf *b);
@@ -407,7 +414,9 @@ struct gc_fastop {
 
 struct gcoll_request {
 	struct gcoll_comm *comm;
-	bool fast;                  /* a fast-path op (fop), no schedules */
+	/* advances the request: IN_PROGRESS, SUCCESS or an error; gc_req_new
+	 * sets the schedules' own, the fast path its (then fop is its op) */
+	gcoll_result_t (*progress)(struct gcoll_request *r);
 	struct gc_fastop fop;
 	struct gc_copy *pre, *post; /* dma-buf staging copies */
 	int npre, npost;
@@ -449,7 +458,14 @@ struct gcoll_comm {
 	struct gc_fast *fast;       /* shared-memory fast path, or NULL */
 };
 
+/* ---- dma-buf staging (stage.c) ---- */
+/* The staged region holding [p, p+len), or NULL. */
 struct gcoll_mem *gc_stage_find(struct gcoll_comm *c, const void *p, size_t len);
+/* If [buf, buf+len) lies in a staged dma-buf region, the matching address
+ * in its bounce buffer (copies queued on r); else buf. */
+void *gc_stage(struct gcoll_request *r, const void *buf, size_t len, bool in, bool out);
+/* Run n queued copies. */
+void gc_stage_copy(const struct gc_copy *cp, int n);
 
 /* Scratch references: pointers into a schedule's scratch are built before
  * the scratch exists, so they are encoded in a non-canonical address range
@@ -495,9 +511,6 @@ struct gcoll_request *gc_req_new(struct gcoll_comm *c);
 int gc_req_add(struct gcoll_request *r, struct gc_sched *s);
 /* A new schedule added to r (its next slice); NULL when out of memory. */
 struct gc_sched *gc_req_sched(struct gcoll_request *r, gcoll_datatype_t t, gcoll_redop_t op);
-/* If [buf, buf+len) lies in a staged dma-buf region, the matching address
- * in its bounce buffer (copies queued on r); else buf. */
-void *gc_stage(struct gcoll_request *r, const void *buf, size_t len, bool in, bool out);
 /* Start a built request (or queue it in the open group); wait for it and
  * free it if req is NULL, else hand it to the user. */
 gcoll_result_t gc_submit(struct gcoll_request *r, gcoll_request_t *req);
@@ -523,11 +536,6 @@ gcoll_result_t gc_algo_local_copy(struct gcoll_comm *c, void *dst, const void *s
 gcoll_result_t gc_algo_allreduce(struct gcoll_comm *c, const void *sendbuf, void *recvbuf,
 				 size_t count, size_t bytes, gcoll_datatype_t type,
 				 gcoll_redop_t op, gcoll_request_t *req);
-/* the same over the fabric alone (the fast path's other road) */
-gcoll_result_t gc_algo_allreduce_fabric(struct gcoll_comm *c, const void *sendbuf,
-					void *recvbuf, size_t count, size_t bytes,
-					gcoll_datatype_t type, gcoll_redop_t op,
-					gcoll_request_t *req);
 gcoll_result_t gc_algo_reduce_scatter(struct gcoll_comm *c, const void *sendbuf, void *recvbuf,
 				      size_t rcount, size_t bytes, gcoll_datatype_t type,
 				      gcoll_redop_t op, gcoll_request_t *req);
@@ -591,19 +599,26 @@ bool gc_fast_ok(struct gcoll_comm *c, size_t bytes);
 gcoll_result_t gc_fast_allreduce(struct gcoll_comm *c, const void *sendbuf, void *recvbuf,
 				 size_t count, size_t bytes, gcoll_datatype_t type,
 				 gcoll_redop_t op, gcoll_request_t *req);
-gcoll_result_t gc_fast_progress(struct gcoll_request *r);
 bool gc_fast_adapt_ok(struct gcoll_comm *c, size_t bytes, gcoll_request_t *req);
-gcoll_result_t gc_fast_adaptive(struct gcoll_comm *c, const void *sendbuf, void *recvbuf,
-				size_t count, size_t bytes, gcoll_datatype_t type,
-				gcoll_redop_t op);
+/* An adaptive all-reduce (algo.c runs it): every rank learns rank 0's
+ * road, the chunks run it, rank 0 records how long it took. */
+gcoll_result_t gc_fast_adapt_pick(struct gcoll_comm *c, size_t bytes, int *via);
+gcoll_result_t gc_fast_chunks(struct gcoll_comm *c, const void *sendbuf, void *recvbuf,
+			      size_t count, size_t bytes, gcoll_datatype_t type,
+			      gcoll_redop_t op);
+void gc_fast_adapt_done(struct gcoll_comm *c, size_t bytes, int via, uint64_t ns);
 /* a gcoll_group_start is open on this thread */
 bool gc_in_group(void);
 
-/* ---- communicators (comm.c) ---- */
+/* ---- the registry of live communicators (registry.c) ---- */
+void gc_registry_add(struct gcoll_comm *c);
+void gc_registry_del(struct gcoll_comm *c);
 /* comm is a live communicator (in the registry) */
 gcoll_result_t gc_check_comm(struct gcoll_comm *c, const char *fn);
 /* ... and not in error state */
 gcoll_result_t gc_check_common(struct gcoll_comm *c, const char *fn);
+
+/* ---- communicators (comm.c) ---- */
 
 /* What each rank contributes to gcoll_comm_split (comm.c). */
 struct split_info {

@@ -9,6 +9,7 @@
 #include <sys/random.h>
 #include <time.h>
 #include <unistd.h>
+#include <rdma/fi_errno.h>
 
 #include "gc_internal.h"
 
@@ -57,6 +58,14 @@ gcoll_result_t gc_err(gcoll_result_t r, const char *fmt, ...)
 	gc_log(gc_err_quiet ? GC_LOG_INFO : GC_LOG_ERR, "%s (%s)", last_error,
 	       gcoll_get_error_string(r));
 	return r;
+}
+
+/* A libfabric call failed with ret (a negative fi_errno).  Here, beside
+ * gc_err, so that every layer that talks to libfabric (mr.c, transport.c,
+ * xfer.c) reports its failures the same way without calling up. */
+gcoll_result_t gc_fi_err(int ret, const char *what)
+{
+	return gc_err(GCOLL_ERR_FABRIC, "%s: %s (%d)", what, fi_strerror(-ret), ret);
 }
 
 GC_API const char *gcoll_get_last_error(void)

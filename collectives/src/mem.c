@@ -6,7 +6,7 @@
  * host memory, and if the provider refuses that too (device memory mapped
  * with VM_PFNMAP cannot be pinned by verbs), stages it: operations on the
  * region run on a registered host bounce buffer, with the inputs copied in
- * before and the outputs copied back after (see gc_stage() in sched.c).
+ * before and the outputs copied back after (see gc_stage() in stage.c).
  * shm is a case of its own: it accepts the dma-buf (as host memory) but its
  * peers copy with process_vm_readv/writev, which cannot reach a VM_PFNMAP
  * mapping (EIO or EFAULT): such regions are staged from the start.
@@ -24,16 +24,6 @@
 
 #include "gc_internal.h"
 
-struct gcoll_mem *gc_stage_find(struct gcoll_comm *c, const void *p, size_t len)
-{
-	uintptr_t a = (uintptr_t)p;
-
-	for (struct gcoll_mem *m = c->staged; m; m = m->next)
-		if (a >= (uintptr_t)m->va && a + len <= (uintptr_t)m->va + m->len)
-			return m;
-	return NULL;
-}
-
 /* Can a peer process reach [va, va + len) with process_vm_readv (CMA)?
  * Asked of the first and the last byte, through this process's own pid. */
 static bool cma_reachable(const void *va, size_t len)
@@ -48,23 +38,13 @@ static bool cma_reachable(const void *va, size_t len)
 	return true;
 }
 
-static gcoll_result_t check(gcoll_comm_t c, const char *fn)
-{
-	int n;
-
-	/* gcoll_comm_count validates the handle */
-	if (!c)
-		return gc_err(GCOLL_ERR_INVALID_ARGUMENT, "%s: comm is NULL", fn);
-	return gcoll_comm_count(c, &n);
-}
-
 GC_API gcoll_result_t gcoll_mem_register(gcoll_comm_t c, void *buf, size_t len, gcoll_mem_t *h)
 {
 	static const char fn[] = "gcoll_mem_register";
 	struct gcoll_mem *m;
 	gcoll_result_t rc;
 
-	if ((rc = check(c, fn)))
+	if ((rc = gc_check_comm(c, fn)))
 		return rc;
 	if (!buf)
 		return gc_err(GCOLL_ERR_INVALID_ARGUMENT, "%s: buf is NULL", fn);
@@ -93,7 +73,7 @@ GC_API gcoll_result_t gcoll_mem_register_dmabuf(gcoll_comm_t c, int fd, uint64_t
 	struct gcoll_mem *m;
 	gcoll_result_t rc;
 
-	if ((rc = check(c, fn)))
+	if ((rc = gc_check_comm(c, fn)))
 		return rc;
 	if (fd < 0)
 		return gc_err(GCOLL_ERR_INVALID_ARGUMENT, "%s: fd %d is not a file descriptor", fn, fd);
@@ -169,7 +149,7 @@ GC_API gcoll_result_t gcoll_mem_deregister(gcoll_comm_t c, gcoll_mem_t h)
 	static const char fn[] = "gcoll_mem_deregister";
 	gcoll_result_t rc;
 
-	if ((rc = check(c, fn)))
+	if ((rc = gc_check_comm(c, fn)))
 		return rc;
 	if (!h)
 		return gc_err(GCOLL_ERR_INVALID_ARGUMENT, "%s: handle is NULL", fn);

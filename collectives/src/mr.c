@@ -76,13 +76,36 @@ int gc_mr_users(const struct gc_mr *m)
 	return m->users + (m->twin ? m->twin->users : 0);
 }
 
+/* The one place that builds libfabric registrations: of host memory, and
+ * of a dma-buf (fd, offset) whose CPU mapping starts at buf.  Both return 0
+ * or a negative libfabric error and log nothing, so that transport.c's
+ * probe can try a registration the provider may refuse. */
+int gc_mr_reg_host(struct gc_transport *tp, void *buf, size_t len, uint64_t access,
+		   struct fid_mr **out)
+{
+	struct iovec iov = { .iov_base = buf, .iov_len = len };
+	struct fi_mr_attr attr = { .mr_iov = &iov, .iov_count = 1, .access = access,
+				   .requested_key = tp->next_key++,
+				   .iface = FI_HMEM_SYSTEM };
+
+	return fi_mr_regattr(tp->domain, &attr, 0, out);
+}
+
+int gc_mr_reg_dmabuf(struct gc_transport *tp, int fd, uint64_t off, void *buf, size_t len,
+		     uint64_t access, struct fid_mr **out)
+{
+	struct fi_mr_dmabuf db = { .fd = fd, .offset = off, .len = len,
+				   .base_addr = (char *)buf - off };
+	struct fi_mr_attr attr = { .dmabuf = &db, .iov_count = 1, .access = access,
+				   .requested_key = tp->next_key++,
+				   .iface = FI_HMEM_SYSTEM };
+
+	return fi_mr_regattr(tp->domain, &attr, FI_MR_DMABUF, out);
+}
+
 gcoll_result_t gc_mr_reg_access(struct gc_transport *tp, void *buf, size_t len, int dmabuf_fd,
 				uint64_t dmabuf_off, uint64_t access, struct gc_mr **out)
 {
-	struct iovec iov = { .iov_base = buf, .iov_len = len };
-	struct fi_mr_dmabuf db = { 0 };
-	struct fi_mr_attr attr = { 0 };
-	uint64_t flags = 0;
 	struct gc_mr *m;
 	int ret;
 
@@ -90,21 +113,9 @@ gcoll_result_t gc_mr_reg_access(struct gc_transport *tp, void *buf, size_t len, 
 	if (!m)
 		return GCOLL_ERR_NOMEM;
 	m->dmabuf_fd = -1;
-	attr.access = access;
-	attr.requested_key = tp->next_key++;
-	attr.iface = FI_HMEM_SYSTEM;
-	attr.iov_count = 1;
-	if (dmabuf_fd >= 0) {
-		db.fd = dmabuf_fd;
-		db.offset = dmabuf_off;
-		db.len = len;
-		db.base_addr = (char *)buf - dmabuf_off;
-		attr.dmabuf = &db;
-		flags = FI_MR_DMABUF;
-	} else {
-		attr.mr_iov = &iov;
-	}
-	ret = fi_mr_regattr(tp->domain, &attr, flags, &m->mr);
+	ret = dmabuf_fd >= 0
+		? gc_mr_reg_dmabuf(tp, dmabuf_fd, dmabuf_off, buf, len, access, &m->mr)
+		: gc_mr_reg_host(tp, buf, len, access, &m->mr);
 	if (ret) {
 		free(m);
 		return gc_fi_err(ret, dmabuf_fd >= 0 ? "fi_mr_regattr(FI_MR_DMABUF)" : "fi_mr_regattr");

@@ -278,6 +278,8 @@ static gcoll_result_t sched_progress(struct gcoll_comm *c, struct gc_sched *s)
 
 /* ------------------------------------------------------------- requests */
 
+static gcoll_result_t sched_req_progress(struct gcoll_request *r);
+
 struct gcoll_request *gc_req_new(struct gcoll_comm *c)
 {
 	struct gcoll_request *r = calloc(1, sizeof(*r));
@@ -286,6 +288,7 @@ struct gcoll_request *gc_req_new(struct gcoll_comm *c)
 		return NULL;
 	r->comm = c;
 	r->depth = c->depth;
+	r->progress = sched_req_progress;
 	return r;
 }
 
@@ -310,41 +313,6 @@ struct gc_sched *gc_req_sched(struct gcoll_request *r, gcoll_datatype_t t, gcoll
 		return NULL;
 	}
 	return s;
-}
-
-static void run_copies(struct gc_copy *cp, int n)
-{
-	for (int i = 0; i < n; i++)
-		memcpy(cp[i].dst, cp[i].src, cp[i].len);
-}
-
-static int add_copy(struct gc_copy **arr, int *n, void *dst, const void *src, size_t len)
-{
-	struct gc_copy *a = realloc(*arr, sizeof(**arr) * (size_t)(*n + 1));
-
-	if (!a)
-		return -1;
-	a[*n] = (struct gc_copy){ dst, src, len };
-	*arr = a;
-	(*n)++;
-	return 0;
-}
-
-/* If [buf, buf+len) lies in a staged dma-buf region, return the matching
- * address in its host bounce buffer and queue the copies: inputs before the
- * request starts, outputs after it completes. */
-void *gc_stage(struct gcoll_request *r, const void *buf, size_t len, bool in, bool out)
-{
-	struct gcoll_mem *m;
-	char *h;
-
-	if (!buf || !len || !r->comm->staged || !(m = gc_stage_find(r->comm, buf, len)))
-		return (void *)buf;
-	h = (char *)m->host + ((const char *)buf - (const char *)m->va);
-	if ((in && add_copy(&r->pre, &r->npre, h, buf, len)) ||
-	    (out && add_copy(&r->post, &r->npost, (void *)buf, h, len)))
-		return (void *)buf;   /* out of memory: fall back to the CPU mapping */
-	return h;
 }
 
 void gc_req_free(struct gcoll_request *r)
@@ -383,22 +351,12 @@ void gc_req_fail(struct gcoll_request *r, gcoll_result_t rc)
 			r->comm->async_err = rc;
 }
 
-static void req_progress(struct gcoll_request *r)
+/* The progress of a request made of schedules: IN_PROGRESS, SUCCESS once
+ * every schedule completed, or the error of the first that failed. */
+static gcoll_result_t sched_req_progress(struct gcoll_request *r)
 {
 	gcoll_result_t rc;
 
-	if (r->rc != GCOLL_IN_PROGRESS)
-		return;
-	if (r->fast) {
-		rc = gc_fast_progress(r);
-		if (rc == GCOLL_SUCCESS) {
-			run_copies(r->post, r->npost);
-			r->rc = GCOLL_SUCCESS;
-		} else if (rc != GCOLL_IN_PROGRESS) {
-			gc_req_fail(r, rc);
-		}
-		return;
-	}
 	for (int i = r->ndone; i < r->next_start; i++) {
 		struct gc_sched *s = r->s[i];
 
@@ -407,10 +365,8 @@ static void req_progress(struct gcoll_request *r)
 		rc = sched_progress(r->comm, s);
 		if (rc == GCOLL_IN_PROGRESS)
 			continue;
-		if (rc) {
-			gc_req_fail(r, rc);
-			return;
-		}
+		if (rc)
+			return rc;
 		s->done = true;
 		sched_release_scratch(r->comm, s);
 	}
@@ -430,8 +386,7 @@ static void req_progress(struct gcoll_request *r)
 			s->done = true;
 			sched_release_scratch(r->comm, s);
 		} else if (rc != GCOLL_IN_PROGRESS) {
-			gc_req_fail(r, rc);
-			return;
+			return rc;
 		}
 	}
 	while (r->ndone < r->next_start && r->s[r->ndone]->done) {
@@ -439,9 +394,24 @@ static void req_progress(struct gcoll_request *r)
 		r->s[r->ndone] = NULL;
 		r->ndone++;
 	}
-	if (r->ndone == r->ns) {
-		run_copies(r->post, r->npost);
+	return r->ndone == r->ns ? GCOLL_SUCCESS : GCOLL_IN_PROGRESS;
+}
+
+/* Every request advances through its own progress function: schedules by
+ * default, or the one its builder set (the fast path's), so this engine
+ * needs to know nothing about the kinds of requests above it. */
+static void req_progress(struct gcoll_request *r)
+{
+	gcoll_result_t rc;
+
+	if (r->rc != GCOLL_IN_PROGRESS)
+		return;
+	rc = r->progress(r);
+	if (rc == GCOLL_SUCCESS) {
+		gc_stage_copy(r->post, r->npost);
 		r->rc = GCOLL_SUCCESS;
+	} else if (rc != GCOLL_IN_PROGRESS) {
+		gc_req_fail(r, rc);
 	}
 }
 
@@ -454,7 +424,7 @@ static void req_start(struct gcoll_request *r)
 	r->deadline = c->timeout_ms ? gc_now_ms() + c->timeout_ms : UINT64_MAX;
 	r->cnext = c->reqs;
 	c->reqs = r;
-	run_copies(r->pre, r->npre);
+	gc_stage_copy(r->pre, r->npre);
 	req_progress(r);
 }
 

@@ -34,11 +34,6 @@
 
 #include "gc_internal.h"
 
-gcoll_result_t gc_fi_err(int ret, const char *what)
-{
-	return gc_err(GCOLL_ERR_FABRIC, "%s: %s (%d)", what, fi_strerror(-ret), ret);
-}
-
 static uint64_t directed_recv_cap(const char *prov);
 
 static struct fi_info *make_hints(const char *prov)
@@ -298,8 +293,6 @@ static void ep_close(struct gc_rail *r)
  * had already sent on it (a hang on the first operation, seen under load). */
 static bool probe_dmabuf(struct gc_transport *tp)
 {
-	struct fi_mr_dmabuf db = { 0 };
-	struct fi_mr_attr attr = { 0 };
 	struct fid_mr *mr = NULL, *smr = NULL;
 	struct gc_rail scratch = { 0 }, *r = &scratch;
 	char self_addr[GC_ADDR_MAX];
@@ -333,27 +326,12 @@ static bool probe_dmabuf(struct gc_transport *tp)
 	memset(va, 0, (size_t)pg);
 	for (size_t i = 0; i < sizeof(src); i++)
 		src[i] = (char)(0xa5 ^ i);
-	db.fd = fd;
-	db.offset = 0;
-	db.len = (size_t)pg;
-	db.base_addr = va;
-	attr.dmabuf = &db;
-	attr.iov_count = 1;
-	attr.access = FI_WRITE | FI_REMOTE_WRITE | FI_SEND | FI_RECV;
-	attr.requested_key = tp->next_key++;
-	attr.iface = FI_HMEM_SYSTEM;
-	ret = fi_mr_regattr(tp->domain, &attr, FI_MR_DMABUF, &mr);
+	ret = gc_mr_reg_dmabuf(tp, fd, 0, va, (size_t)pg,
+			       FI_WRITE | FI_REMOTE_WRITE | FI_SEND | FI_RECV, &mr);
 	if (ret)
 		goto out;
-	if (tp->mr_local) {
-		struct iovec iov = { src, sizeof(src) };
-		struct fi_mr_attr a2 = { .mr_iov = &iov, .iov_count = 1,
-					 .access = FI_WRITE | FI_SEND,
-					 .requested_key = tp->next_key++ };
-
-		if (fi_mr_regattr(tp->domain, &a2, 0, &smr))
-			goto out;
-	}
+	if (tp->mr_local && gc_mr_reg_host(tp, src, sizeof(src), FI_WRITE | FI_SEND, &smr))
+		goto out;
 	if (fi_av_insert(r->av, self_addr, 1, &self, 0, NULL) != 1)
 		goto out;
 	for (uint64_t end = gc_now_ms() + 2000;;) {
