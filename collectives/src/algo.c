@@ -7,7 +7,9 @@
  */
 #include <stdlib.h>
 
-#include "gc_internal.h"
+#include "gc_algo.h"
+#include "gc_fast.h"
+#include "gc_stage.h"
 
 static int md(int a, int n)
 {

@@ -26,7 +26,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
-#include "gc_internal.h"
+#include "gc_bootstrap.h"
 
 #define GC_UID_MAGIC 0x47434944u   /* "GCID" */
 #define GC_HELLO_MAGIC 0x4743484cu /* "GCHL" */

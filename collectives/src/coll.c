@@ -5,7 +5,8 @@
  * builds the request (algo.c) or to the request engine (sched.c).
  * Communicators are managed in comm.c.
  */
-#include "gc_internal.h"
+#include "gc_algo.h"
+#include "gc_registry.h"
 
 /* ------------------------------------------------------------ validation */
 

@@ -10,7 +10,12 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "gc_internal.h"
+#include "gc_algo.h"
+#include "gc_bootstrap.h"
+#include "gc_comm.h"
+#include "gc_fast.h"
+#include "gc_registry.h"
+#include "gc_stage.h"
 
 
 static void comm_env(struct gcoll_comm *c)

@@ -54,7 +54,9 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "gc_internal.h"
+#include "gc_bootstrap.h"
+#include "gc_fast.h"
+#include "gc_stage.h"
 
 #define GC_FAST_K 4                         /* slots per rank */
 #define GC_FAST_LINE 64

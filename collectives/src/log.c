@@ -11,7 +11,7 @@
 #include <unistd.h>
 #include <rdma/fi_errno.h>
 
-#include "gc_internal.h"
+#include "gc_util.h"
 
 int gc_log_level = GC_LOG_ERR;
 _Thread_local int gc_err_quiet;

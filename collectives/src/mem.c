@@ -22,7 +22,8 @@
 #include <sys/uio.h>
 #include <unistd.h>
 
-#include "gc_internal.h"
+#include "gc_registry.h"
+#include "gc_stage.h"
 
 /* Can a peer process reach [va, va + len) with process_vm_readv (CMA)?
  * Asked of the first and the last byte, through this process's own pid. */

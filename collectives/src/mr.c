@@ -16,7 +16,8 @@
 #include <unistd.h>
 #include <rdma/fi_domain.h>
 
-#include "gc_internal.h"
+#include "gc_mr.h"
+#include "gc_transport.h"
 
 gcoll_result_t gc_mr_reg(struct gc_transport *tp, void *buf, size_t len, int dmabuf_fd,
 			 uint64_t dmabuf_off, struct gc_mr **out)

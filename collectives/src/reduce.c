@@ -10,7 +10,7 @@
 #include <xmmintrin.h>
 #endif
 
-#include "gc_internal.h"
+#include "gc_util.h"
 #include "gc_half.h"
 
 #define SUM_I(U) (T)((U)x + (U)y)

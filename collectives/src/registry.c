@@ -8,7 +8,7 @@
  */
 #include <pthread.h>
 
-#include "gc_internal.h"
+#include "gc_registry.h"
 
 static pthread_mutex_t reg_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct gcoll_comm *registry;

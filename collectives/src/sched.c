@@ -21,7 +21,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "gc_internal.h"
+#include "gc_sched.h"
+#include "gc_stage.h"
 
 /* ---------------------------------------------------------- group state */
 static _Thread_local int group_depth;

@@ -10,7 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "gc_internal.h"
+#include "gc_stage.h"
 
 struct gcoll_mem *gc_stage_find(struct gcoll_comm *c, const void *p, size_t len)
 {

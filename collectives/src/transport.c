@@ -32,7 +32,7 @@
 #include <rdma/fi_rma.h>
 #include <rdma/fi_tagged.h>
 
-#include "gc_internal.h"
+#include "gc_transport.h"
 
 static uint64_t directed_recv_cap(const char *prov);
 
@@ -764,16 +764,16 @@ gcoll_result_t gc_tp_connect_all(struct gc_transport *tp, uint64_t timeout_ms)
 	return GCOLL_SUCCESS;
 }
 
-void gc_tp_free_zombie(struct gc_transport *tp, struct gc_xfer *x)
+void gc_tp_free_zombie(struct gc_transport *tp, struct gc_zombie *z)
 {
-	struct gc_xfer **pp;
+	struct gc_zombie **pp;
 
-	for (pp = &tp->zombies; *pp; pp = &(*pp)->znext)
-		if (*pp == x) {
-			*pp = x->znext;
+	for (pp = &tp->zombies; *pp; pp = &(*pp)->next)
+		if (*pp == z) {
+			*pp = z->next;
 			break;
 		}
-	free(x);
+	free(z);
 }
 
 void gc_tp_put(struct gc_transport *tp)

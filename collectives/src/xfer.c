@@ -14,7 +14,7 @@
 #include <rdma/fi_rma.h>
 #include <rdma/fi_tagged.h>
 
-#include "gc_internal.h"
+#include "gc_xfer.h"
 
 #define GC_WRITE_WINDOW 16   /* outstanding writes per transfer */
 
@@ -346,8 +346,8 @@ bool gc_xfer_release(struct gc_transport *tp, struct gc_xfer *x)
 void gc_tp_adopt_zombie(struct gc_transport *tp, struct gc_xfer *x)
 {
 	x->comm = NULL;
-	x->znext = tp->zombies;
-	tp->zombies = x;
+	x->zombie.next = tp->zombies;
+	tp->zombies = &x->zombie;
 }
 
 /* ------------------------------------------------------------ progress */
@@ -356,7 +356,7 @@ static void ctx_finish(struct gc_transport *tp, struct gc_xfer *x)
 {
 	x->inflight--;
 	if (!x->comm && x->inflight == 0)
-		gc_tp_free_zombie(tp, x);
+		gc_tp_free_zombie(tp, &x->zombie);
 }
 
 /* Take segment index idx (modulo 256) of x if x still expects one:

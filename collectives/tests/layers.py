@@ -10,19 +10,25 @@ so a call hidden behind a macro or an inline helper still counts: every
 undefined symbol of an object file is an edge to the file whose object
 defines it.
 
-usage: layers.py OBJDIR        check the objects (*.o) in OBJDIR
+usage: layers.py OBJDIR [SRCDIR]
+                               check the objects (*.o) in OBJDIR; with
+                               SRCDIR, also that each file there includes
+                               only the headers (gc_NAME.h) of its own
+                               layer and lower ones
        layers.py --selftest    show the check failing and passing on
                                made-up graphs
 Exits 1 naming every offending pair, 0 when the graph is clean.
 """
 import os
+import re
 import subprocess
 import sys
 
 # Lowest first.  Files on one line form one layer: they may call each
 # other, as long as the calls make no cycle.
 LAYERS = [
-    ["log", "reduce"],          # logging, errors, clocks; reduction kernels
+    ["log", "reduce",           # logging, errors, clocks; reduction kernels
+     "util", "half"],           # (their headers gc_util.h, gc_half.h)
     ["bootstrap"],              # the TCP rendezvous of a communicator's init
     ["mr", "transport"],        # registrations; fabric, endpoints, rails
     ["xfer"],                   # point-to-point transfers and their progress
@@ -154,6 +160,36 @@ def check(g, out=sys.stdout):
     return bad
 
 
+def unit_of_source(name):
+    """sched.c, gc_sched.h -> sched"""
+    base = name.rsplit(".", 1)[0]
+    return base[3:] if base.startswith("gc_") else base
+
+
+def check_includes(srcdir, out=sys.stdout):
+    """Print every include of a higher layer's header; return how many."""
+    lv = layer_of()
+    bad = 0
+    for name in sorted(os.listdir(srcdir)):
+        if not (name.endswith(".c") or (name.startswith("gc_") and name.endswith(".h"))):
+            continue
+        u = unit_of_source(name)
+        with open(os.path.join(srcdir, name), encoding="utf-8") as f:
+            for n, line in enumerate(f, 1):
+                m = re.match(r'\s*#\s*include\s+"(gc_\w+\.h)"', line)
+                if not m:
+                    continue
+                h = unit_of_source(m.group(1))
+                if u not in lv or h not in lv:
+                    print(f"layers: {name}:{n}: {m.group(1)} or {name} is in no layer", file=out)
+                    bad += 1
+                elif lv[h] > lv[u]:
+                    print(f"layers: {name}:{n}: includes {m.group(1)} of layer {lv[h]} "
+                          f"from layer {lv[u]}", file=out)
+                    bad += 1
+    return bad
+
+
 def nm_dir(objdir):
     objs = sorted(f for f in os.listdir(objdir) if f.endswith(".o"))
     if not objs:
@@ -205,22 +241,42 @@ def selftest():
             print("    " + line)
         failed += not ok
     assert unit("libgcoll.so.0.1.0.p/src_sched.c.o") == "sched"
+    import tempfile
+    with tempfile.TemporaryDirectory() as d:
+        for name, text in (("sched.c", '#include "gc_sched.h"\n#include "gc_xfer.h"\n'),
+                           ("gc_sched.h", '#include "gc_xfer.h"\n')):
+            with open(os.path.join(d, name), "w", encoding="utf-8") as f:
+                f.write(text)
+        buf = io.StringIO()
+        got = check_includes(d, buf)
+        with open(os.path.join(d, "xfer.c"), "w", encoding="utf-8") as f:
+            f.write('#include "gc_fast.h"\n')
+        got2 = check_includes(d, buf)
+    ok = got == 0 and got2 == 1
+    print(f"selftest: includes: {got} then {got2} offence(s), want 0 then 1: "
+          f"{'ok' if ok else 'WRONG'}")
+    for line in buf.getvalue().splitlines():
+        print("    " + line)
+    failed += not ok
     return failed
 
 
 def main(argv):
     if len(argv) == 2 and argv[1] == "--selftest":
         return 1 if selftest() else 0
-    if len(argv) != 2 or argv[1].startswith("-"):
+    if len(argv) not in (2, 3) or argv[1].startswith("-"):
         print(__doc__, file=sys.stderr)
         return 2
     g = graph(nm_dir(argv[1]))
     bad = check(g)
+    if len(argv) == 3:
+        bad += check_includes(argv[2])
     if bad:
         print(f"layers: {bad} offence(s) in {argv[1]}")
         return 1
     print(f"layers: {len(g)} files, {sum(len(e) for e in g.values())} file-to-file "
-          f"edges, none upward, no cycle")
+          f"edges, none upward, no cycle" + (", no include of a higher layer's header"
+                                             if len(argv) == 3 else ""))
     return 0
 
 

@@ -41,7 +41,7 @@
 #include <rdma/fi_errno.h>
 #include <rdma/fi_tagged.h>
 
-#include "gc_internal.h"
+#include "gc_xfer.h"
 
 #define ITERS 3
 #define TAG 0x1234

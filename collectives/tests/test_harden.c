@@ -34,7 +34,11 @@
 #include <rdma/fi_rma.h>
 #include <rdma/fi_tagged.h>
 
-#include "gc_internal.h"
+#include "gc_bootstrap.h"
+#include "gc_comm.h"
+#include "gc_fast.h"
+#include "gc_registry.h"
+#include "gc_stage.h"
 #include "tutil.h"
 
 struct res {
