@@ -67,6 +67,51 @@ GC_API gcoll_result_t gcoll_mem_register(gcoll_comm_t c, void *buf, size_t len, 
 	return GCOLL_SUCCESS;
 }
 
+/* Register the dma-buf itself (FI_MR_DMABUF, when the provider took it at
+ * init) or, failing that, its CPU mapping as ordinary host memory.  An
+ * error when neither works, or when GCOLL_DMABUF_STAGE=1 asks to stage. */
+static gcoll_result_t reg_direct(struct gcoll_comm *c, struct gcoll_mem *m, int fd,
+				 uint64_t offset, size_t len, void *va, const char *fn)
+{
+	gcoll_result_t rc;
+
+	if (c->tp->dmabuf_native) {
+		rc = gc_mr_reg(c->tp, va, len, fd, offset, &m->mr);
+		if (!rc) {
+			m->dmabuf = 1;
+			return GCOLL_SUCCESS;
+		}
+		GC_INFO("%s: FI_MR_DMABUF failed, using the fallback", fn);
+	}
+	if (gc_env_u64("GCOLL_DMABUF_STAGE", 0))
+		return GCOLL_ERR_UNSUPPORTED;
+	return gc_mr_reg(c->tp, va, len, -1, 0, &m->mr);
+}
+
+/* The last resort: a registered host bounce buffer the operations on
+ * [va, va + len) run on (stage.c).  On failure m->host is freed again. */
+static gcoll_result_t reg_staged(struct gcoll_comm *c, struct gcoll_mem *m, int fd, size_t len,
+				 void *va, const char *fn)
+{
+	gcoll_result_t rc;
+
+	m->host = aligned_alloc(4096, (len + 4095) & ~(size_t)4095);
+	if (!m->host)
+		return GCOLL_ERR_NOMEM;
+	rc = gc_mr_reg(c->tp, m->host, len, -1, 0, &m->mr);
+	if (rc) {
+		free(m->host);
+		return rc;
+	}
+	m->staged = true;
+	m->va = va;
+	m->len = len;
+	m->next = c->staged;
+	c->staged = m;
+	GC_INFO("%s: dma-buf fd %d staged through a host bounce buffer", fn, fd);
+	return GCOLL_SUCCESS;
+}
+
 GC_API gcoll_result_t gcoll_mem_register_dmabuf(gcoll_comm_t c, int fd, uint64_t offset,
 						size_t len, void *va, gcoll_mem_t *h)
 {
@@ -89,47 +134,21 @@ GC_API gcoll_result_t gcoll_mem_register_dmabuf(gcoll_comm_t c, int fd, uint64_t
 	if (!m)
 		return GCOLL_ERR_NOMEM;
 	m->comm = c;
-	/* peers that copy through this CPU mapping must be able to reach it */
+	/* peers that copy through this CPU mapping must be able to reach it,
+	 * else it is staged from the start */
 	if (c->tp->peer_cma && !cma_reachable(va, len)) {
 		GC_INFO("%s: dma-buf fd %d: %s peers cannot read its CPU mapping (VM_PFNMAP), staging",
 			fn, fd, c->tp->prov_name);
 		rc = GCOLL_ERR_UNSUPPORTED;
-		goto stage;
+	} else {
+		rc = reg_direct(c, m, fd, offset, len, va, fn);
 	}
-	if (c->tp->dmabuf_native) {
-		rc = gc_mr_reg(c->tp, va, len, fd, offset, &m->mr);
-		if (!rc) {
-			m->dmabuf = 1;
-			goto ok;
-		}
-		GC_INFO("%s: FI_MR_DMABUF failed, using the fallback", fn);
-	}
-	/* fallback 1: the CPU mapping is ordinary memory the provider can
-	 * register; fallback 2 (or GCOLL_DMABUF_STAGE=1): stage through a
-	 * registered host bounce buffer */
-	rc = gc_env_u64("GCOLL_DMABUF_STAGE", 0) ? GCOLL_ERR_UNSUPPORTED
-						  : gc_mr_reg(c->tp, va, len, -1, 0, &m->mr);
-stage:
+	if (rc)
+		rc = reg_staged(c, m, fd, len, va, fn);
 	if (rc) {
-		m->host = aligned_alloc(4096, (len + 4095) & ~(size_t)4095);
-		if (!m->host) {
-			free(m);
-			return GCOLL_ERR_NOMEM;
-		}
-		rc = gc_mr_reg(c->tp, m->host, len, -1, 0, &m->mr);
-		if (rc) {
-			free(m->host);
-			free(m);
-			return rc;
-		}
-		m->staged = true;
-		m->va = va;
-		m->len = len;
-		m->next = c->staged;
-		c->staged = m;
-		GC_INFO("%s: dma-buf fd %d staged through a host bounce buffer", fn, fd);
+		free(m);
+		return rc;
 	}
-ok:
 	gc_mr_pin(c->tp, m->mr);
 	*h = m;
 	return GCOLL_SUCCESS;
