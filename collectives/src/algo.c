@@ -113,6 +113,21 @@ static bool use_ring(struct gcoll_comm *c, size_t bytes)
 }
 
 /* single-schedule request with just a local copy (n == 1) */
+/* The start of an algorithm's request: a new request, with [*sb, +slen)
+ * staged in and [*rb, +rlen) staged out (a length of 0: that buffer is not
+ * staged on this rank).  NULL when out of memory. */
+static struct gcoll_request *build_begin(struct gcoll_comm *c, const void **sb, size_t slen,
+					 void **rb, size_t rlen)
+{
+	struct gcoll_request *r = gc_req_new(c);
+
+	if (!r)
+		return NULL;
+	*sb = gc_stage(r, *sb, slen, true, false);
+	*rb = gc_stage(r, *rb, rlen, false, true);
+	return r;
+}
+
 gcoll_result_t gc_algo_local_copy(struct gcoll_comm *c, void *dst, const void *src,
 				  size_t bytes, gcoll_request_t *req)
 {
@@ -142,11 +157,9 @@ static gcoll_result_t allreduce_fabric(struct gcoll_comm *c, const void *sendbuf
 	slice = c->segsize / es * (ring ? (size_t)c->nranks : 1);
 	if (!slice)
 		slice = 1;
-	r = gc_req_new(c);
+	r = build_begin(c, &sendbuf, bytes, &recvbuf, bytes);
 	if (!r)
 		return GCOLL_ERR_NOMEM;
-	sendbuf = gc_stage(r, sendbuf, bytes, true, false);
-	recvbuf = gc_stage(r, recvbuf, bytes, false, true);
 	for (size_t off = 0; off < count; off += slice) {
 		size_t cnt = count - off < slice ? count - off : slice;
 		struct gc_sched *s = gc_req_sched(r, type, op);
@@ -273,11 +286,9 @@ gcoll_result_t gc_algo_reduce_scatter(struct gcoll_comm *c, const void *sendbuf,
 	bool avg = op == GCOLL_AVG;
 	int n = c->nranks, rk = c->rank;
 
-	r = gc_req_new(c);
+	r = build_begin(c, &sendbuf, bytes, &recvbuf, rcount * es);
 	if (!r)
 		return GCOLL_ERR_NOMEM;
-	sendbuf = gc_stage(r, sendbuf, bytes, true, false);
-	recvbuf = gc_stage(r, recvbuf, rcount * es, false, true);
 	if (!use_ring(c, bytes)) {
 		/* small: recursive halving on a scratch copy */
 		struct gc_sched *s = gc_req_sched(r, type, op);
@@ -325,11 +336,9 @@ gcoll_result_t gc_algo_allgather(struct gcoll_comm *c, const void *sendbuf, void
 	struct gcoll_request *r;
 	int n = c->nranks, rk = c->rank;
 
-	r = gc_req_new(c);
+	r = build_begin(c, &sendbuf, scount * es, &recvbuf, bytes);
 	if (!r)
 		return GCOLL_ERR_NOMEM;
-	sendbuf = gc_stage(r, sendbuf, scount * es, true, false);
-	recvbuf = gc_stage(r, recvbuf, bytes, false, true);
 	if ((n & (n - 1)) == 0 && !use_ring(c, bytes)) {
 		/* small, power of two: recursive doubling - at step k exchange
 		 * the 2^k contiguous blocks gathered so far with rank ^ 2^k */
@@ -447,12 +456,10 @@ gcoll_result_t gc_algo_broadcast(struct gcoll_comm *c, const void *sendbuf, void
 	int n = c->nranks, v, parent, child[32], nc;
 
 	nc = tree_setup(c, root, bytes, &v, &parent, child);
-	r = gc_req_new(c);
+	/* only the root has a buffer to send */
+	r = build_begin(c, &sendbuf, v == 0 ? bytes : 0, &recvbuf, bytes);
 	if (!r)
 		return GCOLL_ERR_NOMEM;
-	if (v == 0)
-		sendbuf = gc_stage(r, sendbuf, bytes, true, false);
-	recvbuf = gc_stage(r, recvbuf, bytes, false, true);
 	slice = c->segsize;
 	for (size_t o = 0; o < bytes; o += slice) {
 		size_t kb = bytes - o < slice ? bytes - o : slice;
@@ -484,12 +491,10 @@ gcoll_result_t gc_algo_reduce(struct gcoll_comm *c, const void *sendbuf, void *r
 	int n = c->nranks, v, parent, child[32], nc;
 
 	nc = tree_setup(c, root, bytes, &v, &parent, child);
-	r = gc_req_new(c);
+	/* only the root receives the result */
+	r = build_begin(c, &sendbuf, bytes, &recvbuf, v == 0 ? bytes : 0);
 	if (!r)
 		return GCOLL_ERR_NOMEM;
-	sendbuf = gc_stage(r, sendbuf, bytes, true, false);
-	if (v == 0)
-		recvbuf = gc_stage(r, recvbuf, bytes, false, true);
 	slice = c->segsize / es;
 	if (!slice)
 		slice = 1;
@@ -536,14 +541,12 @@ gcoll_result_t gc_algo_alltoall(struct gcoll_comm *c, const void *sendbuf, void 
 	struct gc_sched *s;
 	const char *src;
 
-	r = gc_req_new(c);
+	r = build_begin(c, &sendbuf, bytes, &recvbuf, bytes);
 	if (!r)
 		return GCOLL_ERR_NOMEM;
 	s = gc_req_sched(r, type, GCOLL_SUM);
 	if (!s)
 		return gc_build_fail(r);
-	sendbuf = gc_stage(r, sendbuf, bytes, true, false);
-	recvbuf = gc_stage(r, recvbuf, bytes, false, true);
 	src = sendbuf;
 	if (bytes && sendbuf == recvbuf) {
 		s->scratch_len = bytes;
