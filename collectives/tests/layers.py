@@ -181,7 +181,9 @@ def check_includes(srcdir, out=sys.stdout):
                     continue
                 h = unit_of_source(m.group(1))
                 if u not in lv or h not in lv:
-                    print(f"layers: {name}:{n}: {m.group(1)} or {name} is in no layer", file=out)
+                    what = name if u not in lv else m.group(1)
+                    print(f"layers: {name}:{n}: {what} is in no layer (one header a layer: "
+                          f"add it to LAYERS in layers.py)", file=out)
                     bad += 1
                 elif lv[h] > lv[u]:
                     print(f"layers: {name}:{n}: includes {m.group(1)} of layer {lv[h]} "
