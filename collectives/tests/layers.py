@@ -17,7 +17,8 @@ usage: layers.py OBJDIR [SRCDIR]
                                layer and lower ones
        layers.py --selftest    show the check failing and passing on
                                made-up graphs
-Exits 1 naming every offending pair, 0 when the graph is clean.
+Prints TAP (each offending pair a "# " line before its failed point);
+exits 1 on an offence, 0 when the graph is clean.
 """
 import os
 import re
@@ -233,14 +234,17 @@ def selftest():
         ("file in no layer", 1, {"log": (["gc_log"], []),
                                  "extra": (["gc_x"], ["gc_log"])}),
     ]
+    print("TAP version 13")
+    print(f"1..{len(cases) + 1}")
     failed = 0
-    for name, want, dc in cases:
+    for n, (name, want, dc) in enumerate(cases, 1):
         buf = io.StringIO()
         got = check(graph(fake(dc)), buf)
-        ok = (got > 0) == (want > 0) and got == want
-        print(f"selftest: {name}: {got} offence(s), want {want}: {'ok' if ok else 'WRONG'}")
+        ok = got == want
+        print(f"{'ok' if ok else 'not ok'} {n} - selftest: {name}: {got} offence(s), "
+              f"want {want}")
         for line in buf.getvalue().splitlines():
-            print("    " + line)
+            print("# " + line)
         failed += not ok
     assert unit("libgcoll.so.0.1.0.p/src_sched.c.o") == "sched"
     import tempfile
@@ -255,10 +259,10 @@ def selftest():
             f.write('#include "gc_fast.h"\n')
         got2 = check_includes(d, buf)
     ok = got == 0 and got2 == 1
-    print(f"selftest: includes: {got} then {got2} offence(s), want 0 then 1: "
-          f"{'ok' if ok else 'WRONG'}")
+    print(f"{'ok' if ok else 'not ok'} {len(cases) + 1} - selftest: includes: {got} then "
+          f"{got2} offence(s), want 0 then 1")
     for line in buf.getvalue().splitlines():
-        print("    " + line)
+        print("# " + line)
     failed += not ok
     return failed
 
@@ -269,17 +273,26 @@ def main(argv):
     if len(argv) not in (2, 3) or argv[1].startswith("-"):
         print(__doc__, file=sys.stderr)
         return 2
+    import io
     g = graph(nm_dir(argv[1]))
-    bad = check(g)
+    print("TAP version 13")
+    print(f"1..{2 if len(argv) == 3 else 1}")
+    buf = io.StringIO()
+    bad = check(g, buf)
+    for line in buf.getvalue().splitlines():
+        print("# " + line)
+    print(f"{'not ok' if bad else 'ok'} 1 - the calls between libgcoll's {len(g)} files "
+          f"({sum(len(e) for e in g.values())} file-to-file edges): none upward, no cycle, "
+          f"every file in a layer ({bad} offence(s))")
     if len(argv) == 3:
-        bad += check_includes(argv[2])
-    if bad:
-        print(f"layers: {bad} offence(s) in {argv[1]}")
-        return 1
-    print(f"layers: {len(g)} files, {sum(len(e) for e in g.values())} file-to-file "
-          f"edges, none upward, no cycle" + (", no include of a higher layer's header"
-                                             if len(argv) == 3 else ""))
-    return 0
+        buf = io.StringIO()
+        inc = check_includes(argv[2], buf)
+        for line in buf.getvalue().splitlines():
+            print("# " + line)
+        print(f"{'not ok' if inc else 'ok'} 2 - no file includes a higher layer's header "
+              f"({inc} offence(s))")
+        bad += inc
+    return 1 if bad else 0
 
 
 if __name__ == "__main__":

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# tsan.sh [OUTDIR] - test_threads under ThreadSanitizer (issue 16: libgcoll
+# tsan.sh [OUTDIR] - threads_test under ThreadSanitizer (issue 16: libgcoll
 # from worker threads).  Builds the library's sources with the test into
 # one -fsanitize=thread binary (libfabric itself is not instrumented: races
 # inside it are not seen, races between gcoll's own threads and state are),
@@ -9,7 +9,7 @@ set -uo pipefail
 src=$(cd "$(dirname "$0")/.." && pwd)
 out=${1:-/build/collectives-tsan}
 mkdir -p "$out"
-bin=$out/test_threads
+bin=$out/threads_test
 cc=${CC:-cc}
 if ! echo 'int main(void){return 0;}' | "$cc" -x c -fsanitize=thread -o "$out/probe" - 2>/dev/null; then
 	echo "1..0 # SKIP $cc cannot build with -fsanitize=thread"
@@ -18,9 +18,9 @@ fi
 # shellcheck disable=SC2046
 if ! "$cc" -std=gnu11 -pthread -g -O1 -fsanitize=thread -Wall -Wextra -Werror -Wno-missing-field-initializers \
 	-I"$src/include" -I"$src/src" $(pkg-config --cflags libfabric) \
-	"$src"/src/*.c "$src/tests/test_threads.c" "$src/tests/tutil.c" \
+	"$src"/src/*.c "$src/tests/threads_test.c" "$src/tests/tutil.c" \
 	-o "$bin" $(pkg-config --libs libfabric) -lpthread -lm 2>"$out/cc.err"; then
-	echo "not ok 1 - build test_threads with -fsanitize=thread"
+	echo "not ok 1 - build threads_test with -fsanitize=thread"
 	sed 's/^/# /' "$out/cc.err"
 	echo "1..1"
 	exit 1
@@ -34,9 +34,9 @@ for p in tcp shm; do
 	reports=$(grep -c 'WARNING: ThreadSanitizer' "$out/$p.log")
 	checks=$(grep -c '^not ok' "$out/$p.log")
 	if [ "$rc" = 0 ] && [ "$reports" = 0 ]; then
-		echo "ok $n - test_threads --provider $p under TSan: no race reported, every check passed"
+		echo "ok $n - threads_test --provider $p under TSan: no race reported, every check passed"
 	else
-		echo "not ok $n - test_threads --provider $p under TSan: exit $rc, $reports race reports, $checks failed checks"
+		echo "not ok $n - threads_test --provider $p under TSan: exit $rc, $reports race reports, $checks failed checks"
 		grep -A14 'WARNING: ThreadSanitizer\|^not ok' "$out/$p.log" | sed 's/(BuildId[^)]*)//; s/^/# /' | head -n 80
 		fail=1
 	fi

@@ -1,11 +1,11 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * Stray and hostile traffic, second round (security review 2026-11, N10).
- * White-box like test_robust: built from the library's sources, so a rank
+ * White-box like robust_test: built from the library's sources, so a rank
  * can look inside its transport and forge what a stale or foreign process
  * would send.
  *
- *   test_harden [--provider tcp|shm] [SUBTEST...]
+ *   harden_test [--provider tcp|shm] [SUBTEST...]
  *
  *   immgen     the check bytes of a slot's successive owners: no two of 256
  *              in a row are equal

@@ -4,7 +4,7 @@
  * library's sources, so a rank can look inside its transport and forge what
  * a faulty or stale peer would send.
  *
- *   test_robust [--provider tcp|shm] [SUBTEST...]
+ *   robust_test [--provider tcp|shm] [SUBTEST...]
  *
  *   pool       untagged messages drain the FI_RX_CQ_DATA receive pool
  *   poolfail   a failed pool repost fails the communicator, no silent stall

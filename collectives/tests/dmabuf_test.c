@@ -6,7 +6,7 @@
  * through a bounce buffer (GCOLL_DMABUF_STAGE=1), each followed by
  * collectives and send/recv whose data land in the registered region.
  *
- *   test_dmabuf [--provider tcp|shm]
+ *   dmabuf_test [--provider tcp|shm]
  */
 #define _GNU_SOURCE
 #include <stdio.h>

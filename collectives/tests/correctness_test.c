@@ -3,7 +3,7 @@
  * Correctness of every collective x data type x op against a reference
  * computed on the CPU, over 2..5 forked ranks, for one provider.
  *
- *   test_correctness [--provider tcp|shm] [--ranks 2,3,4,5] [--quick]
+ *   correctness_test [--provider tcp|shm] [--ranks 2,3,4,5] [--quick]
  *
  * Data are small integers, so every sum/product is exact in every type and
  * results must match the reference bit for bit (avg: the reference divides

@@ -13,7 +13,7 @@
  *  - bootstrap: rank count mismatch, version mismatch, duplicate rank and a
  *    missing rank give clear, distinct errors on every rank.
  *
- *   test_failure [--provider tcp|shm]
+ *   failure_test [--provider tcp|shm]
  *
  * The harness kills ranks that do not exit in time: a hang fails the test.
  */

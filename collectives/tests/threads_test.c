@@ -18,7 +18,7 @@
  *     timeout 0) does not leave its starter reading freed memory.
  * Every result is checked against values computed on the CPU.
  *
- *   test_threads [--provider tcp|shm] [--ranks 2,3]
+ *   threads_test [--provider tcp|shm] [--ranks 2,3]
  */
 #define _GNU_SOURCE
 #include <pthread.h>
