@@ -22,6 +22,8 @@ DEV_A=${DEV_A:-80}
 DEV_B=${DEV_B:-81}
 . "$here/lib.sh"
 MAXB=${MPI_MAXB:-1048576}
+# one run again of the pml ucx case on one unexplained symptom (below)
+MPI_UCX_RERUN=${MPI_UCX_RERUN:-1}
 
 trap 'rm -rf "$work"; rdma_env_cleanup' EXIT
 dmesg_mark=$(dmesg | wc -l)
@@ -67,11 +69,45 @@ fi
 # --- pml ucx: rc_verbs and ud_verbs on each rank's own device, no shm.
 # A UD peer that never answers ends the job after UCX_UD_VERBS_TIMEOUT
 # (30 s by default).
+# ucx_run OUT [UCX_LOG_LEVEL]: the rc_verbs/ud_verbs run; mpirun's status
+ucx_run() {
+	mpi2 "$1" "UCX_NET_DEVICES=$IB_A:1" "UCX_NET_DEVICES=$IB_B:1" \
+		-x UCX_TLS=rc_verbs,ud_verbs,self -x UCX_UD_VERBS_TIMEOUT=10s \
+		-x UCX_LOG_LEVEL="${2:-info}" --mca pml ucx --mca osc ^ucx \
+		--mca btl ^vader,tcp
+}
+# what the ports and their netdevs look like now, for a failure's record
+port_states() {
+	local d
+	for d in "$IB_A" "$IB_B"; do
+		echo "$d port 1: $(cat /sys/class/infiniband/"$d"/ports/1/state 2>&1)," \
+			"$(cat /sys/class/infiniband/"$d"/ports/1/phys_state 2>&1)"
+	done
+	ns_a ip -br link show "$IF_A"
+	ns_b ip -br link show "$IF_B"
+}
 tx0=$(ib_counter "$IB_A" 1 tx_bytes)
-mpi2 "$work/ucx" "UCX_NET_DEVICES=$IB_A:1" "UCX_NET_DEVICES=$IB_B:1" \
-	-x UCX_TLS=rc_verbs,ud_verbs,self -x UCX_UD_VERBS_TIMEOUT=10s \
-	-x UCX_LOG_LEVEL=info --mca pml ucx --mca osc ^ucx --mca btl ^vader,tcp
+ucx_run "$work/ucx"
 rc=$?
+# Once in CI (2026-11-29), beside other tests, rank 1's UCX found its
+# device "not available" (a port that is not ACTIVE or whose md did not
+# open: UCX says which only at trace level) while the mtl ofi run just
+# before and the ud_verbs run just after used both ports; 3 runs alone
+# and 3 beside devices created and deleted over and over did not show it
+# again.  Until it is explained: the evidence on diagnostic lines (the
+# ports' states at once, the same run at UCX's trace level: its lines
+# about the ports and devices), then one run again that decides.
+if [ "$rc" != 0 ] && rerun_wanted MPI_UCX_RERUN "network device '.*' is not available" \
+		"$(tr -d '\0' < "$work/ucx")" "pml ucx" "a rank's UCX found its device not available"; then
+	diag "$(grep -a "is not available" "$work/ucx" | head -n 2)"
+	diag "$(port_states)"
+	ucx_run "$work/ucx-trace" trace
+	diag "$(grep -a "$IB_A\|$IB_B" "$work/ucx-trace" | grep -a \
+		"is not active\|has no gid\|invalid gid\|md open\|initialized device\|is not available\|closing md" |
+		head -n 40)"
+	ucx_run "$work/ucx"
+	rc=$?
+fi
 tx1=$(ib_counter "$IB_A" 1 tx_bytes)
 if [ "$rc" = 0 ]; then
 	t_ok "pml ucx: mpirun exit status 0"
