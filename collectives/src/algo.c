@@ -112,7 +112,6 @@ static bool use_ring(struct gcoll_comm *c, size_t bytes)
 	return bytes >= c->ring_thr;
 }
 
-/* single-schedule request with just a local copy (n == 1) */
 /* The start of an algorithm's request: a new request, with [*sb, +slen)
  * staged in and [*rb, +rlen) staged out (a length of 0: that buffer is not
  * staged on this rank).  NULL when out of memory. */
@@ -128,6 +127,7 @@ static struct gcoll_request *build_begin(struct gcoll_comm *c, const void **sb, 
 	return r;
 }
 
+/* single-schedule request with just a local copy (n == 1) */
 gcoll_result_t gc_algo_local_copy(struct gcoll_comm *c, void *dst, const void *src,
 				  size_t bytes, gcoll_request_t *req)
 {
